@@ -1,0 +1,199 @@
+//===- M2NAttrs.td - meshes, placements, layouts, topologies -*- tablegen -*-===//
+
+#ifndef M2N_DIALECT_M2N_IR_M2NATTRS_TD
+#define M2N_DIALECT_M2N_IR_M2NATTRS_TD
+
+include "m2n/Dialect/M2N/IR/M2NBase.td"
+
+//===----------------------------------------------------------------------===//
+// Mesh
+//===----------------------------------------------------------------------===//
+
+def M2N_MeshAttr : M2N_Attr<"Mesh", "mesh"> {
+  let summary = "A row-major grid of communicator ranks";
+  let description = [{
+    A mesh lays the ranks of a communicator out as a grid of shape
+    `[d0, d1, ...]`, last axis fastest. By default the grid covers the
+    contiguous ranks `base .. base + d0*d1*... - 1` (the NCCL M2N paper's
+    `Mesh(dims, start_rank=base)`); alternatively an explicit rank list names
+    the rank at every grid position in row-major order, which expresses
+    strided groups such as one pipeline stage of a TP x PP trainer.
+
+    Examples:
+
+    ```mlir
+    #trainer = #m2n.mesh<[1, 4]>              // ranks 0..3
+    #gen     = #m2n.mesh<[2, 2], base = 4>    // ranks 4..7, rank 4 + 2*i + j at (i, j)
+    #stage   = #m2n.mesh<[2], ranks = [1, 3]> // every other rank
+    ```
+  }];
+  let parameters = (ins
+    ArrayRefParameter<"int64_t", "mesh axis sizes">:$shape,
+    DefaultValuedParameter<"int64_t", "0",
+        "first communicator rank of a contiguous mesh">:$base,
+    OptionalArrayRefParameter<"int64_t",
+        "explicit communicator rank of every grid position, row-major">:$ranks
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "::llvm::ArrayRef<int64_t>":$shape,
+                     CArg<"int64_t", "0">:$base), [{
+      return $_get($_ctxt, shape, base, ::llvm::ArrayRef<int64_t>());
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    /// Number of mesh axes.
+    int64_t getMeshRank() const { return getShape().size(); }
+    /// Number of ranks in the mesh (product of the axis sizes).
+    int64_t getNumRanks() const;
+    /// Communicator rank at row-major grid position `linearIndex`.
+    int64_t getRank(int64_t linearIndex) const;
+    /// Grid position of communicator rank `rank`, or std::nullopt when the
+    /// rank is not part of the mesh.
+    std::optional<int64_t> getLinearIndex(int64_t rank) const;
+    /// Largest communicator rank in the mesh.
+    int64_t getMaxRank() const;
+    /// Coordinates of row-major grid position `linearIndex`.
+    ::llvm::SmallVector<int64_t> delinearize(int64_t linearIndex) const;
+    /// Whether both meshes hold the same rank at every grid position and have
+    /// the same shape (a base and an equal explicit list compare equal).
+    bool isSameGrid(MeshAttr other) const;
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Placements
+//===----------------------------------------------------------------------===//
+
+def M2N_PlacementAttrInterface : AttrInterface<"PlacementAttrInterface"> {
+  let cppNamespace = "::mlir::m2n";
+  let description = [{
+    How a tensor is distributed along one mesh axis: `#m2n.shard<d>`,
+    `#m2n.replicate` or `#m2n.partial<op>`. Only these three attributes
+    implement the interface.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+      Whether the ranks along the mesh axis hold final element values, as
+      opposed to contributions that still have to be reduced.
+    }], "bool", "holdsFinalValues">
+  ];
+}
+
+def M2N_ShardAttr : M2N_Attr<"Shard", "shard",
+    [DeclareAttrInterfaceMethods<M2N_PlacementAttrInterface>]> {
+  let summary = "Split one tensor dimension across a mesh axis";
+  let description = [{
+    `#m2n.shard<d>` on a mesh axis of size `k` gives the rank at index `i`
+    along that axis the `i`-th chunk of tensor dimension `d` as `torch.chunk`
+    cuts it: chunk size `ceil(n/k)`, trailing chunks short or empty.
+  }];
+  let parameters = (ins "int64_t":$dim);
+  let assemblyFormat = "`<` $dim `>`";
+  let genVerifyDecl = 1;
+  let extraClassDefinition = [{
+    bool $cppClass::holdsFinalValues() const { return true; }
+  }];
+}
+
+def M2N_ReplicateAttr : M2N_Attr<"Replicate", "replicate",
+    [DeclareAttrInterfaceMethods<M2N_PlacementAttrInterface>]> {
+  let summary = "Every rank along the mesh axis holds the same data";
+  let extraClassDefinition = [{
+    bool $cppClass::holdsFinalValues() const { return true; }
+  }];
+}
+
+def M2N_PartialAttr : M2N_Attr<"Partial", "partial",
+    [DeclareAttrInterfaceMethods<M2N_PlacementAttrInterface>]> {
+  let summary = "Every rank along the mesh axis holds a contribution";
+  let description = [{
+    `#m2n.partial<sum>` (or `max`, `min`): the logical value of every element
+    is the reduction of the values that the ranks along the mesh axis hold.
+  }];
+  let parameters = (ins EnumParameter<M2N_ReductionKind>:$reduction);
+  let assemblyFormat = "`<` $reduction `>`";
+  let extraClassDefinition = [{
+    bool $cppClass::holdsFinalValues() const { return false; }
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Layout
+//===----------------------------------------------------------------------===//
+
+def M2N_LayoutAttr : M2N_Attr<"Layout", "layout"> {
+  let summary = "A mesh and one placement per mesh axis";
+  let description = [{
+    A layout says which part of a global tensor every rank of a mesh holds.
+    Inside the brackets the placements drop their `#m2n.` prefix.
+
+    ```mlir
+    // Trainer TP4 of the M2N paper's Example A: rows split over ranks 0..3.
+    #src = #m2n.layout<#m2n.mesh<[1, 4]>, [replicate, shard<0>]>
+    // Generator DP2 x TP2 on ranks 4..7: ranks 4 and 6 hold rows [0, 2),
+    // ranks 5 and 7 rows [2, 4).
+    #dst = #m2n.layout<#m2n.mesh<[2, 2], base = 4>, [replicate, shard<0>]>
+    ```
+
+    All partial placements of one layout use the same reduction: a mix of
+    `sum` and `max` has no well-defined logical value.
+  }];
+  let parameters = (ins
+    "MeshAttr":$mesh,
+    ArrayRefParameter<"PlacementAttrInterface", "one placement per mesh axis">:$placements
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The reduction of the partial placements, or std::nullopt when the
+    /// layout has none.
+    std::optional<ReductionKind> getPartialReduction() const;
+    /// Mesh axes whose placement is partial.
+    ::llvm::SmallVector<int64_t> getPartialAxes() const;
+    /// Tensor dimension sharded by mesh axis `axis`, if any.
+    std::optional<int64_t> getShardDim(int64_t axis) const;
+    /// The same mesh with other placements.
+    LayoutAttr withPlacements(::llvm::ArrayRef<PlacementAttrInterface> placements) const;
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Topology
+//===----------------------------------------------------------------------===//
+
+def M2N_TopologyAttr : M2N_Attr<"Topology", "topology"> {
+  let summary = "NVLink domains and link bandwidths of a communicator";
+  let description = [{
+    The machine as data: `domains` lists the NVLink domains (sets of ranks
+    with peer access to each other's memory), `nvlink_gbps` is the NVLink
+    bandwidth per direction of one GPU and `network_gbps` the network
+    injection bandwidth of one rank, both in GB/s (1e9 bytes per second).
+    A rank in no domain is a domain of its own.
+
+    ```mlir
+    // Two 8-GPU H200 boxes connected by one 400 Gb/s NIC per GPU.
+    #topo = #m2n.topology<domains = [[0, 1, 2, 3, 4, 5, 6, 7],
+                                     [8, 9, 10, 11, 12, 13, 14, 15]],
+                          nvlink_gbps = 450.0, network_gbps = 50.0>
+    ```
+
+    A module or function carries its topology in the discardable attribute
+    `m2n.topology`.
+  }];
+  let parameters = (ins
+    "::mlir::ArrayAttr":$domains,
+    APFloatParameter<"NVLink bandwidth per direction per GPU, GB/s">:$nvlinkGBps,
+    APFloatParameter<"network injection bandwidth per rank, GB/s">:$networkGBps
+  );
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Ranks of NVLink domain `index`.
+    ::llvm::ArrayRef<int64_t> getDomain(int64_t index) const;
+    int64_t getNumDomains() const { return getDomains().size(); }
+  }];
+}
+
+#endif // M2N_DIALECT_M2N_IR_M2NATTRS_TD

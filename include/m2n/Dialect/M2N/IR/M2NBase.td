@@ -1,0 +1,83 @@
+//===- M2NBase.td - m2n dialect definition ------------------*- tablegen -*-===//
+//
+// The m2n dialect: distributed tensors described by (mesh, placements)
+// layouts, and the reshard that moves a tensor from one layout to another.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_DIALECT_M2N_IR_M2NBASE_TD
+#define M2N_DIALECT_M2N_IR_M2NBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def M2N_Dialect : Dialect {
+  let name = "m2n";
+  let cppNamespace = "::mlir::m2n";
+  let summary = "Layout-derived communication: reshards and collectives";
+  let description = [{
+    The `m2n` dialect describes tensors that are distributed over the ranks of a
+    communicator, and the communication that moves them from one distribution
+    to another.
+
+    A distribution is a *layout*: a mesh (a row-major grid of communicator
+    ranks, or an explicit rank list) and one *placement* per mesh axis:
+
+    * `shard<d>` splits tensor dimension `d` across that mesh axis. Sizes follow
+      `torch.chunk`: each of the `k` ranks along the axis gets `ceil(n/k)`
+      elements, trailing ranks may get fewer or none. Several mesh axes may
+      shard the same tensor dimension; mesh axis 0 is the outermost split.
+    * `replicate`: every rank along the axis holds the same data.
+    * `partial<sum|max|min>`: every rank along the axis holds a contribution;
+      the logical value is the reduction of the contributions.
+
+    These are exactly PyTorch DTensor's semantics, so a layout round-trips to a
+    `DeviceMesh` plus `placements` without loss.
+
+    The value of a distributed tensor is the whole logical (global) tensor; its
+    type `!m2n.dist<shape x elt, #layout>` records which part each rank holds.
+    `m2n.reshard` changes the layout of such a value; the named collectives
+    (`m2n.all_gather`, `m2n.reduce_scatter`, `m2n.all_reduce`,
+    `m2n.all_to_all`) are reshards with a fixed relation between the two
+    layouts and expand into `m2n.reshard` (`--m2n-expand-collectives`).
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+    void registerTypes();
+
+    /// Name of the discardable attribute that attaches a `#m2n.topology` to a
+    /// module or function.
+    static constexpr ::llvm::StringLiteral getTopologyAttrName() {
+      return ::llvm::StringLiteral("m2n.topology");
+    }
+  }];
+}
+
+def M2N_ReductionKind : I32EnumAttr<"ReductionKind",
+    "reduction that combines the contributions of a partial placement", [
+      I32EnumAttrCase<"Sum", 0, "sum">,
+      I32EnumAttrCase<"Max", 1, "max">,
+      I32EnumAttrCase<"Min", 2, "min">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::m2n";
+}
+
+class M2N_Attr<string name, string attrMnemonic, list<Trait> traits = []>
+    : AttrDef<M2N_Dialect, name, traits> {
+  let mnemonic = attrMnemonic;
+}
+
+class M2N_Type<string name, string typeMnemonic, list<Trait> traits = []>
+    : TypeDef<M2N_Dialect, name, traits> {
+  let mnemonic = typeMnemonic;
+}
+
+class M2N_Op<string mnemonic, list<Trait> traits = []>
+    : Op<M2N_Dialect, mnemonic, traits>;
+
+#endif // M2N_DIALECT_M2N_IR_M2NBASE_TD

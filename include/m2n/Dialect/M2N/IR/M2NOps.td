@@ -1,0 +1,170 @@
+//===- M2NOps.td - reshard and collective operations -------*- tablegen -*-===//
+
+#ifndef M2N_DIALECT_M2N_IR_M2NOPS_TD
+#define M2N_DIALECT_M2N_IR_M2NOPS_TD
+
+include "m2n/Dialect/M2N/IR/M2NBase.td"
+include "m2n/Dialect/M2N/IR/M2NAttrs.td"
+include "m2n/Dialect/M2N/IR/M2NTypes.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// reshard
+//===----------------------------------------------------------------------===//
+
+def M2N_ReshardOp : M2N_Op<"reshard", [Pure]> {
+  let summary = "Move a distributed tensor from one layout to another";
+  let description = [{
+    The result holds the same logical tensor as the input, distributed as the
+    result type's layout says. The two meshes may be disjoint (the M-to-N case:
+    a trainer group hands weights to a generator group), overlapping, or the
+    same mesh (in-place redistribution, the DTensor `redistribute` case).
+    Every rank of both meshes must belong to the communicator `comm`.
+
+    Each destination rank receives exactly the elements its local part needs
+    (interval intersection of the source and destination boxes), each region
+    from one owner among the replicas that hold it; partial sources are
+    reduced.
+
+    The NCCL M2N paper's Example A, trainer TP4 on ranks 0-3 to generator
+    DP2 x TP2 on ranks 4-7, for a 4x8 weight:
+
+    ```mlir
+    %w1 = m2n.reshard %w on %comm
+        : !m2n.comm<8>,
+          !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[1, 4]>, [replicate, shard<0>]>>
+       -> !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2, 2], base = 4>, [replicate, shard<0>]>>
+    ```
+
+    ```
+      source (rows)            destination (rows)
+      rank 0: [0, 1)    --+--> rank 4: [0, 2)   rank 6: [0, 2)
+      rank 1: [1, 2)    --+
+      rank 2: [2, 3)    --+--> rank 5: [2, 4)   rank 7: [2, 4)
+      rank 3: [3, 4)    --+
+    ```
+
+    A destination layout may keep partial placements only where the
+    contributions stay where they are: same mesh, partial on the same mesh
+    axes with the same reduction as the source. Producing a new partial
+    split of a value is not a communication and is rejected.
+  }];
+  let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm);
+  let results = (outs M2N_AnyDist:$result);
+  let assemblyFormat = [{
+    $input `on` $comm attr-dict `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+  let hasCanonicalizer = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+class M2N_CollectiveOp<string mnemonic, dag extraArgs = (ins),
+                       string extraFormat = ""> : M2N_Op<mnemonic, [Pure]> {
+  let arguments = !con((ins M2N_AnyDist:$input, M2N_AnyComm:$comm,
+                            DenseI64ArrayAttr:$mesh_axes), extraArgs);
+  let results = (outs M2N_AnyDist:$result);
+  let assemblyFormat = "$input `on` $comm `mesh_axes` `=` $mesh_axes "
+      # extraFormat # " attr-dict `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+  code commonExtraClassDeclaration = "";
+}
+
+def M2N_AllGatherOp : M2N_CollectiveOp<"all_gather"> {
+  let summary = "Gather the shards of the given mesh axes onto every rank";
+  let description = [{
+    The placements of the `mesh_axes` must be `shard<d>`; they become
+    `replicate`. Equivalent to `m2n.reshard` with those placements.
+
+    ```mlir
+    // 2 ranks, rows split: rank 0 [0, 2), rank 1 [2, 4) -> both hold [0, 4).
+    %1 = m2n.all_gather %0 on %comm mesh_axes = [0]
+        : !m2n.comm<2>,
+          !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+       -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+    ```
+  }];
+  let extraClassDeclaration = commonExtraClassDeclaration # [{
+    /// The result type of an all-gather of `input` over `meshAxes`, or a
+    /// failure reported through `emitError`.
+    static ::mlir::FailureOr<DistType> inferResultType(
+        DistType input, ::llvm::ArrayRef<int64_t> meshAxes,
+        ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError);
+  }];
+}
+
+def M2N_ReduceScatterOp : M2N_CollectiveOp<"reduce_scatter",
+    (ins I64Attr:$scatter_dim), "`scatter_dim` `=` $scatter_dim"> {
+  let summary = "Reduce partial contributions and split the result";
+  let description = [{
+    The placements of the `mesh_axes` must be `partial<op>`; they become
+    `shard<scatter_dim>`, every rank keeping the reduction of its chunk.
+    Equivalent to `m2n.reshard` with those placements.
+
+    ```mlir
+    // 2 ranks each hold a full 4x8 contribution; afterwards rank 0 holds the
+    // summed rows [0, 2), rank 1 the summed rows [2, 4).
+    %1 = m2n.reduce_scatter %0 on %comm mesh_axes = [0] scatter_dim = 0
+        : !m2n.comm<2>,
+          !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>
+       -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+    ```
+  }];
+  let extraClassDeclaration = commonExtraClassDeclaration # [{
+    static ::mlir::FailureOr<DistType> inferResultType(
+        DistType input, ::llvm::ArrayRef<int64_t> meshAxes, int64_t scatterDim,
+        ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError);
+  }];
+}
+
+def M2N_AllReduceOp : M2N_CollectiveOp<"all_reduce"> {
+  let summary = "Reduce partial contributions onto every rank";
+  let description = [{
+    The placements of the `mesh_axes` must be `partial<op>`; they become
+    `replicate`. Equivalent to `m2n.reshard` with those placements.
+
+    ```mlir
+    // Every rank holds the sum of the four contributions afterwards.
+    %1 = m2n.all_reduce %0 on %comm mesh_axes = [0]
+        : !m2n.comm<4>,
+          !m2n.dist<1024xbf16, #m2n.layout<#m2n.mesh<[4]>, [partial<sum>]>>
+       -> !m2n.dist<1024xbf16, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+    ```
+  }];
+  let extraClassDeclaration = commonExtraClassDeclaration # [{
+    static ::mlir::FailureOr<DistType> inferResultType(
+        DistType input, ::llvm::ArrayRef<int64_t> meshAxes,
+        ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError);
+  }];
+}
+
+def M2N_AllToAllOp : M2N_CollectiveOp<"all_to_all",
+    (ins I64Attr:$split_dim), "`split_dim` `=` $split_dim"> {
+  let summary = "Re-split a sharded tensor along another dimension";
+  let description = [{
+    The placements of the `mesh_axes` must be `shard<d>` with `d` different
+    from `split_dim`; they become `shard<split_dim>`: every rank gathers
+    dimension `d` and splits dimension `split_dim` (the MoE token exchange).
+    Equivalent to `m2n.reshard` with those placements.
+
+    ```mlir
+    // rank r holds rows [2r, 2r+2) of all columns -> all rows of columns
+    // [2r, 2r+2).
+    %1 = m2n.all_to_all %0 on %comm mesh_axes = [0] split_dim = 1
+        : !m2n.comm<2>,
+          !m2n.dist<4x4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+       -> !m2n.dist<4x4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+    ```
+  }];
+  let extraClassDeclaration = commonExtraClassDeclaration # [{
+    static ::mlir::FailureOr<DistType> inferResultType(
+        DistType input, ::llvm::ArrayRef<int64_t> meshAxes, int64_t splitDim,
+        ::llvm::function_ref<::mlir::InFlightDiagnostic()> emitError);
+  }];
+}
+
+#endif // M2N_DIALECT_M2N_IR_M2NOPS_TD

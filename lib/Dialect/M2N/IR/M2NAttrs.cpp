@@ -1,0 +1,420 @@
+//===- M2NAttrs.cpp - meshes, placements, layouts, topologies ---------------===//
+
+#include "m2n/Dialect/M2N/IR/M2NDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::m2n;
+
+#include "m2n/Dialect/M2N/IR/M2NEnums.cpp.inc"
+
+#include "m2n/Dialect/M2N/IR/M2NAttrInterfaces.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "m2n/Dialect/M2N/IR/M2NAttrs.cpp.inc"
+
+void M2NDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "m2n/Dialect/M2N/IR/M2NAttrs.cpp.inc"
+      >();
+}
+
+/// Parses `[a, b, ...]`; the list may be empty.
+static ParseResult parseInt64List(AsmParser &parser,
+                                  SmallVectorImpl<int64_t> &values) {
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+    return parser.parseInteger(values.emplace_back());
+  });
+}
+
+static void printInt64List(AsmPrinter &printer, ArrayRef<int64_t> values) {
+  printer << '[';
+  llvm::interleaveComma(values, printer);
+  printer << ']';
+}
+
+//===----------------------------------------------------------------------===//
+// MeshAttr
+//===----------------------------------------------------------------------===//
+
+/// Largest mesh accepted; rank arithmetic stays far from int64 overflow.
+static constexpr int64_t kMaxMeshRanks = int64_t(1) << 31;
+
+Attribute MeshAttr::parse(AsmParser &parser, Type) {
+  SmallVector<int64_t> shape, ranks;
+  int64_t base = 0;
+  bool hasBase = false, hasRanks = false;
+  if (parser.parseLess() || parseInt64List(parser, shape))
+    return {};
+  while (succeeded(parser.parseOptionalComma())) {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef key;
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return {};
+    if (key == "base" && !hasBase) {
+      hasBase = true;
+      if (parser.parseInteger(base))
+        return {};
+    } else if (key == "ranks" && !hasRanks) {
+      hasRanks = true;
+      if (parseInt64List(parser, ranks))
+        return {};
+    } else if (key == "base" || key == "ranks") {
+      parser.emitError(loc, "mesh parameter '") << key << "' given twice";
+      return {};
+    } else {
+      parser.emitError(loc, "unknown mesh parameter '")
+          << key << "'; expected 'base' or 'ranks'";
+      return {};
+    }
+  }
+  if (parser.parseGreater())
+    return {};
+  if (hasBase && hasRanks) {
+    parser.emitError(parser.getCurrentLocation(),
+                     "a mesh takes either a base rank or an explicit rank "
+                     "list, not both");
+    return {};
+  }
+  return parser.getChecked<MeshAttr>(parser.getContext(), shape, base, ranks);
+}
+
+void MeshAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  printInt64List(printer, getShape());
+  if (!getRanks().empty()) {
+    printer << ", ranks = ";
+    printInt64List(printer, getRanks());
+  } else if (getBase() != 0) {
+    printer << ", base = " << getBase();
+  }
+  printer << '>';
+}
+
+LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> shape, int64_t base,
+                               ArrayRef<int64_t> ranks) {
+  if (shape.empty())
+    return emitError() << "mesh must have at least one axis";
+  int64_t numRanks = 1;
+  for (auto [axis, size] : llvm::enumerate(shape)) {
+    if (size <= 0)
+      return emitError() << "mesh axis " << axis << " has size " << size
+                         << "; every mesh axis needs at least one rank";
+    if (size > kMaxMeshRanks / numRanks)
+      return emitError() << "mesh has more than " << kMaxMeshRanks
+                         << " ranks";
+    numRanks *= size;
+  }
+  if (ranks.empty()) {
+    if (base < 0)
+      return emitError() << "mesh base rank must be non-negative, got "
+                         << base;
+    return success();
+  }
+  if (base != 0)
+    return emitError()
+           << "a mesh takes either a base rank or an explicit rank list, "
+              "not both";
+  if (static_cast<int64_t>(ranks.size()) != numRanks)
+    return emitError() << "mesh of " << numRanks << " ranks has a rank list of "
+                       << ranks.size() << " entries";
+  llvm::DenseSet<int64_t> seen;
+  for (int64_t rank : ranks) {
+    if (rank < 0)
+      return emitError() << "mesh rank list contains negative rank " << rank;
+    if (!seen.insert(rank).second)
+      return emitError() << "mesh rank list contains rank " << rank
+                         << " more than once";
+  }
+  return success();
+}
+
+int64_t MeshAttr::getNumRanks() const {
+  int64_t numRanks = 1;
+  for (int64_t size : getShape())
+    numRanks *= size;
+  return numRanks;
+}
+
+int64_t MeshAttr::getRank(int64_t linearIndex) const {
+  assert(linearIndex >= 0 && linearIndex < getNumRanks() &&
+         "grid position out of range");
+  return getRanks().empty() ? getBase() + linearIndex : getRanks()[linearIndex];
+}
+
+std::optional<int64_t> MeshAttr::getLinearIndex(int64_t rank) const {
+  if (getRanks().empty()) {
+    int64_t index = rank - getBase();
+    if (index < 0 || index >= getNumRanks())
+      return std::nullopt;
+    return index;
+  }
+  const auto *it = llvm::find(getRanks(), rank);
+  if (it == getRanks().end())
+    return std::nullopt;
+  return it - getRanks().begin();
+}
+
+int64_t MeshAttr::getMaxRank() const {
+  if (getRanks().empty())
+    return getBase() + getNumRanks() - 1;
+  return *llvm::max_element(getRanks());
+}
+
+SmallVector<int64_t> MeshAttr::delinearize(int64_t linearIndex) const {
+  SmallVector<int64_t> coords(getShape().size());
+  for (int64_t axis = getMeshRank() - 1; axis >= 0; --axis) {
+    coords[axis] = linearIndex % getShape()[axis];
+    linearIndex /= getShape()[axis];
+  }
+  return coords;
+}
+
+bool MeshAttr::isSameGrid(MeshAttr other) const {
+  if (getShape() != other.getShape())
+    return false;
+  for (int64_t i = 0, e = getNumRanks(); i < e; ++i)
+    if (getRank(i) != other.getRank(i))
+      return false;
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// Placements
+//===----------------------------------------------------------------------===//
+
+LogicalResult ShardAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                int64_t dim) {
+  if (dim < 0)
+    return emitError() << "shard dimension must be non-negative, got " << dim;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// LayoutAttr
+//===----------------------------------------------------------------------===//
+
+Attribute LayoutAttr::parse(AsmParser &parser, Type) {
+  MeshAttr mesh;
+  SmallVector<PlacementAttrInterface> placements;
+  if (parser.parseLess() || parser.parseAttribute(mesh) || parser.parseComma())
+    return {};
+  auto parsePlacement = [&]() -> ParseResult {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef mnemonic;
+    Attribute placement;
+    // Parses the keyword itself and dispatches to the placement's parser.
+    OptionalParseResult result =
+        generatedAttributeParser(parser, &mnemonic, Type(), placement);
+    if (result.has_value() && failed(*result))
+      return failure();
+    auto typed = llvm::dyn_cast_or_null<PlacementAttrInterface>(placement);
+    if (!typed) {
+      InFlightDiagnostic diag = parser.emitError(
+          loc, "expected a placement (shard<d>, replicate or partial<op>)");
+      if (!mnemonic.empty())
+        diag << ", got '" << mnemonic << "'";
+      return diag;
+    }
+    placements.push_back(typed);
+    return success();
+  };
+  if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
+                                     parsePlacement) ||
+      parser.parseGreater())
+    return {};
+  return parser.getChecked<LayoutAttr>(parser.getContext(), mesh, placements);
+}
+
+void LayoutAttr::print(AsmPrinter &printer) const {
+  printer << '<';
+  printer.printAttribute(getMesh());
+  printer << ", [";
+  llvm::interleaveComma(getPlacements(), printer,
+                        [&](PlacementAttrInterface placement) {
+                          (void)generatedAttributePrinter(placement, printer);
+                        });
+  printer << "]>";
+}
+
+LogicalResult
+LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, MeshAttr mesh,
+                   ArrayRef<PlacementAttrInterface> placements) {
+  if (!mesh)
+    return emitError() << "layout needs a mesh";
+  if (static_cast<int64_t>(placements.size()) != mesh.getMeshRank())
+    return emitError() << "layout has " << placements.size()
+                       << " placements but its mesh has "
+                       << mesh.getMeshRank()
+                       << " axes; give one placement per mesh axis";
+  std::optional<std::pair<int64_t, ReductionKind>> firstPartial;
+  for (auto [axis, placement] : llvm::enumerate(placements)) {
+    if (!placement)
+      return emitError() << "layout placement " << axis << " is null";
+    auto partial = dyn_cast<PartialAttr>(placement);
+    if (!partial)
+      continue;
+    if (!firstPartial) {
+      firstPartial = {axis, partial.getReduction()};
+      continue;
+    }
+    if (firstPartial->second != partial.getReduction())
+      return emitError() << "partial placements on mesh axes "
+                         << firstPartial->first << " and " << axis
+                         << " use different reductions ("
+                         << stringifyReductionKind(firstPartial->second)
+                         << " and "
+                         << stringifyReductionKind(partial.getReduction())
+                         << ")";
+  }
+  return success();
+}
+
+std::optional<ReductionKind> LayoutAttr::getPartialReduction() const {
+  for (PlacementAttrInterface placement : getPlacements())
+    if (auto partial = dyn_cast<PartialAttr>(placement))
+      return partial.getReduction();
+  return std::nullopt;
+}
+
+SmallVector<int64_t> LayoutAttr::getPartialAxes() const {
+  SmallVector<int64_t> axes;
+  for (auto [axis, placement] : llvm::enumerate(getPlacements()))
+    if (isa<PartialAttr>(placement))
+      axes.push_back(axis);
+  return axes;
+}
+
+std::optional<int64_t> LayoutAttr::getShardDim(int64_t axis) const {
+  if (auto shard = dyn_cast<ShardAttr>(getPlacements()[axis]))
+    return shard.getDim();
+  return std::nullopt;
+}
+
+LayoutAttr
+LayoutAttr::withPlacements(ArrayRef<PlacementAttrInterface> placements) const {
+  return LayoutAttr::get(getContext(), getMesh(), placements);
+}
+
+//===----------------------------------------------------------------------===//
+// TopologyAttr
+//===----------------------------------------------------------------------===//
+
+Attribute TopologyAttr::parse(AsmParser &parser, Type) {
+  MLIRContext *ctx = parser.getContext();
+  std::optional<ArrayAttr> domains;
+  std::optional<double> nvlink, network;
+  auto parseEntry = [&]() -> ParseResult {
+    SMLoc loc = parser.getCurrentLocation();
+    StringRef key;
+    if (parser.parseKeyword(&key) || parser.parseEqual())
+      return failure();
+    auto parseBandwidth = [&](std::optional<double> &slot) -> ParseResult {
+      if (slot)
+        return parser.emitError(loc, "topology parameter '")
+               << key << "' given twice";
+      double value;
+      if (parser.parseFloat(value))
+        return failure();
+      slot = value;
+      return success();
+    };
+    if (key == "domains") {
+      if (domains)
+        return parser.emitError(loc, "topology parameter 'domains' given twice");
+      SmallVector<Attribute> list;
+      if (parser.parseCommaSeparatedList(
+              AsmParser::Delimiter::Square, [&]() -> ParseResult {
+                SmallVector<int64_t> ranks;
+                if (parseInt64List(parser, ranks))
+                  return failure();
+                list.push_back(DenseI64ArrayAttr::get(ctx, ranks));
+                return success();
+              }))
+        return failure();
+      domains = ArrayAttr::get(ctx, list);
+      return success();
+    }
+    if (key == "nvlink_gbps")
+      return parseBandwidth(nvlink);
+    if (key == "network_gbps")
+      return parseBandwidth(network);
+    return parser.emitError(loc, "unknown topology parameter '")
+           << key << "'; expected 'domains', 'nvlink_gbps' or 'network_gbps'";
+  };
+  if (parser.parseLess() || parser.parseCommaSeparatedList(parseEntry) ||
+      parser.parseGreater())
+    return {};
+  for (auto [present, name] :
+       {std::pair<bool, StringRef>{domains.has_value(), "domains"},
+        {nvlink.has_value(), "nvlink_gbps"},
+        {network.has_value(), "network_gbps"}}) {
+    if (!present) {
+      parser.emitError(parser.getCurrentLocation(),
+                       "topology is missing parameter '")
+          << name << "'";
+      return {};
+    }
+  }
+  return parser.getChecked<TopologyAttr>(ctx, *domains, llvm::APFloat(*nvlink),
+                                         llvm::APFloat(*network));
+}
+
+void TopologyAttr::print(AsmPrinter &printer) const {
+  printer << "<domains = [";
+  llvm::interleaveComma(llvm::seq<int64_t>(0, getNumDomains()), printer,
+                        [&](int64_t i) { printInt64List(printer, getDomain(i)); });
+  printer << "], nvlink_gbps = ";
+  printer.printFloat(getNvlinkGBps());
+  printer << ", network_gbps = ";
+  printer.printFloat(getNetworkGBps());
+  printer << '>';
+}
+
+LogicalResult TopologyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   ArrayAttr domains, llvm::APFloat nvlinkGBps,
+                                   llvm::APFloat networkGBps) {
+  llvm::DenseMap<int64_t, int64_t> domainOfRank;
+  for (auto [index, attr] : llvm::enumerate(domains)) {
+    auto ranks = dyn_cast<DenseI64ArrayAttr>(attr);
+    if (!ranks)
+      return emitError() << "NVLink domain " << index
+                         << " must be a list of ranks, got " << attr;
+    if (ranks.empty())
+      return emitError() << "NVLink domain " << index << " is empty";
+    for (int64_t rank : ranks.asArrayRef()) {
+      if (rank < 0)
+        return emitError() << "NVLink domain " << index
+                           << " contains negative rank " << rank;
+      auto [it, inserted] = domainOfRank.try_emplace(rank, index);
+      if (!inserted)
+        return emitError() << "rank " << rank << " appears in NVLink domains "
+                           << it->second << " and " << index
+                           << "; domains must be disjoint";
+    }
+  }
+  auto checkPositive = [&](const llvm::APFloat &value,
+                           StringRef name) -> LogicalResult {
+    if (value.isNaN() || value.isInfinity() || value.isNegative() ||
+        value.isZero())
+      return emitError() << name << " must be a positive finite bandwidth, got "
+                         << value.convertToDouble();
+    return success();
+  };
+  if (failed(checkPositive(nvlinkGBps, "nvlink_gbps")) ||
+      failed(checkPositive(networkGBps, "network_gbps")))
+    return failure();
+  return success();
+}
+
+ArrayRef<int64_t> TopologyAttr::getDomain(int64_t index) const {
+  return cast<DenseI64ArrayAttr>(getDomains()[index]).asArrayRef();
+}

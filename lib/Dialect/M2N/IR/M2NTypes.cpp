@@ -1,0 +1,85 @@
+//===- M2NTypes.cpp - communicator and distributed tensor types -------------===//
+
+#include "m2n/Dialect/M2N/IR/M2NDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::m2n;
+
+#define GET_TYPEDEF_CLASSES
+#include "m2n/Dialect/M2N/IR/M2NTypes.cpp.inc"
+
+void M2NDialect::registerTypes() {
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "m2n/Dialect/M2N/IR/M2NTypes.cpp.inc"
+      >();
+}
+
+LogicalResult CommType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t size) {
+  if (size <= 0)
+    return emitError() << "communicator must have at least one rank, got "
+                       << size;
+  return success();
+}
+
+Type DistType::parse(AsmParser &parser) {
+  SmallVector<int64_t> shape;
+  Type elementType;
+  LayoutAttr layout;
+  // Dynamic sizes parse so that the verifier can explain why they are wrong.
+  if (parser.parseLess() ||
+      parser.parseDimensionList(shape, /*allowDynamic=*/true,
+                                /*withTrailingX=*/true) ||
+      parser.parseType(elementType) || parser.parseComma() ||
+      parser.parseAttribute(layout) || parser.parseGreater())
+    return {};
+  return parser.getChecked<DistType>(parser.getContext(), shape, elementType,
+                                     layout);
+}
+
+void DistType::print(AsmPrinter &printer) const {
+  printer << '<';
+  for (int64_t size : getShape())
+    printer << size << 'x';
+  printer << getElementType() << ", ";
+  printer.printAttribute(getLayout());
+  printer << '>';
+}
+
+/// Element types the code generator can move: whole-byte integers and floats.
+static bool isSupportedElementType(Type type) {
+  if (!isa<IntegerType, FloatType>(type))
+    return false;
+  unsigned width = type.getIntOrFloatBitWidth();
+  return width >= 8 && width <= 64 && width % 8 == 0;
+}
+
+LogicalResult DistType::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayRef<int64_t> shape, Type elementType,
+                               LayoutAttr layout) {
+  for (int64_t size : shape)
+    if (ShapedType::isDynamic(size) || size < 0)
+      return emitError() << "distributed tensor must have a static global "
+                            "shape";
+  if (!elementType || !isSupportedElementType(elementType))
+    return emitError() << "element type " << elementType
+                       << " is not supported; expected an integer or float "
+                          "type of 1 to 8 whole bytes";
+  if (!layout)
+    return emitError() << "distributed tensor needs a layout";
+  int64_t rank = shape.size();
+  for (auto [axis, placement] : llvm::enumerate(layout.getPlacements())) {
+    auto shard = dyn_cast<ShardAttr>(placement);
+    if (shard && shard.getDim() >= rank)
+      return emitError() << "mesh axis " << axis << " shards tensor dimension "
+                         << shard.getDim() << ", but the tensor has rank "
+                         << rank;
+  }
+  return success();
+}
