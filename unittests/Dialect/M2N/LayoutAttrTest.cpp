@@ -2,6 +2,8 @@
 
 #include "TestUtils.h"
 
+#include "mlir/IR/Builders.h"
+
 using namespace mlir;
 using namespace mlir::m2n;
 using m2n_test::M2NTest;
@@ -112,6 +114,21 @@ TEST_F(LayoutTest, VerifierRejectsPlacementCountAndMixedReductions) {
             std::string::npos);
 }
 
+// Null parameters can only come from C++ builders; the verifiers still name
+// them instead of crashing.
+TEST_F(LayoutTest, VerifierRejectsNullParametersFromCpp) {
+  SmallVector<PlacementAttrInterface> placements = {ReplicateAttr::get(&ctx)};
+  EXPECT_FALSE(LayoutAttr::getChecked(emitter(), &ctx, MeshAttr(),
+                                      ArrayRef<PlacementAttrInterface>(placements)));
+  EXPECT_NE(lastDiagnostic().find("layout needs a mesh"), std::string::npos);
+
+  SmallVector<PlacementAttrInterface> withNull = {PlacementAttrInterface()};
+  EXPECT_FALSE(LayoutAttr::getChecked(emitter(), &ctx, MeshAttr::get(&ctx, {2}),
+                                      ArrayRef<PlacementAttrInterface>(withNull)));
+  EXPECT_NE(lastDiagnostic().find("layout placement 0 is null"),
+            std::string::npos);
+}
+
 using DistTypeTest = M2NTest;
 
 TEST_F(DistTypeTest, ParsesGlobalShapeElementTypeAndLayout) {
@@ -146,6 +163,9 @@ TEST_F(DistTypeTest, VerifierRejectsBadElementTypesAndShardDims) {
                                     ArrayRef<int64_t>{4, ShapedType::kDynamic},
                                     Type(Float32Type::get(&ctx)), layout));
   EXPECT_NE(lastDiagnostic().find("static global shape"), std::string::npos);
+  EXPECT_FALSE(DistType::getChecked(emit, &ctx, ArrayRef<int64_t>{4},
+                                    Type(Float32Type::get(&ctx)), LayoutAttr()));
+  EXPECT_NE(lastDiagnostic().find("needs a layout"), std::string::npos);
 }
 
 using TopologyTest = M2NTest;
@@ -159,6 +179,16 @@ TEST_F(TopologyTest, ParsesTwoDomainsAndBandwidths) {
   EXPECT_EQ(topo.getDomain(1), (ArrayRef<int64_t>{2, 3}));
   EXPECT_DOUBLE_EQ(topo.getNvlinkGBps().convertToDouble(), 450.0);
   EXPECT_DOUBLE_EQ(topo.getNetworkGBps().convertToDouble(), 50.0);
+}
+
+TEST_F(TopologyTest, VerifierRejectsDomainsThatAreNotRankLists) {
+  Builder b(&ctx);
+  auto domains = b.getArrayAttr({b.getI64IntegerAttr(3)});
+  EXPECT_FALSE(TopologyAttr::getChecked(emitter(), &ctx, domains,
+                                        llvm::APFloat(450.0),
+                                        llvm::APFloat(50.0)));
+  EXPECT_NE(lastDiagnostic().find("NVLink domain 0 must be a list of ranks"),
+            std::string::npos);
 }
 
 } // namespace

@@ -48,6 +48,7 @@ static void printInt64List(AsmPrinter &printer, ArrayRef<int64_t> values) {
 static constexpr int64_t kMaxMeshRanks = int64_t(1) << 31;
 
 Attribute MeshAttr::parse(AsmParser &parser, Type) {
+  SMLoc startLoc = parser.getCurrentLocation();
   SmallVector<int64_t> shape, ranks;
   int64_t base = 0;
   bool hasBase = false, hasRanks = false;
@@ -78,7 +79,7 @@ Attribute MeshAttr::parse(AsmParser &parser, Type) {
   if (parser.parseGreater())
     return {};
   if (hasBase && hasRanks) {
-    parser.emitError(parser.getCurrentLocation(),
+    parser.emitError(startLoc,
                      "a mesh takes either a base rank or an explicit rank "
                      "list, not both");
     return {};
@@ -209,23 +210,27 @@ Attribute LayoutAttr::parse(AsmParser &parser, Type) {
     return {};
   auto parsePlacement = [&]() -> ParseResult {
     SMLoc loc = parser.getCurrentLocation();
-    StringRef mnemonic;
+    StringRef keyword;
     Attribute placement;
-    // Parses the keyword itself and dispatches to the placement's parser.
-    OptionalParseResult result =
-        generatedAttributeParser(parser, &mnemonic, Type(), placement);
-    if (result.has_value() && failed(*result))
-      return failure();
-    auto typed = llvm::dyn_cast_or_null<PlacementAttrInterface>(placement);
-    if (!typed) {
-      InFlightDiagnostic diag = parser.emitError(
-          loc, "expected a placement (shard<d>, replicate or partial<op>)");
-      if (!mnemonic.empty())
-        diag << ", got '" << mnemonic << "'";
-      return diag;
+    if (succeeded(parser.parseOptionalKeyword(&keyword))) {
+      if (keyword == ReplicateAttr::getMnemonic())
+        placement = ReplicateAttr::get(parser.getContext());
+      else if (keyword == ShardAttr::getMnemonic())
+        placement = ShardAttr::parse(parser, Type());
+      else if (keyword == PartialAttr::getMnemonic())
+        placement = PartialAttr::parse(parser, Type());
+      else
+        return parser.emitError(loc, "expected a placement (shard<d>, "
+                                     "replicate or partial<op>), got '")
+               << keyword << "'";
+      if (!placement)
+        return failure();
+      placements.push_back(cast<PlacementAttrInterface>(placement));
+      return success();
     }
-    placements.push_back(typed);
-    return success();
+    return parser.emitError(loc, "expected a placement (shard<d>, replicate "
+                                 "or partial<op>) without the '#m2n.' "
+                                 "prefix");
   };
   if (parser.parseCommaSeparatedList(AsmParser::Delimiter::Square,
                                      parsePlacement) ||
@@ -240,6 +245,7 @@ void LayoutAttr::print(AsmPrinter &printer) const {
   printer << ", [";
   llvm::interleaveComma(getPlacements(), printer,
                         [&](PlacementAttrInterface placement) {
+                          // Short form: the mnemonic without `#m2n.`.
                           (void)generatedAttributePrinter(placement, printer);
                         });
   printer << "]>";
@@ -310,6 +316,7 @@ LayoutAttr::withPlacements(ArrayRef<PlacementAttrInterface> placements) const {
 
 Attribute TopologyAttr::parse(AsmParser &parser, Type) {
   MLIRContext *ctx = parser.getContext();
+  SMLoc startLoc = parser.getCurrentLocation();
   std::optional<ArrayAttr> domains;
   std::optional<double> nvlink, network;
   auto parseEntry = [&]() -> ParseResult {
@@ -358,8 +365,7 @@ Attribute TopologyAttr::parse(AsmParser &parser, Type) {
         {nvlink.has_value(), "nvlink_gbps"},
         {network.has_value(), "network_gbps"}}) {
     if (!present) {
-      parser.emitError(parser.getCurrentLocation(),
-                       "topology is missing parameter '")
+      parser.emitError(startLoc, "topology is missing parameter '")
           << name << "'";
       return {};
     }

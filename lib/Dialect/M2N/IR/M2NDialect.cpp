@@ -53,5 +53,6 @@ LogicalResult M2NDialect::verifyOperationAttribute(Operation *op,
              << "' must be a #m2n.topology attribute, got " << attr.getValue();
     return success();
   }
-  return op->emitError("unknown m2n attribute '") << attr.getName() << "'";
+  return op->emitError("unknown m2n attribute '")
+         << attr.getName().getValue() << "'";
 }

@@ -1,0 +1,424 @@
+// RUN: m2n-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// Meshes
+//===----------------------------------------------------------------------===//
+
+// expected-error@+1 {{mesh must have at least one axis}}
+#m = #m2n.mesh<[]>
+
+// -----
+
+// expected-error@+1 {{mesh axis 1 has size 0; every mesh axis needs at least one rank}}
+#m = #m2n.mesh<[2, 0]>
+
+// -----
+
+// expected-error@+1 {{mesh axis 0 has size -2; every mesh axis needs at least one rank}}
+#m = #m2n.mesh<[-2]>
+
+// -----
+
+// expected-error@+1 {{mesh has more than 2147483648 ranks}}
+#m = #m2n.mesh<[65536, 65536]>
+
+// -----
+
+// expected-error@+1 {{mesh base rank must be non-negative, got -1}}
+#m = #m2n.mesh<[2], base = -1>
+
+// -----
+
+// expected-error@+1 {{mesh of 4 ranks has a rank list of 3 entries}}
+#m = #m2n.mesh<[2, 2], ranks = [0, 1, 2]>
+
+// -----
+
+// expected-error@+1 {{mesh rank list contains negative rank -1}}
+#m = #m2n.mesh<[2], ranks = [0, -1]>
+
+// -----
+
+// expected-error@+1 {{mesh rank list contains rank 1 more than once}}
+#m = #m2n.mesh<[3], ranks = [1, 0, 1]>
+
+// -----
+
+// expected-error@+1 {{a mesh takes either a base rank or an explicit rank list, not both}}
+#m = #m2n.mesh<[2], base = 0, ranks = [0, 1]>
+
+// -----
+
+// expected-error@+1 {{mesh parameter 'base' given twice}}
+#m = #m2n.mesh<[2], base = 1, base = 2>
+
+// -----
+
+// expected-error@+1 {{unknown mesh parameter 'start'; expected 'base' or 'ranks'}}
+#m = #m2n.mesh<[2], start = 1>
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Placements and layouts
+//===----------------------------------------------------------------------===//
+
+// expected-error@+1 {{shard dimension must be non-negative, got -1}}
+#l = #m2n.layout<#m2n.mesh<[2]>, [shard<-1>]>
+
+// -----
+
+// expected-error@+2 {{expected ::mlir::m2n::ReductionKind to be one of: sum, max, min}}
+// expected-error@+1 {{failed to parse M2N_PartialAttr parameter 'reduction'}}
+#l = #m2n.layout<#m2n.mesh<[2]>, [partial<avg>]>
+
+// -----
+
+// expected-error@+1 {{expected a placement (shard<d>, replicate or partial<op>), got 'split'}}
+#l = #m2n.layout<#m2n.mesh<[2]>, [split<0>]>
+
+// -----
+
+// expected-error@+1 {{expected a placement (shard<d>, replicate or partial<op>), got 'mesh'}}
+#l = #m2n.layout<#m2n.mesh<[2]>, [mesh<[2]>]>
+
+// -----
+
+// expected-error@+1 {{expected a placement (shard<d>, replicate or partial<op>) without the '#m2n.' prefix}}
+#l = #m2n.layout<#m2n.mesh<[2]>, [#m2n.replicate]>
+
+// -----
+
+// expected-error@+1 {{layout has 1 placements but its mesh has 2 axes; give one placement per mesh axis}}
+#l = #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>]>
+
+// -----
+
+// expected-error@+1 {{layout has 3 placements but its mesh has 2 axes; give one placement per mesh axis}}
+#l = #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, replicate, replicate]>
+
+// -----
+
+// expected-error@+1 {{partial placements on mesh axes 0 and 2 use different reductions (sum and max)}}
+#l = #m2n.layout<#m2n.mesh<[2, 2, 2]>, [partial<sum>, replicate, partial<max>]>
+
+// -----
+
+// expected-error@+1 {{invalid kind of attribute specified}}
+#l = #m2n.layout<#m2n.replicate, [replicate]>
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Topologies
+//===----------------------------------------------------------------------===//
+
+// expected-error@+1 {{NVLink domain 1 is empty}}
+#t = #m2n.topology<domains = [[0, 1], []], nvlink_gbps = 450.0, network_gbps = 50.0>
+
+// -----
+
+// expected-error@+1 {{NVLink domain 0 contains negative rank -1}}
+#t = #m2n.topology<domains = [[-1, 0]], nvlink_gbps = 450.0, network_gbps = 50.0>
+
+// -----
+
+// expected-error@+1 {{rank 3 appears in NVLink domains 0 and 1; domains must be disjoint}}
+#t = #m2n.topology<domains = [[0, 3], [2, 3]], nvlink_gbps = 450.0, network_gbps = 50.0>
+
+// -----
+
+// expected-error@+1 {{rank 1 appears in NVLink domains 0 and 0; domains must be disjoint}}
+#t = #m2n.topology<domains = [[1, 1]], nvlink_gbps = 450.0, network_gbps = 50.0>
+
+// -----
+
+// expected-error@+1 {{nvlink_gbps must be a positive finite bandwidth, got 0}}
+#t = #m2n.topology<domains = [[0, 1]], nvlink_gbps = 0.0, network_gbps = 50.0>
+
+// -----
+
+// expected-error@+1 {{network_gbps must be a positive finite bandwidth, got -5}}
+#t = #m2n.topology<domains = [[0, 1]], nvlink_gbps = 450.0, network_gbps = -5.0>
+
+// -----
+
+// expected-error@+1 {{topology is missing parameter 'network_gbps'}}
+#t = #m2n.topology<domains = [[0, 1]], nvlink_gbps = 450.0>
+
+// -----
+
+// expected-error@+1 {{topology parameter 'nvlink_gbps' given twice}}
+#t = #m2n.topology<domains = [[0, 1]], nvlink_gbps = 450.0, nvlink_gbps = 400.0, network_gbps = 50.0>
+
+// -----
+
+// expected-error@+1 {{topology parameter 'domains' given twice}}
+#t = #m2n.topology<domains = [[0, 1]], domains = [[0, 1]], nvlink_gbps = 450.0, network_gbps = 50.0>
+
+// -----
+
+// expected-error@+1 {{unknown topology parameter 'nic_gbps'; expected 'domains', 'nvlink_gbps' or 'network_gbps'}}
+#t = #m2n.topology<domains = [[0, 1]], nvlink_gbps = 450.0, nic_gbps = 50.0>
+
+// -----
+
+// expected-error@+1 {{'m2n.topology' must be a #m2n.topology attribute, got "dgx"}}
+module attributes {m2n.topology = "dgx"} {}
+
+// -----
+
+// expected-error@+1 {{unknown m2n attribute 'm2n.plan'}}
+module attributes {m2n.plan = 1} {}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Types
+//===----------------------------------------------------------------------===//
+
+// expected-error@+1 {{communicator must have at least one rank, got 0}}
+func.func private @f(!m2n.comm<0>)
+
+// -----
+
+// expected-error@+1 {{distributed tensor must have a static global shape}}
+func.func private @f(!m2n.dist<?x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>)
+
+// -----
+
+// expected-error@+1 {{element type 'i1' is not supported; expected an integer or float type of 1 to 8 whole bytes}}
+func.func private @f(!m2n.dist<8xi1, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
+
+// -----
+
+// expected-error@+1 {{element type 'index' is not supported}}
+func.func private @f(!m2n.dist<8xindex, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
+
+// -----
+
+// expected-error@+1 {{element type 'complex<f32>' is not supported}}
+func.func private @f(!m2n.dist<8xcomplex<f32>, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
+
+// -----
+
+// expected-error@+1 {{element type 'i128' is not supported}}
+func.func private @f(!m2n.dist<8xi128, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
+
+// -----
+
+// expected-error@+1 {{mesh axis 1 shards tensor dimension 2, but the tensor has rank 2}}
+func.func private @f(!m2n.dist<8x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<2>]>>)
+
+// -----
+
+// expected-error@+1 {{mesh axis 0 shards tensor dimension 0, but the tensor has rank 0}}
+func.func private @f(!m2n.dist<f32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// m2n.reshard
+//===----------------------------------------------------------------------===//
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.reshard' op changes the element type from 'f32' to 'bf16'; a reshard moves data, it does not convert it}}
+  %0 = m2n.reshard %x on %c : !m2n.comm<8>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4], base = 4>, [replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.reshard' op changes the global shape from [4, 8] to [8, 4]}}
+  %0 = m2n.reshard %x on %c : !m2n.comm<8>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[4], base = 4>, [replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.reshard' op destination mesh contains rank 7, but the communicator has only 4 ranks}}
+  %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4], base = 4>, [replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2], ranks = [9, 0]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.reshard' op source mesh contains rank 9, but the communicator has only 4 ranks}}
+  %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2], ranks = [9, 0]>, [shard<0>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.reshard' op destination has partial placements, so its mesh must be the source mesh: a reshard keeps partial contributions on the ranks that hold them}}
+  %0 = m2n.reshard %x on %c : !m2n.comm<8>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4], base = 4>, [partial<sum>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, shard<0>]>>) {
+  // expected-error@+1 {{'m2n.reshard' op destination is partial on mesh axes [1] but the source on [0]; a reshard reduces partial axes or keeps them, it does not create them}}
+  %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, shard<0>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, partial<sum>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.reshard' op destination is partial on mesh axes [0] but the source on []}}
+  %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<max>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, shard<0>]>>) {
+  // expected-error@+1 {{'m2n.reshard' op destination reduction 'max' differs from source reduction 'sum'}}
+  %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, shard<0>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<max>, replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %t: tensor<4x8xf32>) {
+  // expected-error@+1 {{'m2n.reshard' op operand #0 must be distributed tensor, but got 'tensor<4x8xf32>'}}
+  %0 = "m2n.reshard"(%t, %c) : (tensor<4x8xf32>, !m2n.comm<4>) -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>>) {
+  // expected-error@+1 {{'m2n.all_gather' op expects at least one mesh axis}}
+  %0 = m2n.all_gather %x on %c mesh_axes = [] : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>>) {
+  // expected-error@+1 {{'m2n.all_gather' op mesh axis 2 is out of range for a mesh with 2 axes}}
+  %0 = m2n.all_gather %x on %c mesh_axes = [2] : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>>) {
+  // expected-error@+1 {{'m2n.all_gather' op mesh axis -1 is out of range for a mesh with 2 axes}}
+  %0 = m2n.all_gather %x on %c mesh_axes = [-1] : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>>) {
+  // expected-error@+1 {{'m2n.all_gather' op mesh axis 1 is listed twice}}
+  %0 = m2n.all_gather %x on %c mesh_axes = [1, 1] : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<2>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>>) {
+  // expected-error@+1 {{'m2n.all_gather' op input mesh contains rank 3, but the communicator has only 2 ranks}}
+  %0 = m2n.all_gather %x on %c mesh_axes = [1] : !m2n.comm<2>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, shard<1>]>>) {
+  // expected-error@+1 {{'m2n.all_gather' op all_gather expects a shard placement on mesh axis 0, got #m2n.partial<sum>}}
+  %0 = m2n.all_gather %x on %c mesh_axes = [0] : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, shard<1>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [replicate, shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>>) {
+  // expected-error@+1 {{'m2n.all_gather' op result type must be '!m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, replicate]>>', got '!m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [replicate, replicate]>>'}}
+  %0 = m2n.all_gather %x on %c mesh_axes = [1] : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [replicate, replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>) {
+  // expected-error@+1 {{'m2n.reduce_scatter' op reduce_scatter expects a partial placement on mesh axis 0, got #m2n.replicate}}
+  %0 = m2n.reduce_scatter %x on %c mesh_axes = [0] scatter_dim = 0 : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<sum>]>>) {
+  // expected-error@+1 {{'m2n.reduce_scatter' op scatter_dim 2 is out of range for a tensor of rank 2}}
+  %0 = m2n.reduce_scatter %x on %c mesh_axes = [0] scatter_dim = 2 : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<sum>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<sum>]>>) {
+  // expected-error@+1 {{'m2n.reduce_scatter' op result type must be '!m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<1>]>>'}}
+  %0 = m2n.reduce_scatter %x on %c mesh_axes = [0] scatter_dim = 1 : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<sum>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.all_reduce' op all_reduce expects a partial placement on mesh axis 0, got #m2n.shard<0>}}
+  %0 = m2n.all_reduce %x on %c mesh_axes = [0] : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<min>]>>) {
+  // expected-error@+1 {{'m2n.all_reduce' op result type must be '!m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>'}}
+  %0 = m2n.all_reduce %x on %c mesh_axes = [0] : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<min>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<min>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>) {
+  // expected-error@+1 {{'m2n.all_to_all' op all_to_all expects a shard placement on mesh axis 0, got #m2n.replicate}}
+  %0 = m2n.all_to_all %x on %c mesh_axes = [0] split_dim = 1 : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<1>]>>) {
+  // expected-error@+1 {{'m2n.all_to_all' op mesh axis 0 already shards split_dim 1}}
+  %0 = m2n.all_to_all %x on %c mesh_axes = [0] split_dim = 1 : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<1>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.all_to_all' op split_dim -1 is out of range for a tensor of rank 2}}
+  %0 = m2n.all_to_all %x on %c mesh_axes = [0] split_dim = -1 : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.all_to_all' op result type must be '!m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<1>]>>'}}
+  %0 = m2n.all_to_all %x on %c mesh_axes = [0] split_dim = 1 : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+  return
+}

@@ -1,0 +1,86 @@
+// RUN: m2n-opt %s | m2n-opt --mlir-print-local-scope | FileCheck %s
+// RUN: m2n-opt %s --mlir-print-op-generic | m2n-opt --mlir-print-local-scope | FileCheck %s
+// RUN: m2n-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+// RUN: m2n-opt %s | FileCheck %s --check-prefix=ALIAS
+
+// Meshes, layouts and topologies print as aliases.
+// ALIAS-DAG: #[[TRAINER:mesh[0-9]*]] = #m2n.mesh<[1, 4]>
+// ALIAS-DAG: #[[GEN:mesh[0-9]*]] = #m2n.mesh<[2, 2], base = 4>
+// ALIAS-DAG: #[[SRC:layout[0-9]*]] = #m2n.layout<#[[TRAINER]], [replicate, shard<0>]>
+// ALIAS-DAG: #[[DST:layout[0-9]*]] = #m2n.layout<#[[GEN]], [replicate, shard<0>]>
+// ALIAS-DAG: #[[TOPO:topology]] = #m2n.topology<domains = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]], nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>
+// ALIAS: module attributes {m2n.topology = #[[TOPO]]}
+// ALIAS: m2n.reshard %{{.*}} on %{{.*}} : !m2n.comm<8>, !m2n.dist<4x8xbf16, #[[SRC]]> -> !m2n.dist<4x8xbf16, #[[DST]]>
+
+// CHECK: module attributes {m2n.topology = #m2n.topology<domains = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]], nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>}
+
+#trainer = #m2n.mesh<[1, 4]>
+#gen = #m2n.mesh<[2, 2], base = 4>
+#src = #m2n.layout<#trainer, [replicate, shard<0>]>
+#dst = #m2n.layout<#gen, [replicate, shard<0>]>
+
+module attributes {m2n.topology = #m2n.topology<domains = [[0, 1, 2, 3], [4, 5, 6, 7]], nvlink_gbps = 450.0, network_gbps = 50.0>} {
+
+// The M2N paper's Example A: trainer TP4 on ranks 0-3 to generator DP2 x TP2
+// on ranks 4-7.
+// CHECK-LABEL: func.func @example_a
+// CHECK-SAME: (%[[COMM:.*]]: !m2n.comm<8>, %[[W:.*]]: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[1, 4]>, [replicate, shard<0>]>>)
+// CHECK: %[[R:.*]] = m2n.reshard %[[W]] on %[[COMM]] : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[1, 4]>, [replicate, shard<0>]>> -> !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2, 2], base = 4>, [replicate, shard<0>]>>
+// CHECK: return %[[R]]
+// GENERIC-LABEL: "func.func"
+// GENERIC: "m2n.reshard"(%{{.*}}, %{{.*}}) : (!m2n.dist<4x8xbf16, #{{.*}}>, !m2n.comm<8>) -> !m2n.dist<4x8xbf16, #{{.*}}>
+func.func @example_a(%comm: !m2n.comm<8>, %w: !m2n.dist<4x8xbf16, #src>) -> !m2n.dist<4x8xbf16, #dst> {
+  %0 = m2n.reshard %w on %comm : !m2n.comm<8>, !m2n.dist<4x8xbf16, #src> -> !m2n.dist<4x8xbf16, #dst>
+  return %0 : !m2n.dist<4x8xbf16, #dst>
+}
+
+// Explicit rank lists, 3-D tensors, a 3-D mesh with two axes sharding the
+// same tensor dimension, and a 0-d tensor.
+// CHECK-LABEL: func.func @general_layouts
+// CHECK: m2n.reshard %{{.*}} on %{{.*}} : !m2n.comm<8>, !m2n.dist<6x10xf32, #m2n.layout<#m2n.mesh<[2], ranks = [3, 1]>, [shard<1>]>> -> !m2n.dist<6x10xf32, #m2n.layout<#m2n.mesh<[2, 2], base = 4>, [shard<0>, replicate]>>
+// CHECK: m2n.reshard %{{.*}} : !m2n.comm<8>, !m2n.dist<3x5x7xi64, #m2n.layout<#m2n.mesh<[2, 2, 2]>, [shard<0>, shard<0>, shard<2>]>> -> !m2n.dist<3x5x7xi64, #m2n.layout<#m2n.mesh<[8]>, [shard<1>]>>
+// CHECK: m2n.reshard %{{.*}} : !m2n.comm<4>, !m2n.dist<f64, #m2n.layout<#m2n.mesh<[4]>, [partial<max>]>> -> !m2n.dist<f64, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+func.func @general_layouts(%comm: !m2n.comm<8>, %small: !m2n.comm<4>,
+    %a: !m2n.dist<6x10xf32, #m2n.layout<#m2n.mesh<[2], ranks = [3, 1]>, [shard<1>]>>,
+    %b: !m2n.dist<3x5x7xi64, #m2n.layout<#m2n.mesh<[2, 2, 2]>, [shard<0>, shard<0>, shard<2>]>>,
+    %c: !m2n.dist<f64, #m2n.layout<#m2n.mesh<[4]>, [partial<max>]>>) {
+  %0 = m2n.reshard %a on %comm : !m2n.comm<8>, !m2n.dist<6x10xf32, #m2n.layout<#m2n.mesh<[2], ranks = [3, 1]>, [shard<1>]>> -> !m2n.dist<6x10xf32, #m2n.layout<#m2n.mesh<[2, 2], base = 4>, [shard<0>, replicate]>>
+  %1 = m2n.reshard %b on %comm : !m2n.comm<8>, !m2n.dist<3x5x7xi64, #m2n.layout<#m2n.mesh<[2, 2, 2]>, [shard<0>, shard<0>, shard<2>]>> -> !m2n.dist<3x5x7xi64, #m2n.layout<#m2n.mesh<[8]>, [shard<1>]>>
+  %2 = m2n.reshard %c on %small : !m2n.comm<4>, !m2n.dist<f64, #m2n.layout<#m2n.mesh<[4]>, [partial<max>]>> -> !m2n.dist<f64, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+  return
+}
+
+// Partial contributions kept on their ranks while another axis is gathered.
+// CHECK-LABEL: func.func @keep_partial
+// CHECK: m2n.reshard {{.*}} -> !m2n.dist<8x8xf16, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, replicate]>>
+func.func @keep_partial(%comm: !m2n.comm<4>, %x: !m2n.dist<8x8xf16, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, shard<1>]>>) {
+  %0 = m2n.reshard %x on %comm : !m2n.comm<4>, !m2n.dist<8x8xf16, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, shard<1>]>> -> !m2n.dist<8x8xf16, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, replicate]>>
+  return
+}
+
+// CHECK-LABEL: func.func @collectives
+// CHECK: m2n.all_gather %{{.*}} on %{{.*}} mesh_axes = [1] : !m2n.comm<8>
+// CHECK-SAME: -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<0>, replicate]>>
+// CHECK: m2n.reduce_scatter %{{.*}} on %{{.*}} mesh_axes = [0, 1] scatter_dim = 1 : !m2n.comm<8>
+// CHECK-SAME: -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<1>, shard<1>]>>
+// CHECK: m2n.all_reduce %{{.*}} on %{{.*}} mesh_axes = [0] : !m2n.comm<8>
+// CHECK-SAME: -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [replicate, shard<1>]>>
+// CHECK: m2n.all_to_all %{{.*}} on %{{.*}} mesh_axes = [1] split_dim = 0 : !m2n.comm<8>
+// CHECK-SAME: -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [replicate, shard<0>]>>
+// GENERIC-LABEL: "func.func"
+// GENERIC: "m2n.all_gather"(%{{.*}}, %{{.*}}) <{mesh_axes = array<i64: 1>}>
+// GENERIC: "m2n.reduce_scatter"(%{{.*}}, %{{.*}}) <{mesh_axes = array<i64: 0, 1>, scatter_dim = 1 : i64}>
+// GENERIC: "m2n.all_reduce"(%{{.*}}, %{{.*}}) <{mesh_axes = array<i64: 0>}>
+// GENERIC: "m2n.all_to_all"(%{{.*}}, %{{.*}}) <{mesh_axes = array<i64: 1>, split_dim = 0 : i64}>
+func.func @collectives(%comm: !m2n.comm<8>,
+    %s: !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<0>, shard<1>]>>,
+    %p: !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [partial<sum>, partial<sum>]>>,
+    %q: !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [partial<sum>, shard<1>]>>) {
+  %0 = m2n.all_gather %s on %comm mesh_axes = [1] : !m2n.comm<8>, !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<0>, shard<1>]>> -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<0>, replicate]>>
+  %1 = m2n.reduce_scatter %p on %comm mesh_axes = [0, 1] scatter_dim = 1 : !m2n.comm<8>, !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [partial<sum>, partial<sum>]>> -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<1>, shard<1>]>>
+  %2 = m2n.all_reduce %q on %comm mesh_axes = [0] : !m2n.comm<8>, !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [partial<sum>, shard<1>]>> -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [replicate, shard<1>]>>
+  %3 = m2n.all_to_all %2 on %comm mesh_axes = [1] split_dim = 0 : !m2n.comm<8>, !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [replicate, shard<1>]>> -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [replicate, shard<0>]>>
+  return
+}
+
+}
