@@ -1,0 +1,145 @@
+//===- Layout.h - DTensor layout math without MLIR ---------------*- C++ -*-===//
+//
+// Plain C++ (standard library only) so that the runtime, the simulator and
+// the compiler share one definition of "which part of the tensor does rank r
+// hold". The semantics are PyTorch DTensor's:
+//
+//  * A mesh is a row-major grid (last axis fastest) of communicator ranks.
+//  * shard(d) on a mesh axis of size k gives the rank at index i along it the
+//    i-th torch.chunk of the *current* extent of dimension d: chunk size
+//    ceil(n/k), chunk i = [min(i*c, n), min((i+1)*c, n)). Mesh axes apply in
+//    order, so with several axes sharding one dimension, axis 0 is outermost.
+//  * replicate: every rank along the axis holds the same elements.
+//  * partial(op): every rank along the axis holds a contribution to the same
+//    elements; the contributor index of a rank is its row-major position
+//    over the partial axes only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_LAYOUT_LAYOUT_H
+#define M2N_LAYOUT_LAYOUT_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace m2n {
+
+enum class Reduction { Sum, Max, Min };
+
+/// "sum", "max" or "min".
+const char *toString(Reduction reduction);
+
+/// How a tensor is distributed along one mesh axis.
+struct Placement {
+  enum class Kind { Shard, Replicate, Partial };
+
+  Kind kind = Kind::Replicate;
+  int64_t dim = -1;                     // Shard only.
+  Reduction reduction = Reduction::Sum; // Partial only.
+
+  static Placement shard(int64_t dim) { return {Kind::Shard, dim, {}}; }
+  static Placement replicate() { return {Kind::Replicate, -1, {}}; }
+  static Placement partial(Reduction op) { return {Kind::Partial, -1, op}; }
+
+  bool isShard() const { return kind == Kind::Shard; }
+  bool isReplicate() const { return kind == Kind::Replicate; }
+  bool isPartial() const { return kind == Kind::Partial; }
+  bool operator==(const Placement &other) const;
+  bool operator!=(const Placement &other) const { return !(*this == other); }
+  /// "shard<0>", "replicate", "partial<sum>".
+  std::string str() const;
+};
+
+/// A row-major grid of communicator ranks.
+struct Mesh {
+  std::vector<int64_t> shape;
+  /// Communicator rank at every grid position, row-major.
+  std::vector<int64_t> ranks;
+
+  /// The contiguous ranks base .. base + prod(shape) - 1.
+  static Mesh contiguous(std::vector<int64_t> shape, int64_t base = 0);
+  static Mesh explicitRanks(std::vector<int64_t> shape,
+                            std::vector<int64_t> ranks);
+
+  int64_t size() const { return static_cast<int64_t>(ranks.size()); }
+  int64_t meshRank() const { return static_cast<int64_t>(shape.size()); }
+  int64_t rankAt(int64_t linearIndex) const { return ranks[linearIndex]; }
+  /// Grid position of a communicator rank, if it is in the mesh.
+  std::optional<int64_t> indexOf(int64_t rank) const;
+  /// Coordinates of a grid position.
+  std::vector<int64_t> coords(int64_t linearIndex) const;
+  /// Largest rank in the mesh (-1 for an empty mesh).
+  int64_t maxRank() const;
+};
+
+/// A half-open interval [begin, end).
+struct Interval {
+  int64_t begin = 0, end = 0;
+  int64_t size() const { return end - begin; }
+  bool empty() const { return end <= begin; }
+};
+
+/// Chunk `index` of `parts` of an extent `size`, as torch.chunk cuts it.
+Interval chunkOf(int64_t size, int64_t parts, int64_t index);
+
+/// An axis-aligned box: per dimension an offset and a size.
+struct Box {
+  std::vector<int64_t> offsets, sizes;
+
+  int64_t rank() const { return static_cast<int64_t>(sizes.size()); }
+  int64_t volume() const;
+  bool empty() const;
+  /// The common part of two boxes of the same rank (possibly empty).
+  Box intersect(const Box &other) const;
+  /// Whether `other` lies inside this box.
+  bool contains(const Box &other) const;
+  /// The same box with `origin` subtracted from its offsets.
+  Box relativeTo(const std::vector<int64_t> &origin) const;
+  bool operator==(const Box &other) const {
+    return offsets == other.offsets && sizes == other.sizes;
+  }
+  /// "[0:1, 0:8]" (half-open ranges).
+  std::string str() const;
+};
+
+/// A mesh with one placement per mesh axis.
+struct Layout {
+  Mesh mesh;
+  std::vector<Placement> placements;
+
+  /// Number of partial contributors (product of the partial axis sizes; 1
+  /// when there is no partial placement).
+  int64_t numContributors() const;
+  /// Contributor index of grid position `linearIndex` (0 when not partial).
+  int64_t contributorIndex(int64_t linearIndex) const;
+  /// The reduction of the partial placements, if any.
+  std::optional<Reduction> reduction() const;
+  bool hasPartial() const { return reduction().has_value(); }
+  /// Global box held by grid position `linearIndex` of a tensor of `shape`.
+  Box localBox(const std::vector<int64_t> &shape, int64_t linearIndex) const;
+  /// "mesh [2, 2] ranks [4, 5, 6, 7], [replicate, shard<0>]".
+  std::string str() const;
+};
+
+/// Checks a layout against a global shape and a communicator size; returns
+/// a message naming the problem, or std::nullopt when the layout is valid.
+std::optional<std::string> validateLayout(const Layout &layout,
+                                          const std::vector<int64_t> &shape,
+                                          int64_t commSize);
+
+/// Checks that a reshard from `src` to `dst` is well defined (both layouts
+/// valid, partial destinations only where contributions stay in place).
+std::optional<std::string> validateReshard(const Layout &src,
+                                           const Layout &dst,
+                                           const std::vector<int64_t> &shape,
+                                           int64_t commSize);
+
+/// Row-major linear index of `index` in a tensor of `shape`.
+int64_t linearize(const std::vector<int64_t> &index,
+                  const std::vector<int64_t> &shape);
+
+} // namespace m2n
+
+#endif // M2N_LAYOUT_LAYOUT_H

@@ -1,0 +1,36 @@
+//===- ElementType.h - element types of the host simulator -------*- C++ -*-===//
+
+#ifndef M2N_SIM_ELEMENTTYPE_H
+#define M2N_SIM_ELEMENTTYPE_H
+
+#include "m2n/Layout/Layout.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace m2n {
+
+enum class ElementType { I8, I16, I32, I64, F16, BF16, F32, F64 };
+
+/// MLIR spelling: "i8", ..., "f16", "bf16", "f32", "f64".
+const char *toString(ElementType type);
+std::optional<ElementType> parseElementType(const std::string &name);
+int64_t elementSize(ElementType type);
+bool isFloat(ElementType type);
+
+/// Stores `value` (rounded to nearest even for floats, wrapped modulo 2^bits
+/// for integers) at `dst`.
+void storeElement(ElementType type, void *dst, double value);
+void storeElement(ElementType type, void *dst, int64_t value);
+/// Reads the element at `src` as a double.
+double loadElement(ElementType type, const void *src);
+/// dst = dst (op) src, computed as the hardware does: integers in their own
+/// width, f16/bf16 through f32.
+void reduceElement(ElementType type, Reduction op, void *dst, const void *src);
+/// Whether the elements at `a` and `b` have the same bits.
+bool sameBits(ElementType type, const void *a, const void *b);
+
+} // namespace m2n
+
+#endif // M2N_SIM_ELEMENTTYPE_H

@@ -1,0 +1,81 @@
+//===- HostSimulator.h - reference executor for reshard plans ----*- C++ -*-===//
+//
+// Runs a plan on host memory for every rank and checks the result against
+// the logical tensor. Fill rule, so that results can be checked by anyone:
+// the element whose row-major global linear index is g holds g; under a
+// partial source the rank whose contributor index is q holds g * (q + 1).
+// A sum over k contributors therefore gives g*k*(k+1)/2, max gives g*k and
+// min gives g. Values are converted to the element type as C++ does for
+// integers (wrapping modulo 2^bits) and by round-to-nearest-even for floats;
+// tensors whose indices exceed a float type's exact range still check
+// correctly (copies compare bits, float reductions compare with a tolerance
+// of a few units in the last place per contributor).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_SIM_HOSTSIMULATOR_H
+#define M2N_SIM_HOSTSIMULATOR_H
+
+#include "m2n/Layout/Planner.h"
+#include "m2n/Sim/ElementType.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace m2n {
+
+struct SimulationReport {
+  bool passed = false;
+  int64_t checkedElements = 0;
+  /// The first mismatch (or execution error), empty when passed.
+  std::string message;
+};
+
+class ReshardSimulator {
+public:
+  /// The layouts must pass validateReshard.
+  ReshardSimulator(Layout src, Layout dst, std::vector<int64_t> shape,
+                   ElementType type);
+
+  /// Fills every source rank's buffer by the fill rule and poisons every
+  /// destination buffer (NaN for floats, 0x5A bytes for integers).
+  void reset();
+  /// Applies the copies, then the reductions, of `plan`. Returns an error
+  /// for a transfer that names an unknown rank or leaves a buffer, without
+  /// touching memory out of bounds.
+  std::optional<std::string> execute(const ReshardPlan &plan);
+  /// Compares every destination element with the logical tensor.
+  SimulationReport check() const;
+
+  /// Fill value of global element `g` for contributor `q`.
+  static int64_t fillValue(int64_t g, int64_t q) { return g * (q + 1); }
+
+  /// The local buffer of the destination at grid position `index`.
+  const std::vector<uint8_t> &dstBuffer(int64_t index) const {
+    return dstBuffers[index];
+  }
+  const std::vector<int64_t> &dstLocalShape(int64_t index) const {
+    return dstBoxes[index].sizes;
+  }
+  const Layout &dstLayout() const { return dst; }
+  ElementType elementType() const { return type; }
+
+private:
+  Layout src, dst;
+  std::vector<int64_t> shape;
+  ElementType type;
+  std::vector<Box> srcBoxes, dstBoxes;
+  std::vector<std::vector<uint8_t>> srcBuffers, dstBuffers;
+};
+
+/// Writes a row-major array as a NumPy .npy file (format 1.0). bf16 has no
+/// NumPy type and is written as its uint16 bit patterns ('<u2').
+std::optional<std::string> writeNpy(const std::string &path, ElementType type,
+                                    const std::vector<int64_t> &shape,
+                                    const std::vector<uint8_t> &data);
+
+} // namespace m2n
+
+#endif // M2N_SIM_HOSTSIMULATOR_H

@@ -1,0 +1,293 @@
+//===- Layout.cpp - DTensor layout math without MLIR -----------------------===//
+
+#include "m2n/Layout/Layout.h"
+
+#include <algorithm>
+#include <sstream>
+#include <unordered_set>
+
+namespace m2n {
+
+const char *toString(Reduction reduction) {
+  switch (reduction) {
+  case Reduction::Sum:
+    return "sum";
+  case Reduction::Max:
+    return "max";
+  case Reduction::Min:
+    return "min";
+  }
+  return "?";
+}
+
+bool Placement::operator==(const Placement &other) const {
+  if (kind != other.kind)
+    return false;
+  if (kind == Kind::Shard)
+    return dim == other.dim;
+  if (kind == Kind::Partial)
+    return reduction == other.reduction;
+  return true;
+}
+
+std::string Placement::str() const {
+  switch (kind) {
+  case Kind::Shard:
+    return "shard<" + std::to_string(dim) + ">";
+  case Kind::Replicate:
+    return "replicate";
+  case Kind::Partial:
+    return std::string("partial<") + toString(reduction) + ">";
+  }
+  return "?";
+}
+
+static std::string joinInts(const std::vector<int64_t> &values) {
+  std::ostringstream os;
+  os << '[';
+  for (size_t i = 0; i < values.size(); ++i)
+    os << (i ? ", " : "") << values[i];
+  os << ']';
+  return os.str();
+}
+
+//===----------------------------------------------------------------------===//
+// Mesh
+//===----------------------------------------------------------------------===//
+
+Mesh Mesh::contiguous(std::vector<int64_t> shape, int64_t base) {
+  Mesh mesh;
+  int64_t size = 1;
+  for (int64_t extent : shape)
+    size *= std::max<int64_t>(extent, 0);
+  mesh.shape = std::move(shape);
+  mesh.ranks.resize(size);
+  for (int64_t i = 0; i < size; ++i)
+    mesh.ranks[i] = base + i;
+  return mesh;
+}
+
+Mesh Mesh::explicitRanks(std::vector<int64_t> shape,
+                         std::vector<int64_t> ranks) {
+  Mesh mesh;
+  mesh.shape = std::move(shape);
+  mesh.ranks = std::move(ranks);
+  return mesh;
+}
+
+std::optional<int64_t> Mesh::indexOf(int64_t rank) const {
+  auto it = std::find(ranks.begin(), ranks.end(), rank);
+  if (it == ranks.end())
+    return std::nullopt;
+  return it - ranks.begin();
+}
+
+std::vector<int64_t> Mesh::coords(int64_t linearIndex) const {
+  std::vector<int64_t> result(shape.size());
+  for (int64_t axis = meshRank() - 1; axis >= 0; --axis) {
+    result[axis] = linearIndex % shape[axis];
+    linearIndex /= shape[axis];
+  }
+  return result;
+}
+
+int64_t Mesh::maxRank() const {
+  return ranks.empty() ? -1 : *std::max_element(ranks.begin(), ranks.end());
+}
+
+//===----------------------------------------------------------------------===//
+// Intervals and boxes
+//===----------------------------------------------------------------------===//
+
+Interval chunkOf(int64_t size, int64_t parts, int64_t index) {
+  int64_t chunk = (size + parts - 1) / parts;
+  int64_t begin = std::min(index * chunk, size);
+  return {begin, std::min(begin + chunk, size)};
+}
+
+int64_t Box::volume() const {
+  int64_t volume = 1;
+  for (int64_t size : sizes)
+    volume *= std::max<int64_t>(size, 0);
+  return volume;
+}
+
+bool Box::empty() const {
+  return std::any_of(sizes.begin(), sizes.end(),
+                     [](int64_t size) { return size <= 0; });
+}
+
+Box Box::intersect(const Box &other) const {
+  Box result;
+  result.offsets.resize(sizes.size());
+  result.sizes.resize(sizes.size());
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    int64_t begin = std::max(offsets[d], other.offsets[d]);
+    int64_t end = std::min(offsets[d] + sizes[d],
+                           other.offsets[d] + other.sizes[d]);
+    result.offsets[d] = begin;
+    result.sizes[d] = std::max<int64_t>(end - begin, 0);
+  }
+  return result;
+}
+
+bool Box::contains(const Box &other) const {
+  if (other.sizes.size() != sizes.size())
+    return false;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (other.offsets[d] < offsets[d] ||
+        other.offsets[d] + other.sizes[d] > offsets[d] + sizes[d])
+      return false;
+  return true;
+}
+
+Box Box::relativeTo(const std::vector<int64_t> &origin) const {
+  Box result = *this;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    result.offsets[d] -= origin[d];
+  return result;
+}
+
+std::string Box::str() const {
+  std::ostringstream os;
+  os << '[';
+  for (size_t d = 0; d < sizes.size(); ++d)
+    os << (d ? ", " : "") << offsets[d] << ':' << offsets[d] + sizes[d];
+  os << ']';
+  return os.str();
+}
+
+//===----------------------------------------------------------------------===//
+// Layout
+//===----------------------------------------------------------------------===//
+
+int64_t Layout::numContributors() const {
+  int64_t count = 1;
+  for (size_t axis = 0; axis < placements.size(); ++axis)
+    if (placements[axis].isPartial())
+      count *= mesh.shape[axis];
+  return count;
+}
+
+int64_t Layout::contributorIndex(int64_t linearIndex) const {
+  std::vector<int64_t> coords = mesh.coords(linearIndex);
+  int64_t index = 0;
+  for (size_t axis = 0; axis < placements.size(); ++axis)
+    if (placements[axis].isPartial())
+      index = index * mesh.shape[axis] + coords[axis];
+  return index;
+}
+
+std::optional<Reduction> Layout::reduction() const {
+  for (const Placement &placement : placements)
+    if (placement.isPartial())
+      return placement.reduction;
+  return std::nullopt;
+}
+
+Box Layout::localBox(const std::vector<int64_t> &shape,
+                     int64_t linearIndex) const {
+  Box box{std::vector<int64_t>(shape.size(), 0), shape};
+  std::vector<int64_t> coords = mesh.coords(linearIndex);
+  for (size_t axis = 0; axis < placements.size(); ++axis) {
+    const Placement &placement = placements[axis];
+    if (!placement.isShard())
+      continue;
+    int64_t d = placement.dim;
+    Interval part = chunkOf(box.sizes[d], mesh.shape[axis], coords[axis]);
+    box.offsets[d] += part.begin;
+    box.sizes[d] = part.size();
+  }
+  return box;
+}
+
+std::string Layout::str() const {
+  std::ostringstream os;
+  os << "mesh " << joinInts(mesh.shape) << " ranks " << joinInts(mesh.ranks)
+     << ", [";
+  for (size_t i = 0; i < placements.size(); ++i)
+    os << (i ? ", " : "") << placements[i].str();
+  os << ']';
+  return os.str();
+}
+
+std::optional<std::string> validateLayout(const Layout &layout,
+                                          const std::vector<int64_t> &shape,
+                                          int64_t commSize) {
+  const Mesh &mesh = layout.mesh;
+  if (mesh.shape.empty())
+    return "mesh must have at least one axis";
+  int64_t size = 1;
+  for (size_t axis = 0; axis < mesh.shape.size(); ++axis) {
+    if (mesh.shape[axis] <= 0)
+      return "mesh axis " + std::to_string(axis) + " has size " +
+             std::to_string(mesh.shape[axis]);
+    size *= mesh.shape[axis];
+  }
+  if (size != mesh.size())
+    return "mesh of " + std::to_string(size) + " ranks has a rank list of " +
+           std::to_string(mesh.size()) + " entries";
+  std::unordered_set<int64_t> seen;
+  for (int64_t rank : mesh.ranks) {
+    if (rank < 0 || rank >= commSize)
+      return "mesh rank " + std::to_string(rank) +
+             " is outside the communicator of " + std::to_string(commSize) +
+             " ranks";
+    if (!seen.insert(rank).second)
+      return "mesh contains rank " + std::to_string(rank) + " more than once";
+  }
+  if (layout.placements.size() != mesh.shape.size())
+    return "layout has " + std::to_string(layout.placements.size()) +
+           " placements but its mesh has " + std::to_string(mesh.meshRank()) +
+           " axes";
+  std::optional<Reduction> reduction;
+  for (size_t axis = 0; axis < layout.placements.size(); ++axis) {
+    const Placement &placement = layout.placements[axis];
+    if (placement.isShard() &&
+        (placement.dim < 0 ||
+         placement.dim >= static_cast<int64_t>(shape.size())))
+      return "mesh axis " + std::to_string(axis) + " shards dimension " +
+             std::to_string(placement.dim) + " of a rank-" +
+             std::to_string(shape.size()) + " tensor";
+    if (placement.isPartial()) {
+      if (reduction && *reduction != placement.reduction)
+        return "partial placements use different reductions";
+      reduction = placement.reduction;
+    }
+  }
+  for (int64_t extent : shape)
+    if (extent < 0)
+      return "tensor extents must be non-negative";
+  return std::nullopt;
+}
+
+std::optional<std::string> validateReshard(const Layout &src,
+                                           const Layout &dst,
+                                           const std::vector<int64_t> &shape,
+                                           int64_t commSize) {
+  if (auto error = validateLayout(src, shape, commSize))
+    return "source: " + *error;
+  if (auto error = validateLayout(dst, shape, commSize))
+    return "destination: " + *error;
+  if (!dst.hasPartial())
+    return std::nullopt;
+  if (src.mesh.shape != dst.mesh.shape || src.mesh.ranks != dst.mesh.ranks)
+    return "a partial destination must use the source mesh";
+  for (size_t axis = 0; axis < src.placements.size(); ++axis)
+    if (src.placements[axis].isPartial() != dst.placements[axis].isPartial())
+      return "a partial destination must be partial on the same mesh axes as "
+             "the source";
+  if (src.reduction() != dst.reduction())
+    return "a partial destination must keep the source reduction";
+  return std::nullopt;
+}
+
+int64_t linearize(const std::vector<int64_t> &index,
+                  const std::vector<int64_t> &shape) {
+  int64_t linear = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    linear = linear * shape[d] + index[d];
+  return linear;
+}
+
+} // namespace m2n

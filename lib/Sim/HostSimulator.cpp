@@ -1,0 +1,267 @@
+//===- HostSimulator.cpp - reference executor for reshard plans ------------===//
+
+#include "m2n/Sim/HostSimulator.h"
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+namespace m2n {
+
+ReshardSimulator::ReshardSimulator(Layout src, Layout dst,
+                                   std::vector<int64_t> shape,
+                                   ElementType type)
+    : src(std::move(src)), dst(std::move(dst)), shape(std::move(shape)),
+      type(type) {
+  for (int64_t i = 0; i < this->src.mesh.size(); ++i)
+    srcBoxes.push_back(this->src.localBox(this->shape, i));
+  for (int64_t j = 0; j < this->dst.mesh.size(); ++j)
+    dstBoxes.push_back(this->dst.localBox(this->shape, j));
+  reset();
+}
+
+/// Calls fn(localIndex, globalLinearIndex) for every element of `box`, where
+/// localIndex is the row-major position inside the box.
+template <typename Fn>
+static void forEachElement(const Box &box, const std::vector<int64_t> &shape,
+                           Fn fn) {
+  int64_t volume = box.volume();
+  if (volume == 0)
+    return;
+  int64_t rank = box.rank();
+  std::vector<int64_t> index(rank, 0), global(rank);
+  for (int64_t local = 0; local < volume; ++local) {
+    for (int64_t d = 0; d < rank; ++d)
+      global[d] = box.offsets[d] + index[d];
+    fn(local, linearize(global, shape));
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < box.sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+
+void ReshardSimulator::reset() {
+  const int64_t size = elementSize(type);
+  srcBuffers.assign(srcBoxes.size(), {});
+  for (size_t i = 0; i < srcBoxes.size(); ++i) {
+    std::vector<uint8_t> &buffer = srcBuffers[i];
+    buffer.assign(srcBoxes[i].volume() * size, 0);
+    int64_t contributor = src.contributorIndex(static_cast<int64_t>(i));
+    forEachElement(srcBoxes[i], shape, [&](int64_t local, int64_t g) {
+      storeElement(type, buffer.data() + local * size,
+                   fillValue(g, contributor));
+    });
+  }
+  dstBuffers.assign(dstBoxes.size(), {});
+  for (size_t j = 0; j < dstBoxes.size(); ++j) {
+    std::vector<uint8_t> &buffer = dstBuffers[j];
+    buffer.assign(dstBoxes[j].volume() * size, 0x5A);
+    if (isFloat(type))
+      for (int64_t e = 0; e < dstBoxes[j].volume(); ++e)
+        storeElement(type, buffer.data() + e * size, std::nan(""));
+  }
+}
+
+/// Byte offset of box element `index` in a row-major buffer of `shape`.
+static int64_t offsetOf(const std::vector<int64_t> &index,
+                        const std::vector<int64_t> &shape, int64_t size) {
+  return linearize(index, shape) * size;
+}
+
+std::optional<std::string>
+ReshardSimulator::execute(const ReshardPlan &plan) {
+  std::map<int64_t, int64_t> srcIndex, dstIndex;
+  for (int64_t i = 0; i < src.mesh.size(); ++i)
+    srcIndex[src.mesh.rankAt(i)] = i;
+  for (int64_t j = 0; j < dst.mesh.size(); ++j)
+    dstIndex[dst.mesh.rankAt(j)] = j;
+  const int64_t size = elementSize(type);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+
+  // Validate everything first, so that a bad plan touches no memory.
+  for (size_t t = 0; t < plan.transfers.size(); ++t) {
+    const Transfer &transfer = plan.transfers[t];
+    auto s = srcIndex.find(transfer.srcRank);
+    auto d = dstIndex.find(transfer.dstRank);
+    std::string where = "transfer " + std::to_string(t) + " (" +
+                        transfer.str() + "): ";
+    if (s == srcIndex.end() || d == dstIndex.end())
+      return where + "names a rank outside the meshes";
+    Box srcBounds{std::vector<int64_t>(rank, 0), srcBoxes[s->second].sizes};
+    Box dstBounds{std::vector<int64_t>(rank, 0), dstBoxes[d->second].sizes};
+    if (transfer.srcBox.sizes != transfer.dstBox.sizes ||
+        !srcBounds.contains(transfer.srcBox) ||
+        !dstBounds.contains(transfer.dstBox))
+      return where + "leaves a local buffer";
+  }
+
+  auto apply = [&](const Transfer &transfer) {
+    const int64_t s = srcIndex[transfer.srcRank];
+    const int64_t d = dstIndex[transfer.dstRank];
+    const std::vector<int64_t> &srcShape = srcBoxes[s].sizes;
+    const std::vector<int64_t> &dstShape = dstBoxes[d].sizes;
+    const uint8_t *from = srcBuffers[s].data();
+    uint8_t *to = dstBuffers[d].data();
+    // Rows of the innermost dimension are contiguous in both buffers.
+    int64_t rowLength = rank ? transfer.srcBox.sizes[rank - 1] : 1;
+    Box rows = transfer.srcBox;
+    if (rank)
+      rows.sizes[rank - 1] = 1;
+    std::vector<int64_t> index(rank, 0), srcAt(rank), dstAt(rank);
+    for (int64_t row = 0, e = rows.volume(); row < e; ++row) {
+      for (int64_t k = 0; k < rank; ++k) {
+        srcAt[k] = transfer.srcBox.offsets[k] + index[k];
+        dstAt[k] = transfer.dstBox.offsets[k] + index[k];
+      }
+      const uint8_t *rowFrom = from + offsetOf(srcAt, srcShape, size);
+      uint8_t *rowTo = to + offsetOf(dstAt, dstShape, size);
+      if (!transfer.reduction)
+        std::memcpy(rowTo, rowFrom, rowLength * size);
+      else
+        for (int64_t x = 0; x < rowLength; ++x)
+          reduceElement(type, *transfer.reduction, rowTo + x * size,
+                        rowFrom + x * size);
+      for (int64_t k = rank - 2; k >= 0; --k) {
+        if (++index[k] < rows.sizes[k])
+          break;
+        index[k] = 0;
+      }
+    }
+  };
+  for (const Transfer &transfer : plan.transfers)
+    if (!transfer.reduction)
+      apply(transfer);
+  for (const Transfer &transfer : plan.transfers)
+    if (transfer.reduction)
+      apply(transfer);
+  return std::nullopt;
+}
+
+/// Unit roundoff of a float type, for the reduction tolerance.
+static double unitRoundoff(ElementType type) {
+  switch (type) {
+  case ElementType::F16:
+    return std::ldexp(1.0, -11);
+  case ElementType::BF16:
+    return std::ldexp(1.0, -8);
+  case ElementType::F32:
+    return std::ldexp(1.0, -24);
+  case ElementType::F64:
+    return std::ldexp(1.0, -53);
+  default:
+    return 0;
+  }
+}
+
+SimulationReport ReshardSimulator::check() const {
+  SimulationReport report;
+  const int64_t size = elementSize(type);
+  const int64_t contributors = src.numContributors();
+  const std::optional<Reduction> op = src.reduction();
+  std::vector<uint8_t> expected(size), term(size);
+  for (size_t j = 0; j < dstBoxes.size(); ++j) {
+    const std::vector<uint8_t> &buffer = dstBuffers[j];
+    int64_t own = dst.hasPartial() ? dst.contributorIndex(j) : -1;
+    bool failed = false;
+    forEachElement(dstBoxes[j], shape, [&](int64_t local, int64_t g) {
+      if (failed)
+        return;
+      ++report.checkedElements;
+      // The logical value: the left fold of the contributions in the element
+      // type, contributor 0 first (or only this rank's own contribution).
+      double magnitude = 0;
+      int64_t first = own >= 0 ? own : 0;
+      int64_t last = own >= 0 ? own + 1 : contributors;
+      for (int64_t q = first; q < last; ++q) {
+        std::vector<uint8_t> &slot = q == first ? expected : term;
+        storeElement(type, slot.data(), fillValue(g, q));
+        magnitude += std::fabs(loadElement(type, slot.data()));
+        if (q != first)
+          reduceElement(type, *op, expected.data(), term.data());
+      }
+      const uint8_t *got = buffer.data() + local * size;
+      if (sameBits(type, got, expected.data()))
+        return;
+      double gotValue = loadElement(type, got);
+      double want = loadElement(type, expected.data());
+      int64_t terms = last - first;
+      if (isFloat(type) && terms > 1 && *op == Reduction::Sum &&
+          std::fabs(gotValue - want) <=
+              2.0 * terms * unitRoundoff(type) * magnitude)
+        return;
+      std::ostringstream os;
+      os << "destination rank " << dst.mesh.rankAt(j) << " local element "
+         << local << " (global linear index " << g << "): expected " << want
+         << ", got " << gotValue;
+      report.message = os.str();
+      failed = true;
+    });
+    if (failed)
+      return report;
+  }
+  report.passed = true;
+  return report;
+}
+
+std::optional<std::string> writeNpy(const std::string &path, ElementType type,
+                                    const std::vector<int64_t> &shape,
+                                    const std::vector<uint8_t> &data) {
+  const char *descr = nullptr;
+  switch (type) {
+  case ElementType::I8:
+    descr = "|i1";
+    break;
+  case ElementType::I16:
+    descr = "<i2";
+    break;
+  case ElementType::I32:
+    descr = "<i4";
+    break;
+  case ElementType::I64:
+    descr = "<i8";
+    break;
+  case ElementType::F16:
+    descr = "<f2";
+    break;
+  case ElementType::BF16:
+    descr = "<u2";
+    break;
+  case ElementType::F32:
+    descr = "<f4";
+    break;
+  case ElementType::F64:
+    descr = "<f8";
+    break;
+  }
+  std::ostringstream header;
+  header << "{'descr': '" << descr << "', 'fortran_order': False, 'shape': (";
+  for (size_t d = 0; d < shape.size(); ++d)
+    header << shape[d] << (shape.size() == 1 || d + 1 < shape.size() ? "," : "")
+           << (d + 1 < shape.size() ? " " : "");
+  header << "), }";
+  std::string text = header.str();
+  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64.
+  size_t total = 10 + text.size() + 1;
+  text.append((64 - total % 64) % 64, ' ');
+  text.push_back('\n');
+  std::ofstream out(path, std::ios::binary);
+  if (!out)
+    return "cannot open '" + path + "' for writing";
+  out.write("\x93NUMPY\x01\x00", 8);
+  uint16_t length = static_cast<uint16_t>(text.size());
+  char lengthBytes[2] = {static_cast<char>(length & 0xFF),
+                         static_cast<char>(length >> 8)};
+  out.write(lengthBytes, 2);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.write(reinterpret_cast<const char *>(data.data()),
+            static_cast<std::streamsize>(data.size()));
+  if (!out)
+    return "failed writing '" + path + "'";
+  return std::nullopt;
+}
+
+} // namespace m2n

@@ -1,0 +1,267 @@
+//===- PlannerTest.cpp - intersection planner: examples and properties -----===//
+
+#include "m2n/Layout/Planner.h"
+#include "m2n/Sim/HostSimulator.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <map>
+#include <random>
+#include <set>
+
+using namespace m2n;
+
+namespace {
+
+std::vector<std::string> describe(const ReshardPlan &plan) {
+  std::vector<std::string> lines;
+  for (const Transfer &transfer : plan.transfers)
+    lines.push_back(transfer.str());
+  return lines;
+}
+
+TEST(PlannerTest, PaperExampleA) {
+  Layout trainer{Mesh::contiguous({1, 4}, 0),
+                 {Placement::replicate(), Placement::shard(0)}};
+  Layout generator{Mesh::contiguous({2, 2}, 4),
+                   {Placement::replicate(), Placement::shard(0)}};
+  ReshardPlan plan = IntersectionPlanner(trainer, generator, {4, 8}).plan();
+  EXPECT_EQ(describe(plan),
+            (std::vector<std::string>{
+                "0 [0:1, 0:8] -> 4 [0:1, 0:8] copy",
+                "1 [0:1, 0:8] -> 4 [1:2, 0:8] copy",
+                "2 [0:1, 0:8] -> 5 [0:1, 0:8] copy",
+                "3 [0:1, 0:8] -> 5 [1:2, 0:8] copy",
+                "0 [0:1, 0:8] -> 6 [0:1, 0:8] copy",
+                "1 [0:1, 0:8] -> 6 [1:2, 0:8] copy",
+                "2 [0:1, 0:8] -> 7 [0:1, 0:8] copy",
+                "3 [0:1, 0:8] -> 7 [1:2, 0:8] copy",
+            }));
+  EXPECT_TRUE(verifyPlan(trainer, generator, {4, 8}, plan).empty());
+}
+
+// Replicated sources: every region comes from one replica, the replicas
+// share the work, and a destination that is a replica copies locally.
+TEST(PlannerTest, ReplicatedSourcesAreBalancedAndLocal) {
+  Layout src{Mesh::contiguous({4}), {Placement::replicate()}};
+  Layout dst{Mesh::contiguous({8}), {Placement::shard(0)}};
+  ReshardPlan plan = IntersectionPlanner(src, dst, {16}).plan();
+  std::map<int64_t, int> served;
+  for (const Transfer &transfer : plan.transfers) {
+    if (transfer.dstRank < 4) {
+      EXPECT_TRUE(transfer.isLocal()) << transfer.str();
+    }
+    ++served[transfer.srcRank];
+  }
+  for (int64_t rank = 0; rank < 4; ++rank)
+    EXPECT_EQ(served[rank], 2) << "rank " << rank;
+}
+
+TEST(PlannerTest, PartialToReplicateCopiesThenReduces) {
+  Layout src{Mesh::contiguous({2}), {Placement::partial(Reduction::Sum)}};
+  Layout dst{Mesh::contiguous({2}), {Placement::replicate()}};
+  ReshardPlan plan = IntersectionPlanner(src, dst, {4}).plan();
+  EXPECT_EQ(describe(plan), (std::vector<std::string>{
+                                "0 [0:4] -> 0 [0:4] copy",
+                                "1 [0:4] -> 0 [0:4] sum",
+                                "0 [0:4] -> 1 [0:4] copy",
+                                "1 [0:4] -> 1 [0:4] sum",
+                            }));
+}
+
+TEST(PlannerTest, VerifierReportsMissingAndDuplicateData) {
+  Layout src{Mesh::contiguous({2}), {Placement::shard(0)}};
+  Layout dst{Mesh::contiguous({1}, 2), {Placement::replicate()}};
+  ReshardPlan plan = IntersectionPlanner(src, dst, {4}).plan();
+  ASSERT_EQ(plan.transfers.size(), 2u);
+  ReshardPlan missing = plan;
+  missing.transfers.pop_back();
+  auto issues = verifyPlan(src, dst, {4}, missing);
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_EQ(issues[0].message, "destination rank 2: local elements [2:4] "
+                               "receive 0 copies, expected exactly 1");
+  ReshardPlan twice = plan;
+  twice.transfers.push_back(plan.transfers[0]);
+  issues = verifyPlan(src, dst, {4}, twice);
+  ASSERT_EQ(issues.size(), 1u);
+  EXPECT_NE(issues[0].message.find("receive 2 copies"), std::string::npos);
+  ReshardPlan shifted = plan;
+  shifted.transfers[1].dstBox.offsets[0] = 1;
+  issues = verifyPlan(src, dst, {4}, shifted);
+  ASSERT_FALSE(issues.empty());
+  EXPECT_EQ(issues[0].transfer, 1);
+  EXPECT_EQ(issues[0].message,
+            "moves global elements [2:4] into global elements [1:3]");
+}
+
+//===----------------------------------------------------------------------===//
+// Property test: random layouts through planner, verifier and simulator.
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kCommSize = 16;
+
+class RandomLayouts {
+public:
+  explicit RandomLayouts(uint64_t seed) : rng(seed) {}
+
+  int64_t uniform(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  }
+
+  std::vector<int64_t> shape() {
+    std::vector<int64_t> result(uniform(0, 4));
+    for (int64_t &extent : result)
+      extent = uniform(0, 9) == 0 ? uniform(0, 2) : uniform(1, 9);
+    return result;
+  }
+
+  Mesh mesh() {
+    std::vector<int64_t> shape;
+    int64_t size = 1;
+    for (int64_t axes = uniform(1, 3); axes > 0; --axes) {
+      int64_t extent = uniform(1, 4);
+      if (size * extent > kCommSize)
+        extent = 1;
+      shape.push_back(extent);
+      size *= extent;
+    }
+    if (uniform(0, 1))
+      return Mesh::contiguous(shape, uniform(0, kCommSize - size));
+    std::vector<int64_t> ranks(kCommSize);
+    for (int64_t r = 0; r < kCommSize; ++r)
+      ranks[r] = r;
+    std::shuffle(ranks.begin(), ranks.end(), rng);
+    ranks.resize(size);
+    return Mesh::explicitRanks(shape, ranks);
+  }
+
+  Placement placement(int64_t tensorRank, bool allowPartial, Reduction op) {
+    int64_t choice = uniform(0, 9);
+    if (allowPartial && choice < 2)
+      return Placement::partial(op);
+    if (tensorRank > 0 && choice < 7)
+      return Placement::shard(uniform(0, tensorRank - 1));
+    return Placement::replicate();
+  }
+
+  Layout layout(int64_t tensorRank, bool allowPartial) {
+    Layout result{mesh(), {}};
+    Reduction op = static_cast<Reduction>(uniform(0, 2));
+    for (int64_t axis = 0; axis < result.mesh.meshRank(); ++axis)
+      result.placements.push_back(placement(tensorRank, allowPartial, op));
+    return result;
+  }
+
+  /// A destination that keeps the source's partial axes.
+  Layout keepPartial(const Layout &src, int64_t tensorRank) {
+    Layout result = src;
+    for (Placement &placement : result.placements)
+      if (!placement.isPartial())
+        placement = this->placement(tensorRank, false, Reduction::Sum);
+    return result;
+  }
+
+  ElementType elementType() {
+    return static_cast<ElementType>(uniform(0, 7));
+  }
+
+private:
+  std::mt19937_64 rng;
+};
+
+/// Checks the planner's invariants 2-4 that verifyPlan does not cover.
+void checkOwnership(const Layout &src, const Layout &dst,
+                    const std::vector<int64_t> &shape,
+                    const ReshardPlan &plan) {
+  std::set<std::pair<int64_t, int64_t>> pairs;
+  // (contributor, box) of a source rank -> transfers per replica rank.
+  std::map<std::pair<int64_t, std::string>, std::map<int64_t, int>> served;
+  auto groupOf = [&](int64_t rank) {
+    int64_t index = *src.mesh.indexOf(rank);
+    return std::make_pair(src.contributorIndex(index),
+                          src.localBox(shape, index).str());
+  };
+  for (int64_t i = 0; i < src.mesh.size(); ++i)
+    if (!src.localBox(shape, i).empty())
+      served[groupOf(src.mesh.rankAt(i))][src.mesh.rankAt(i)] += 0;
+  for (const Transfer &transfer : plan.transfers) {
+    EXPECT_TRUE(pairs.insert({transfer.srcRank, transfer.dstRank}).second)
+        << "two transfers from " << transfer.srcRank << " to "
+        << transfer.dstRank;
+    ++served[groupOf(transfer.srcRank)][transfer.srcRank];
+    // A destination holding the same source data must copy locally.
+    if (!transfer.isLocal() && src.mesh.indexOf(transfer.dstRank)) {
+      EXPECT_NE(groupOf(transfer.dstRank), groupOf(transfer.srcRank))
+          << "rank " << transfer.dstRank
+          << " receives data it holds itself: " << transfer.str();
+    }
+  }
+  for (const auto &[group, loads] : served) {
+    int minLoad = INT32_MAX, maxLoad = 0;
+    for (const auto &[rank, load] : loads) {
+      minLoad = std::min(minLoad, load);
+      maxLoad = std::max(maxLoad, load);
+    }
+    EXPECT_LE(maxLoad - minLoad, 1) << "unbalanced replicas of " << group.second;
+  }
+}
+
+uint64_t propertySeed() {
+  if (const char *env = std::getenv("M2N_PROPERTY_SEED"))
+    return std::strtoull(env, nullptr, 10);
+  return 20261130;
+}
+
+int64_t propertyCases() {
+  if (const char *env = std::getenv("M2N_PROPERTY_CASES"))
+    return std::strtoll(env, nullptr, 10);
+  return 10000;
+}
+
+TEST(PlannerPropertyTest, RandomReshardsAreExactBalancedAndDeterministic) {
+  const uint64_t seed = propertySeed();
+  const int64_t cases = propertyCases();
+  RandomLayouts random(seed);
+  int64_t withPartial = 0, keptPartial = 0, transfers = 0;
+  for (int64_t n = 0; n < cases; ++n) {
+    std::vector<int64_t> shape = random.shape();
+    int64_t rank = static_cast<int64_t>(shape.size());
+    Layout src = random.layout(rank, /*allowPartial=*/true);
+    Layout dst = src.hasPartial() && random.uniform(0, 4) == 0
+                     ? random.keepPartial(src, rank)
+                     : random.layout(rank, /*allowPartial=*/false);
+    ElementType type = random.elementType();
+    SCOPED_TRACE("M2N_PROPERTY_SEED=" + std::to_string(seed) + " case " +
+                 std::to_string(n) + ": " + src.str() + " -> " + dst.str() +
+                 " shape rank " + std::to_string(rank) + " " + toString(type));
+    ASSERT_EQ(validateReshard(src, dst, shape, kCommSize), std::nullopt);
+    withPartial += src.hasPartial();
+    keptPartial += dst.hasPartial();
+
+    ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+    transfers += static_cast<int64_t>(plan.transfers.size());
+    std::vector<PlanIssue> issues = verifyPlan(src, dst, shape, plan);
+    ASSERT_TRUE(issues.empty()) << issues.front().message;
+    checkOwnership(src, dst, shape, plan);
+    ASSERT_EQ(describe(IntersectionPlanner(src, dst, shape).plan()),
+              describe(plan))
+        << "planning is not deterministic";
+
+    ReshardSimulator simulator(src, dst, shape, type);
+    ASSERT_EQ(simulator.execute(plan), std::nullopt);
+    SimulationReport report = simulator.check();
+    ASSERT_TRUE(report.passed) << report.message;
+    if (HasFailure())
+      return;
+  }
+  // The generator must exercise the interesting cases, not only trivia.
+  EXPECT_GT(withPartial, cases / 10);
+  EXPECT_GT(keptPartial, cases / 100);
+  EXPECT_GT(transfers, cases);
+  std::cout << "[ property ] seed " << seed << ": " << cases << " cases, "
+            << withPartial << " with partial sources, " << keptPartial
+            << " keeping partial axes, " << transfers << " transfers\n";
+}
+
+} // namespace
