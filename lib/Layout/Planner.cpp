@@ -167,15 +167,24 @@ ReshardPlan IntersectionPlanner::plan() const {
     dstBoxes[j] = dst.localBox(shape, j);
     if (dstBoxes[j].empty())
       continue;
-    int64_t firstContributor = 0, endContributor = numContributors;
+    // The contributors this destination needs, the copied one first: its
+    // own contribution when it is a source contributor (a local copy that
+    // waits for nobody), otherwise the lowest.
+    std::vector<int64_t> contributors;
     if (dst.hasPartial()) {
-      firstContributor = dst.contributorIndex(j);
-      endContributor = firstContributor + 1;
+      contributors = {dst.contributorIndex(j)};
+    } else {
+      std::optional<int64_t> own = src.mesh.indexOf(dst.mesh.rankAt(j));
+      int64_t first = own ? src.contributorIndex(*own) : 0;
+      contributors.push_back(first);
+      for (int64_t c = 0; c < numContributors; ++c)
+        if (c != first)
+          contributors.push_back(c);
     }
-    for (int64_t c = firstContributor; c < endContributor; ++c)
+    for (int64_t c : contributors)
       index.forEachOverlap(dstBoxes[j], c, [&](int64_t group) {
         needs.push_back({group, j, groups[group].box.intersect(dstBoxes[j]),
-                         c == firstContributor});
+                         c == contributors.front()});
       });
   }
 

@@ -58,15 +58,17 @@ TEST(PlannerTest, ReplicatedSourcesAreBalancedAndLocal) {
     EXPECT_EQ(served[rank], 2) << "rank " << rank;
 }
 
-TEST(PlannerTest, PartialToReplicateCopiesThenReduces) {
+// Each destination first copies its own contribution locally, then reduces
+// the others into it.
+TEST(PlannerTest, PartialToReplicateCopiesOwnThenReduces) {
   Layout src{Mesh::contiguous({2}), {Placement::partial(Reduction::Sum)}};
   Layout dst{Mesh::contiguous({2}), {Placement::replicate()}};
   ReshardPlan plan = IntersectionPlanner(src, dst, {4}).plan();
   EXPECT_EQ(describe(plan), (std::vector<std::string>{
                                 "0 [0:4] -> 0 [0:4] copy",
                                 "1 [0:4] -> 0 [0:4] sum",
-                                "0 [0:4] -> 1 [0:4] copy",
-                                "1 [0:4] -> 1 [0:4] sum",
+                                "1 [0:4] -> 1 [0:4] copy",
+                                "0 [0:4] -> 1 [0:4] sum",
                             }));
 }
 

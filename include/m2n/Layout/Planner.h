@@ -21,9 +21,10 @@
 //     one (ties go to the replica with the fewest transfers overall).
 //  4. Deterministic. The plan is a pure function of (src, dst, shape): every
 //     rank derives the same plan with no communication.
-//  5. Order. For each destination rank, transfers come in contributor order;
-//     the copy (lowest contributor) precedes the reduces of the same
-//     elements.
+//  5. Order. For each destination rank the copied contributor comes first
+//     (its own contribution when it is a source contributor, so that the
+//     copy is local; otherwise contributor 0), then the others in increasing
+//     order as reduces.
 //
 //===----------------------------------------------------------------------===//
 

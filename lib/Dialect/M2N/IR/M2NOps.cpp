@@ -37,21 +37,22 @@ static std::string formatShape(ArrayRef<int64_t> shape) {
 // ReshardOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult ReshardOp::verify() {
-  DistType src = getInput().getType();
-  DistType dst = getResult().getType();
+/// The rules shared by m2n.reshard and m2n.plan: same element type and
+/// global shape, both meshes inside the communicator, partial destinations
+/// only where contributions stay in place.
+static LogicalResult verifyReshardSignature(Operation *op, DistType src,
+                                            DistType dst, CommType comm) {
   if (src.getElementType() != dst.getElementType())
-    return emitOpError() << "changes the element type from "
-                         << src.getElementType() << " to "
-                         << dst.getElementType()
-                         << "; a reshard moves data, it does not convert it";
+    return op->emitOpError()
+           << "changes the element type from " << src.getElementType()
+           << " to " << dst.getElementType()
+           << "; a reshard moves data, it does not convert it";
   if (src.getShape() != dst.getShape())
-    return emitOpError() << "changes the global shape from "
-                         << formatShape(src.getShape()) << " to "
-                         << formatShape(dst.getShape());
-  CommType comm = getComm().getType();
-  if (failed(verifyMeshInComm(*this, "source", src.getLayout(), comm)) ||
-      failed(verifyMeshInComm(*this, "destination", dst.getLayout(), comm)))
+    return op->emitOpError() << "changes the global shape from "
+                             << formatShape(src.getShape()) << " to "
+                             << formatShape(dst.getShape());
+  if (failed(verifyMeshInComm(op, "source", src.getLayout(), comm)) ||
+      failed(verifyMeshInComm(op, "destination", dst.getLayout(), comm)))
     return failure();
 
   // Partial destinations: contributions stay on the ranks that hold them.
@@ -60,26 +61,29 @@ LogicalResult ReshardOp::verify() {
   if (dstPartialAxes.empty())
     return success();
   if (!srcLayout.getMesh().isSameGrid(dstLayout.getMesh()))
-    return emitOpError()
+    return op->emitOpError()
            << "destination has partial placements, so its mesh must be the "
               "source mesh: a reshard keeps partial contributions on the "
               "ranks that hold them";
   if (srcLayout.getPartialAxes() != dstPartialAxes)
-    return emitOpError() << "destination is partial on mesh axes "
-                         << formatShape(dstPartialAxes)
-                         << " but the source on "
-                         << formatShape(srcLayout.getPartialAxes())
-                         << "; a reshard reduces partial axes or keeps them, "
-                            "it does not create them";
+    return op->emitOpError()
+           << "destination is partial on mesh axes "
+           << formatShape(dstPartialAxes) << " but the source on "
+           << formatShape(srcLayout.getPartialAxes())
+           << "; a reshard reduces partial axes or keeps them, it does not "
+              "create them";
   if (srcLayout.getPartialReduction() != dstLayout.getPartialReduction())
-    return emitOpError() << "destination reduction '"
-                         << stringifyReductionKind(
-                                *dstLayout.getPartialReduction())
-                         << "' differs from source reduction '"
-                         << stringifyReductionKind(
-                                *srcLayout.getPartialReduction())
-                         << "'";
+    return op->emitOpError()
+           << "destination reduction '"
+           << stringifyReductionKind(*dstLayout.getPartialReduction())
+           << "' differs from source reduction '"
+           << stringifyReductionKind(*srcLayout.getPartialReduction()) << "'";
   return success();
+}
+
+LogicalResult ReshardOp::verify() {
+  return verifyReshardSignature(*this, getInput().getType(),
+                                getResult().getType(), getComm().getType());
 }
 
 OpFoldResult ReshardOp::fold(FoldAdaptor) {
@@ -280,4 +284,157 @@ LogicalResult AllToAllOp::verify() {
     return inferResultType(getInput().getType(), getMeshAxes(), getSplitDim(),
                            emitError);
   });
+}
+
+//===----------------------------------------------------------------------===//
+// PlanOp
+//===----------------------------------------------------------------------===//
+
+void PlanOp::build(OpBuilder &builder, OperationState &state, Type resultType,
+                   Value input, Value comm) {
+  state.addOperands({input, comm});
+  state.addTypes(resultType);
+  Region *body = state.addRegion();
+  body->push_back(new Block());
+}
+
+LogicalResult PlanOp::verify() {
+  if (failed(verifyReshardSignature(*this, getInput().getType(),
+                                    getResult().getType(),
+                                    getComm().getType())))
+    return failure();
+  for (Operation &op : getBody().front())
+    if (!isa<TransferOp>(op))
+      return op.emitOpError("is not allowed in an m2n.plan body; only "
+                            "m2n.transfer is");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TransferOp
+//===----------------------------------------------------------------------===//
+
+/// Parses `[a:b, c:d, ...]` into offsets and sizes.
+static ParseResult parseBox(OpAsmParser &parser,
+                            SmallVectorImpl<int64_t> &offsets,
+                            SmallVectorImpl<int64_t> &sizes) {
+  return parser.parseCommaSeparatedList(
+      OpAsmParser::Delimiter::Square, [&]() -> ParseResult {
+        int64_t begin, end;
+        if (parser.parseInteger(begin) || parser.parseColon() ||
+            parser.parseInteger(end))
+          return failure();
+        offsets.push_back(begin);
+        sizes.push_back(end - begin);
+        return success();
+      });
+}
+
+static void printBox(OpAsmPrinter &printer, ArrayRef<int64_t> offsets,
+                     ArrayRef<int64_t> sizes) {
+  printer << '[';
+  for (size_t d = 0; d < sizes.size(); ++d)
+    printer << (d ? ", " : "") << offsets[d] << ':' << offsets[d] + sizes[d];
+  printer << ']';
+}
+
+ParseResult TransferOp::parse(OpAsmParser &parser, OperationState &result) {
+  MLIRContext *ctx = parser.getContext();
+  StringRef kind;
+  SMLoc kindLoc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&kind))
+    return failure();
+  if (kind == "reduce") {
+    StringRef name;
+    SMLoc nameLoc;
+    if (parser.parseLess() || parser.getCurrentLocation(&nameLoc) ||
+        parser.parseKeyword(&name) || parser.parseGreater())
+      return failure();
+    std::optional<ReductionKind> reduction = symbolizeReductionKind(name);
+    if (!reduction)
+      return parser.emitError(nameLoc, "unknown reduction '")
+             << name << "'; expected sum, max or min";
+    result.addAttribute(getReductionAttrName(result.name),
+                        ReductionKindAttr::get(ctx, *reduction));
+  } else if (kind != "copy") {
+    return parser.emitError(kindLoc, "expected 'copy' or 'reduce<op>', got '")
+           << kind << "'";
+  }
+  int64_t srcRank, dstRank;
+  SmallVector<int64_t> srcOffsets, srcSizes, dstOffsets, dstSizes;
+  SMLoc dstLoc;
+  if (parser.parseKeyword("from") || parser.parseInteger(srcRank) ||
+      parseBox(parser, srcOffsets, srcSizes) || parser.parseKeyword("to") ||
+      parser.parseInteger(dstRank) || parser.getCurrentLocation(&dstLoc) ||
+      parseBox(parser, dstOffsets, dstSizes) ||
+      parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  if (srcSizes != dstSizes)
+    return parser.emitError(dstLoc, "source and destination boxes differ in "
+                                    "size");
+  Builder builder(ctx);
+  result.addAttribute(getSrcRankAttrName(result.name),
+                      builder.getI64IntegerAttr(srcRank));
+  result.addAttribute(getSrcOffsetsAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(srcOffsets));
+  result.addAttribute(getDstRankAttrName(result.name),
+                      builder.getI64IntegerAttr(dstRank));
+  result.addAttribute(getDstOffsetsAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(dstOffsets));
+  result.addAttribute(getSizesAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(srcSizes));
+  return success();
+}
+
+void TransferOp::print(OpAsmPrinter &printer) {
+  if (std::optional<ReductionKind> reduction = getReduction())
+    printer << " reduce<" << stringifyReductionKind(*reduction) << ">";
+  else
+    printer << " copy";
+  printer << " from " << getSrcRank() << ' ';
+  printBox(printer, getSrcOffsets(), getSizes());
+  printer << " to " << getDstRank() << ' ';
+  printBox(printer, getDstOffsets(), getSizes());
+  printer.printOptionalAttrDict(
+      (*this)->getAttrs(),
+      {getSrcRankAttrName(), getSrcOffsetsAttrName(), getDstRankAttrName(),
+       getDstOffsetsAttrName(), getSizesAttrName(), getReductionAttrName()});
+}
+
+LogicalResult TransferOp::verify() {
+  auto plan = (*this)->getParentOfType<PlanOp>();
+  DistType src = plan.getInput().getType();
+  DistType dst = plan.getResult().getType();
+  int64_t rank = src.getRank();
+  if (static_cast<int64_t>(getSizes().size()) != rank ||
+      static_cast<int64_t>(getSrcOffsets().size()) != rank ||
+      static_cast<int64_t>(getDstOffsets().size()) != rank)
+    return emitOpError() << "boxes must have " << rank
+                         << " dimensions, the rank of the tensor";
+  for (int64_t d = 0; d < rank; ++d) {
+    if (getSizes()[d] <= 0)
+      return emitOpError() << "moves an empty box (dimension " << d
+                           << " has size " << getSizes()[d] << ")";
+    if (getSrcOffsets()[d] < 0 || getDstOffsets()[d] < 0)
+      return emitOpError() << "box offsets must be non-negative";
+  }
+  if (!src.getLayout().getMesh().getLinearIndex(getSrcRank()))
+    return emitOpError() << "source rank " << getSrcRank()
+                         << " is not in the source mesh";
+  if (!dst.getLayout().getMesh().getLinearIndex(getDstRank()))
+    return emitOpError() << "destination rank " << getDstRank()
+                         << " is not in the destination mesh";
+  if (std::optional<ReductionKind> reduction = getReduction()) {
+    std::optional<ReductionKind> expected =
+        src.getLayout().getPartialReduction();
+    if (!expected)
+      return emitOpError() << "reduces, but the source layout has no partial "
+                              "placement";
+    if (*expected != *reduction)
+      return emitOpError() << "reduces with '"
+                           << stringifyReductionKind(*reduction)
+                           << "' but the source layout with '"
+                           << stringifyReductionKind(*expected) << "'";
+  }
+  return success();
 }

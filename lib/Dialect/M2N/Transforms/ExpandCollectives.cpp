@@ -34,7 +34,7 @@ struct CollectiveToReshard : public OpRewritePattern<CollectiveOp> {
 };
 
 struct ExpandCollectivesPass
-    : public m2n::impl::ExpandCollectivesBase<ExpandCollectivesPass> {
+    : public mlir::m2n::impl::ExpandCollectivesBase<ExpandCollectivesPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateExpandCollectivesPatterns(patterns);

@@ -67,6 +67,11 @@ def M2N_ReductionKind : I32EnumAttr<"ReductionKind",
   let cppNamespace = "::mlir::m2n";
 }
 
+def M2N_ReductionKindAttr : EnumAttr<M2N_Dialect, M2N_ReductionKind,
+                                   "reduction"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 class M2N_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<M2N_Dialect, name, traits> {
   let mnemonic = attrMnemonic;

@@ -167,4 +167,69 @@ def M2N_AllToAllOp : M2N_CollectiveOp<"all_to_all",
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Plan level
+//===----------------------------------------------------------------------===//
+
+def M2N_PlanOp : M2N_Op<"plan", [Pure, SingleBlock, NoTerminator]> {
+  let summary = "A reshard as the exact list of box transfers between ranks";
+  let description = [{
+    The plan level of a reshard (produced by `--m2n-plan-intersections`): the
+    same input, communicator and result as the `m2n.reshard` it replaces, and
+    a body of `m2n.transfer` ops saying which box of which source rank's local
+    buffer lands where in which destination rank's local buffer. The result
+    carries the destination layout, so later stages and the reference
+    executor know every local buffer's shape.
+
+    Semantics: all copies happen before all reductions; together they must
+    give every destination element exactly one copy and one reduction per
+    further partial contributor (`--m2n-verify-plan` checks this).
+
+    ```mlir
+    %1 = m2n.plan %0 on %comm : !m2n.comm<8>, !m2n.dist<4x8xbf16, #src>
+                             -> !m2n.dist<4x8xbf16, #dst> {
+      m2n.transfer copy from 0 [0:1, 0:8] to 4 [0:1, 0:8]
+      m2n.transfer copy from 1 [0:1, 0:8] to 4 [1:2, 0:8]
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm);
+  let results = (outs M2N_AnyDist:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $input `on` $comm attr-dict `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result)) $body
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Value":$input,
+                   "::mlir::Value":$comm)>
+  ];
+}
+
+def M2N_TransferOp : M2N_Op<"transfer", [HasParent<"PlanOp">]> {
+  let summary = "Move one box from a source rank to a destination rank";
+  let description = [{
+    `m2n.transfer copy from S [a:b, c:d] to D [e:f, g:h]` copies the box of
+    source rank `S`'s local buffer given by the half-open ranges into the box
+    of destination rank `D`'s local buffer; both boxes have the same sizes.
+    `reduce<sum>` (or `max`, `min`) instead combines the source elements into
+    the destination elements. Ranks are communicator ranks; boxes are in the
+    coordinates of the ranks' local buffers (their local part of the tensor,
+    row-major).
+
+    ```mlir
+    m2n.transfer copy from 0 [0:1, 0:8] to 4 [1:2, 0:8]
+    m2n.transfer reduce<sum> from 1 [0:4] to 0 [0:4]
+    ```
+  }];
+  let arguments = (ins I64Attr:$src_rank, DenseI64ArrayAttr:$src_offsets,
+                       I64Attr:$dst_rank, DenseI64ArrayAttr:$dst_offsets,
+                       DenseI64ArrayAttr:$sizes,
+                       OptionalAttr<M2N_ReductionKindAttr>:$reduction);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
 #endif // M2N_DIALECT_M2N_IR_M2NOPS_TD

@@ -1,0 +1,35 @@
+//===- LayoutInterop.h - m2n attributes <-> plain layout structs -*- C++ -*-===//
+//
+// The planner, the plan verifier and the simulator work on the plain C++
+// structs of m2n/Layout (shared with the runtime); these functions convert
+// between them and the dialect's attributes and ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_DIALECT_M2N_IR_LAYOUTINTEROP_H
+#define M2N_DIALECT_M2N_IR_LAYOUTINTEROP_H
+
+#include "m2n/Dialect/M2N/IR/M2NOps.h"
+#include "m2n/Layout/Planner.h"
+#include "m2n/Sim/ElementType.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace mlir::m2n {
+
+::m2n::Reduction toReduction(ReductionKind kind);
+ReductionKind toReductionKind(::m2n::Reduction reduction);
+::m2n::Mesh toMesh(MeshAttr mesh);
+::m2n::Layout toLayout(LayoutAttr layout);
+/// std::nullopt for types the simulator does not model (e.g. f8).
+std::optional<::m2n::ElementType> toElementType(Type type);
+
+/// The transfers of a plan op.
+::m2n::ReshardPlan toReshardPlan(PlanOp plan);
+/// Appends one m2n.transfer per transfer of `plan` at the builder's position.
+void buildTransfers(OpBuilder &builder, Location loc,
+                    const ::m2n::ReshardPlan &plan);
+
+} // namespace mlir::m2n
+
+#endif // M2N_DIALECT_M2N_IR_LAYOUTINTEROP_H
