@@ -422,3 +422,134 @@ func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>
   %0 = m2n.all_to_all %x on %c mesh_axes = [0] split_dim = 1 : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// m2n.plan and m2n.transfer
+//===----------------------------------------------------------------------===//
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.plan %x on %c : !m2n.comm<3>, !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.transfer' op boxes must have 2 dimensions, the rank of the tensor}}
+    m2n.transfer copy from 0 [0:2] to 2 [0:2]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.plan %x on %c : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.transfer' op moves an empty box (dimension 0 has size 0)}}
+    m2n.transfer copy from 0 [1:1] to 2 [0:0]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.plan %x on %c : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.transfer' op box offsets must be non-negative}}
+    m2n.transfer copy from 0 [-1:1] to 2 [0:2]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.plan %x on %c : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.transfer' op source rank 2 is not in the source mesh}}
+    m2n.transfer copy from 2 [0:2] to 2 [0:2]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.plan %x on %c : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.transfer' op destination rank 1 is not in the destination mesh}}
+    m2n.transfer copy from 0 [0:2] to 1 [0:2]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.plan %x on %c : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.transfer' op reduces, but the source layout has no partial placement}}
+    m2n.transfer reduce<sum> from 0 [0:2] to 2 [0:2]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<2>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>) {
+  %0 = m2n.plan %x on %c : !m2n.comm<2>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>> {
+    // expected-error@+1 {{'m2n.transfer' op reduces with 'max' but the source layout with 'sum'}}
+    m2n.transfer reduce<max> from 0 [0:4] to 1 [0:4]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.plan %x on %c : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{expected 'copy' or 'reduce<op>', got 'move'}}
+    m2n.transfer move from 0 [0:2] to 2 [0:2]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<2>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>) {
+  %0 = m2n.plan %x on %c : !m2n.comm<2>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>> {
+    // expected-error@+1 {{unknown reduction 'avg'; expected sum, max or min}}
+    m2n.transfer reduce<avg> from 0 [0:4] to 1 [0:4]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.plan %x on %c : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{source and destination boxes differ in size}}
+    m2n.transfer copy from 0 [0:2] to 2 [0:3]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.plan %x on %c : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'arith.constant' op is not allowed in an m2n.plan body; only m2n.transfer is}}
+    %k = arith.constant 0 : i32
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.plan' op changes the global shape from [4] to [8]}}
+  %0 = m2n.plan %x on %c : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+  }
+  return
+}
+
+// -----
+
+func.func @f() {
+  // expected-error@+1 {{'m2n.transfer' op expects parent op 'm2n.plan'}}
+  m2n.transfer copy from 0 [0:2] to 2 [0:2]
+  return
+}

@@ -27,7 +27,7 @@ module attributes {m2n.topology = #m2n.topology<domains = [[0, 1, 2, 3], [4, 5, 
 // CHECK-SAME: (%[[COMM:.*]]: !m2n.comm<8>, %[[W:.*]]: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[1, 4]>, [replicate, shard<0>]>>)
 // CHECK: %[[R:.*]] = m2n.reshard %[[W]] on %[[COMM]] : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[1, 4]>, [replicate, shard<0>]>> -> !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2, 2], base = 4>, [replicate, shard<0>]>>
 // CHECK: return %[[R]]
-// GENERIC-LABEL: "func.func"
+// GENERIC-LABEL: sym_name = "example_a"
 // GENERIC: "m2n.reshard"(%{{.*}}, %{{.*}}) : (!m2n.dist<4x8xbf16, #{{.*}}>, !m2n.comm<8>) -> !m2n.dist<4x8xbf16, #{{.*}}>
 func.func @example_a(%comm: !m2n.comm<8>, %w: !m2n.dist<4x8xbf16, #src>) -> !m2n.dist<4x8xbf16, #dst> {
   %0 = m2n.reshard %w on %comm : !m2n.comm<8>, !m2n.dist<4x8xbf16, #src> -> !m2n.dist<4x8xbf16, #dst>
@@ -67,7 +67,7 @@ func.func @keep_partial(%comm: !m2n.comm<4>, %x: !m2n.dist<8x8xf16, #m2n.layout<
 // CHECK-SAME: -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [replicate, shard<1>]>>
 // CHECK: m2n.all_to_all %{{.*}} on %{{.*}} mesh_axes = [1] split_dim = 0 : !m2n.comm<8>
 // CHECK-SAME: -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [replicate, shard<0>]>>
-// GENERIC-LABEL: "func.func"
+// GENERIC-LABEL: sym_name = "collectives"
 // GENERIC: "m2n.all_gather"(%{{.*}}, %{{.*}}) <{mesh_axes = array<i64: 1>}>
 // GENERIC: "m2n.reduce_scatter"(%{{.*}}, %{{.*}}) <{mesh_axes = array<i64: 0, 1>, scatter_dim = 1 : i64}>
 // GENERIC: "m2n.all_reduce"(%{{.*}}, %{{.*}}) <{mesh_axes = array<i64: 0>}>
@@ -80,6 +80,36 @@ func.func @collectives(%comm: !m2n.comm<8>,
   %1 = m2n.reduce_scatter %p on %comm mesh_axes = [0, 1] scatter_dim = 1 : !m2n.comm<8>, !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [partial<sum>, partial<sum>]>> -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<1>, shard<1>]>>
   %2 = m2n.all_reduce %q on %comm mesh_axes = [0] : !m2n.comm<8>, !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [partial<sum>, shard<1>]>> -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [replicate, shard<1>]>>
   %3 = m2n.all_to_all %2 on %comm mesh_axes = [1] split_dim = 0 : !m2n.comm<8>, !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [replicate, shard<1>]>> -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [replicate, shard<0>]>>
+  return
+}
+
+
+// Plan level: transfers with copy and reduce, multi-dimensional and 0-d boxes.
+// CHECK-LABEL: func.func @plan
+// CHECK: %{{.*}} = m2n.plan %{{.*}} on %{{.*}} : !m2n.comm<2>, !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>> -> !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> {
+// CHECK-NEXT: m2n.transfer copy from 0 [0:2, 0:2] to 0 [0:2, 0:2]
+// CHECK-NEXT: m2n.transfer reduce<sum> from 1 [0:2, 0:2] to 0 [0:2, 0:2]
+// CHECK-NEXT: m2n.transfer copy from 1 [2:4, 0:2] to 1 [0:2, 0:2]
+// CHECK-NEXT: m2n.transfer reduce<sum> from 0 [2:4, 0:2] to 1 [0:2, 0:2]
+// CHECK-NEXT: }
+// CHECK: m2n.plan
+// CHECK-NEXT: m2n.transfer copy from 1 [] to 1 []
+// CHECK-NEXT: m2n.transfer reduce<min> from 0 [] to 1 []
+// GENERIC-LABEL: sym_name = "plan"
+// GENERIC: "m2n.plan"(%{{.*}}, %{{.*}}) ({
+// GENERIC-NEXT: "m2n.transfer"() <{dst_offsets = array<i64: 0, 0>, dst_rank = 0 : i64, sizes = array<i64: 2, 2>, src_offsets = array<i64: 0, 0>, src_rank = 0 : i64}> : () -> ()
+// GENERIC-NEXT: "m2n.transfer"() <{dst_offsets = array<i64: 0, 0>, dst_rank = 0 : i64, reduction = #m2n.reduction<sum>, sizes = array<i64: 2, 2>, src_offsets = array<i64: 0, 0>, src_rank = 1 : i64}> : () -> ()
+func.func @plan(%c: !m2n.comm<2>, %x: !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>, %s: !m2n.dist<f64, #m2n.layout<#m2n.mesh<[2]>, [partial<min>]>>) {
+  %0 = m2n.plan %x on %c : !m2n.comm<2>, !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>> -> !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> {
+    m2n.transfer copy from 0 [0:2, 0:2] to 0 [0:2, 0:2]
+    m2n.transfer reduce<sum> from 1 [0:2, 0:2] to 0 [0:2, 0:2]
+    m2n.transfer copy from 1 [2:4, 0:2] to 1 [0:2, 0:2]
+    m2n.transfer reduce<sum> from 0 [2:4, 0:2] to 1 [0:2, 0:2]
+  }
+  %1 = m2n.plan %s on %c : !m2n.comm<2>, !m2n.dist<f64, #m2n.layout<#m2n.mesh<[2]>, [partial<min>]>> -> !m2n.dist<f64, #m2n.layout<#m2n.mesh<[1], base = 1>, [replicate]>> {
+    m2n.transfer copy from 1 [] to 1 []
+    m2n.transfer reduce<min> from 0 [] to 1 []
+  }
   return
 }
 
