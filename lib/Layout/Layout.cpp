@@ -118,9 +118,7 @@ bool Box::empty() const {
 }
 
 Box Box::intersect(const Box &other) const {
-  Box result;
-  result.offsets.resize(sizes.size());
-  result.sizes.resize(sizes.size());
+  Box result{Dims(sizes.size()), Dims(sizes.size())};
   for (size_t d = 0; d < sizes.size(); ++d) {
     int64_t begin = std::max(offsets[d], other.offsets[d]);
     int64_t end = std::min(offsets[d] + sizes[d],
@@ -141,7 +139,7 @@ bool Box::contains(const Box &other) const {
   return true;
 }
 
-Box Box::relativeTo(const std::vector<int64_t> &origin) const {
+Box Box::relativeTo(const Dims &origin) const {
   Box result = *this;
   for (size_t d = 0; d < sizes.size(); ++d)
     result.offsets[d] -= origin[d];
@@ -187,7 +185,7 @@ std::optional<Reduction> Layout::reduction() const {
 
 Box Layout::localBox(const std::vector<int64_t> &shape,
                      int64_t linearIndex) const {
-  Box box{std::vector<int64_t>(shape.size(), 0), shape};
+  Box box{Dims(shape.size(), 0), Dims(shape)};
   std::vector<int64_t> coords = mesh.coords(linearIndex);
   for (size_t axis = 0; axis < placements.size(); ++axis) {
     const Placement &placement = placements[axis];
@@ -284,6 +282,13 @@ std::optional<std::string> validateReshard(const Layout &src,
 
 int64_t linearize(const std::vector<int64_t> &index,
                   const std::vector<int64_t> &shape) {
+  int64_t linear = 0;
+  for (size_t d = 0; d < shape.size(); ++d)
+    linear = linear * shape[d] + index[d];
+  return linear;
+}
+
+int64_t linearize(const Dims &index, const Dims &shape) {
   int64_t linear = 0;
   for (size_t d = 0; d < shape.size(); ++d)
     linear = linear * shape[d] + index[d];

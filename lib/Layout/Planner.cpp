@@ -126,11 +126,11 @@ private:
   std::vector<int64_t> table; // (cell, contributor) -> group id or -1.
 };
 
-/// One destination rank's need for one source group's region.
+/// One destination rank's need for the intersection of its box with one
+/// source group's box.
 struct Need {
   int64_t group;
   int64_t dstIndex;
-  Box region; // Global coordinates.
   bool isCopy;
   int64_t owner = -1;
 };
@@ -150,7 +150,7 @@ ReshardPlan IntersectionPlanner::plan() const {
     if (box.empty())
       continue;
     int64_t contributor = src.contributorIndex(i);
-    std::vector<int64_t> key = box.offsets;
+    std::vector<int64_t> key = box.offsets.vec();
     key.insert(key.end(), box.sizes.begin(), box.sizes.end());
     auto [it, inserted] = groupOfKey.try_emplace(
         {contributor, std::move(key)}, static_cast<int64_t>(groups.size()));
@@ -183,8 +183,7 @@ ReshardPlan IntersectionPlanner::plan() const {
     }
     for (int64_t c : contributors)
       index.forEachOverlap(dstBoxes[j], c, [&](int64_t group) {
-        needs.push_back({group, j, groups[group].box.intersect(dstBoxes[j]),
-                         c == contributors.front()});
+        needs.push_back({group, j, c == contributors.front()});
       });
   }
 
@@ -193,7 +192,7 @@ ReshardPlan IntersectionPlanner::plan() const {
   std::vector<std::vector<int64_t>> needsOfGroup(groups.size());
   for (size_t n = 0; n < needs.size(); ++n)
     needsOfGroup[needs[n].group].push_back(static_cast<int64_t>(n));
-  std::map<int64_t, int64_t> overallLoad;
+  std::map<int64_t, int64_t> overallLoad; // Transfers served per source rank.
   for (size_t g = 0; g < groups.size(); ++g) {
     const std::vector<int64_t> &replicas = groups[g].replicas;
     std::vector<int64_t> groupLoad(replicas.size(), 0);
@@ -228,11 +227,13 @@ ReshardPlan IntersectionPlanner::plan() const {
   std::optional<Reduction> reduction = src.reduction();
   for (const Need &need : needs) {
     const SourceGroup &group = groups[need.group];
+    const Box &dstBox = dstBoxes[need.dstIndex];
+    Box region = group.box.intersect(dstBox);
     Transfer transfer;
     transfer.srcRank = need.owner;
-    transfer.srcBox = need.region.relativeTo(group.box.offsets);
+    transfer.srcBox = region.relativeTo(group.box.offsets);
     transfer.dstRank = dst.mesh.rankAt(need.dstIndex);
-    transfer.dstBox = need.region.relativeTo(dstBoxes[need.dstIndex].offsets);
+    transfer.dstBox = region.relativeTo(dstBox.offsets);
     if (!need.isCopy)
       transfer.reduction = reduction;
     plan.transfers.push_back(std::move(transfer));

@@ -67,8 +67,7 @@ void ReshardSimulator::reset() {
 }
 
 /// Byte offset of box element `index` in a row-major buffer of `shape`.
-static int64_t offsetOf(const std::vector<int64_t> &index,
-                        const std::vector<int64_t> &shape, int64_t size) {
+static int64_t offsetOf(const Dims &index, const Dims &shape, int64_t size) {
   return linearize(index, shape) * size;
 }
 
@@ -102,8 +101,8 @@ ReshardSimulator::execute(const ReshardPlan &plan) {
   auto apply = [&](const Transfer &transfer) {
     const int64_t s = srcIndex[transfer.srcRank];
     const int64_t d = dstIndex[transfer.dstRank];
-    const std::vector<int64_t> &srcShape = srcBoxes[s].sizes;
-    const std::vector<int64_t> &dstShape = dstBoxes[d].sizes;
+    const Dims &srcShape = srcBoxes[s].sizes;
+    const Dims &dstShape = dstBoxes[d].sizes;
     const uint8_t *from = srcBuffers[s].data();
     uint8_t *to = dstBuffers[d].data();
     // Rows of the innermost dimension are contiguous in both buffers.
@@ -111,7 +110,7 @@ ReshardSimulator::execute(const ReshardPlan &plan) {
     Box rows = transfer.srcBox;
     if (rank)
       rows.sizes[rank - 1] = 1;
-    std::vector<int64_t> index(rank, 0), srcAt(rank), dstAt(rank);
+    Dims index(rank, 0), srcAt(rank), dstAt(rank);
     for (int64_t row = 0, e = rows.volume(); row < e; ++row) {
       for (int64_t k = 0; k < rank; ++k) {
         srcAt[k] = transfer.srcBox.offsets[k] + index[k];

@@ -19,7 +19,9 @@
 #ifndef M2N_LAYOUT_LAYOUT_H
 #define M2N_LAYOUT_LAYOUT_H
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -84,9 +86,72 @@ struct Interval {
 /// Chunk `index` of `parts` of an extent `size`, as torch.chunk cuts it.
 Interval chunkOf(int64_t size, int64_t parts, int64_t index);
 
+/// A short list of extents or coordinates, stored inline up to kInline
+/// entries. Plans hold one box per transfer and hundreds of thousands of
+/// transfers; keeping boxes off the heap makes planning several times faster.
+class Dims {
+public:
+  static constexpr size_t kInline = 6;
+
+  Dims() = default;
+  explicit Dims(size_t count, int64_t value = 0) { resize(count, value); }
+  Dims(std::initializer_list<int64_t> values) : Dims(values.begin(), values.end()) {}
+  Dims(const std::vector<int64_t> &values) : Dims(values.begin(), values.end()) {}
+  template <typename It> Dims(It first, It last) {
+    for (; first != last; ++first)
+      push_back(*first);
+  }
+
+  size_t size() const { return count; }
+  bool empty() const { return count == 0; }
+  int64_t *data() { return count <= kInline ? inlineValues : heap.data(); }
+  const int64_t *data() const {
+    return count <= kInline ? inlineValues : heap.data();
+  }
+  int64_t *begin() { return data(); }
+  int64_t *end() { return data() + count; }
+  const int64_t *begin() const { return data(); }
+  const int64_t *end() const { return data() + count; }
+  int64_t &operator[](size_t i) { return data()[i]; }
+  int64_t operator[](size_t i) const { return data()[i]; }
+
+  void push_back(int64_t value) {
+    if (count == kInline)
+      heap.assign(inlineValues, inlineValues + kInline);
+    if (count >= kInline)
+      heap.push_back(value);
+    else
+      inlineValues[count] = value;
+    ++count;
+  }
+  void resize(size_t newCount, int64_t value = 0) {
+    while (count > newCount)
+      pop_back();
+    while (count < newCount)
+      push_back(value);
+  }
+  void pop_back() {
+    --count;
+    if (count >= kInline)
+      heap.pop_back();
+    if (count == kInline)
+      heap.clear();
+  }
+  std::vector<int64_t> vec() const { return {begin(), end()}; }
+  bool operator==(const Dims &other) const {
+    return count == other.count && std::equal(begin(), end(), other.begin());
+  }
+  bool operator!=(const Dims &other) const { return !(*this == other); }
+
+private:
+  size_t count = 0;
+  int64_t inlineValues[kInline] = {};
+  std::vector<int64_t> heap; // All values, once there are more than kInline.
+};
+
 /// An axis-aligned box: per dimension an offset and a size.
 struct Box {
-  std::vector<int64_t> offsets, sizes;
+  Dims offsets, sizes;
 
   int64_t rank() const { return static_cast<int64_t>(sizes.size()); }
   int64_t volume() const;
@@ -96,7 +161,7 @@ struct Box {
   /// Whether `other` lies inside this box.
   bool contains(const Box &other) const;
   /// The same box with `origin` subtracted from its offsets.
-  Box relativeTo(const std::vector<int64_t> &origin) const;
+  Box relativeTo(const Dims &origin) const;
   bool operator==(const Box &other) const {
     return offsets == other.offsets && sizes == other.sizes;
   }
@@ -139,6 +204,7 @@ std::optional<std::string> validateReshard(const Layout &src,
 /// Row-major linear index of `index` in a tensor of `shape`.
 int64_t linearize(const std::vector<int64_t> &index,
                   const std::vector<int64_t> &shape);
+int64_t linearize(const Dims &index, const Dims &shape);
 
 } // namespace m2n
 

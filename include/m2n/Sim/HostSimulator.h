@@ -56,8 +56,8 @@ public:
   const std::vector<uint8_t> &dstBuffer(int64_t index) const {
     return dstBuffers[index];
   }
-  const std::vector<int64_t> &dstLocalShape(int64_t index) const {
-    return dstBoxes[index].sizes;
+  std::vector<int64_t> dstLocalShape(int64_t index) const {
+    return dstBoxes[index].sizes.vec();
   }
   const Layout &dstLayout() const { return dst; }
   ElementType elementType() const { return type; }
