@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 namespace m2n {
@@ -71,6 +72,40 @@ static int64_t offsetOf(const Dims &index, const Dims &shape, int64_t size) {
   return linearize(index, shape) * size;
 }
 
+/// Copies (or reduces) `fromBox` of a row-major buffer of shape `fromShape`
+/// into `toBox` of a buffer of shape `toShape`; the boxes have equal sizes.
+static void moveBox(ElementType type, const uint8_t *from,
+                    const Dims &fromShape, const Box &fromBox, uint8_t *to,
+                    const Dims &toShape, const Box &toBox,
+                    std::optional<Reduction> reduction) {
+  const int64_t size = elementSize(type);
+  const int64_t rank = fromBox.rank();
+  // Rows of the innermost dimension are contiguous in both buffers.
+  int64_t rowLength = rank ? fromBox.sizes[rank - 1] : 1;
+  Box rows = fromBox;
+  if (rank)
+    rows.sizes[rank - 1] = 1;
+  Dims index(rank, 0), fromAt(rank), toAt(rank);
+  for (int64_t row = 0, e = rows.volume(); row < e; ++row) {
+    for (int64_t k = 0; k < rank; ++k) {
+      fromAt[k] = fromBox.offsets[k] + index[k];
+      toAt[k] = toBox.offsets[k] + index[k];
+    }
+    const uint8_t *rowFrom = from + offsetOf(fromAt, fromShape, size);
+    uint8_t *rowTo = to + offsetOf(toAt, toShape, size);
+    if (!reduction)
+      std::memmove(rowTo, rowFrom, rowLength * size);
+    else
+      for (int64_t x = 0; x < rowLength; ++x)
+        reduceElement(type, *reduction, rowTo + x * size, rowFrom + x * size);
+    for (int64_t k = rank - 2; k >= 0; --k) {
+      if (++index[k] < rows.sizes[k])
+        break;
+      index[k] = 0;
+    }
+  }
+}
+
 std::optional<std::string>
 ReshardSimulator::execute(const ReshardPlan &plan) {
   std::map<int64_t, int64_t> srcIndex, dstIndex;
@@ -78,7 +113,6 @@ ReshardSimulator::execute(const ReshardPlan &plan) {
     srcIndex[src.mesh.rankAt(i)] = i;
   for (int64_t j = 0; j < dst.mesh.size(); ++j)
     dstIndex[dst.mesh.rankAt(j)] = j;
-  const int64_t size = elementSize(type);
   const int64_t rank = static_cast<int64_t>(shape.size());
 
   // Validate everything first, so that a bad plan touches no memory.
@@ -101,35 +135,9 @@ ReshardSimulator::execute(const ReshardPlan &plan) {
   auto apply = [&](const Transfer &transfer) {
     const int64_t s = srcIndex[transfer.srcRank];
     const int64_t d = dstIndex[transfer.dstRank];
-    const Dims &srcShape = srcBoxes[s].sizes;
-    const Dims &dstShape = dstBoxes[d].sizes;
-    const uint8_t *from = srcBuffers[s].data();
-    uint8_t *to = dstBuffers[d].data();
-    // Rows of the innermost dimension are contiguous in both buffers.
-    int64_t rowLength = rank ? transfer.srcBox.sizes[rank - 1] : 1;
-    Box rows = transfer.srcBox;
-    if (rank)
-      rows.sizes[rank - 1] = 1;
-    Dims index(rank, 0), srcAt(rank), dstAt(rank);
-    for (int64_t row = 0, e = rows.volume(); row < e; ++row) {
-      for (int64_t k = 0; k < rank; ++k) {
-        srcAt[k] = transfer.srcBox.offsets[k] + index[k];
-        dstAt[k] = transfer.dstBox.offsets[k] + index[k];
-      }
-      const uint8_t *rowFrom = from + offsetOf(srcAt, srcShape, size);
-      uint8_t *rowTo = to + offsetOf(dstAt, dstShape, size);
-      if (!transfer.reduction)
-        std::memcpy(rowTo, rowFrom, rowLength * size);
-      else
-        for (int64_t x = 0; x < rowLength; ++x)
-          reduceElement(type, *transfer.reduction, rowTo + x * size,
-                        rowFrom + x * size);
-      for (int64_t k = rank - 2; k >= 0; --k) {
-        if (++index[k] < rows.sizes[k])
-          break;
-        index[k] = 0;
-      }
-    }
+    moveBox(type, srcBuffers[s].data(), srcBoxes[s].sizes, transfer.srcBox,
+            dstBuffers[d].data(), dstBoxes[d].sizes, transfer.dstBox,
+            transfer.reduction);
   };
   for (const Transfer &transfer : plan.transfers)
     if (!transfer.reduction)
@@ -137,6 +145,116 @@ ReshardSimulator::execute(const ReshardPlan &plan) {
   for (const Transfer &transfer : plan.transfers)
     if (transfer.reduction)
       apply(transfer);
+  return std::nullopt;
+}
+
+std::optional<std::string> ReshardSimulator::execute(const Schedule &schedule,
+                                                    StepOrder order) {
+  std::map<int64_t, int64_t> srcIndex, dstIndex;
+  for (int64_t i = 0; i < src.mesh.size(); ++i)
+    srcIndex[src.mesh.rankAt(i)] = i;
+  for (int64_t j = 0; j < dst.mesh.size(); ++j)
+    dstIndex[dst.mesh.rankAt(j)] = j;
+  const int64_t size = elementSize(type);
+
+  std::vector<std::vector<uint8_t>> scratch(schedule.scratches.size());
+  for (size_t k = 0; k < scratch.size(); ++k) {
+    int64_t elements = Box{Dims(schedule.scratches[k].shape.size(), 0),
+                           schedule.scratches[k].shape}
+                           .volume();
+    scratch[k].assign(elements * size, 0x5A);
+    if (isFloat(type))
+      for (int64_t e = 0; e < elements; ++e)
+        storeElement(type, scratch[k].data() + e * size, std::nan(""));
+  }
+
+  // Resolves a buffer reference to its memory and shape, or an error.
+  auto resolve = [&](const BufferRef &ref, uint8_t *&data,
+                     Dims &bufferShape) -> std::optional<std::string> {
+    switch (ref.kind) {
+    case BufferKind::Source: {
+      auto it = srcIndex.find(ref.rank);
+      if (it == srcIndex.end())
+        return ref.str() + " is not a source rank";
+      data = srcBuffers[it->second].data();
+      bufferShape = srcBoxes[it->second].sizes;
+      return std::nullopt;
+    }
+    case BufferKind::Destination: {
+      auto it = dstIndex.find(ref.rank);
+      if (it == dstIndex.end())
+        return ref.str() + " is not a destination rank";
+      data = dstBuffers[it->second].data();
+      bufferShape = dstBoxes[it->second].sizes;
+      return std::nullopt;
+    }
+    case BufferKind::Scratch:
+      if (ref.scratch < 0 ||
+          ref.scratch >= static_cast<int64_t>(scratch.size()) ||
+          schedule.scratches[ref.scratch].rank != ref.rank)
+        return ref.str() + " is not a scratch buffer of that rank";
+      data = scratch[ref.scratch].data();
+      bufferShape = schedule.scratches[ref.scratch].shape;
+      return std::nullopt;
+    }
+    return std::string("unknown buffer kind");
+  };
+
+  // Validate every step before touching memory.
+  const int64_t count = static_cast<int64_t>(schedule.steps.size());
+  std::vector<int64_t> pending(count, 0);
+  std::vector<std::vector<int64_t>> dependents(count);
+  for (int64_t i = 0; i < count; ++i) {
+    const Step &step = schedule.steps[i];
+    std::string where = "step " + std::to_string(i) + " (" + step.str() + "): ";
+    uint8_t *data;
+    Dims fromShape, toShape;
+    if (auto error = resolve(step.from, data, fromShape))
+      return where + *error;
+    if (auto error = resolve(step.to, data, toShape))
+      return where + *error;
+    if (step.to.kind == BufferKind::Source)
+      return where + "writes a source buffer";
+    Box fromBounds{Dims(fromShape.size(), 0), fromShape};
+    Box toBounds{Dims(toShape.size(), 0), toShape};
+    if (step.fromBox.sizes != step.toBox.sizes ||
+        step.fromBox.rank() != static_cast<int64_t>(fromShape.size()) ||
+        step.toBox.rank() != static_cast<int64_t>(toShape.size()) ||
+        !fromBounds.contains(step.fromBox) || !toBounds.contains(step.toBox))
+      return where + "leaves a buffer";
+    for (int64_t dep : step.deps) {
+      if (dep < 0 || dep >= count || dep == i)
+        return where + "depends on a step that does not exist";
+      ++pending[i];
+      dependents[dep].push_back(i);
+    }
+  }
+
+  std::set<int64_t> ready;
+  for (int64_t i = 0; i < count; ++i)
+    if (pending[i] == 0)
+      ready.insert(i);
+  int64_t done = 0;
+  while (!ready.empty()) {
+    auto pick = order == StepOrder::ListOrder ? ready.begin()
+                                              : std::prev(ready.end());
+    int64_t i = *pick;
+    ready.erase(pick);
+    const Step &step = schedule.steps[i];
+    uint8_t *from, *to;
+    Dims fromShape, toShape;
+    (void)resolve(step.from, from, fromShape);
+    (void)resolve(step.to, to, toShape);
+    moveBox(type, from, fromShape, step.fromBox, to, toShape, step.toBox,
+            step.reduction);
+    ++done;
+    for (int64_t next : dependents[i])
+      if (--pending[next] == 0)
+        ready.insert(next);
+  }
+  if (done != count)
+    return "dependency cycle: " + std::to_string(count - done) +
+           " steps never became ready";
   return std::nullopt;
 }
 

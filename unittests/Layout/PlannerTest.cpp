@@ -3,6 +3,8 @@
 #include "m2n/Layout/Planner.h"
 #include "m2n/Sim/HostSimulator.h"
 
+#include "RandomLayouts.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -101,77 +103,6 @@ TEST(PlannerTest, VerifierReportsMissingAndDuplicateData) {
 // Property test: random layouts through planner, verifier and simulator.
 //===----------------------------------------------------------------------===//
 
-constexpr int64_t kCommSize = 16;
-
-class RandomLayouts {
-public:
-  explicit RandomLayouts(uint64_t seed) : rng(seed) {}
-
-  int64_t uniform(int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  }
-
-  std::vector<int64_t> shape() {
-    std::vector<int64_t> result(uniform(0, 4));
-    for (int64_t &extent : result)
-      extent = uniform(0, 9) == 0 ? uniform(0, 2) : uniform(1, 9);
-    return result;
-  }
-
-  Mesh mesh() {
-    std::vector<int64_t> shape;
-    int64_t size = 1;
-    for (int64_t axes = uniform(1, 3); axes > 0; --axes) {
-      int64_t extent = uniform(1, 4);
-      if (size * extent > kCommSize)
-        extent = 1;
-      shape.push_back(extent);
-      size *= extent;
-    }
-    if (uniform(0, 1))
-      return Mesh::contiguous(shape, uniform(0, kCommSize - size));
-    std::vector<int64_t> ranks(kCommSize);
-    for (int64_t r = 0; r < kCommSize; ++r)
-      ranks[r] = r;
-    std::shuffle(ranks.begin(), ranks.end(), rng);
-    ranks.resize(size);
-    return Mesh::explicitRanks(shape, ranks);
-  }
-
-  Placement placement(int64_t tensorRank, bool allowPartial, Reduction op) {
-    int64_t choice = uniform(0, 9);
-    if (allowPartial && choice < 2)
-      return Placement::partial(op);
-    if (tensorRank > 0 && choice < 7)
-      return Placement::shard(uniform(0, tensorRank - 1));
-    return Placement::replicate();
-  }
-
-  Layout layout(int64_t tensorRank, bool allowPartial) {
-    Layout result{mesh(), {}};
-    Reduction op = static_cast<Reduction>(uniform(0, 2));
-    for (int64_t axis = 0; axis < result.mesh.meshRank(); ++axis)
-      result.placements.push_back(placement(tensorRank, allowPartial, op));
-    return result;
-  }
-
-  /// A destination that keeps the source's partial axes.
-  Layout keepPartial(const Layout &src, int64_t tensorRank) {
-    Layout result = src;
-    for (Placement &placement : result.placements)
-      if (!placement.isPartial())
-        placement = this->placement(tensorRank, false, Reduction::Sum);
-    return result;
-  }
-
-  ElementType elementType() {
-    return static_cast<ElementType>(uniform(0, 7));
-  }
-
-private:
-  std::mt19937_64 rng;
-};
-
 /// Checks the planner's invariants 2-4 that verifyPlan does not cover.
 void checkOwnership(const Layout &src, const Layout &dst,
                     const std::vector<int64_t> &shape,
@@ -209,21 +140,9 @@ void checkOwnership(const Layout &src, const Layout &dst,
   }
 }
 
-uint64_t propertySeed() {
-  if (const char *env = std::getenv("M2N_PROPERTY_SEED"))
-    return std::strtoull(env, nullptr, 10);
-  return 20261130;
-}
-
-int64_t propertyCases() {
-  if (const char *env = std::getenv("M2N_PROPERTY_CASES"))
-    return std::strtoll(env, nullptr, 10);
-  return 10000;
-}
-
 TEST(PlannerPropertyTest, RandomReshardsAreExactBalancedAndDeterministic) {
   const uint64_t seed = propertySeed();
-  const int64_t cases = propertyCases();
+  const int64_t cases = propertyCases(10000);
   RandomLayouts random(seed);
   int64_t withPartial = 0, keptPartial = 0, transfers = 0;
   for (int64_t n = 0; n < cases; ++n) {

@@ -17,6 +17,7 @@
 #define M2N_SIM_HOSTSIMULATOR_H
 
 #include "m2n/Layout/Planner.h"
+#include "m2n/Route/Schedule.h"
 #include "m2n/Sim/ElementType.h"
 
 #include <cstdint>
@@ -46,6 +47,15 @@ public:
   /// for a transfer that names an unknown rank or leaves a buffer, without
   /// touching memory out of bounds.
   std::optional<std::string> execute(const ReshardPlan &plan);
+  /// The order in which ready steps of a schedule run. Both respect the
+  /// dependencies; running a schedule in both orders exposes a missing
+  /// dependency as a wrong (typically poisoned) value.
+  enum class StepOrder { ListOrder, LastReadyFirst };
+  /// Runs `schedule`: scratch buffers are allocated poisoned, then each step
+  /// runs once all its dependencies have. Returns an error for a step that
+  /// names an unknown buffer or leaves one, or for a dependency cycle.
+  std::optional<std::string> execute(const Schedule &schedule,
+                                     StepOrder order = StepOrder::ListOrder);
   /// Compares every destination element with the logical tensor.
   SimulationReport check() const;
 

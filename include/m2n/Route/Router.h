@@ -1,0 +1,60 @@
+//===- Router.h - topology-aware routes for reshard plans --------*- C++ -*-===//
+//
+// TopologyRouter decides the path of every transfer of a plan:
+//
+//  * flat: every transfer of the plan as one step, source to destination
+//    (each contribution sent to every destination replica);
+//  * gather-bcast: the legacy path. A root (the first source rank) gathers
+//    (and reduces) the whole tensor into a scratch buffer, a ring through all
+//    destination ranks, ordered by NVLink domain, forwards the whole tensor,
+//    and every destination copies its part out of it;
+//  * hierarchical (the NCCL M2N route): a region needed by several
+//    destination replicas crosses the network at most once per destination
+//    domain. Destinations in a domain that holds a source replica of the
+//    region pull it from that replica over NVLink. Every other domain
+//    receives it once, into a leader replica, from one injecting source
+//    replica, the domains forming a ring (injector -> leader of the next
+//    domain -> leader of the one after...); the other replicas of a domain
+//    pull it from their leader over NVLink.
+//    Leaders are balanced: among the replicas of a domain, the number of
+//    regions each leads differs by at most one. When destinations combine
+//    several partial contributions, leaders land raw contributions in
+//    scratch buffers and every replica reduces from there.
+//
+// Every strategy delivers exactly what the plan delivers (the same bytes
+// into the same destination boxes); the schedules differ in the path.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_ROUTE_ROUTER_H
+#define M2N_ROUTE_ROUTER_H
+
+#include "m2n/Layout/Planner.h"
+#include "m2n/Route/Schedule.h"
+#include "m2n/Route/Topology.h"
+
+namespace m2n {
+
+class TopologyRouter {
+public:
+  TopologyRouter(const Layout &src, const Layout &dst,
+                 std::vector<int64_t> shape, const Topology &topology);
+
+  /// Routes `plan` (an IntersectionPlanner plan of the same layouts). The
+  /// steps have no dependencies yet (see addDataDependencies).
+  Schedule route(const ReshardPlan &plan, Strategy strategy) const;
+
+private:
+  Schedule routeFlat(const ReshardPlan &plan) const;
+  Schedule routeGatherBroadcast() const;
+  Schedule routeHierarchical(const ReshardPlan &plan) const;
+
+  const Layout &src;
+  const Layout &dst;
+  std::vector<int64_t> shape;
+  const Topology &topology;
+};
+
+} // namespace m2n
+
+#endif // M2N_ROUTE_ROUTER_H

@@ -1,0 +1,93 @@
+//===- Schedule.h - per-rank steps with dependencies -------------*- C++ -*-===//
+//
+// A schedule is what a plan becomes once every byte has a path: a list of
+// steps, each moving (copying or reducing) one box from a buffer of one rank
+// to a buffer of another, over a link class, after the steps it depends on.
+// Buffers are a rank's source buffer (its local part of the input, read
+// only), its destination buffer (its local part of the output) and scratch
+// buffers that routing introduces (a leader's landing zone for raw partial
+// contributions, the root's full tensor in gather-bcast).
+//
+// Execution model: a step may start once all its dependencies have
+// completed. The rank that executes a step is the receiving rank (it pulls
+// over NVLink, or posts the receive of a network transfer whose send the
+// runtime posts on the source rank).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_ROUTE_SCHEDULE_H
+#define M2N_ROUTE_SCHEDULE_H
+
+#include "m2n/Layout/Layout.h"
+#include "m2n/Route/Topology.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace m2n {
+
+enum class Strategy { Flat, GatherBroadcast, Hierarchical };
+/// "flat", "gather-bcast", "hierarchical".
+const char *toString(Strategy strategy);
+std::optional<Strategy> parseStrategy(const std::string &name);
+
+enum class BufferKind { Source, Destination, Scratch };
+
+struct BufferRef {
+  BufferKind kind = BufferKind::Source;
+  int64_t rank = 0;
+  int64_t scratch = -1; // Index into Schedule::scratches for Scratch.
+
+  bool operator==(const BufferRef &other) const {
+    return kind == other.kind && rank == other.rank &&
+           scratch == other.scratch;
+  }
+  /// "src@0", "dst@4", "scratch3@6".
+  std::string str() const;
+};
+
+struct ScratchBuffer {
+  int64_t rank = 0;
+  Dims shape;
+};
+
+struct Step {
+  BufferRef from;
+  Box fromBox;
+  BufferRef to;
+  Box toBox; // Same sizes as fromBox.
+  std::optional<Reduction> reduction;
+  LinkClass link = LinkClass::Local;
+  /// Indices of the steps that must complete first.
+  std::vector<int64_t> deps;
+
+  int64_t executor() const { return to.rank; }
+  /// "copy src@0 [0:1, 0:8] -> dst@4 [0:1, 0:8] via network after [2]".
+  std::string str() const;
+};
+
+struct Schedule {
+  Strategy strategy = Strategy::Hierarchical;
+  std::vector<ScratchBuffer> scratches;
+  std::vector<Step> steps;
+};
+
+/// Splits every step whose box is larger than `chunkBytes` into pieces along
+/// its outermost dimension of extent > 1, so that a forwarding step can start
+/// on the first chunk while later chunks are still arriving. Dependencies are
+/// dropped; call addDataDependencies afterwards.
+Schedule chunkSchedule(const Schedule &schedule, int64_t elementSize,
+                       int64_t chunkBytes);
+
+/// Replaces every step's dependencies by those its data needs: a step that
+/// reads a region of a destination or scratch buffer waits for every step
+/// that writes an overlapping region of it, and a reduce waits for the copies
+/// into overlapping regions of its target. (Source buffers are ready from the
+/// start; every region is written once by a copy, then only reduced into.)
+void addDataDependencies(Schedule &schedule);
+
+} // namespace m2n
+
+#endif // M2N_ROUTE_SCHEDULE_H

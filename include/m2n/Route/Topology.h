@@ -1,0 +1,52 @@
+//===- Topology.h - NVLink domains and link bandwidths -----------*- C++ -*-===//
+//
+// The machine as data: which ranks share an NVLink domain (peer access to
+// each other's memory) and how fast NVLink and the network are. Plain C++,
+// shared by the router, the cost model and the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_ROUTE_TOPOLOGY_H
+#define M2N_ROUTE_TOPOLOGY_H
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace m2n {
+
+/// How a byte travels between two ranks.
+enum class LinkClass { Local, NVLink, Network };
+const char *toString(LinkClass link);
+
+struct Topology {
+  /// Disjoint sets of ranks with NVLink peer access. A rank in no domain is
+  /// a domain of its own.
+  std::vector<std::vector<int64_t>> domains;
+  /// NVLink bandwidth per direction of one GPU, GB/s (1e9 bytes/s).
+  double nvlinkGBps = 450.0;
+  /// Network injection (and reception) bandwidth of one rank, GB/s.
+  double networkGBps = 50.0;
+
+  /// One NVLink domain holding ranks 0..commSize-1, with the bandwidths of an
+  /// H200 box (NVLink 4: 450 GB/s per direction; one 400 Gb/s NIC per GPU).
+  static Topology singleDomain(int64_t commSize);
+
+  /// Domain id of a rank: its index in `domains`, or a unique id past them
+  /// for a rank in no domain.
+  int64_t domainOf(int64_t rank) const;
+  LinkClass linkBetween(int64_t from, int64_t to) const;
+  /// A message naming the problem, or std::nullopt: domains disjoint and
+  /// non-empty, ranks inside the communicator, bandwidths positive.
+  std::optional<std::string> validate(int64_t commSize) const;
+  /// Parses the JSON topology format (docs/routing.md):
+  ///   {"domains": [[0, 1], [2, 3]], "nvlink_gbps": 450, "network_gbps": 50}
+  /// Returns an error message on failure.
+  static std::optional<std::string> parseJson(const std::string &text,
+                                              Topology &result);
+};
+
+} // namespace m2n
+
+#endif // M2N_ROUTE_TOPOLOGY_H

@@ -1,0 +1,314 @@
+//===- Router.cpp - topology-aware routes for reshard plans -----------------===//
+
+#include "m2n/Route/Router.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace m2n {
+
+TopologyRouter::TopologyRouter(const Layout &src, const Layout &dst,
+                               std::vector<int64_t> shape,
+                               const Topology &topology)
+    : src(src), dst(dst), shape(std::move(shape)), topology(topology) {}
+
+Schedule TopologyRouter::route(const ReshardPlan &plan,
+                               Strategy strategy) const {
+  switch (strategy) {
+  case Strategy::Flat:
+    return routeFlat(plan);
+  case Strategy::GatherBroadcast:
+    return routeGatherBroadcast();
+  case Strategy::Hierarchical:
+    return routeHierarchical(plan);
+  }
+  return {};
+}
+
+namespace {
+BufferRef source(int64_t rank) { return {BufferKind::Source, rank, -1}; }
+BufferRef destination(int64_t rank) {
+  return {BufferKind::Destination, rank, -1};
+}
+
+/// Appends a step, classifying its link by the topology.
+void addStep(Schedule &schedule, const Topology &topology, BufferRef from,
+             Box fromBox, BufferRef to, Box toBox,
+             std::optional<Reduction> reduction) {
+  Step step;
+  step.link = topology.linkBetween(from.rank, to.rank);
+  step.from = from;
+  step.fromBox = std::move(fromBox);
+  step.to = to;
+  step.toBox = std::move(toBox);
+  step.reduction = reduction;
+  schedule.steps.push_back(std::move(step));
+}
+
+BufferRef addScratch(Schedule &schedule, int64_t rank, const Dims &shape) {
+  schedule.scratches.push_back({rank, shape});
+  return {BufferKind::Scratch, rank,
+          static_cast<int64_t>(schedule.scratches.size()) - 1};
+}
+
+Box wholeBox(const Dims &sizes) { return {Dims(sizes.size(), 0), sizes}; }
+
+Box shifted(const Box &box, const Dims &origin, int sign) {
+  Box result = box;
+  for (size_t d = 0; d < origin.size(); ++d)
+    result.offsets[d] += sign * origin[d];
+  return result;
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// flat
+//===----------------------------------------------------------------------===//
+
+Schedule TopologyRouter::routeFlat(const ReshardPlan &plan) const {
+  Schedule schedule;
+  schedule.strategy = Strategy::Flat;
+  for (const Transfer &t : plan.transfers)
+    addStep(schedule, topology, source(t.srcRank), t.srcBox,
+            destination(t.dstRank), t.dstBox, t.reduction);
+  return schedule;
+}
+
+//===----------------------------------------------------------------------===//
+// gather-bcast
+//===----------------------------------------------------------------------===//
+
+Schedule TopologyRouter::routeGatherBroadcast() const {
+  Schedule schedule;
+  schedule.strategy = Strategy::GatherBroadcast;
+  const int64_t root = src.mesh.rankAt(0);
+  const bool keep = dst.hasPartial();
+  const int64_t contributors = src.numContributors();
+  const int64_t copies = keep ? contributors : 1;
+  const Dims full(shape);
+
+  // Gather: one replica of every source box into the root's full tensor
+  // (one per contributor when the destination keeps them apart; otherwise
+  // contributor 0 copies and the others reduce).
+  std::vector<BufferRef> rootScratch;
+  for (int64_t k = 0; k < copies; ++k)
+    rootScratch.push_back(addScratch(schedule, root, full));
+  auto preference = [&](int64_t rank) {
+    return std::make_tuple(rank != root,
+                           topology.domainOf(rank) != topology.domainOf(root));
+  };
+  std::map<std::pair<int64_t, std::vector<int64_t>>, int64_t> injector;
+  for (int64_t i = 0; i < src.mesh.size(); ++i) {
+    Box box = src.localBox(shape, i);
+    if (box.empty())
+      continue;
+    std::vector<int64_t> key = box.offsets.vec();
+    key.insert(key.end(), box.sizes.begin(), box.sizes.end());
+    auto [it, inserted] = injector.try_emplace(
+        {src.contributorIndex(i), key}, src.mesh.rankAt(i));
+    if (!inserted && preference(src.mesh.rankAt(i)) < preference(it->second))
+      it->second = src.mesh.rankAt(i);
+  }
+  for (const auto &[key, rank] : injector) {
+    int64_t contributor = key.first;
+    Box box = src.localBox(shape, *src.mesh.indexOf(rank));
+    std::optional<Reduction> reduction;
+    if (!keep && contributor != 0)
+      reduction = src.reduction();
+    addStep(schedule, topology, source(rank), wholeBox(box.sizes),
+            rootScratch[keep ? contributor : 0], box, reduction);
+  }
+
+  // Broadcast: a ring through the destination ranks, the root's domain
+  // first, then domain by domain.
+  std::vector<int64_t> ring;
+  for (int64_t j = 0; j < dst.mesh.size(); ++j)
+    if (!dst.localBox(shape, j).empty() && dst.mesh.rankAt(j) != root)
+      ring.push_back(dst.mesh.rankAt(j));
+  const int64_t rootDomain = topology.domainOf(root);
+  std::stable_sort(ring.begin(), ring.end(), [&](int64_t a, int64_t b) {
+    auto key = [&](int64_t r) {
+      int64_t d = topology.domainOf(r);
+      return std::make_tuple(d != rootDomain, d, r);
+    };
+    return key(a) < key(b);
+  });
+  std::map<int64_t, std::vector<BufferRef>> fullCopyOf;
+  fullCopyOf[root] = rootScratch;
+  int64_t previous = root;
+  for (int64_t rank : ring) {
+    for (int64_t k = 0; k < copies; ++k) {
+      fullCopyOf[rank].push_back(addScratch(schedule, rank, full));
+      addStep(schedule, topology, fullCopyOf[previous][k], wholeBox(full),
+              fullCopyOf[rank][k], wholeBox(full), std::nullopt);
+    }
+    previous = rank;
+  }
+
+  // Every destination copies its part out of its full tensor.
+  for (int64_t j = 0; j < dst.mesh.size(); ++j) {
+    Box box = dst.localBox(shape, j);
+    if (box.empty())
+      continue;
+    int64_t rank = dst.mesh.rankAt(j);
+    int64_t k = keep ? dst.contributorIndex(j) : 0;
+    addStep(schedule, topology, fullCopyOf[rank][k], box, destination(rank),
+            wholeBox(box.sizes), std::nullopt);
+  }
+  return schedule;
+}
+
+//===----------------------------------------------------------------------===//
+// hierarchical
+//===----------------------------------------------------------------------===//
+
+Schedule TopologyRouter::routeHierarchical(const ReshardPlan &plan) const {
+  Schedule schedule;
+  schedule.strategy = Strategy::Hierarchical;
+
+  // A delivery: one region of one source box (one contributor), and every
+  // destination that needs exactly it.
+  struct Target {
+    int64_t rank;
+    Box box; // In the destination's local buffer.
+    std::optional<Reduction> reduction;
+  };
+  struct Delivery {
+    std::vector<int64_t> replicas; // Source ranks holding the region.
+    Box region;                    // Global coordinates.
+    std::vector<Target> targets;
+  };
+  std::vector<Delivery> deliveries;
+  std::map<std::vector<int64_t>, int64_t> deliveryOfKey;
+  std::map<std::vector<int64_t>, std::vector<int64_t>> replicasOfGroup;
+  std::vector<Box> srcBoxes(src.mesh.size());
+  // A source group: contributor and box (offsets, then sizes).
+  auto groupKey = [&](int64_t i) {
+    std::vector<int64_t> key = {src.contributorIndex(i)};
+    key.insert(key.end(), srcBoxes[i].offsets.begin(), srcBoxes[i].offsets.end());
+    key.insert(key.end(), srcBoxes[i].sizes.begin(), srcBoxes[i].sizes.end());
+    return key;
+  };
+  for (int64_t i = 0; i < src.mesh.size(); ++i) {
+    srcBoxes[i] = src.localBox(shape, i);
+    if (!srcBoxes[i].empty())
+      replicasOfGroup[groupKey(i)].push_back(src.mesh.rankAt(i));
+  }
+  for (const Transfer &t : plan.transfers) {
+    int64_t owner = *src.mesh.indexOf(t.srcRank);
+    Box region = shifted(t.srcBox, srcBoxes[owner].offsets, +1);
+    std::vector<int64_t> group = groupKey(owner);
+    std::vector<int64_t> key = group;
+    key.insert(key.end(), region.offsets.begin(), region.offsets.end());
+    key.insert(key.end(), region.sizes.begin(), region.sizes.end());
+    auto [it, inserted] = deliveryOfKey.try_emplace(
+        key, static_cast<int64_t>(deliveries.size()));
+    if (inserted)
+      deliveries.push_back({replicasOfGroup[group], region, {}});
+    deliveries[it->second].targets.push_back(
+        {t.dstRank, t.dstBox, t.reduction});
+  }
+
+  // Raw partial contributions cannot be forwarded from a destination buffer
+  // that already holds their reduction: leaders land them in scratch.
+  const bool viaScratch = src.numContributors() > 1 && !dst.hasPartial();
+  std::map<int64_t, int64_t> egressBytes, leaderLoad;
+
+  for (const Delivery &delivery : deliveries) {
+    const Box &region = delivery.region;
+    auto localBoxOf = [&](int64_t rank) {
+      return shifted(region, srcBoxes[*src.mesh.indexOf(rank)].offsets, -1);
+    };
+    // Destinations holding the region themselves copy it locally.
+    std::vector<const Target *> remote;
+    for (const Target &target : delivery.targets) {
+      if (std::find(delivery.replicas.begin(), delivery.replicas.end(),
+                    target.rank) != delivery.replicas.end())
+        addStep(schedule, topology, source(target.rank), localBoxOf(target.rank),
+                destination(target.rank), target.box, target.reduction);
+      else
+        remote.push_back(&target);
+    }
+    if (remote.empty())
+      continue;
+
+    // Domains that hold a replica serve their own destinations over
+    // NVLink; every other domain is reached over the network once.
+    auto leastLoaded = [&](const std::vector<int64_t> &ranks) {
+      int64_t best = ranks.front();
+      for (int64_t rank : ranks)
+        if (egressBytes[rank] < egressBytes[best])
+          best = rank;
+      egressBytes[best] += region.volume();
+      return best;
+    };
+    std::map<int64_t, std::vector<int64_t>> replicasByDomain;
+    for (int64_t rank : delivery.replicas)
+      replicasByDomain[topology.domainOf(rank)].push_back(rank);
+    std::map<int64_t, int64_t> serverOfDomain;
+    std::map<int64_t, std::vector<const Target *>> byDomain;
+    for (const Target *target : remote) {
+      int64_t domain = topology.domainOf(target->rank);
+      auto replicas = replicasByDomain.find(domain);
+      if (replicas == replicasByDomain.end()) {
+        byDomain[domain].push_back(target);
+        continue;
+      }
+      auto [server, inserted] = serverOfDomain.try_emplace(domain, -1);
+      if (inserted)
+        server->second = leastLoaded(replicas->second);
+      addStep(schedule, topology, source(server->second),
+              localBoxOf(server->second), destination(target->rank),
+              target->box, target->reduction);
+    }
+    if (byDomain.empty())
+      continue;
+
+    // Inject once, from the replica that has sent the least so far; the
+    // domains form a ring in domain order after the injector's.
+    int64_t injector = leastLoaded(delivery.replicas);
+    const int64_t home = topology.domainOf(injector);
+    std::vector<int64_t> order;
+    for (const auto &entry : byDomain)
+      order.push_back(entry.first);
+    std::stable_partition(order.begin(), order.end(),
+                          [&](int64_t d) { return d > home; });
+
+    BufferRef previous = source(injector);
+    Box previousBox = localBoxOf(injector);
+    for (int64_t domain : order) {
+      const std::vector<const Target *> &members = byDomain[domain];
+      const Target *leader = members.front();
+      for (const Target *member : members)
+        if (leaderLoad[member->rank] < leaderLoad[leader->rank])
+          leader = member;
+      ++leaderLoad[leader->rank];
+
+      BufferRef landing;
+      Box landingBox;
+      if (viaScratch) {
+        landing = addScratch(schedule, leader->rank, region.sizes);
+        landingBox = wholeBox(region.sizes);
+        addStep(schedule, topology, previous, previousBox, landing, landingBox,
+                std::nullopt);
+        addStep(schedule, topology, landing, landingBox,
+                destination(leader->rank), leader->box, leader->reduction);
+      } else {
+        landing = destination(leader->rank);
+        landingBox = leader->box;
+        addStep(schedule, topology, previous, previousBox, landing, landingBox,
+                std::nullopt);
+      }
+      for (const Target *member : members)
+        if (member != leader)
+          addStep(schedule, topology, landing, landingBox,
+                  destination(member->rank), member->box, member->reduction);
+      previous = landing;
+      previousBox = landingBox;
+    }
+  }
+  return schedule;
+}
+
+} // namespace m2n

@@ -1,0 +1,126 @@
+//===- Schedule.cpp - per-rank steps with dependencies ----------------------===//
+
+#include "m2n/Route/Schedule.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+namespace m2n {
+
+const char *toString(Strategy strategy) {
+  switch (strategy) {
+  case Strategy::Flat:
+    return "flat";
+  case Strategy::GatherBroadcast:
+    return "gather-bcast";
+  case Strategy::Hierarchical:
+    return "hierarchical";
+  }
+  return "?";
+}
+
+std::optional<Strategy> parseStrategy(const std::string &name) {
+  for (Strategy s :
+       {Strategy::Flat, Strategy::GatherBroadcast, Strategy::Hierarchical})
+    if (name == toString(s))
+      return s;
+  return std::nullopt;
+}
+
+std::string BufferRef::str() const {
+  switch (kind) {
+  case BufferKind::Source:
+    return "src@" + std::to_string(rank);
+  case BufferKind::Destination:
+    return "dst@" + std::to_string(rank);
+  case BufferKind::Scratch:
+    return "scratch" + std::to_string(scratch) + "@" + std::to_string(rank);
+  }
+  return "?";
+}
+
+std::string Step::str() const {
+  std::ostringstream os;
+  os << (reduction ? toString(*reduction) : "copy") << ' ' << from.str() << ' '
+     << fromBox.str() << " -> " << to.str() << ' ' << toBox.str() << " via "
+     << toString(link);
+  if (!deps.empty()) {
+    os << " after [";
+    for (size_t i = 0; i < deps.size(); ++i)
+      os << (i ? ", " : "") << deps[i];
+    os << ']';
+  }
+  return os.str();
+}
+
+Schedule chunkSchedule(const Schedule &schedule, int64_t elementSize,
+                       int64_t chunkBytes) {
+  Schedule result;
+  result.strategy = schedule.strategy;
+  result.scratches = schedule.scratches;
+  for (const Step &step : schedule.steps) {
+    Step piece = step;
+    piece.deps.clear();
+    int64_t bytes = step.fromBox.volume() * elementSize;
+    int64_t rank = step.fromBox.rank();
+    int64_t dim = 0;
+    while (dim < rank && step.fromBox.sizes[dim] <= 1)
+      ++dim;
+    if (chunkBytes <= 0 || bytes <= chunkBytes || dim == rank) {
+      result.steps.push_back(std::move(piece));
+      continue;
+    }
+    int64_t extent = step.fromBox.sizes[dim];
+    int64_t sliceBytes = bytes / extent;
+    int64_t perChunk = std::max<int64_t>(1, chunkBytes / sliceBytes);
+    for (int64_t begin = 0; begin < extent; begin += perChunk) {
+      int64_t size = std::min(perChunk, extent - begin);
+      piece.fromBox = step.fromBox;
+      piece.toBox = step.toBox;
+      piece.fromBox.offsets[dim] += begin;
+      piece.toBox.offsets[dim] += begin;
+      piece.fromBox.sizes[dim] = size;
+      piece.toBox.sizes[dim] = size;
+      result.steps.push_back(piece);
+    }
+  }
+  return result;
+}
+
+void addDataDependencies(Schedule &schedule) {
+  using Key = std::tuple<int, int64_t, int64_t>;
+  auto keyOf = [](const BufferRef &buffer) {
+    return Key(static_cast<int>(buffer.kind), buffer.rank, buffer.scratch);
+  };
+  std::map<Key, std::vector<int64_t>> writers;
+  for (size_t i = 0; i < schedule.steps.size(); ++i)
+    writers[keyOf(schedule.steps[i].to)].push_back(static_cast<int64_t>(i));
+
+  for (size_t i = 0; i < schedule.steps.size(); ++i) {
+    Step &step = schedule.steps[i];
+    std::vector<int64_t> deps;
+    // Read after write: the data must be complete before it is read.
+    if (step.from.kind != BufferKind::Source) {
+      auto it = writers.find(keyOf(step.from));
+      if (it != writers.end())
+        for (int64_t j : it->second)
+          if (j != static_cast<int64_t>(i) &&
+              !schedule.steps[j].toBox.intersect(step.fromBox).empty())
+            deps.push_back(j);
+    }
+    // A reduction lands on a copy.
+    if (step.reduction) {
+      for (int64_t j : writers[keyOf(step.to)])
+        if (!schedule.steps[j].reduction &&
+            !schedule.steps[j].toBox.intersect(step.toBox).empty())
+          deps.push_back(j);
+    }
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    step.deps = std::move(deps);
+  }
+}
+
+} // namespace m2n

@@ -1,0 +1,104 @@
+//===- RandomLayouts.h - random layouts for property tests -------*- C++ -*-===//
+
+#ifndef M2N_UNITTESTS_LAYOUT_RANDOMLAYOUTS_H
+#define M2N_UNITTESTS_LAYOUT_RANDOMLAYOUTS_H
+
+#include "m2n/Layout/Layout.h"
+#include "m2n/Sim/ElementType.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <random>
+
+namespace m2n {
+
+constexpr int64_t kCommSize = 16;
+
+/// Random shapes, meshes (contiguous or permuted explicit rank lists of a
+/// 16-rank communicator), placements and element types.
+class RandomLayouts {
+public:
+  explicit RandomLayouts(uint64_t seed) : rng(seed) {}
+
+  int64_t uniform(int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  }
+
+  std::vector<int64_t> shape() {
+    std::vector<int64_t> result(uniform(0, 4));
+    for (int64_t &extent : result)
+      extent = uniform(0, 9) == 0 ? uniform(0, 2) : uniform(1, 9);
+    return result;
+  }
+
+  Mesh mesh() {
+    std::vector<int64_t> shape;
+    int64_t size = 1;
+    for (int64_t axes = uniform(1, 3); axes > 0; --axes) {
+      int64_t extent = uniform(1, 4);
+      if (size * extent > kCommSize)
+        extent = 1;
+      shape.push_back(extent);
+      size *= extent;
+    }
+    if (uniform(0, 1))
+      return Mesh::contiguous(shape, uniform(0, kCommSize - size));
+    std::vector<int64_t> ranks(kCommSize);
+    for (int64_t r = 0; r < kCommSize; ++r)
+      ranks[r] = r;
+    std::shuffle(ranks.begin(), ranks.end(), rng);
+    ranks.resize(size);
+    return Mesh::explicitRanks(shape, ranks);
+  }
+
+  Placement placement(int64_t tensorRank, bool allowPartial, Reduction op) {
+    int64_t choice = uniform(0, 9);
+    if (allowPartial && choice < 2)
+      return Placement::partial(op);
+    if (tensorRank > 0 && choice < 7)
+      return Placement::shard(uniform(0, tensorRank - 1));
+    return Placement::replicate();
+  }
+
+  Layout layout(int64_t tensorRank, bool allowPartial) {
+    Layout result{mesh(), {}};
+    Reduction op = static_cast<Reduction>(uniform(0, 2));
+    for (int64_t axis = 0; axis < result.mesh.meshRank(); ++axis)
+      result.placements.push_back(placement(tensorRank, allowPartial, op));
+    return result;
+  }
+
+  /// A destination that keeps the source's partial axes.
+  Layout keepPartial(const Layout &src, int64_t tensorRank) {
+    Layout result = src;
+    for (Placement &placement : result.placements)
+      if (!placement.isPartial())
+        placement = this->placement(tensorRank, false, Reduction::Sum);
+    return result;
+  }
+
+  ElementType elementType() {
+    return static_cast<ElementType>(uniform(0, 7));
+  }
+
+public:
+  std::mt19937_64 rng;
+};
+
+/// M2N_PROPERTY_SEED overrides the fixed default seed.
+inline uint64_t propertySeed() {
+  if (const char *env = std::getenv("M2N_PROPERTY_SEED"))
+    return std::strtoull(env, nullptr, 10);
+  return 20261130;
+}
+
+/// M2N_PROPERTY_CASES overrides the default number of cases.
+inline int64_t propertyCases(int64_t defaultCases) {
+  if (const char *env = std::getenv("M2N_PROPERTY_CASES"))
+    return std::strtoll(env, nullptr, 10);
+  return defaultCases;
+}
+
+} // namespace m2n
+
+#endif // M2N_UNITTESTS_LAYOUT_RANDOMLAYOUTS_H

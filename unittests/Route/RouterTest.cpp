@@ -1,0 +1,258 @@
+//===- RouterTest.cpp - routing strategies, schedules, cost model -----------===//
+
+#include "m2n/Route/CostModel.h"
+#include "m2n/Route/Router.h"
+#include "m2n/Sim/HostSimulator.h"
+
+#include "../Layout/RandomLayouts.h"
+
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+using namespace m2n;
+
+namespace {
+
+Topology twoDomains(int64_t first, int64_t total, double nvlink = 450,
+                    double network = 50) {
+  Topology topology;
+  topology.domains.resize(2);
+  for (int64_t r = 0; r < total; ++r)
+    topology.domains[r < first ? 0 : 1].push_back(r);
+  topology.nvlinkGBps = nvlink;
+  topology.networkGBps = network;
+  return topology;
+}
+
+std::vector<std::string> describe(const Schedule &schedule) {
+  std::vector<std::string> lines;
+  for (const Step &step : schedule.steps)
+    lines.push_back(step.str());
+  return lines;
+}
+
+Layout exampleATrainer() {
+  return {Mesh::contiguous({1, 4}, 0),
+          {Placement::replicate(), Placement::shard(0)}};
+}
+Layout exampleAGenerator() {
+  return {Mesh::contiguous({2, 2}, 4),
+          {Placement::replicate(), Placement::shard(0)}};
+}
+
+// The picture in docs/routing.md: each trainer row crosses the network once,
+// into a balanced leader, and the leaders complete replication over NVLink.
+TEST(RouterTest, PaperExampleAHierarchical) {
+  Layout src = exampleATrainer(), dst = exampleAGenerator();
+  std::vector<int64_t> shape = {4, 8};
+  Topology topology = twoDomains(4, 8);
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  Schedule schedule = TopologyRouter(src, dst, shape, topology)
+                          .route(plan, Strategy::Hierarchical);
+  addDataDependencies(schedule);
+  EXPECT_EQ(describe(schedule),
+            (std::vector<std::string>{
+                "copy src@0 [0:1, 0:8] -> dst@4 [0:1, 0:8] via network",
+                "copy dst@4 [0:1, 0:8] -> dst@6 [0:1, 0:8] via nvlink after [0]",
+                "copy src@1 [0:1, 0:8] -> dst@6 [1:2, 0:8] via network",
+                "copy dst@6 [1:2, 0:8] -> dst@4 [1:2, 0:8] via nvlink after [2]",
+                "copy src@2 [0:1, 0:8] -> dst@5 [0:1, 0:8] via network",
+                "copy dst@5 [0:1, 0:8] -> dst@7 [0:1, 0:8] via nvlink after [4]",
+                "copy src@3 [0:1, 0:8] -> dst@7 [1:2, 0:8] via network",
+                "copy dst@7 [1:2, 0:8] -> dst@5 [1:2, 0:8] via nvlink after [6]",
+            }));
+  Estimate hier = estimateSchedule(schedule, topology, 2);
+  Estimate flat = estimateSchedule(
+      TopologyRouter(src, dst, shape, topology).route(plan, Strategy::Flat),
+      topology, 2);
+  EXPECT_EQ(hier.networkBytes, 4 * 8 * 2);
+  EXPECT_EQ(flat.networkBytes, 8 * 8 * 2);
+  EXPECT_EQ(hier.nvlinkBytes, 4 * 8 * 2);
+}
+
+// The NCCL M2N paper's single-layer SOL table (seeds/001, Section VI-B): a
+// 7168 MB BF16 expert tensor from a 16-GPU EP group to TP8 x DP{2,4,8}, one
+// NVLink domain per group, 50 GB/s per NIC. The paper's 143.36 ms =
+// 7168e6 B / 50e9 B/s, so the tensor here has exactly 7.168e9 bytes
+// (256 x 2000 x 7000 bf16).
+TEST(CostModelTest, ReproducesPaperSolTable) {
+  std::vector<int64_t> shape = {256, 2000, 7000};
+  Layout src{Mesh::contiguous({16}, 0), {Placement::shard(0)}};
+  struct Row {
+    int64_t dp;
+    double flat, gatherBcast, hierarchical;
+  } rows[] = {{2, 17.92, 143.36, 8.96},
+              {4, 35.84, 143.36, 8.96},
+              {8, 71.68, 143.36, 8.96}};
+  for (const Row &row : rows) {
+    Layout dst{Mesh::contiguous({row.dp, 8}, 16),
+               {Placement::replicate(), Placement::shard(1)}};
+    Topology topology = twoDomains(16, 16 + 8 * row.dp, /*nvlink=*/900, 50);
+    ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+    TopologyRouter router(src, dst, shape, topology);
+    auto sol = [&](Strategy strategy) {
+      return estimateSchedule(router.route(plan, strategy), topology, 2);
+    };
+    Estimate flat = sol(Strategy::Flat);
+    Estimate bcast = sol(Strategy::GatherBroadcast);
+    Estimate hier = sol(Strategy::Hierarchical);
+    EXPECT_NEAR(flat.solMs(), row.flat, 1e-9) << "DP" << row.dp;
+    EXPECT_NEAR(bcast.solMs(), row.gatherBcast, 1e-9) << "DP" << row.dp;
+    EXPECT_NEAR(hier.solMs(), row.hierarchical, 1e-9) << "DP" << row.dp;
+    // NVLink is never on the critical path (the paper's Section VI-B check).
+    EXPECT_LT(hier.nvlinkMs, hier.networkMs);
+    EXPECT_EQ(hier.busiestLink().rfind("network", 0), 0u);
+  }
+}
+
+TEST(TopologyTest, ParsesJsonAndReportsErrors) {
+  Topology topology;
+  EXPECT_EQ(Topology::parseJson(R"({"name": "2x H200", "domains": [[0, 1], [2, 3]],
+                                    "nvlink_gbps": 450, "network_gbps": 50.5})",
+                                topology),
+            std::nullopt);
+  EXPECT_EQ(topology.domains.size(), 2u);
+  EXPECT_EQ(topology.domainOf(3), 1);
+  EXPECT_EQ(topology.domainOf(7), 9); // In no domain: a domain of its own.
+  EXPECT_DOUBLE_EQ(topology.networkGBps, 50.5);
+  EXPECT_EQ(topology.linkBetween(0, 1), LinkClass::NVLink);
+  EXPECT_EQ(topology.linkBetween(1, 2), LinkClass::Network);
+  EXPECT_EQ(topology.validate(4), std::nullopt);
+  EXPECT_NE(topology.validate(3)->find("outside the communicator"),
+            std::string::npos);
+
+  EXPECT_NE(Topology::parseJson("{\"domains\": [[0]], \"nvlink_gbps\": 1}",
+                                topology)
+                ->find("needs 'domains', 'nvlink_gbps' and 'network_gbps'"),
+            std::string::npos);
+  EXPECT_NE(Topology::parseJson("{\"domains\": [[0.5]], \"nvlink_gbps\": 1, "
+                                "\"network_gbps\": 1}",
+                                topology)
+                ->find("must be integers"),
+            std::string::npos);
+  EXPECT_NE(Topology::parseJson("{\"links\": 3}", topology)
+                ->find("unknown topology key 'links'"),
+            std::string::npos);
+  EXPECT_NE(Topology::parseJson("{\"domains\": [[0, 1]", topology)
+                ->find("invalid JSON"),
+            std::string::npos);
+}
+
+TEST(ScheduleTest, ChunkingSplitsTheOutermostNonUnitDimension) {
+  Schedule schedule;
+  Step step;
+  step.from = {BufferKind::Source, 0, -1};
+  step.to = {BufferKind::Destination, 1, -1};
+  step.fromBox = {Dims{0, 0, 0}, Dims{1, 10, 4}};
+  step.toBox = {Dims{0, 2, 0}, Dims{1, 10, 4}};
+  schedule.steps.push_back(step);
+  // 4 elements x 4 bytes per row of dim 1; 48-byte chunks hold 3 rows.
+  Schedule chunked = chunkSchedule(schedule, 4, 48);
+  ASSERT_EQ(chunked.steps.size(), 4u);
+  EXPECT_EQ(chunked.steps[0].toBox.str(), "[0:1, 2:5, 0:4]");
+  EXPECT_EQ(chunked.steps[3].fromBox.str(), "[0:1, 9:10, 0:4]");
+}
+
+// A missing dependency shows up as a wrong value in one of the two orders.
+TEST(ScheduleTest, SimulatorExposesMissingDependencies) {
+  Layout src = exampleATrainer(), dst = exampleAGenerator();
+  std::vector<int64_t> shape = {4, 8};
+  Topology topology = twoDomains(4, 8);
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  Schedule schedule = TopologyRouter(src, dst, shape, topology)
+                          .route(plan, Strategy::Hierarchical);
+  // No dependencies at all: forwarding may run before the data arrived.
+  ReshardSimulator simulator(src, dst, shape, ElementType::F32);
+  ASSERT_EQ(simulator.execute(schedule,
+                              ReshardSimulator::StepOrder::LastReadyFirst),
+            std::nullopt);
+  EXPECT_FALSE(simulator.check().passed);
+  addDataDependencies(schedule);
+  simulator.reset();
+  ASSERT_EQ(simulator.execute(schedule,
+                              ReshardSimulator::StepOrder::LastReadyFirst),
+            std::nullopt);
+  EXPECT_TRUE(simulator.check().passed);
+  // A cycle is reported, not run.
+  schedule.steps[0].deps.push_back(1);
+  simulator.reset();
+  EXPECT_NE(simulator.execute(schedule)->find("dependency cycle"),
+            std::string::npos);
+}
+
+Topology randomTopology(RandomLayouts &random) {
+  Topology topology;
+  int64_t domains = random.uniform(1, 4);
+  topology.domains.resize(domains);
+  std::vector<int64_t> ranks(16);
+  for (int64_t r = 0; r < 16; ++r)
+    ranks[r] = r;
+  std::shuffle(ranks.begin(), ranks.end(), random.rng);
+  for (int64_t r : ranks) {
+    int64_t d = random.uniform(0, domains); // == domains: in no domain.
+    if (d < domains)
+      topology.domains[d].push_back(r);
+  }
+  topology.domains.erase(
+      std::remove_if(topology.domains.begin(), topology.domains.end(),
+                     [](const std::vector<int64_t> &d) { return d.empty(); }),
+      topology.domains.end());
+  return topology;
+}
+
+TEST(RouterPropertyTest, EveryStrategyDeliversTheReshard) {
+  const uint64_t seed = propertySeed();
+  const int64_t cases = propertyCases(3000);
+  RandomLayouts random(seed ^ 0x5eed);
+  int64_t steps = 0, networkSaved = 0;
+  for (int64_t n = 0; n < cases; ++n) {
+    std::vector<int64_t> shape = random.shape();
+    int64_t rank = static_cast<int64_t>(shape.size());
+    Layout src = random.layout(rank, /*allowPartial=*/true);
+    Layout dst = src.hasPartial() && random.uniform(0, 4) == 0
+                     ? random.keepPartial(src, rank)
+                     : random.layout(rank, /*allowPartial=*/false);
+    ElementType type = random.elementType();
+    Topology topology = randomTopology(random);
+    int64_t chunkBytes = random.uniform(0, 2) * elementSize(type) *
+                         random.uniform(1, 12);
+    SCOPED_TRACE("M2N_PROPERTY_SEED=" + std::to_string(seed) + " case " +
+                 std::to_string(n) + ": " + src.str() + " -> " + dst.str() +
+                 " " + toString(type) + " chunk " +
+                 std::to_string(chunkBytes));
+    ASSERT_EQ(topology.validate(16), std::nullopt);
+    ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+    TopologyRouter router(src, dst, shape, topology);
+    int64_t networkBytes[3] = {0, 0, 0};
+    for (Strategy strategy : {Strategy::Flat, Strategy::GatherBroadcast,
+                              Strategy::Hierarchical}) {
+      SCOPED_TRACE(toString(strategy));
+      Schedule schedule = chunkSchedule(router.route(plan, strategy),
+                                        elementSize(type), chunkBytes);
+      addDataDependencies(schedule);
+      steps += static_cast<int64_t>(schedule.steps.size());
+      networkBytes[static_cast<int>(strategy)] =
+          estimateSchedule(schedule, topology, elementSize(type)).networkBytes;
+      for (auto order : {ReshardSimulator::StepOrder::ListOrder,
+                         ReshardSimulator::StepOrder::LastReadyFirst}) {
+        ReshardSimulator simulator(src, dst, shape, type);
+        ASSERT_EQ(simulator.execute(schedule, order), std::nullopt);
+        SimulationReport report = simulator.check();
+        ASSERT_TRUE(report.passed) << report.message;
+      }
+    }
+    // The hierarchical route never puts more on the network than flat.
+    int flat = static_cast<int>(Strategy::Flat);
+    int hier = static_cast<int>(Strategy::Hierarchical);
+    ASSERT_LE(networkBytes[hier], networkBytes[flat]);
+    networkSaved += networkBytes[flat] - networkBytes[hier];
+    if (HasFailure())
+      return;
+  }
+  EXPECT_GT(networkSaved, 0);
+  std::cout << "[ property ] seed " << seed << ": " << cases
+            << " cases x 3 strategies x 2 orders, " << steps << " steps\n";
+}
+
+} // namespace
