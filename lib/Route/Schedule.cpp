@@ -32,11 +32,11 @@ std::optional<Strategy> parseStrategy(const std::string &name) {
 std::string BufferRef::str() const {
   switch (kind) {
   case BufferKind::Source:
-    return "src@" + std::to_string(rank);
+    return "src(" + std::to_string(rank) + ")";
   case BufferKind::Destination:
-    return "dst@" + std::to_string(rank);
+    return "dst(" + std::to_string(rank) + ")";
   case BufferKind::Scratch:
-    return "scratch" + std::to_string(scratch) + "@" + std::to_string(rank);
+    return "scratch" + std::to_string(scratch) + "(" + std::to_string(rank) + ")";
   }
   return "?";
 }

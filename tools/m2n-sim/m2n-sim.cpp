@@ -44,6 +44,18 @@ static cl::opt<bool> skipVerify(
              "value check still runs)"),
     cl::init(false));
 
+static cl::opt<std::string> routeStrategy(
+    "route",
+    cl::desc("Route every plan with this strategy (flat, gather-bcast, "
+             "hierarchical) and run the schedules instead"),
+    cl::value_desc("STRATEGY"));
+static cl::opt<std::string> topologyFile(
+    "topology", cl::desc("JSON topology file for --route"),
+    cl::value_desc("FILE"));
+static cl::opt<int64_t> chunkBytes(
+    "chunk-bytes", cl::desc("Chunk size for --route (0: no chunking)"),
+    cl::init(4 << 20));
+
 static int fail(const Twine &message) {
   llvm::outs() << "m2n-sim: FAIL: " << message << "\n";
   return 1;
@@ -79,19 +91,33 @@ int main(int argc, char **argv) {
   pm.addPass(mlir::m2n::createPlanIntersections());
   if (!skipVerify)
     pm.addPass(mlir::m2n::createVerifyPlan());
+  if (!routeStrategy.empty()) {
+    mlir::m2n::RouteTopologyOptions options;
+    options.strategy = routeStrategy;
+    options.topologyFile = topologyFile;
+    options.chunkBytes = chunkBytes;
+    pm.addPass(mlir::m2n::createRouteTopology(options));
+  }
   if (failed(pm.run(*module)))
     return fail("planning or plan verification failed (diagnostics above)");
 
-  SmallVector<mlir::m2n::PlanOp> plans;
-  module->walk([&](mlir::m2n::PlanOp plan) { plans.push_back(plan); });
+  // Plans and schedules, in program order.
+  SmallVector<Operation *> plans;
+  module->walk([&](Operation *op) {
+    if (isa<mlir::m2n::PlanOp, mlir::m2n::ScheduleOp>(op))
+      plans.push_back(op);
+  });
   if (plans.empty())
-    return fail("no m2n.reshard, collective or m2n.plan in the input");
+    return fail("no m2n.reshard, collective, m2n.plan or m2n.schedule in the "
+                "input");
 
   int64_t transfers = 0, checked = 0;
   for (auto [index, plan] : llvm::enumerate(plans)) {
-    std::string where = "plan " + std::to_string(index) + " in " +
-                        functionName(plan);
-    mlir::m2n::DistType srcType = plan.getInput().getType();
+    auto schedule = dyn_cast<mlir::m2n::ScheduleOp>(plan);
+    std::string where = (schedule ? "schedule " : "plan ") +
+                        std::to_string(index) + " in " + functionName(plan);
+    auto srcType = cast<mlir::m2n::DistType>(plan->getOperand(0).getType());
+    auto dstType = cast<mlir::m2n::DistType>(plan->getResult(0).getType());
     std::optional<::m2n::ElementType> type =
         mlir::m2n::toElementType(srcType.getElementType());
     if (!type) {
@@ -105,14 +131,32 @@ int main(int argc, char **argv) {
                                srcType.getShape().end());
     ::m2n::ReshardSimulator simulator(
         mlir::m2n::toLayout(srcType.getLayout()),
-        mlir::m2n::toLayout(plan.getResult().getType().getLayout()), shape, *type);
-    ::m2n::ReshardPlan reshardPlan = mlir::m2n::toReshardPlan(plan);
-    transfers += static_cast<int64_t>(reshardPlan.transfers.size());
-    if (std::optional<std::string> error = simulator.execute(reshardPlan))
-      return fail(where + ": " + *error);
-    ::m2n::SimulationReport report = simulator.check();
-    if (!report.passed)
-      return fail(where + ": " + report.message);
+        mlir::m2n::toLayout(dstType.getLayout()), shape, *type);
+    ::m2n::SimulationReport report;
+    if (schedule) {
+      // Both orders that respect the dependencies: a missing dependency
+      // shows up as a wrong value in one of them.
+      ::m2n::Schedule steps = mlir::m2n::toSchedule(schedule);
+      transfers += static_cast<int64_t>(steps.steps.size());
+      for (auto order : {::m2n::ReshardSimulator::StepOrder::LastReadyFirst,
+                         ::m2n::ReshardSimulator::StepOrder::ListOrder}) {
+        simulator.reset();
+        if (std::optional<std::string> error = simulator.execute(steps, order))
+          return fail(where + ": " + *error);
+        report = simulator.check();
+        if (!report.passed)
+          return fail(where + ": " + report.message);
+      }
+    } else {
+      ::m2n::ReshardPlan reshardPlan =
+          mlir::m2n::toReshardPlan(cast<mlir::m2n::PlanOp>(plan));
+      transfers += static_cast<int64_t>(reshardPlan.transfers.size());
+      if (std::optional<std::string> error = simulator.execute(reshardPlan))
+        return fail(where + ": " + *error);
+      report = simulator.check();
+      if (!report.passed)
+        return fail(where + ": " + report.message);
+    }
     checked += report.checkedElements;
 
     if (dumpDir.empty())
@@ -135,9 +179,11 @@ int main(int argc, char **argv) {
         return fail(*error);
     }
   }
-  llvm::outs() << "m2n-sim: PASS: " << plans.size() << " plan"
+  bool routed = isa<mlir::m2n::ScheduleOp>(plans.front());
+  llvm::outs() << "m2n-sim: PASS: " << plans.size()
+               << (routed ? " schedule" : " plan")
                << (plans.size() == 1 ? "" : "s") << ", " << transfers
-               << " transfers, " << checked
+               << (routed ? " steps, " : " transfers, ") << checked
                << " destination elements checked\n";
   return 0;
 }

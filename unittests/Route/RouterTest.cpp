@@ -53,14 +53,14 @@ TEST(RouterTest, PaperExampleAHierarchical) {
   addDataDependencies(schedule);
   EXPECT_EQ(describe(schedule),
             (std::vector<std::string>{
-                "copy src@0 [0:1, 0:8] -> dst@4 [0:1, 0:8] via network",
-                "copy dst@4 [0:1, 0:8] -> dst@6 [0:1, 0:8] via nvlink after [0]",
-                "copy src@1 [0:1, 0:8] -> dst@6 [1:2, 0:8] via network",
-                "copy dst@6 [1:2, 0:8] -> dst@4 [1:2, 0:8] via nvlink after [2]",
-                "copy src@2 [0:1, 0:8] -> dst@5 [0:1, 0:8] via network",
-                "copy dst@5 [0:1, 0:8] -> dst@7 [0:1, 0:8] via nvlink after [4]",
-                "copy src@3 [0:1, 0:8] -> dst@7 [1:2, 0:8] via network",
-                "copy dst@7 [1:2, 0:8] -> dst@5 [1:2, 0:8] via nvlink after [6]",
+                "copy src(0) [0:1, 0:8] -> dst(4) [0:1, 0:8] via network",
+                "copy dst(4) [0:1, 0:8] -> dst(6) [0:1, 0:8] via nvlink after [0]",
+                "copy src(1) [0:1, 0:8] -> dst(6) [1:2, 0:8] via network",
+                "copy dst(6) [1:2, 0:8] -> dst(4) [1:2, 0:8] via nvlink after [2]",
+                "copy src(2) [0:1, 0:8] -> dst(5) [0:1, 0:8] via network",
+                "copy dst(5) [0:1, 0:8] -> dst(7) [0:1, 0:8] via nvlink after [4]",
+                "copy src(3) [0:1, 0:8] -> dst(7) [1:2, 0:8] via network",
+                "copy dst(7) [1:2, 0:8] -> dst(5) [1:2, 0:8] via nvlink after [6]",
             }));
   Estimate hier = estimateSchedule(schedule, topology, 2);
   Estimate flat = estimateSchedule(

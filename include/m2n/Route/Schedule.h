@@ -44,7 +44,7 @@ struct BufferRef {
     return kind == other.kind && rank == other.rank &&
            scratch == other.scratch;
   }
-  /// "src@0", "dst@4", "scratch3@6".
+  /// "src(0)", "dst(4)", "scratch3(6)".
   std::string str() const;
 };
 
@@ -64,7 +64,7 @@ struct Step {
   std::vector<int64_t> deps;
 
   int64_t executor() const { return to.rank; }
-  /// "copy src@0 [0:1, 0:8] -> dst@4 [0:1, 0:8] via network after [2]".
+  /// "copy src(0) [0:1, 0:8] -> dst(4) [0:1, 0:8] via network after [2]".
   std::string str() const;
 };
 

@@ -113,3 +113,102 @@ void buildTransfers(OpBuilder &builder, Location loc,
 }
 
 } // namespace mlir::m2n
+
+namespace mlir::m2n {
+
+::m2n::Topology toTopology(TopologyAttr topology) {
+  ::m2n::Topology result;
+  result.domains.clear();
+  for (int64_t d = 0; d < topology.getNumDomains(); ++d)
+    result.domains.emplace_back(topology.getDomain(d).begin(),
+                                topology.getDomain(d).end());
+  result.nvlinkGBps = topology.getNvlinkGBps().convertToDouble();
+  result.networkGBps = topology.getNetworkGBps().convertToDouble();
+  return result;
+}
+
+TopologyAttr toTopologyAttr(MLIRContext *ctx, const ::m2n::Topology &topology) {
+  SmallVector<Attribute> domains;
+  for (const std::vector<int64_t> &domain : topology.domains)
+    domains.push_back(DenseI64ArrayAttr::get(ctx, domain));
+  return TopologyAttr::get(ctx, ArrayAttr::get(ctx, domains),
+                           llvm::APFloat(topology.nvlinkGBps),
+                           llvm::APFloat(topology.networkGBps));
+}
+
+static ::m2n::BufferRef toBufferRef(BufferKind kind, int64_t rank,
+                                    int64_t scratch) {
+  ::m2n::BufferKind plain = kind == BufferKind::Source
+                                ? ::m2n::BufferKind::Source
+                            : kind == BufferKind::Destination
+                                ? ::m2n::BufferKind::Destination
+                                : ::m2n::BufferKind::Scratch;
+  return {plain, rank, scratch};
+}
+
+static BufferKind toBufferKind(::m2n::BufferKind kind) {
+  switch (kind) {
+  case ::m2n::BufferKind::Source:
+    return BufferKind::Source;
+  case ::m2n::BufferKind::Destination:
+    return BufferKind::Destination;
+  case ::m2n::BufferKind::Scratch:
+    return BufferKind::Scratch;
+  }
+  llvm_unreachable("unknown buffer kind");
+}
+
+::m2n::Schedule toSchedule(ScheduleOp schedule) {
+  ::m2n::Schedule result;
+  result.strategy = *::m2n::parseStrategy(schedule.getStrategy().str());
+  for (Operation &op : schedule.getBody().front()) {
+    if (auto scratch = dyn_cast<ScratchOp>(op)) {
+      result.scratches.push_back(
+          {scratch.getRank(), ::m2n::Dims(scratch.getShape().begin(),
+                                          scratch.getShape().end())});
+      continue;
+    }
+    auto step = dyn_cast<StepOp>(op);
+    if (!step)
+      continue;
+    ::m2n::Step s;
+    ::m2n::Dims sizes(step.getSizes().begin(), step.getSizes().end());
+    s.from = toBufferRef(step.getFromKind(), step.getFromRank(),
+                         step.getFromScratch());
+    s.fromBox = {::m2n::Dims(step.getFromOffsets().begin(),
+                             step.getFromOffsets().end()),
+                 sizes};
+    s.to = toBufferRef(step.getToKind(), step.getToRank(), step.getToScratch());
+    s.toBox = {::m2n::Dims(step.getToOffsets().begin(),
+                           step.getToOffsets().end()),
+               sizes};
+    if (std::optional<ReductionKind> reduction = step.getReduction())
+      s.reduction = toReduction(*reduction);
+    s.link = static_cast<::m2n::LinkClass>(static_cast<int>(step.getLink()));
+    s.deps.assign(step.getDeps().begin(), step.getDeps().end());
+    result.steps.push_back(std::move(s));
+  }
+  return result;
+}
+
+void buildSchedule(OpBuilder &builder, Location loc,
+                   const ::m2n::Schedule &schedule) {
+  MLIRContext *ctx = builder.getContext();
+  for (auto [id, scratch] : llvm::enumerate(schedule.scratches))
+    ScratchOp::create(builder, loc, static_cast<int64_t>(id), scratch.rank,
+                      scratch.shape.vec());
+  for (auto [id, step] : llvm::enumerate(schedule.steps)) {
+    ReductionKindAttr reduction;
+    if (step.reduction)
+      reduction = ReductionKindAttr::get(ctx, toReductionKind(*step.reduction));
+    StepOp::create(
+        builder, loc, static_cast<int64_t>(id),
+        toBufferKind(step.from.kind), step.from.rank, step.from.scratch,
+        step.fromBox.offsets.vec(), toBufferKind(step.to.kind), step.to.rank,
+        step.to.scratch, step.toBox.offsets.vec(), step.fromBox.sizes.vec(),
+        reduction, static_cast<LinkClass>(static_cast<int>(step.link)),
+        step.deps);
+  }
+}
+
+} // namespace mlir::m2n

@@ -1,6 +1,7 @@
 //===- M2NOps.cpp - reshard and collective operations -----------------------===//
 
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
+#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -437,4 +438,318 @@ LogicalResult TransferOp::verify() {
                            << stringifyReductionKind(*expected) << "'";
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ScheduleOp
+//===----------------------------------------------------------------------===//
+
+void ScheduleOp::build(OpBuilder &builder, OperationState &state,
+                       Type resultType, Value input, Value comm,
+                       StringRef strategy, TopologyAttr topology) {
+  state.addOperands({input, comm});
+  state.addTypes(resultType);
+  state.addAttribute(getStrategyAttrName(state.name),
+                     builder.getStringAttr(strategy));
+  state.addAttribute(getTopologyAttrName(state.name), topology);
+  Region *body = state.addRegion();
+  body->push_back(new Block());
+}
+
+LogicalResult ScheduleOp::verify() {
+  DistType src = getInput().getType(), dst = getResult().getType();
+  CommType comm = getComm().getType();
+  if (failed(verifyReshardSignature(*this, src, dst, comm)))
+    return failure();
+  if (!::m2n::parseStrategy(getStrategy().str()))
+    return emitOpError() << "unknown strategy '" << getStrategy()
+                         << "'; expected flat, gather-bcast or hierarchical";
+  ::m2n::Topology topology = toTopology(getTopology());
+  if (std::optional<std::string> error = topology.validate(comm.getSize()))
+    return emitOpError() << "topology: " << *error;
+
+  ::m2n::Layout srcLayout = toLayout(src.getLayout());
+  ::m2n::Layout dstLayout = toLayout(dst.getLayout());
+  std::vector<int64_t> shape(src.getShape().begin(), src.getShape().end());
+  SmallVector<ScratchOp> scratches;
+  SmallVector<StepOp> steps;
+  for (Operation &op : getBody().front()) {
+    if (auto scratch = dyn_cast<ScratchOp>(op)) {
+      if (scratch.getId() != static_cast<int64_t>(scratches.size()))
+        return scratch.emitOpError() << "has id " << scratch.getId()
+                                     << ", expected " << scratches.size()
+                                     << " (scratch ids count from 0 in order)";
+      if (scratch.getRank() < 0 || scratch.getRank() >= comm.getSize())
+        return scratch.emitOpError()
+               << "rank " << scratch.getRank()
+               << " is outside the communicator of " << comm.getSize()
+               << " ranks";
+      if (llvm::any_of(scratch.getShape(), [](int64_t e) { return e < 0; }))
+        return scratch.emitOpError() << "shape must be non-negative";
+      scratches.push_back(scratch);
+    } else if (auto step = dyn_cast<StepOp>(op)) {
+      if (step.getId() != static_cast<int64_t>(steps.size()))
+        return step.emitOpError() << "has id " << step.getId()
+                                  << ", expected " << steps.size()
+                                  << " (step ids count from 0 in order)";
+      steps.push_back(step);
+    } else {
+      return op.emitOpError("is not allowed in an m2n.schedule body; only "
+                            "m2n.scratch and m2n.step are");
+    }
+  }
+
+  // The shape of a buffer, or an error naming why it does not exist.
+  auto bufferShape = [&](StepOp step, BufferKind kind, int64_t rank,
+                         int64_t scratchId,
+                         StringRef side) -> FailureOr<::m2n::Dims> {
+    switch (kind) {
+    case BufferKind::Source:
+    case BufferKind::Destination: {
+      const ::m2n::Layout &layout =
+          kind == BufferKind::Source ? srcLayout : dstLayout;
+      std::optional<int64_t> index = layout.mesh.indexOf(rank);
+      if (!index)
+        return step.emitOpError()
+               << side << " rank " << rank << " is not in the "
+               << (kind == BufferKind::Source ? "source" : "destination")
+               << " mesh";
+      return layout.localBox(shape, *index).sizes;
+    }
+    case BufferKind::Scratch:
+      if (scratchId < 0 || scratchId >= static_cast<int64_t>(scratches.size()))
+        return step.emitOpError()
+               << side << " scratch buffer " << scratchId << " is not declared";
+      if (scratches[scratchId].getRank() != rank)
+        return step.emitOpError()
+               << side << " scratch buffer " << scratchId << " belongs to rank "
+               << scratches[scratchId].getRank() << ", not " << rank;
+      return ::m2n::Dims(scratches[scratchId].getShape().begin(),
+                         scratches[scratchId].getShape().end());
+    }
+    return failure();
+  };
+  auto checkBox = [&](StepOp step, ArrayRef<int64_t> offsets,
+                      const ::m2n::Dims &bounds,
+                      StringRef side) -> LogicalResult {
+    ArrayRef<int64_t> sizes = step.getSizes();
+    if (offsets.size() != bounds.size() || sizes.size() != bounds.size())
+      return step.emitOpError() << side << " box must have " << bounds.size()
+                                << " dimensions, the rank of its buffer";
+    for (size_t d = 0; d < bounds.size(); ++d)
+      if (sizes[d] <= 0 || offsets[d] < 0 || offsets[d] + sizes[d] > bounds[d])
+        return step.emitOpError()
+               << side << " box leaves its buffer in dimension " << d
+               << " (extent " << bounds[d] << ")";
+    return success();
+  };
+
+  std::optional<ReductionKind> reduction =
+      src.getLayout().getPartialReduction();
+  for (StepOp step : steps) {
+    if (step.getToKind() == BufferKind::Source)
+      return step.emitOpError("writes a source buffer, which is read only");
+    FailureOr<::m2n::Dims> from =
+        bufferShape(step, step.getFromKind(), step.getFromRank(),
+                    step.getFromScratch(), "source");
+    FailureOr<::m2n::Dims> to = bufferShape(
+        step, step.getToKind(), step.getToRank(), step.getToScratch(),
+        "destination");
+    if (failed(from) || failed(to) ||
+        failed(checkBox(step, step.getFromOffsets(), *from, "source")) ||
+        failed(checkBox(step, step.getToOffsets(), *to, "destination")))
+      return failure();
+    if (std::optional<ReductionKind> kind = step.getReduction())
+      if (kind != reduction)
+        return step.emitOpError() << "reduces with '"
+                                  << stringifyReductionKind(*kind)
+                                  << "' but the source layout does not";
+    ::m2n::LinkClass expected =
+        topology.linkBetween(step.getFromRank(), step.getToRank());
+    if (static_cast<int>(expected) != static_cast<int>(step.getLink()))
+      return step.emitOpError()
+             << "goes via " << stringifyLinkClass(step.getLink()) << " but "
+             << "the topology connects rank " << step.getFromRank()
+             << " to rank " << step.getToRank() << " via "
+             << ::m2n::toString(expected);
+    for (int64_t dep : step.getDeps())
+      if (dep < 0 || dep >= static_cast<int64_t>(steps.size()) ||
+          dep == step.getId())
+        return step.emitOpError() << "depends on step " << dep
+                                  << ", which does not exist";
+  }
+
+  // The dependencies must leave an order to run the steps in.
+  std::vector<int64_t> pending(steps.size(), 0);
+  std::vector<SmallVector<int64_t>> dependents(steps.size());
+  for (StepOp step : steps)
+    for (int64_t dep : step.getDeps()) {
+      ++pending[step.getId()];
+      dependents[dep].push_back(step.getId());
+    }
+  SmallVector<int64_t> ready;
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (!pending[i])
+      ready.push_back(i);
+  size_t done = 0;
+  while (!ready.empty()) {
+    int64_t i = ready.pop_back_val();
+    ++done;
+    for (int64_t next : dependents[i])
+      if (--pending[next] == 0)
+        ready.push_back(next);
+  }
+  if (done != steps.size())
+    return emitOpError() << "step dependencies form a cycle";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// StepOp
+//===----------------------------------------------------------------------===//
+
+/// Parses `src(R)`, `dst(R)` or `scratchK(R)`.
+static ParseResult parseBufferRef(OpAsmParser &parser, BufferKind &kind,
+                                  int64_t &rank, int64_t &scratch) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseKeyword(&keyword))
+    return failure();
+  scratch = -1;
+  if (keyword == "src") {
+    kind = BufferKind::Source;
+  } else if (keyword == "dst") {
+    kind = BufferKind::Destination;
+  } else if (keyword.consume_front("scratch") &&
+             !keyword.getAsInteger(10, scratch)) {
+    kind = BufferKind::Scratch;
+  } else {
+    return parser.emitError(loc, "expected a buffer (src(R), dst(R) or "
+                                 "scratchK(R))");
+  }
+  return failure(parser.parseLParen() || parser.parseInteger(rank) ||
+                 parser.parseRParen());
+}
+
+static void printBufferRef(OpAsmPrinter &printer, BufferKind kind,
+                           int64_t rank, int64_t scratch) {
+  switch (kind) {
+  case BufferKind::Source:
+    printer << "src";
+    break;
+  case BufferKind::Destination:
+    printer << "dst";
+    break;
+  case BufferKind::Scratch:
+    printer << "scratch" << scratch;
+    break;
+  }
+  printer << '(' << rank << ')';
+}
+
+ParseResult StepOp::parse(OpAsmParser &parser, OperationState &result) {
+  MLIRContext *ctx = parser.getContext();
+  Builder builder(ctx);
+  int64_t id;
+  StringRef kind;
+  SMLoc kindLoc;
+  if (parser.parseInteger(id) || parser.getCurrentLocation(&kindLoc) ||
+      parser.parseKeyword(&kind))
+    return failure();
+  if (kind == "reduce") {
+    StringRef name;
+    SMLoc nameLoc;
+    if (parser.parseLess() || parser.getCurrentLocation(&nameLoc) ||
+        parser.parseKeyword(&name) || parser.parseGreater())
+      return failure();
+    std::optional<ReductionKind> reduction = symbolizeReductionKind(name);
+    if (!reduction)
+      return parser.emitError(nameLoc, "unknown reduction '")
+             << name << "'; expected sum, max or min";
+    result.addAttribute(getReductionAttrName(result.name),
+                        ReductionKindAttr::get(ctx, *reduction));
+  } else if (kind != "copy") {
+    return parser.emitError(kindLoc, "expected 'copy' or 'reduce<op>', got '")
+           << kind << "'";
+  }
+  BufferKind fromKind, toKind;
+  int64_t fromRank, toRank, fromScratch, toScratch;
+  SmallVector<int64_t> fromOffsets, fromSizes, toOffsets, toSizes;
+  SMLoc toLoc, linkLoc;
+  StringRef link;
+  if (parseBufferRef(parser, fromKind, fromRank, fromScratch) ||
+      parseBox(parser, fromOffsets, fromSizes) || parser.parseArrow() ||
+      parseBufferRef(parser, toKind, toRank, toScratch) ||
+      parser.getCurrentLocation(&toLoc) ||
+      parseBox(parser, toOffsets, toSizes) || parser.parseKeyword("via") ||
+      parser.getCurrentLocation(&linkLoc) || parser.parseKeyword(&link))
+    return failure();
+  if (fromSizes != toSizes)
+    return parser.emitError(toLoc, "source and destination boxes differ in "
+                                   "size");
+  std::optional<LinkClass> linkClass = symbolizeLinkClass(link);
+  if (!linkClass)
+    return parser.emitError(linkLoc, "unknown link class '")
+           << link << "'; expected local, nvlink or network";
+  SmallVector<int64_t> deps;
+  if (succeeded(parser.parseOptionalKeyword("after")) &&
+      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+        return parser.parseInteger(deps.emplace_back());
+      }))
+    return failure();
+  if (parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  result.addAttribute(getIdAttrName(result.name), builder.getI64IntegerAttr(id));
+  result.addAttribute(getFromKindAttrName(result.name),
+                      BufferKindAttr::get(ctx, fromKind));
+  result.addAttribute(getFromRankAttrName(result.name),
+                      builder.getI64IntegerAttr(fromRank));
+  result.addAttribute(getFromScratchAttrName(result.name),
+                      builder.getI64IntegerAttr(fromScratch));
+  result.addAttribute(getFromOffsetsAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(fromOffsets));
+  result.addAttribute(getToKindAttrName(result.name),
+                      BufferKindAttr::get(ctx, toKind));
+  result.addAttribute(getToRankAttrName(result.name),
+                      builder.getI64IntegerAttr(toRank));
+  result.addAttribute(getToScratchAttrName(result.name),
+                      builder.getI64IntegerAttr(toScratch));
+  result.addAttribute(getToOffsetsAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(toOffsets));
+  result.addAttribute(getSizesAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(fromSizes));
+  result.addAttribute(getLinkAttrName(result.name),
+                      LinkClassAttr::get(ctx, *linkClass));
+  result.addAttribute(getDepsAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(deps));
+  return success();
+}
+
+void StepOp::print(OpAsmPrinter &printer) {
+  printer << ' ' << getId();
+  if (std::optional<ReductionKind> reduction = getReduction())
+    printer << " reduce<" << stringifyReductionKind(*reduction) << ">";
+  else
+    printer << " copy";
+  printer << ' ';
+  printBufferRef(printer, getFromKind(), getFromRank(), getFromScratch());
+  printer << ' ';
+  printBox(printer, getFromOffsets(), getSizes());
+  printer << " -> ";
+  printBufferRef(printer, getToKind(), getToRank(), getToScratch());
+  printer << ' ';
+  printBox(printer, getToOffsets(), getSizes());
+  printer << " via " << stringifyLinkClass(getLink());
+  if (!getDeps().empty()) {
+    printer << " after [";
+    llvm::interleaveComma(getDeps(), printer);
+    printer << ']';
+  }
+  printer.printOptionalAttrDict(
+      (*this)->getAttrs(),
+      {getIdAttrName(), getFromKindAttrName(), getFromRankAttrName(),
+       getFromScratchAttrName(), getFromOffsetsAttrName(), getToKindAttrName(),
+       getToRankAttrName(), getToScratchAttrName(), getToOffsetsAttrName(),
+       getSizesAttrName(), getReductionAttrName(), getLinkAttrName(),
+       getDepsAttrName()});
 }

@@ -11,6 +11,8 @@
 
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Layout/Planner.h"
+#include "m2n/Route/Schedule.h"
+#include "m2n/Route/Topology.h"
 #include "m2n/Sim/ElementType.h"
 
 #include "mlir/IR/Builders.h"
@@ -23,6 +25,16 @@ ReductionKind toReductionKind(::m2n::Reduction reduction);
 ::m2n::Layout toLayout(LayoutAttr layout);
 /// std::nullopt for types the simulator does not model (e.g. f8).
 std::optional<::m2n::ElementType> toElementType(Type type);
+
+::m2n::Topology toTopology(TopologyAttr topology);
+TopologyAttr toTopologyAttr(MLIRContext *ctx, const ::m2n::Topology &topology);
+
+/// The steps and scratch buffers of a schedule op.
+::m2n::Schedule toSchedule(ScheduleOp schedule);
+/// Appends the scratch declarations and steps of `schedule` at the builder's
+/// position.
+void buildSchedule(OpBuilder &builder, Location loc,
+                   const ::m2n::Schedule &schedule);
 
 /// The transfers of a plan op.
 ::m2n::ReshardPlan toReshardPlan(PlanOp plan);

@@ -67,8 +67,34 @@ def M2N_ReductionKind : I32EnumAttr<"ReductionKind",
   let cppNamespace = "::mlir::m2n";
 }
 
+def M2N_BufferKind : I32EnumAttr<"BufferKind",
+    "which buffer of a rank a schedule step reads or writes", [
+      I32EnumAttrCase<"Source", 0, "src">,
+      I32EnumAttrCase<"Destination", 1, "dst">,
+      I32EnumAttrCase<"Scratch", 2, "scratch">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::m2n";
+}
+
+def M2N_LinkClass : I32EnumAttr<"LinkClass",
+    "how a schedule step's bytes travel", [
+      I32EnumAttrCase<"Local", 0, "local">,
+      I32EnumAttrCase<"NVLink", 1, "nvlink">,
+      I32EnumAttrCase<"Network", 2, "network">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::m2n";
+}
+
 def M2N_ReductionKindAttr : EnumAttr<M2N_Dialect, M2N_ReductionKind,
                                    "reduction"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+def M2N_BufferKindAttr : EnumAttr<M2N_Dialect, M2N_BufferKind, "buffer"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+def M2N_LinkClassAttr : EnumAttr<M2N_Dialect, M2N_LinkClass, "link"> {
   let assemblyFormat = "`<` $value `>`";
 }
 

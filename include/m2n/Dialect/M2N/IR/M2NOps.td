@@ -232,4 +232,80 @@ def M2N_TransferOp : M2N_Op<"transfer", [HasParent<"PlanOp">]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Schedule level
+//===----------------------------------------------------------------------===//
+
+def M2N_ScheduleOp : M2N_Op<"schedule", [Pure, SingleBlock, NoTerminator]> {
+  let summary = "A reshard as per-rank steps with paths and dependencies";
+  let description = [{
+    The schedule level of a reshard (produced by `--m2n-route-topology`):
+    every byte of the plan has a path. The body declares scratch buffers
+    (`m2n.scratch`) and lists steps (`m2n.step`), each moving one box from a
+    buffer of one rank to a buffer of another over a link class, after the
+    steps it names. Step `i` has id `i`; the rank that executes a step is the
+    one it writes to (it pulls over NVLink, or receives a network transfer
+    whose send the runtime posts on the source rank). `strategy` records the
+    route that produced it and `topology` the machine it was routed for.
+
+    ```mlir
+    %1 = m2n.schedule %0 on %comm strategy = "hierarchical"
+        topology(#m2n.topology<domains = [[0, 1, 2, 3], [4, 5, 6, 7]], ...>)
+        : !m2n.comm<8>, !m2n.dist<4x8xbf16, #src> -> !m2n.dist<4x8xbf16, #dst> {
+      m2n.step 0 copy src(0) [0:1, 0:8] -> dst(4) [0:1, 0:8] via network
+      m2n.step 1 copy dst(4) [0:1, 0:8] -> dst(6) [0:1, 0:8] via nvlink after [0]
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm,
+                       StrAttr:$strategy, M2N_TopologyAttr:$topology);
+  let results = (outs M2N_AnyDist:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $input `on` $comm `strategy` `=` $strategy `topology` `(` qualified($topology) `)` attr-dict
+    `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result)) $body
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Value":$input,
+                   "::mlir::Value":$comm, "::llvm::StringRef":$strategy,
+                   "TopologyAttr":$topology)>
+  ];
+}
+
+def M2N_ScratchOp : M2N_Op<"scratch", [HasParent<"ScheduleOp">]> {
+  let summary = "A temporary buffer of one rank, for the length of a schedule";
+  let description = [{
+    `m2n.scratch 3 on 6 [16, 256]` declares scratch buffer 3 on rank 6, a
+    row-major array of the tensor's element type with the given shape (a
+    leader's landing zone for raw partial contributions, the root's full
+    tensor in gather-bcast). Scratch ids count from 0 in order.
+  }];
+  let arguments = (ins I64Attr:$id, I64Attr:$rank, DenseI64ArrayAttr:$shape);
+  let assemblyFormat = "$id `on` $rank $shape attr-dict";
+}
+
+def M2N_StepOp : M2N_Op<"step", [HasParent<"ScheduleOp">]> {
+  let summary = "Move one box between buffers of two ranks";
+  let description = [{
+    `m2n.step 1 copy dst(4) [0:1, 0:8] -> dst(6) [0:1, 0:8] via nvlink after [0]`
+    copies (or, with `reduce<sum|max|min>`, combines) a box of one buffer into
+    a box of the same sizes of another. Buffers are `src(R)` (rank R's local
+    part of the input, read only), `dst(R)` (its local part of the result) and
+    `scratchK(R)`. `via` is the link class the bytes use (`local`, `nvlink`,
+    `network`); `after` lists the steps that must complete first.
+  }];
+  let arguments = (ins I64Attr:$id,
+                       M2N_BufferKindAttr:$from_kind, I64Attr:$from_rank,
+                       I64Attr:$from_scratch, DenseI64ArrayAttr:$from_offsets,
+                       M2N_BufferKindAttr:$to_kind, I64Attr:$to_rank,
+                       I64Attr:$to_scratch, DenseI64ArrayAttr:$to_offsets,
+                       DenseI64ArrayAttr:$sizes,
+                       OptionalAttr<M2N_ReductionKindAttr>:$reduction,
+                       M2N_LinkClassAttr:$link, DenseI64ArrayAttr:$deps);
+  let hasCustomAssemblyFormat = 1;
+}
+
 #endif // M2N_DIALECT_M2N_IR_M2NOPS_TD

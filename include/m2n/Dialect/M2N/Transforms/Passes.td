@@ -82,4 +82,77 @@ def VerifyPlan : Pass<"m2n-verify-plan"> {
   }];
 }
 
+def RouteTopology : Pass<"m2n-route-topology"> {
+  let summary = "Give every transfer of every m2n.plan a path over the topology";
+  let description = [{
+    Turns each `m2n.plan` into an `m2n.schedule`: per-rank steps, each a copy
+    or reduce of one box from a local, NVLink-peer or network source, with
+    explicit dependencies. The algorithm is `m2n::TopologyRouter`
+    (m2n/Route/Router.h) with one of three strategies:
+
+    * `flat`: every contribution sent to every destination replica;
+    * `gather-bcast`: the legacy path, gather to a root, ring broadcast of the
+      whole tensor, each destination copies its part;
+    * `hierarchical` (default): each region crosses the network at most once
+      per destination domain, into a balanced leader; domains form a ring;
+      replicas pull from their leader over NVLink.
+
+    Steps larger than `chunk-bytes` are split along their outermost
+    dimension and dependencies are derived per chunk, so a leader forwards
+    chunk i while chunk i+1 is still arriving.
+
+    The topology comes from the `topology` option (a JSON file), else the
+    nearest enclosing `m2n.topology` attribute, else one NVLink domain over
+    the whole communicator.
+
+    Input (`%0` on 2 domains {0-3} and {4-7}):
+
+    ```mlir
+    %1 = m2n.plan %0 on %comm : ... {
+      m2n.transfer copy from 0 [0:1, 0:8] to 4 [0:1, 0:8]
+      m2n.transfer copy from 0 [0:1, 0:8] to 6 [0:1, 0:8]
+      ...
+    }
+    ```
+
+    Output:
+
+    ```mlir
+    %1 = m2n.schedule %0 on %comm strategy = "hierarchical" topology(...) : ... {
+      m2n.step 0 copy src(0) [0:1, 0:8] -> dst(4) [0:1, 0:8] via network
+      m2n.step 1 copy dst(4) [0:1, 0:8] -> dst(6) [0:1, 0:8] via nvlink after [0]
+      ...
+    }
+    ```
+  }];
+  let options = [
+    Option<"strategy", "strategy", "std::string", "\"hierarchical\"",
+           "Routing strategy: flat, gather-bcast or hierarchical">,
+    Option<"topologyFile", "topology", "std::string", "\"\"",
+           "JSON topology file (overrides m2n.topology attributes)">,
+    Option<"chunkBytes", "chunk-bytes", "int64_t", "4194304",
+           "Split steps larger than this many bytes (0: never)">
+  ];
+  let dependentDialects = ["::mlir::m2n::M2NDialect"];
+}
+
+def Estimate : Pass<"m2n-estimate"> {
+  let summary = "Print the SOL cost of every plan under every strategy";
+  let description = [{
+    For every `m2n.plan`, routes it with flat, gather-bcast and hierarchical
+    and prints, per strategy, the bytes per link class (network, NVLink,
+    local), the busiest link, T_network, T_NVLink and
+    T_SOL = max(T_network, T_NVLink) of the aggregate data-movement model
+    (m2n/Route/CostModel.h). An `m2n.schedule` is estimated as it is. Output
+    goes to stdout as a text table, or as JSON with `format=json`. The IR is
+    not changed. The topology is resolved as in `m2n-route-topology`.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", "\"text\"",
+           "Output format: text or json">,
+    Option<"topologyFile", "topology", "std::string", "\"\"",
+           "JSON topology file (overrides m2n.topology attributes)">
+  ];
+}
+
 #endif // M2N_DIALECT_M2N_TRANSFORMS_PASSES_TD

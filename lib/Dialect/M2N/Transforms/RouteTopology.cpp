@@ -1,0 +1,70 @@
+//===- RouteTopology.cpp - plans to schedules over a topology ---------------===//
+//
+// A thin pass over m2n::TopologyRouter (plain C++): converts each m2n.plan,
+// routes it with the chosen strategy, chunks the steps, derives their data
+// dependencies and writes the result as an m2n.schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
+#include "m2n/Dialect/M2N/IR/M2NOps.h"
+#include "m2n/Dialect/M2N/Transforms/Passes.h"
+#include "m2n/Dialect/M2N/Transforms/TopologySource.h"
+#include "m2n/Route/Router.h"
+
+namespace mlir::m2n {
+#define GEN_PASS_DEF_ROUTETOPOLOGY
+#include "m2n/Dialect/M2N/Transforms/Passes.h.inc"
+} // namespace mlir::m2n
+
+using namespace mlir;
+using namespace mlir::m2n;
+
+namespace {
+struct RouteTopologyPass
+    : public mlir::m2n::impl::RouteTopologyBase<RouteTopologyPass> {
+  using RouteTopologyBase::RouteTopologyBase;
+
+  void runOnOperation() override {
+    std::optional<::m2n::Strategy> parsed = ::m2n::parseStrategy(strategy);
+    if (!parsed) {
+      getOperation()->emitError()
+          << "unknown routing strategy '" << strategy
+          << "'; expected flat, gather-bcast or hierarchical";
+      return signalPassFailure();
+    }
+    if (chunkBytes < 0) {
+      getOperation()->emitError() << "chunk-bytes must be non-negative";
+      return signalPassFailure();
+    }
+    SmallVector<PlanOp> plans;
+    getOperation()->walk([&](PlanOp plan) { plans.push_back(plan); });
+    for (PlanOp plan : plans) {
+      DistType src = plan.getInput().getType();
+      FailureOr<::m2n::Topology> topology = resolveTopology(
+          plan, topologyFile, plan.getComm().getType().getSize());
+      if (failed(topology))
+        return signalPassFailure();
+      ::m2n::Layout srcLayout = toLayout(src.getLayout());
+      ::m2n::Layout dstLayout = toLayout(plan.getResult().getType().getLayout());
+      std::vector<int64_t> shape(src.getShape().begin(), src.getShape().end());
+      int64_t elementBytes = src.getElementType().getIntOrFloatBitWidth() / 8;
+      ::m2n::Schedule schedule = ::m2n::chunkSchedule(
+          ::m2n::TopologyRouter(srcLayout, dstLayout, shape, *topology)
+              .route(toReshardPlan(plan), *parsed),
+          elementBytes, chunkBytes);
+      ::m2n::addDataDependencies(schedule);
+
+      OpBuilder builder(plan);
+      auto scheduleOp = ScheduleOp::create(
+          builder, plan.getLoc(), plan.getResult().getType(), plan.getInput(),
+          plan.getComm(), ::m2n::toString(*parsed),
+          toTopologyAttr(&getContext(), *topology));
+      builder.setInsertionPointToStart(&scheduleOp.getBody().front());
+      buildSchedule(builder, plan.getLoc(), schedule);
+      plan.replaceAllUsesWith(scheduleOp.getResult());
+      plan.erase();
+    }
+  }
+};
+} // namespace
