@@ -213,7 +213,7 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &plan) const {
   // Raw partial contributions cannot be forwarded from a destination buffer
   // that already holds their reduction: leaders land them in scratch.
   const bool viaScratch = src.numContributors() > 1 && !dst.hasPartial();
-  std::map<int64_t, int64_t> egressBytes, leaderLoad;
+  std::map<int64_t, int64_t> egressBytes, leaderLoad, forwardBytes;
 
   for (const Delivery &delivery : deliveries) {
     const Box &region = delivery.region;
@@ -274,16 +274,42 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &plan) const {
       order.push_back(entry.first);
     std::stable_partition(order.begin(), order.end(),
                           [&](int64_t d) { return d > home; });
+    // Leaders: the member that has led the fewest regions (so that leaders
+    // of one domain differ by at most one), then the one that has forwarded
+    // the fewest bytes.
+    auto leaderOf = [&](int64_t domain) {
+      const std::vector<const Target *> &members = byDomain[domain];
+      const Target *leader = members.front();
+      for (const Target *member : members)
+        if (std::make_pair(leaderLoad[member->rank], forwardBytes[member->rank]) <
+            std::make_pair(leaderLoad[leader->rank], forwardBytes[leader->rank]))
+          leader = member;
+      return leader;
+    };
+    // Every leader but the last one's forwards the region to the next
+    // domain: enter the ring where the busiest forwarder ends up last.
+    size_t bestTurn = 0;
+    int64_t bestCost = -1;
+    for (size_t turn = 0; turn < order.size(); ++turn) {
+      int64_t cost = 0;
+      for (size_t k = 0; k + 1 < order.size(); ++k)
+        cost = std::max(cost, forwardBytes[leaderOf(
+                                  order[(turn + k) % order.size()])->rank]);
+      if (bestCost < 0 || cost < bestCost) {
+        bestCost = cost;
+        bestTurn = turn;
+      }
+    }
+    std::rotate(order.begin(), order.begin() + bestTurn, order.end());
 
     BufferRef previous = source(injector);
     Box previousBox = localBoxOf(injector);
     for (int64_t domain : order) {
       const std::vector<const Target *> &members = byDomain[domain];
-      const Target *leader = members.front();
-      for (const Target *member : members)
-        if (leaderLoad[member->rank] < leaderLoad[leader->rank])
-          leader = member;
+      const Target *leader = leaderOf(domain);
       ++leaderLoad[leader->rank];
+      if (domain != order.back())
+        forwardBytes[leader->rank] += region.volume();
 
       BufferRef landing;
       Box landingBox;

@@ -553,3 +553,220 @@ func.func @f() {
   m2n.transfer copy from 0 [0:2] to 2 [0:2]
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// m2n.schedule, m2n.scratch and m2n.step
+//===----------------------------------------------------------------------===//
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.schedule' op unknown strategy 'ring'; expected flat, gather-bcast or hierarchical}}
+  %0 = m2n.schedule %x on %c strategy = "ring" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.schedule' op topology: NVLink domain 0 names rank 3, outside the communicator of 3 ranks}}
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 3]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.scratch' op has id 1, expected 0 (scratch ids count from 0 in order)}}
+    m2n.scratch 1 on 2 [4]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.scratch' op rank 5 is outside the communicator of 3 ranks}}
+    m2n.scratch 0 on 5 [4]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.scratch' op shape must be non-negative}}
+    m2n.scratch 0 on 2 [-4]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op has id 3, expected 0 (step ids count from 0 in order)}}
+    m2n.step 3 copy src(0) [0:2] -> dst(2) [0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.transfer' op is not allowed in an m2n.schedule body; only m2n.scratch and m2n.step are}}
+    m2n.transfer copy from 0 [0:2] to 2 [0:2]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op source rank 2 is not in the source mesh}}
+    m2n.step 0 copy src(2) [0:2] -> dst(2) [0:2] via local
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op destination rank 1 is not in the destination mesh}}
+    m2n.step 0 copy src(0) [0:2] -> dst(1) [0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op destination scratch buffer 0 is not declared}}
+    m2n.step 0 copy src(0) [0:2] -> scratch0(2) [0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    m2n.scratch 0 on 1 [4]
+    // expected-error@+1 {{'m2n.step' op destination scratch buffer 0 belongs to rank 1, not 2}}
+    m2n.step 0 copy src(0) [0:2] -> scratch0(2) [0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    m2n.scratch 0 on 2 [4, 1]
+    // expected-error@+1 {{'m2n.step' op destination box must have 2 dimensions, the rank of its buffer}}
+    m2n.step 0 copy src(0) [0:2] -> scratch0(2) [0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op source box leaves its buffer in dimension 0 (extent 2)}}
+    m2n.step 0 copy src(0) [1:3] -> dst(2) [0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op writes a source buffer, which is read only}}
+    m2n.step 0 copy src(0) [0:2] -> src(1) [0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op reduces with 'sum' but the source layout does not}}
+    m2n.step 0 reduce<sum> src(0) [0:2] -> dst(2) [0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op goes via network but the topology connects rank 0 to rank 2 via nvlink}}
+    m2n.step 0 copy src(0) [0:2] -> dst(2) [0:2] via network
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op depends on step 7, which does not exist}}
+    m2n.step 0 copy src(0) [0:2] -> dst(2) [0:2] via nvlink after [7]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.schedule' op step dependencies form a cycle}}
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    m2n.step 0 copy src(0) [0:2] -> dst(2) [0:2] via nvlink after [1]
+    m2n.step 1 copy src(1) [0:2] -> dst(2) [2:4] via nvlink after [0]
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{expected a buffer (src(R), dst(R) or scratchK(R))}}
+    m2n.step 0 copy source(0) [0:2] -> dst(2) [0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{unknown link class 'pcie'; expected local, nvlink or network}}
+    m2n.step 0 copy src(0) [0:2] -> dst(2) [0:2] via pcie
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{source and destination boxes differ in size}}
+    m2n.step 0 copy src(0) [0:2] -> dst(2) [0:3] via nvlink
+  }
+  return
+}

@@ -113,4 +113,32 @@ func.func @plan(%c: !m2n.comm<2>, %x: !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[
   return
 }
 
+
+// Schedule level: scratch buffers, copies and reductions over each link
+// class, dependencies.
+// CHECK-LABEL: func.func @schedule
+// CHECK: m2n.schedule %{{.*}} on %{{.*}} strategy = "hierarchical" topology(#m2n.topology<domains = {{\[}}[0, 1], [2, 3]], nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>) : !m2n.comm<4>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2], ranks = [0, 2]>, [partial<sum>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2], ranks = [1, 3]>, [replicate]>> {
+// CHECK-NEXT: m2n.scratch 0 on 3 [4]
+// CHECK-NEXT: m2n.step 0 copy src(0) [0:4] -> dst(1) [0:4] via nvlink
+// CHECK-NEXT: m2n.step 1 copy src(0) [0:4] -> scratch0(3) [0:4] via network
+// CHECK-NEXT: m2n.step 2 reduce<sum> scratch0(3) [0:4] -> dst(3) [0:4] via local after [1, 3]
+// CHECK-NEXT: m2n.step 3 copy src(2) [0:4] -> dst(3) [0:4] via nvlink
+// CHECK-NEXT: m2n.step 4 reduce<sum> src(2) [0:4] -> dst(1) [0:4] via network after [0]
+// CHECK-NEXT: }
+// GENERIC-LABEL: sym_name = "schedule"
+// GENERIC: "m2n.schedule"(%{{.*}}, %{{.*}}) <{strategy = "hierarchical", topology = #
+// GENERIC: "m2n.scratch"() <{id = 0 : i64, rank = 3 : i64, shape = array<i64: 4>}> : () -> ()
+// GENERIC: "m2n.step"() <{deps = array<i64>, from_kind = #m2n.buffer<src>, from_offsets = array<i64: 0>, from_rank = 0 : i64, from_scratch = -1 : i64, id = 0 : i64, link = #m2n.link<nvlink>, sizes = array<i64: 4>, to_kind = #m2n.buffer<dst>, to_offsets = array<i64: 0>, to_rank = 1 : i64, to_scratch = -1 : i64}> : () -> ()
+func.func @schedule(%c: !m2n.comm<4>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2], ranks = [0, 2]>, [partial<sum>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "hierarchical" topology(#m2n.topology<domains = [[0, 1], [2, 3]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<4>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2], ranks = [0, 2]>, [partial<sum>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2], ranks = [1, 3]>, [replicate]>> {
+    m2n.scratch 0 on 3 [4]
+    m2n.step 0 copy src(0) [0:4] -> dst(1) [0:4] via nvlink
+    m2n.step 1 copy src(0) [0:4] -> scratch0(3) [0:4] via network
+    m2n.step 2 reduce<sum> scratch0(3) [0:4] -> dst(3) [0:4] via local after [1, 3]
+    m2n.step 3 copy src(2) [0:4] -> dst(3) [0:4] via nvlink
+    m2n.step 4 reduce<sum> src(2) [0:4] -> dst(1) [0:4] via network after [0]
+  }
+  return
+}
+
 }
