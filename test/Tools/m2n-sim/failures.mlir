@@ -7,6 +7,7 @@
 // RUN: not m2n-sim --no-verify %t/out-of-bounds.mlir | FileCheck %s --check-prefix=BOUNDS
 // RUN: not m2n-sim %t/f8.mlir | FileCheck %s --check-prefix=F8
 // RUN: not m2n-sim --no-verify %t/missing.mlir | FileCheck %s --check-prefix=POISON
+// RUN: not m2n-sim %t/missing-dependency.mlir | FileCheck %s --check-prefix=DEPS
 // RUN: not m2n-sim %t/empty.mlir | FileCheck %s --check-prefix=EMPTY
 // RUN: not m2n-sim %t/does-not-exist.mlir | FileCheck %s --check-prefix=MISSING
 
@@ -52,6 +53,21 @@ func.func @f(%c: !m2n.comm<2>, %x: !m2n.dist<4xf8E4M3FN, #m2n.layout<#m2n.mesh<[
 func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
   %0 = m2n.plan %x on %c : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
     m2n.transfer copy from 0 [0:2] to 2 [0:2]
+  }
+  return
+}
+
+// Rank 6 forwards the row before it has arrived (no `after [0]`): running
+// the last ready step first reads the poison.
+// DEPS: m2n-sim: FAIL: schedule 0 in @f: destination rank 6 local element 0 (global linear index 0): expected 0, got nan
+
+//--- missing-dependency.mlir
+func.func @f(%c: !m2n.comm<8>, %w: !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %w on %c strategy = "hierarchical" topology(#m2n.topology<domains = [[0, 1, 2, 3], [4, 5, 6, 7]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<8>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2, 1], ranks = [4, 6]>, [replicate, replicate]>> {
+    m2n.step 0 copy src(0) [0:1, 0:2] -> dst(4) [0:1, 0:2] via network
+    m2n.step 1 copy dst(4) [0:1, 0:2] -> dst(6) [0:1, 0:2] via nvlink
+    m2n.step 2 copy src(1) [0:1, 0:2] -> dst(6) [1:2, 0:2] via network
+    m2n.step 3 copy dst(6) [1:2, 0:2] -> dst(4) [1:2, 0:2] via nvlink after [2]
   }
   return
 }
