@@ -98,6 +98,13 @@ def M2N_LinkClassAttr : EnumAttr<M2N_Dialect, M2N_LinkClass, "link"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
+// A signless i64 attribute read as a signed value, so that ranks, ids and
+// dimensions that are negative by mistake reach the verifiers as negative.
+def M2N_I64Attr : TypedSignlessIntegerAttrBase<I64, "int64_t",
+                                               "64-bit integer attribute"> {
+  let convertFromStorage = "$_self.getValue().getSExtValue()";
+}
+
 class M2N_Attr<string name, string attrMnemonic, list<Trait> traits = []>
     : AttrDef<M2N_Dialect, name, traits> {
   let mnemonic = attrMnemonic;

@@ -98,7 +98,7 @@ def M2N_AllGatherOp : M2N_CollectiveOp<"all_gather"> {
 }
 
 def M2N_ReduceScatterOp : M2N_CollectiveOp<"reduce_scatter",
-    (ins I64Attr:$scatter_dim), "`scatter_dim` `=` $scatter_dim"> {
+    (ins M2N_I64Attr:$scatter_dim), "`scatter_dim` `=` $scatter_dim"> {
   let summary = "Reduce partial contributions and split the result";
   let description = [{
     The placements of the `mesh_axes` must be `partial<op>`; they become
@@ -143,7 +143,7 @@ def M2N_AllReduceOp : M2N_CollectiveOp<"all_reduce"> {
 }
 
 def M2N_AllToAllOp : M2N_CollectiveOp<"all_to_all",
-    (ins I64Attr:$split_dim), "`split_dim` `=` $split_dim"> {
+    (ins M2N_I64Attr:$split_dim), "`split_dim` `=` $split_dim"> {
   let summary = "Re-split a sharded tensor along another dimension";
   let description = [{
     The placements of the `mesh_axes` must be `shard<d>` with `d` different
@@ -224,8 +224,8 @@ def M2N_TransferOp : M2N_Op<"transfer", [HasParent<"PlanOp">]> {
     m2n.transfer reduce<sum> from 1 [0:4] to 0 [0:4]
     ```
   }];
-  let arguments = (ins I64Attr:$src_rank, DenseI64ArrayAttr:$src_offsets,
-                       I64Attr:$dst_rank, DenseI64ArrayAttr:$dst_offsets,
+  let arguments = (ins M2N_I64Attr:$src_rank, DenseI64ArrayAttr:$src_offsets,
+                       M2N_I64Attr:$dst_rank, DenseI64ArrayAttr:$dst_offsets,
                        DenseI64ArrayAttr:$sizes,
                        OptionalAttr<M2N_ReductionKindAttr>:$reduction);
   let hasCustomAssemblyFormat = 1;
@@ -283,7 +283,7 @@ def M2N_ScratchOp : M2N_Op<"scratch", [HasParent<"ScheduleOp">]> {
     leader's landing zone for raw partial contributions, the root's full
     tensor in gather-bcast). Scratch ids count from 0 in order.
   }];
-  let arguments = (ins I64Attr:$id, I64Attr:$rank, DenseI64ArrayAttr:$shape);
+  let arguments = (ins M2N_I64Attr:$id, M2N_I64Attr:$rank, DenseI64ArrayAttr:$shape);
   let assemblyFormat = "$id `on` $rank $shape attr-dict";
 }
 
@@ -297,11 +297,11 @@ def M2N_StepOp : M2N_Op<"step", [HasParent<"ScheduleOp">]> {
     `scratchK(R)`. `via` is the link class the bytes use (`local`, `nvlink`,
     `network`); `after` lists the steps that must complete first.
   }];
-  let arguments = (ins I64Attr:$id,
-                       M2N_BufferKindAttr:$from_kind, I64Attr:$from_rank,
-                       I64Attr:$from_scratch, DenseI64ArrayAttr:$from_offsets,
-                       M2N_BufferKindAttr:$to_kind, I64Attr:$to_rank,
-                       I64Attr:$to_scratch, DenseI64ArrayAttr:$to_offsets,
+  let arguments = (ins M2N_I64Attr:$id,
+                       M2N_BufferKindAttr:$from_kind, M2N_I64Attr:$from_rank,
+                       M2N_I64Attr:$from_scratch, DenseI64ArrayAttr:$from_offsets,
+                       M2N_BufferKindAttr:$to_kind, M2N_I64Attr:$to_rank,
+                       M2N_I64Attr:$to_scratch, DenseI64ArrayAttr:$to_offsets,
                        DenseI64ArrayAttr:$sizes,
                        OptionalAttr<M2N_ReductionKindAttr>:$reduction,
                        M2N_LinkClassAttr:$link, DenseI64ArrayAttr:$deps);
