@@ -10,7 +10,7 @@ from lit.llvm.subst import ToolSubst
 config.name = "M2N"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
-config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "Utils", "GPU"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.m2n_obj_root, "test")
 
@@ -25,3 +25,14 @@ llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 tool_dirs = [config.m2n_tools_dir, config.llvm_tools_dir]
 tools = ["m2n-opt", "m2n-sim"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+config.substitutions.append(
+    ("%extract_ptx", config.python_executable + " " +
+     os.path.join(config.m2n_src_root, "test", "Utils", "extract_ptx.py")))
+
+# ptxas (CUDA toolkit) assembles every generated kernel for sm_90a; the GPU
+# itself is only needed by the tests under test/GPU (run on the GPU machine).
+ptxas = os.environ.get("M2N_PTXAS", "/usr/local/cuda/bin/ptxas")
+if os.path.exists(ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))

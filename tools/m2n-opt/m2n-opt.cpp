@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "m2n/Conversion/Passes.h"
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
 
@@ -20,6 +21,12 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Index/IR/IndexDialect.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -27,10 +34,17 @@ int main(int argc, char **argv) {
                   mlir::arith::ArithDialect, mlir::memref::MemRefDialect,
                   mlir::scf::SCFDialect, mlir::gpu::GPUDialect,
                   mlir::nvgpu::NVGPUDialect, mlir::NVVM::NVVMDialect,
-                  mlir::LLVM::LLVMDialect, mlir::shard::ShardDialect>();
+                  mlir::LLVM::LLVMDialect, mlir::shard::ShardDialect,
+                  mlir::cf::ControlFlowDialect, mlir::index::IndexDialect>();
+  // Lowering the kernels to NVVM and serializing them to PTX.
+  mlir::registerAllExtensions(registry);
+  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  mlir::registerAllGPUToLLVMIRTranslations(registry);
 
-  mlir::registerTransformsPasses();
+  mlir::registerAllPasses();
   mlir::m2n::registerM2NPasses();
+  mlir::m2n::registerM2NConversionPasses();
+  mlir::m2n::registerM2NPipeline();
 
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "m2n optimizer driver\n", registry));

@@ -1,0 +1,25 @@
+//===- M2NToGPU.h - m2n schedules to GPU kernels ----------------*- C++ -*-===//
+
+#ifndef M2N_CONVERSION_M2NTOGPU_M2NTOGPU_H
+#define M2N_CONVERSION_M2NTOGPU_M2NTOGPU_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::m2n {
+
+#define GEN_PASS_DECL_CONVERTTOGPU
+#include "m2n/Conversion/Passes.h.inc"
+
+/// Name of the gpu.module holding m2n's kernels, and of the transfer kernel.
+constexpr llvm::StringLiteral kKernelModuleName = "m2n_kernels";
+constexpr llvm::StringLiteral kTransferKernelName = "m2n_transfer";
+
+/// Adds the transfer kernel module (gpu, nvvm, llvm, scf and arith ops) to
+/// `module` for `chip` unless it is there already.
+LogicalResult addTransferKernel(ModuleOp module, StringRef chip,
+                                StringRef features);
+
+} // namespace mlir::m2n
+
+#endif // M2N_CONVERSION_M2NTOGPU_M2NTOGPU_H

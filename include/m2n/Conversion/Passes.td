@@ -1,0 +1,39 @@
+//===- Passes.td - m2n conversion passes -------------------*- tablegen -*-===//
+
+#ifndef M2N_CONVERSION_PASSES_TD
+#define M2N_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertToGPU : Pass<"m2n-convert-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Add the TMA transfer kernel that executes m2n schedules";
+  let description = [{
+    Adds `gpu.module @m2n_kernels` with the transfer kernel `m2n_transfer`
+    (lib/Conversion/M2NToGPU/TransferKernel.mlir): one elected thread per CTA
+    walks a table of work items, waits for each item's dependencies on
+    peer-visible flags (bounded by a timeout that records the item and traps
+    instead of hanging), moves the item's bytes with a TMA bulk load into a
+    multi-stage shared-memory pipeline (`nvvm.cp.async.bulk.shared.cluster.global`,
+    `nvvm.mbarrier.*`) and a TMA bulk store
+    (`nvvm.cp.async.bulk.global.shared.cta`) or bulk reduction
+    (`cp.reduce.async.bulk ... .add/.min/.max`, inline PTX: MLIR 22 has no op
+    for the non-tensor form), and signals a counter once its bytes have
+    landed. The module is marked `gpu.container_module`.
+
+    Not done yet: turning each `m2n.schedule` into its per-rank item tables
+    and host-side launch description, TMA tensor maps for strided boxes, and
+    NCCL steps for network transfers; schedules are left in place.
+  }];
+  let options = [
+    Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target GPU">,
+    Option<"features", "features", "std::string", "\"+ptx86\"",
+           "PTX features (the default +ptx60 cannot express TMA)">
+  ];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect"
+  ];
+}
+
+#endif // M2N_CONVERSION_PASSES_TD

@@ -1,0 +1,79 @@
+//===- Pipeline.cpp - --m2n-pipeline: layout-level IR to PTX ----------------===//
+//
+// The same C++ pipeline serves m2n-opt and the Python JIT. Stages, with
+// verification between them:
+//   expand collectives -> plan -> verify plan -> route over the topology ->
+//   add the transfer kernel -> lower it to NVVM -> serialize to PTX.
+//
+//===----------------------------------------------------------------------===//
+
+#include "m2n/Conversion/Passes.h"
+#include "m2n/Dialect/M2N/Transforms/Passes.h"
+
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace {
+struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
+  Option<std::string> strategy{*this, "strategy",
+                               llvm::cl::desc("flat, gather-bcast or hierarchical"),
+                               llvm::cl::init("hierarchical")};
+  Option<std::string> topology{*this, "topology",
+                               llvm::cl::desc("JSON topology file"),
+                               llvm::cl::init("")};
+  Option<int64_t> chunkBytes{*this, "chunk-bytes",
+                             llvm::cl::desc("Split steps larger than this"),
+                             llvm::cl::init(4 << 20)};
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("Target GPU"),
+                           llvm::cl::init("sm_90a")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features"),
+                               llvm::cl::init("+ptx86")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin, fatbin"),
+      llvm::cl::init("isa")};
+};
+
+void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
+  pm.addPass(m2n::createExpandCollectives());
+  pm.addPass(m2n::createPlanIntersections());
+  pm.addPass(m2n::createVerifyPlan());
+  m2n::RouteTopologyOptions route;
+  route.strategy = options.strategy;
+  route.topologyFile = options.topology;
+  route.chunkBytes = options.chunkBytes;
+  pm.addPass(m2n::createRouteTopology(route));
+  m2n::ConvertToGPUOptions gpu;
+  gpu.chip = options.chip;
+  gpu.features = options.features;
+  pm.addPass(m2n::createConvertToGPU(gpu));
+
+  // The kernel module: scf and arith to the LLVM dialect with NVVM
+  // intrinsics, PTX-builder ops to inline assembly.
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createConvertNVVMToLLVMPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+} // namespace
+
+void mlir::m2n::registerM2NPipeline() {
+  PassPipelineRegistration<M2NPipelineOptions>(
+      "m2n-pipeline",
+      "Layout-level m2n IR to routed schedules and the PTX of the transfer "
+      "kernel",
+      buildM2NPipeline);
+}

@@ -1,0 +1,266 @@
+// The m2n transfer kernel: the GPU side of every m2n.schedule.
+//
+// Each rank launches it over its own table of work items. One elected thread
+// per CTA walks the items assigned to the CTA (b, b + grid, ...): it waits for
+// the item's dependencies (flags in peer-visible memory, bounded by a timeout
+// that records the item and traps instead of hanging), loads the item's bytes
+// with a TMA bulk copy into one of `stages` shared-memory stages (mbarrier
+// completion), and stores or reduces them into the destination with a TMA
+// bulk store / bulk reduction. Loads of later items are in flight while
+// earlier items are stored. An item with a signal address increments that
+// counter (release, system scope) once its bytes have landed.
+//
+// Item record, 64 bytes, little endian:
+//   0 src u64 | 8 dst u64 | 16 bytes u32 | 20 op u32 | 24 signal u64 |
+//   32 wait0 address u64 | 40 wait0 value u64 | 48 wait1 address u64 |
+//   56 wait1 value u64
+// `op`: 0 copy; reductions (cp.reduce.async.bulk, .noftz for 16-bit floats):
+//   1 add.f32  2 add.f16  3 add.bf16  4 min.f16  5 max.f16  6 min.bf16
+//   7 max.bf16  8 add.s32  9 min.s32  10 max.s32  11 add.u64  12 min.s64
+//   13 max.s64  14 add.f64
+// Error record (u64[4], host-mapped): 1, item index, wait address, value seen.
+//
+// Parameters: items, number of items, error record, timeout in clock cycles,
+// stage size in bytes (>= the largest item), number of stages (1-8). The
+// stages live in dynamic shared memory (stages x stage size bytes).
+//
+// MLIR has no op for cp.reduce.async.bulk (non-tensor), the acquire/release
+// flag accesses, the proxy fence or trap: those are nvvm.inline_ptx.
+
+gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">] {
+  llvm.mlir.global external @m2n_stages() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
+  llvm.mlir.global internal @m2n_bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<8 x i64>
+
+  gpu.func @m2n_transfer(%items: !llvm.ptr<1>, %num_items: i64, %error: !llvm.ptr<1>,
+                         %timeout: i64, %stage_bytes: i64, %stages: i64) kernel {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %i0 = arith.constant 0 : i32
+    %i1 = arith.constant 1 : i32
+    %l0 = arith.constant 0 : i64
+    %l1 = arith.constant 1 : i64
+    %l64 = arith.constant 64 : i64
+    %tid = nvvm.read.ptx.sreg.tid.x : i32
+    %elected = arith.cmpi eq, %tid, %i0 : i32
+    scf.if %elected {
+      %stageBase = llvm.mlir.addressof @m2n_stages : !llvm.ptr<3>
+      %barBase = llvm.mlir.addressof @m2n_bars : !llvm.ptr<3>
+      %ns = arith.index_cast %stages : i64 to index
+      scf.for %s = %c0 to %ns step %c1 {
+        %si = arith.index_cast %s : index to i64
+        %bar = llvm.getelementptr %barBase[%si] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+        nvvm.mbarrier.init %bar, %i1 : !llvm.ptr<3>, i32
+      }
+      nvvm.fence.mbarrier.init
+      %bid32 = nvvm.read.ptx.sreg.ctaid.x : i32
+      %grid32 = nvvm.read.ptx.sreg.nctaid.x : i32
+      %bid = arith.extui %bid32 : i32 to i64
+      %grid = arith.extui %grid32 : i32 to i64
+      %rest = arith.subi %num_items, %bid : i64
+      %has = arith.cmpi sgt, %rest, %l0 : i64
+      %gm1 = arith.subi %grid, %l1 : i64
+      %num = arith.addi %rest, %gm1 : i64
+      %quot = arith.divui %num, %grid : i64
+      %mine = arith.select %has, %quot, %l0 : i64
+      %pre = arith.minui %mine, %stages : i64
+      %preIdx = arith.index_cast %pre : i64 to index
+      %mineIdx = arith.index_cast %mine : i64 to index
+      // Prefetch the first `stages` items, then store item k and refill its
+      // stage with item k + stages.
+      scf.for %k = %c0 to %preIdx step %c1 {
+        %kk = arith.index_cast %k : index to i64
+        func.call @m2n_issue(%items, %kk, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout)
+            : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64) -> ()
+      }
+      scf.for %k = %c0 to %mineIdx step %c1 {
+        %kk = arith.index_cast %k : index to i64
+        %g0 = arith.muli %kk, %grid : i64
+        %g = arith.addi %g0, %bid : i64
+        %rec = arith.muli %g, %l64 : i64
+        %recp = llvm.getelementptr %items[%rec] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+        %dstpp = llvm.getelementptr %recp[8] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+        %dstp = llvm.load %dstpp : !llvm.ptr<1> -> !llvm.ptr<1>
+        %bytesp = llvm.getelementptr %recp[16] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+        %bytes = llvm.load %bytesp : !llvm.ptr<1> -> i32
+        %opp = llvm.getelementptr %recp[20] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+        %op = llvm.load %opp : !llvm.ptr<1> -> i32
+        %sigpp = llvm.getelementptr %recp[24] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+        %sigp = llvm.load %sigpp : !llvm.ptr<1> -> !llvm.ptr<1>
+        %s = arith.remui %kk, %stages : i64
+        %round = arith.divui %kk, %stages : i64
+        %par64 = arith.andi %round, %l1 : i64
+        %parity = arith.trunci %par64 : i64 to i32
+        %bar = llvm.getelementptr %barBase[%s] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+        %soff = arith.muli %s, %stage_bytes : i64
+        %stage = llvm.getelementptr %stageBase[%soff] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+        %moves = arith.cmpi ne, %bytes, %i0 : i32
+        scf.if %moves {
+          %ticks = arith.constant 1000000 : i32
+          nvvm.mbarrier.try_wait.parity %bar, %parity, %ticks : !llvm.ptr<3>, i32, i32
+          %opi = arith.index_cast %op : i32 to index
+          scf.index_switch %opi
+          case 0 {
+            nvvm.cp.async.bulk.global.shared.cta %dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>
+            scf.yield
+          }
+          case 1 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          case 2 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          case 3 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          case 4 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f16 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          case 5 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.max.f16 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          case 6 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.min.bf16 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          case 7 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          case 8 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.s32 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          case 9 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s32 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          case 10 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s32 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          case 11 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u64 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          case 12 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.min.s64 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          case 13 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s64 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          case 14 {
+            nvvm.inline_ptx "cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64 [$0], [$1], $2;" ro(%dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>, i32)
+            scf.yield
+          }
+          default {
+            scf.yield
+          }
+          nvvm.cp.async.bulk.commit.group
+        }
+        %sigi = llvm.ptrtoint %sigp : !llvm.ptr<1> to i64
+        %signals = arith.cmpi ne, %sigi, %l0 : i64
+        scf.if %signals {
+          // The bytes must have landed before the release.
+          nvvm.cp.async.bulk.wait_group 0
+          nvvm.inline_ptx "fence.proxy.async.global;"
+          nvvm.inline_ptx "red.release.sys.global.add.u64 [$0], 1;" ro(%sigp : !llvm.ptr<1>)
+        }
+        %next = arith.addi %kk, %stages : i64
+        %refill = arith.cmpi ult, %next, %mine : i64
+        scf.if %refill {
+          // The stage is free once the store has read it.
+          nvvm.cp.async.bulk.wait_group 0 {read}
+          func.call @m2n_issue(%items, %next, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout)
+              : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64) -> ()
+        }
+      }
+      nvvm.cp.async.bulk.wait_group 0
+    }
+    gpu.return
+  }
+
+  // Waits for item k's dependencies, then starts loading its bytes into
+  // stage k % stages.
+  func.func private @m2n_issue(%items: !llvm.ptr<1>, %k: i64, %bid: i64, %grid: i64, %stages: i64,
+                               %stage_bytes: i64, %stageBase: !llvm.ptr<3>, %barBase: !llvm.ptr<3>,
+                               %error: !llvm.ptr<1>, %timeout: i64) attributes {always_inline} {
+    %i0 = arith.constant 0 : i32
+    %l0 = arith.constant 0 : i64
+    %l64 = arith.constant 64 : i64
+    %g0 = arith.muli %k, %grid : i64
+    %g = arith.addi %g0, %bid : i64
+    %rec = arith.muli %g, %l64 : i64
+    %recp = llvm.getelementptr %items[%rec] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    scf.for %w = %c0 to %c2 step %c1 {
+      %wi = arith.index_cast %w : index to i64
+      %l16 = arith.constant 16 : i64
+      %l32 = arith.constant 32 : i64
+      %woff0 = arith.muli %wi, %l16 : i64
+      %woff = arith.addi %woff0, %l32 : i64
+      %wap = llvm.getelementptr %recp[%woff] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+      %waddr = llvm.load %wap : !llvm.ptr<1> -> !llvm.ptr<1>
+      %wvp = llvm.getelementptr %wap[8] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+      %wvalue = llvm.load %wvp : !llvm.ptr<1> -> i64
+      %wai = llvm.ptrtoint %waddr : !llvm.ptr<1> to i64
+      %waits = arith.cmpi ne, %wai, %l0 : i64
+      scf.if %waits {
+        %start = nvvm.read.ptx.sreg.clock64 : i64
+        %seen = scf.while (%last = %l0) : (i64) -> i64 {
+          %v = nvvm.inline_ptx "ld.acquire.sys.global.u64 $0, [$1];" ro(%waddr : !llvm.ptr<1>) -> i64
+          %ready = arith.cmpi uge, %v, %wvalue : i64
+          %now = nvvm.read.ptx.sreg.clock64 : i64
+          %elapsed = arith.subi %now, %start : i64
+          %late = arith.cmpi ugt, %elapsed, %timeout : i64
+          %stop = arith.ori %ready, %late : i1
+          %true = arith.constant true
+          %spin = arith.xori %stop, %true : i1
+          scf.condition(%spin) %v : i64
+        } do {
+        ^bb0(%v: i64):
+          scf.yield %v : i64
+        }
+        %ok = arith.cmpi uge, %seen, %wvalue : i64
+        scf.if %ok {
+          // Order the async-proxy load after the acquire.
+          nvvm.inline_ptx "fence.proxy.async.global;"
+        } else {
+          %e1 = llvm.getelementptr %error[1] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i64
+          %e2 = llvm.getelementptr %error[2] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i64
+          %e3 = llvm.getelementptr %error[3] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i64
+          %one = arith.constant 1 : i64
+          llvm.store volatile %g, %e1 : i64, !llvm.ptr<1>
+          llvm.store volatile %wai, %e2 : i64, !llvm.ptr<1>
+          llvm.store volatile %seen, %e3 : i64, !llvm.ptr<1>
+          nvvm.inline_ptx "fence.sc.sys;"
+          llvm.store volatile %one, %error : i64, !llvm.ptr<1>
+          nvvm.inline_ptx "fence.sc.sys;"
+          nvvm.inline_ptx "trap;"
+        }
+      }
+    }
+    %bytesp = llvm.getelementptr %recp[16] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+    %bytes = llvm.load %bytesp : !llvm.ptr<1> -> i32
+    %moves = arith.cmpi ne, %bytes, %i0 : i32
+    scf.if %moves {
+      %srcp = llvm.load %recp : !llvm.ptr<1> -> !llvm.ptr<1>
+      %s = arith.remui %k, %stages : i64
+      %bar = llvm.getelementptr %barBase[%s] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+      %soff = arith.muli %s, %stage_bytes : i64
+      %stage = llvm.getelementptr %stageBase[%soff] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+      %stage7 = llvm.addrspacecast %stage : !llvm.ptr<3> to !llvm.ptr<7>
+      nvvm.mbarrier.arrive.expect_tx %bar, %bytes : !llvm.ptr<3>, i32
+      nvvm.cp.async.bulk.shared.cluster.global %stage7, %srcp, %bar, %bytes : !llvm.ptr<7>, !llvm.ptr<1>
+    }
+    return
+  }
+}

@@ -1,0 +1,35 @@
+// RUN: m2n-opt %s --m2n-convert-to-gpu | FileCheck %s
+// RUN: m2n-opt %s "--m2n-convert-to-gpu=chip=sm_100a features=+ptx88" | FileCheck %s --check-prefix=CHIP
+
+// The transfer kernel: an elected thread, TMA bulk loads completing on
+// mbarriers, TMA bulk stores and bulk reductions, acquire/release flags with
+// a bounded wait that traps.
+// CHECK: module attributes {gpu.container_module}
+// The m2n IR stays as it was; the kernel module is added after it.
+// CHECK: func.func @f
+// CHECK: m2n.reshard
+// CHECK: gpu.module @m2n_kernels [#nvvm.target<chip = "sm_90a", features = "+ptx86">]
+// CHECK-DAG: llvm.mlir.global external @m2n_stages() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
+// CHECK-DAG: llvm.mlir.global internal @m2n_bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<8 x i64>
+// CHECK: gpu.func @m2n_transfer(%{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) kernel
+// CHECK: nvvm.mbarrier.init
+// CHECK: nvvm.fence.mbarrier.init
+// CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.cp.async.bulk.global.shared.cta
+// CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16
+// CHECK: nvvm.cp.async.bulk.commit.group
+// CHECK: red.release.sys.global.add.u64
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: func.func private @m2n_issue
+// CHECK: ld.acquire.sys.global.u64
+// CHECK: trap;
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global
+
+// CHIP: gpu.module @m2n_kernels [#nvvm.target<chip = "sm_100a", features = "+ptx88">]
+
+func.func @f(%c: !m2n.comm<2>, %x: !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.reshard %x on %c : !m2n.comm<2>, !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+  return
+}

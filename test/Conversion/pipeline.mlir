@@ -1,0 +1,49 @@
+// The named pipeline takes the paper's Example A from layouts to routed
+// schedules and the PTX of the transfer kernel; the PTX assembles for sm_90a.
+//
+// RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline --mlir-print-local-scope | FileCheck %s --check-prefix=IR
+// RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - | FileCheck %s --check-prefix=PTX
+// RUN: m2n-opt %m2n_src_root/examples/example_a.mlir "--m2n-pipeline=strategy=flat chunk-bytes=1024" --mlir-print-local-scope | FileCheck %s --check-prefix=FLAT
+// RUN: %if ptxas %{ m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - > %t.ptx %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
+
+// IR: module attributes {gpu.container_module
+// IR-LABEL: func.func @example_a
+// IR: m2n.schedule %{{.*}} on %{{.*}} strategy = "hierarchical"
+// IR-NEXT: m2n.step 0 copy src(0) [0:1, 0:8] -> dst(4) [0:1, 0:8] via network
+// IR-LABEL: func.func @refit_after_allreduce
+// IR: m2n.schedule
+// IR-NOT: m2n.reshard
+// IR-NOT: m2n.all_reduce
+// IR: gpu.binary @m2n_kernels [#gpu.object<#nvvm.target<chip = "sm_90a", features = "+ptx86">
+
+// FLAT-LABEL: func.func @refit_after_allreduce
+// FLAT: m2n.schedule %{{.*}} strategy = "flat"
+
+// PTX: .version 8.6
+// PTX: .target sm_90a
+// PTX: .extern .shared .align 128 .b8 m2n_stages[];
+// PTX: .visible .entry m2n_transfer(
+// PTX: mbarrier.init.shared.b64
+// PTX: fence.mbarrier_init.release.cluster;
+// PTX: mbarrier.arrive.expect_tx.shared.b64
+// PTX: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
+// PTX: mbarrier.try_wait.parity.shared.b64
+// PTX: cp.async.bulk.global.shared::cta.bulk_group
+// One bulk reduction per supported (operation, type):
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f16
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.s32
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s64
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u64
+// PTX: cp.async.bulk.commit_group;
+// PTX: red.release.sys.global.add.u64
+// PTX: cp.async.bulk.wait_group.read 0;
+// PTX: cp.async.bulk.wait_group 0;
+// The kernel keeps everything in registers: no local-memory spills.
+// PTX-NOT: ld.local
+// PTX-NOT: st.local

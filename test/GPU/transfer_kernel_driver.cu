@@ -1,0 +1,389 @@
+// Runs the generated m2n transfer kernel (PTX from m2n's pipeline) on real
+// GPUs with hand-built item tables, and checks the results: a local strided
+// copy, large local and cross-GPU copies (timed against the copy engine),
+// cross-GPU bulk reductions (f32, bf16), a cross-CTA dependency through a
+// flag, and the timeout of a wait that is never satisfied.
+//
+//   transfer_kernel_driver PTX_FILE [all|timeout]
+//
+// This is the issue-5 driver: the runtime (runtime/) will replace the
+// hand-built tables with the compiler's, resolved over user buffers.
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#define CUDA_CHECK(x)                                                          \
+  do {                                                                         \
+    cudaError_t e = (x);                                                       \
+    if (e != cudaSuccess) {                                                    \
+      std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e),         \
+                  __FILE__, __LINE__, cudaGetErrorString(e));                  \
+      std::exit(2);                                                            \
+    }                                                                          \
+  } while (0)
+#define CU_CHECK(x)                                                            \
+  do {                                                                         \
+    CUresult r = (x);                                                          \
+    if (r != CUDA_SUCCESS) {                                                   \
+      const char *s = nullptr;                                                 \
+      cuGetErrorString(r, &s);                                                 \
+      std::printf("CUDA driver error %d at %s:%d: %s\n", (int)r, __FILE__,     \
+                  __LINE__, s ? s : "?");                                      \
+      std::exit(2);                                                            \
+    }                                                                          \
+  } while (0)
+
+struct Item { // Must match lib/Conversion/M2NToGPU/TransferKernel.mlir.
+  uint64_t src, dst;
+  uint32_t bytes, op;
+  uint64_t signal;
+  uint64_t wait0, value0, wait1, value1;
+};
+static_assert(sizeof(Item) == 64, "item record is 64 bytes");
+
+enum Op : uint32_t { Copy = 0, AddF32 = 1, AddBF16 = 3 };
+
+struct Kernel {
+  CUmodule module;
+  CUfunction function;
+};
+
+static Kernel loadKernel(const std::string &ptx) {
+  Kernel k;
+  CU_CHECK(cuModuleLoadData(&k.module, ptx.c_str()));
+  CU_CHECK(cuModuleGetFunction(&k.function, k.module, "m2n_transfer"));
+  CU_CHECK(cuFuncSetAttribute(k.function,
+                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                              200 * 1024));
+  return k;
+}
+
+static uint64_t *errorRecord; // Host-mapped u64[4].
+
+static void launch(const Kernel &k, const std::vector<Item> &items, int ctas,
+                   uint64_t stageBytes, uint64_t stages, cudaStream_t stream,
+                   Item **deviceItems, uint64_t timeout = 2000000000ull) {
+  if (!*deviceItems)
+    CUDA_CHECK(cudaMalloc(deviceItems, items.size() * sizeof(Item)));
+  CUDA_CHECK(cudaMemcpyAsync(*deviceItems, items.data(),
+                             items.size() * sizeof(Item),
+                             cudaMemcpyHostToDevice, stream));
+  uint64_t count = items.size();
+  void *errorDevice = nullptr;
+  CUDA_CHECK(cudaHostGetDevicePointer(&errorDevice, errorRecord, 0));
+  void *args[] = {deviceItems, &count, &errorDevice, &timeout, &stageBytes,
+                  &stages};
+  CU_CHECK(cuLaunchKernel(k.function, ctas, 1, 1, 32, 1, 1,
+                          (unsigned)(stageBytes * stages), stream, args,
+                          nullptr));
+}
+
+static std::vector<Item> contiguousItems(const char *src, char *dst,
+                                         size_t bytes, uint32_t chunk,
+                                         uint32_t op = Copy) {
+  std::vector<Item> items;
+  for (size_t off = 0; off < bytes; off += chunk) {
+    Item it{};
+    it.src = (uint64_t)(src + off);
+    it.dst = (uint64_t)(dst + off);
+    it.bytes = (uint32_t)std::min<size_t>(chunk, bytes - off);
+    it.op = op;
+    items.push_back(it);
+  }
+  return items;
+}
+
+static float timeMs(cudaStream_t stream, const std::function<void()> &fn) {
+  cudaEvent_t a, b;
+  CUDA_CHECK(cudaEventCreate(&a));
+  CUDA_CHECK(cudaEventCreate(&b));
+  fn();
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  std::vector<float> times;
+  for (int r = 0; r < 7; ++r) {
+    CUDA_CHECK(cudaEventRecord(a, stream));
+    fn();
+    CUDA_CHECK(cudaEventRecord(b, stream));
+    CUDA_CHECK(cudaEventSynchronize(b));
+    float ms;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    times.push_back(ms);
+  }
+  std::sort(times.begin(), times.end());
+  return times[3];
+}
+
+static int failures = 0, passes = 0;
+static void verdict(const char *name, bool ok, const std::string &detail) {
+  std::printf("%-44s %s  %s\n", name, ok ? "PASS" : "FAIL", detail.c_str());
+  failures += !ok;
+  passes += ok;
+}
+
+static uint16_t toBf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  u += 0x7FFF + ((u >> 16) & 1);
+  return (uint16_t)(u >> 16);
+}
+static float fromBf16(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    std::printf("usage: %s PTX_FILE [all|timeout]\n", argv[0]);
+    return 2;
+  }
+  std::ifstream in(argv[1]);
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string mode = argc > 2 ? argv[2] : "all";
+
+  int devices = 0;
+  CUDA_CHECK(cudaGetDeviceCount(&devices));
+  CUDA_CHECK(cudaSetDevice(0));
+  CUDA_CHECK(cudaFree(nullptr)); // Create the primary context.
+  CUDA_CHECK(cudaSetDeviceFlags(cudaDeviceMapHost));
+  CUDA_CHECK(cudaHostAlloc((void **)&errorRecord, 4 * sizeof(uint64_t),
+                           cudaHostAllocMapped));
+  std::memset(errorRecord, 0, 4 * sizeof(uint64_t));
+  Kernel kernel = loadKernel(text.str());
+  cudaStream_t stream;
+  CUDA_CHECK(cudaStreamCreate(&stream));
+  cudaDeviceProp prop;
+  CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+  std::printf("device 0: %s, %d SMs; %d device(s)\n", prop.name,
+              prop.multiProcessorCount, devices);
+
+  if (mode == "timeout") {
+    // One item waits for a counter nobody increments: the kernel must stop
+    // with the error record filled in, not hang.
+    uint64_t *counter;
+    CUDA_CHECK(cudaMalloc(&counter, 8));
+    CUDA_CHECK(cudaMemset(counter, 0, 8));
+    char *a, *b;
+    CUDA_CHECK(cudaMalloc(&a, 4096));
+    CUDA_CHECK(cudaMalloc(&b, 4096));
+    std::vector<Item> items = contiguousItems(a, b, 4096, 4096);
+    items[0].wait0 = (uint64_t)counter;
+    items[0].value0 = 1;
+    Item *dev = nullptr;
+    launch(kernel, items, 1, 4096, 2, stream, &dev, /*timeout=*/200000000ull);
+    cudaError_t e = cudaStreamSynchronize(stream);
+    bool ok = e != cudaSuccess && errorRecord[0] == 1 && errorRecord[1] == 0 &&
+              errorRecord[2] == (uint64_t)counter && errorRecord[3] == 0;
+    verdict("timeout: unsatisfied wait stops the kernel", ok,
+            std::string(cudaGetErrorName(e)) + ", record {" +
+                std::to_string(errorRecord[0]) + ", item " +
+                std::to_string(errorRecord[1]) + ", seen " +
+                std::to_string(errorRecord[3]) + "}");
+    std::printf("%d passed, %d failed\n", passes, failures);
+    return failures ? 1 : 0;
+  }
+
+  // 1. Local strided copy: rows [8, 40) x columns [256, 768) of a 64 x 1024
+  //    f32 tensor into a dense 32 x 512 buffer, one item per row.
+  {
+    const int rows = 64, cols = 1024;
+    std::vector<float> host(rows * cols);
+    for (int i = 0; i < rows * cols; ++i)
+      host[i] = (float)(i * 3 + 1);
+    float *src, *dst;
+    CUDA_CHECK(cudaMalloc(&src, host.size() * 4));
+    CUDA_CHECK(cudaMalloc(&dst, 32 * 512 * 4));
+    CUDA_CHECK(cudaMemcpy(src, host.data(), host.size() * 4,
+                          cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(dst, 0xFF, 32 * 512 * 4)); // Poison (NaN).
+    std::vector<Item> items;
+    for (int r = 0; r < 32; ++r) {
+      Item it{};
+      it.src = (uint64_t)(src + (8 + r) * cols + 256);
+      it.dst = (uint64_t)(dst + r * 512);
+      it.bytes = 512 * 4;
+      items.push_back(it);
+    }
+    Item *dev = nullptr;
+    launch(kernel, items, 4, 2048, 4, stream, &dev);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::vector<float> out(32 * 512);
+    CUDA_CHECK(cudaMemcpy(out.data(), dst, out.size() * 4,
+                          cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int r = 0; r < 32; ++r)
+      for (int c = 0; c < 512; ++c)
+        bad += out[r * 512 + c] != host[(8 + r) * cols + 256 + c];
+    verdict("local strided copy 32x512 box of 64x1024 f32", bad == 0,
+            std::to_string(bad) + " mismatches");
+  }
+
+  // 2. Large local copy, then (with 2 GPUs) peer pull and push, timed against
+  //    the copy engine.
+  const size_t big = (size_t)1 << 30;
+  const uint32_t chunk = 32768;
+  const int ctas = 16;
+  char *a0, *b0;
+  CUDA_CHECK(cudaMalloc(&a0, big));
+  CUDA_CHECK(cudaMalloc(&b0, big));
+  {
+    std::vector<uint32_t> pattern(big / 4 / 1024);
+    for (size_t i = 0; i < pattern.size(); ++i)
+      pattern[i] = (uint32_t)(i * 2654435761u);
+    for (size_t off = 0; off < big; off += pattern.size() * 4)
+      CUDA_CHECK(cudaMemcpy(a0 + off, pattern.data(), pattern.size() * 4,
+                            cudaMemcpyHostToDevice));
+  }
+  // Compares three windows (start, middle, end) of two device buffers.
+  auto checkEqual = [&](const char *x, const char *y, size_t bytes) {
+    size_t window = std::min<size_t>(bytes, 1 << 20);
+    std::vector<char> hx(window), hy(window);
+    for (size_t off : {(size_t)0, (bytes - window) / 2, bytes - window}) {
+      CUDA_CHECK(cudaMemcpy(hx.data(), x + off, window, cudaMemcpyDefault));
+      CUDA_CHECK(cudaMemcpy(hy.data(), y + off, window, cudaMemcpyDefault));
+      if (std::memcmp(hx.data(), hy.data(), window))
+        return false;
+    }
+    return true;
+  };
+  {
+    CUDA_CHECK(cudaMemset(b0, 0, big));
+    std::vector<Item> items = contiguousItems(a0, b0, big, chunk);
+    Item *dev = nullptr;
+    float ms = timeMs(stream, [&] { launch(kernel, items, ctas, chunk, 4, stream, &dev); });
+    float ce = timeMs(stream, [&] {
+      CUDA_CHECK(cudaMemcpyAsync(b0, a0, big, cudaMemcpyDeviceToDevice, stream));
+    });
+    CUDA_CHECK(cudaMemset(b0, 0, big));
+    launch(kernel, items, ctas, chunk, 4, stream, &dev);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    char detail[160];
+    std::snprintf(detail, sizeof detail,
+                  "1 GiB, %d CTAs: %.1f GB/s (copy engine %.1f GB/s)", ctas,
+                  big / (ms * 1e-3) / 1e9, big / (ce * 1e-3) / 1e9);
+    verdict("local contiguous copy", checkEqual(a0, b0, big), detail);
+  }
+
+  // 3. A dependency across CTAs: item 1 (CTA 1) copies what item 0 (CTA 0)
+  //    wrote, after waiting for item 0's signal.
+  {
+    uint64_t *counter;
+    CUDA_CHECK(cudaMalloc(&counter, 8));
+    CUDA_CHECK(cudaMemset(counter, 0, 8));
+    char *mid, *out;
+    CUDA_CHECK(cudaMalloc(&mid, 1 << 20));
+    CUDA_CHECK(cudaMalloc(&out, 1 << 20));
+    CUDA_CHECK(cudaMemset(mid, 0, 1 << 20));
+    CUDA_CHECK(cudaMemset(out, 0, 1 << 20));
+    Item first{}, second{};
+    first.src = (uint64_t)a0;
+    first.dst = (uint64_t)mid;
+    first.bytes = 1 << 15;
+    first.signal = (uint64_t)counter;
+    second.src = (uint64_t)mid;
+    second.dst = (uint64_t)out;
+    second.bytes = 1 << 15;
+    second.wait0 = (uint64_t)counter;
+    second.value0 = 1;
+    Item *dev = nullptr;
+    launch(kernel, {first, second}, 2, 1 << 15, 2, stream, &dev);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    uint64_t count = 0;
+    CUDA_CHECK(cudaMemcpy(&count, counter, 8, cudaMemcpyDeviceToHost));
+    verdict("cross-CTA dependency through a flag",
+            checkEqual(a0, out, 1 << 15) && count == 1,
+            "counter " + std::to_string(count));
+  }
+
+  if (devices >= 2) {
+    int can = 0;
+    CUDA_CHECK(cudaDeviceCanAccessPeer(&can, 0, 1));
+    char *a1;
+    CUDA_CHECK(cudaSetDevice(1));
+    CUDA_CHECK(cudaMalloc(&a1, big));
+    CUDA_CHECK(cudaDeviceEnablePeerAccess(0, 0));
+    CUDA_CHECK(cudaMemcpy(a1, a0, big, cudaMemcpyDefault));
+    CUDA_CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaDeviceEnablePeerAccess(1, 0));
+    for (bool pull : {true, false}) {
+      char *from = pull ? a1 : a0, *to = pull ? b0 : a1;
+      char *check = pull ? a1 : a0;
+      CUDA_CHECK(cudaMemset(to, 0, big));
+      std::vector<Item> items = contiguousItems(from, to, big, chunk);
+      Item *dev = nullptr;
+      float ms = timeMs(stream, [&] { launch(kernel, items, ctas, chunk, 4, stream, &dev); });
+      float ce = timeMs(stream, [&] {
+        CUDA_CHECK(cudaMemcpyPeerAsync(to, pull ? 0 : 1, from, pull ? 1 : 0,
+                                       big, stream));
+      });
+      CUDA_CHECK(cudaMemset(to, 0, big));
+      launch(kernel, items, ctas, chunk, 4, stream, &dev);
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      char detail[160];
+      std::snprintf(detail, sizeof detail,
+                    "1 GiB, %d CTAs: %.1f GB/s (cudaMemcpyPeer %.1f GB/s)",
+                    ctas, big / (ms * 1e-3) / 1e9, big / (ce * 1e-3) / 1e9);
+      verdict(pull ? "peer pull GPU1 -> GPU0" : "peer push GPU0 -> GPU1",
+              checkEqual(check, to, big), detail);
+    }
+    // 4. Cross-GPU bulk reductions: dst (GPU0) += src (GPU1).
+    {
+      const size_t n = 1 << 22;
+      std::vector<float> x(n), y(n);
+      std::vector<uint16_t> xb(n), yb(n);
+      for (size_t i = 0; i < n; ++i) {
+        x[i] = (float)(i % 1000) * 0.5f;
+        y[i] = (float)(i % 77) - 30.0f;
+        xb[i] = toBf16((float)(i % 64));
+        yb[i] = toBf16((float)(i % 13) - 6.0f);
+      }
+      float *dx, *py;
+      uint16_t *dxb, *pyb;
+      CUDA_CHECK(cudaMalloc(&dx, n * 4));
+      CUDA_CHECK(cudaMalloc(&dxb, n * 2));
+      CUDA_CHECK(cudaSetDevice(1));
+      CUDA_CHECK(cudaMalloc(&py, n * 4));
+      CUDA_CHECK(cudaMalloc(&pyb, n * 2));
+      CUDA_CHECK(cudaSetDevice(0));
+      CUDA_CHECK(cudaMemcpy(dx, x.data(), n * 4, cudaMemcpyDefault));
+      CUDA_CHECK(cudaMemcpy(py, y.data(), n * 4, cudaMemcpyDefault));
+      CUDA_CHECK(cudaMemcpy(dxb, xb.data(), n * 2, cudaMemcpyDefault));
+      CUDA_CHECK(cudaMemcpy(pyb, yb.data(), n * 2, cudaMemcpyDefault));
+      Item *dev = nullptr, *devb = nullptr;
+      launch(kernel, contiguousItems((char *)py, (char *)dx, n * 4, chunk, AddF32),
+             8, chunk, 4, stream, &dev);
+      launch(kernel, contiguousItems((char *)pyb, (char *)dxb, n * 2, chunk, AddBF16),
+             8, chunk, 4, stream, &devb);
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      std::vector<float> got(n);
+      std::vector<uint16_t> gotb(n);
+      CUDA_CHECK(cudaMemcpy(got.data(), dx, n * 4, cudaMemcpyDefault));
+      CUDA_CHECK(cudaMemcpy(gotb.data(), dxb, n * 2, cudaMemcpyDefault));
+      size_t bad = 0, badb = 0;
+      for (size_t i = 0; i < n; ++i) {
+        bad += got[i] != x[i] + y[i];
+        badb += gotb[i] != toBf16(fromBf16(xb[i]) + fromBf16(yb[i]));
+      }
+      verdict("peer reduce-add f32 (4M elements)", bad == 0,
+              std::to_string(bad) + " mismatches");
+      verdict("peer reduce-add bf16 (4M elements)", badb == 0,
+              std::to_string(badb) + " mismatches");
+    }
+  } else {
+    std::printf("only one GPU: peer copy and reduction cases skipped\n");
+  }
+  std::printf("%d passed, %d failed\n", passes, failures);
+  return failures ? 1 : 0;
+}
