@@ -42,7 +42,8 @@
 // PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u64
 // PTX: cp.async.bulk.commit_group;
 // PTX: red.release.sys.global.add.u64
-// PTX: cp.async.bulk.wait_group.read 0;
+// PTX-DAG: cp.async.bulk.wait_group.read 0;
+// PTX-DAG: cp.async.bulk.wait_group.read 1;
 // PTX: cp.async.bulk.wait_group 0;
 // The kernel keeps everything in registers: no local-memory spills.
 // PTX-NOT: ld.local

@@ -338,6 +338,23 @@ int main(int argc, char **argv) {
       verdict(pull ? "peer pull GPU1 -> GPU0" : "peer push GPU0 -> GPU1",
               checkEqual(check, to, big), detail);
     }
+    // Launch configurations for the peer pull (bandwidth only).
+    std::printf("peer pull sweep (GB/s): ctas x (stages, stage KiB)\n");
+    for (int sweepCtas : {8, 16, 32}) {
+      std::printf("  %2d CTAs:", sweepCtas);
+      for (std::pair<int, int> config : {std::pair<int, int>{4, 32}, {6, 32}, {8, 16}, {4, 64}}) {
+        int stages = config.first, kib = config.second;
+        std::vector<Item> items =
+            contiguousItems(a1, b0, big, (uint32_t)kib * 1024);
+        Item *dev = nullptr;
+        float ms = timeMs(stream, [&] {
+          launch(kernel, items, sweepCtas, (uint64_t)kib * 1024, stages, stream, &dev);
+        });
+        std::printf("  (%d, %3d) %6.1f", stages, kib, big / (ms * 1e-3) / 1e9);
+        CUDA_CHECK(cudaFree(dev));
+      }
+      std::printf("\n");
+    }
     // 4. Cross-GPU bulk reductions: dst (GPU0) += src (GPU1).
     {
       const size_t n = 1 << 22;

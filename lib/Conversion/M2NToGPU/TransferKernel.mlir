@@ -172,13 +172,29 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
           nvvm.inline_ptx "fence.proxy.async.global;"
           nvvm.inline_ptx "red.release.sys.global.add.u64 [$0], 1;" ro(%sigp : !llvm.ptr<1>)
         }
-        %next = arith.addi %kk, %stages : i64
-        %refill = arith.cmpi ult, %next, %mine : i64
-        scf.if %refill {
-          // The stage is free once the store has read it.
-          nvvm.cp.async.bulk.wait_group 0 {read}
-          func.call @m2n_issue(%items, %next, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout)
-              : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64) -> ()
+        // Refill a stage once the store that reads it has read it. With
+        // several stages, refill the previous item's stage, so that this
+        // item's store may still be reading its own.
+        %single = arith.cmpi eq, %stages, %l1 : i64
+        scf.if %single {
+          %next = arith.addi %kk, %l1 : i64
+          %refill = arith.cmpi ult, %next, %mine : i64
+          scf.if %refill {
+            nvvm.cp.async.bulk.wait_group 0 {read}
+            func.call @m2n_issue(%items, %next, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout)
+                : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64) -> ()
+          }
+        } else {
+          %notFirst = arith.cmpi uge, %kk, %l1 : i64
+          %prev = arith.subi %kk, %l1 : i64
+          %next = arith.addi %prev, %stages : i64
+          %inRange = arith.cmpi ult, %next, %mine : i64
+          %refill = arith.andi %notFirst, %inRange : i1
+          scf.if %refill {
+            nvvm.cp.async.bulk.wait_group 1 {read}
+            func.call @m2n_issue(%items, %next, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout)
+                : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64) -> ()
+          }
         }
       }
       nvvm.cp.async.bulk.wait_group 0

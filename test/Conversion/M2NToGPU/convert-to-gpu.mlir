@@ -21,6 +21,7 @@
 // CHECK: nvvm.cp.async.bulk.commit.group
 // CHECK: red.release.sys.global.add.u64
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: nvvm.cp.async.bulk.wait_group 1 {read}
 // CHECK: func.func private @m2n_issue
 // CHECK: ld.acquire.sys.global.u64
 // CHECK: trap;
