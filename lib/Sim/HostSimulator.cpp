@@ -258,6 +258,41 @@ std::optional<std::string> ReshardSimulator::execute(const Schedule &schedule,
   return std::nullopt;
 }
 
+void ReshardSimulator::allocateScratch(
+    const std::vector<ScratchBuffer> &scratches) {
+  const int64_t size = elementSize(type);
+  scratchBuffers.assign(scratches.size(), {});
+  scratchRanks.clear();
+  for (size_t k = 0; k < scratches.size(); ++k) {
+    int64_t elements =
+        Box{Dims(scratches[k].shape.size(), 0), scratches[k].shape}.volume();
+    scratchBuffers[k].assign(elements * size, 0x5A);
+    if (isFloat(type))
+      for (int64_t e = 0; e < elements; ++e)
+        storeElement(type, scratchBuffers[k].data() + e * size, std::nan(""));
+    scratchRanks.push_back(scratches[k].rank);
+  }
+}
+
+std::optional<std::pair<uint8_t *, int64_t>>
+ReshardSimulator::bytesOf(const BufferRef &ref) {
+  std::vector<uint8_t> *buffer = nullptr;
+  if (ref.kind == BufferKind::Scratch) {
+    if (ref.scratch >= 0 &&
+        ref.scratch < static_cast<int64_t>(scratchBuffers.size()) &&
+        scratchRanks[ref.scratch] == ref.rank)
+      buffer = &scratchBuffers[ref.scratch];
+  } else {
+    const Layout &layout = ref.kind == BufferKind::Source ? src : dst;
+    if (std::optional<int64_t> index = layout.mesh.indexOf(ref.rank))
+      buffer = ref.kind == BufferKind::Source ? &srcBuffers[*index]
+                                              : &dstBuffers[*index];
+  }
+  if (!buffer)
+    return std::nullopt;
+  return std::make_pair(buffer->data(), static_cast<int64_t>(buffer->size()));
+}
+
 /// Unit roundoff of a float type, for the reduction tolerance.
 static double unitRoundoff(ElementType type) {
   switch (type) {

@@ -59,6 +59,13 @@ public:
   /// Compares every destination element with the logical tensor.
   SimulationReport check() const;
 
+  /// Allocates (poisoned) scratch buffers for the executors of lowered
+  /// programs.
+  void allocateScratch(const std::vector<ScratchBuffer> &scratches);
+  /// The memory of a buffer and its size in bytes, or std::nullopt when the
+  /// buffer does not exist.
+  std::optional<std::pair<uint8_t *, int64_t>> bytesOf(const BufferRef &ref);
+
   /// Fill value of global element `g` for contributor `q`.
   static int64_t fillValue(int64_t g, int64_t q) { return g * (q + 1); }
 
@@ -77,7 +84,8 @@ private:
   std::vector<int64_t> shape;
   ElementType type;
   std::vector<Box> srcBoxes, dstBoxes;
-  std::vector<std::vector<uint8_t>> srcBuffers, dstBuffers;
+  std::vector<std::vector<uint8_t>> srcBuffers, dstBuffers, scratchBuffers;
+  std::vector<int64_t> scratchRanks;
 };
 
 /// Writes a row-major array as a NumPy .npy file (format 1.0). bf16 has no

@@ -69,8 +69,9 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
       // stage with item k + stages.
       scf.for %k = %c0 to %preIdx step %c1 {
         %kk = arith.index_cast %k : index to i64
-        func.call @m2n_issue(%items, %kk, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout)
-            : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64) -> ()
+        %early = arith.constant true
+        func.call @m2n_issue(%items, %kk, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %early)
+            : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1) -> ()
       }
       scf.for %k = %c0 to %mineIdx step %c1 {
         %kk = arith.index_cast %k : index to i64
@@ -93,6 +94,20 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
         %bar = llvm.getelementptr %barBase[%s] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
         %soff = arith.muli %s, %stage_bytes : i64
         %stage = llvm.getelementptr %stageBase[%soff] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
+        // An item with dependencies was not loaded ahead: load it now that
+        // every earlier item of this CTA has been stored and signalled.
+        %w0pp = llvm.getelementptr %recp[32] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+        %w0 = llvm.load %w0pp : !llvm.ptr<1> -> i64
+        %w1pp = llvm.getelementptr %recp[48] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+        %w1 = llvm.load %w1pp : !llvm.ptr<1> -> i64
+        %anyWait = arith.ori %w0, %w1 : i64
+        %deferred = arith.cmpi ne, %anyWait, %l0 : i64
+        scf.if %deferred {
+          nvvm.cp.async.bulk.wait_group 0 {read}
+          %late = arith.constant false
+          func.call @m2n_issue(%items, %kk, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %late)
+              : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1) -> ()
+        }
         %moves = arith.cmpi ne, %bytes, %i0 : i32
         scf.if %moves {
           %ticks = arith.constant 1000000 : i32
@@ -181,8 +196,9 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
           %refill = arith.cmpi ult, %next, %mine : i64
           scf.if %refill {
             nvvm.cp.async.bulk.wait_group 0 {read}
-            func.call @m2n_issue(%items, %next, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout)
-                : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64) -> ()
+            %early = arith.constant true
+            func.call @m2n_issue(%items, %next, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %early)
+                : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1) -> ()
           }
         } else {
           %notFirst = arith.cmpi uge, %kk, %l1 : i64
@@ -192,8 +208,9 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
           %refill = arith.andi %notFirst, %inRange : i1
           scf.if %refill {
             nvvm.cp.async.bulk.wait_group 1 {read}
-            func.call @m2n_issue(%items, %next, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout)
-                : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64) -> ()
+            %early = arith.constant true
+            func.call @m2n_issue(%items, %next, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %early)
+                : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1) -> ()
           }
         }
       }
@@ -203,10 +220,12 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
   }
 
   // Waits for item k's dependencies, then starts loading its bytes into
-  // stage k % stages.
+  // stage k % stages. Ahead of time (`early`), an item with dependencies is
+  // left for later: its dependencies may be items of this very CTA that
+  // have not been stored yet.
   func.func private @m2n_issue(%items: !llvm.ptr<1>, %k: i64, %bid: i64, %grid: i64, %stages: i64,
                                %stage_bytes: i64, %stageBase: !llvm.ptr<3>, %barBase: !llvm.ptr<3>,
-                               %error: !llvm.ptr<1>, %timeout: i64) attributes {always_inline} {
+                               %error: !llvm.ptr<1>, %timeout: i64, %early: i1) attributes {always_inline} {
     %i0 = arith.constant 0 : i32
     %l0 = arith.constant 0 : i64
     %l64 = arith.constant 64 : i64
@@ -214,6 +233,15 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
     %g = arith.addi %g0, %bid : i64
     %rec = arith.muli %g, %l64 : i64
     %recp = llvm.getelementptr %items[%rec] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+    %w0pp = llvm.getelementptr %recp[32] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+    %w0 = llvm.load %w0pp : !llvm.ptr<1> -> i64
+    %w1pp = llvm.getelementptr %recp[48] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+    %w1 = llvm.load %w1pp : !llvm.ptr<1> -> i64
+    %anyWait = arith.ori %w0, %w1 : i64
+    %hasWait = arith.cmpi ne, %anyWait, %l0 : i64
+    %skip = arith.andi %early, %hasWait : i1
+    scf.if %skip {
+    } else {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %c2 = arith.constant 2 : index
@@ -276,6 +304,7 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
       %stage7 = llvm.addrspacecast %stage : !llvm.ptr<3> to !llvm.ptr<7>
       nvvm.mbarrier.arrive.expect_tx %bar, %bytes : !llvm.ptr<3>, i32
       nvvm.cp.async.bulk.shared.cluster.global %stage7, %srcp, %bar, %bytes : !llvm.ptr<7>, !llvm.ptr<1>
+    }
     }
     return
   }

@@ -1,0 +1,25 @@
+//===- ProgramExecutor.h - run transfer programs on host memory --*- C++ -*-===//
+//
+// Executes the per-rank programs of a lowered schedule the way the GPU does:
+// each rank's kernel items are dealt round-robin to `ctasPerRank` CTAs that
+// walk their share in order, network receives run in order, and a movement
+// starts only when the counters it waits for have reached their values. A
+// state where nothing can start but work remains is reported as a deadlock.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_CODEGEN_PROGRAMEXECUTOR_H
+#define M2N_CODEGEN_PROGRAMEXECUTOR_H
+
+#include "m2n/Codegen/TransferProgram.h"
+#include "m2n/Sim/HostSimulator.h"
+
+namespace m2n {
+
+std::optional<std::string> executeProgram(const TransferProgram &program,
+                                          ReshardSimulator &simulator,
+                                          int64_t ctasPerRank);
+
+} // namespace m2n
+
+#endif // M2N_CODEGEN_PROGRAMEXECUTOR_H

@@ -1,0 +1,123 @@
+//===- TransferProgram.h - schedules as work items for the kernel -*- C++ -*-===//
+//
+// The host-side launch description of a schedule: for every rank, the table
+// of work items its transfer kernel walks (lib/Conversion/M2NToGPU/
+// TransferKernel.mlir), the network transfers its runtime posts through
+// NCCL, and the counters that order them. Plain C++, shared by the compiler,
+// the artifact and the runtime.
+//
+// Lowering a schedule:
+//  * every step becomes contiguous runs of bytes (the box decomposed along
+//    the dimensions it does not cover entirely in both buffers), cut into
+//    items of at most `maxItemBytes`; TMA bulk copies need 16-byte aligned
+//    offsets and sizes, so other boxes are rejected for now (TMA tensor maps
+//    will take them);
+//  * local and NVLink steps become kernel items on the rank they write to
+//    (the executor pulls from peers); network steps become network
+//    transfers;
+//  * each step with dependents gets a counter on its executor, incremented
+//    once per item; a dependent item waits until each dependency's counter
+//    reaches its item count. An item waits for at most two counters: more
+//    dependencies are combined by zero-byte join items;
+//  * the items of a rank are in a topological order of the steps, so that
+//    CTAs walking their share of the table in order cannot deadlock.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_CODEGEN_TRANSFERPROGRAM_H
+#define M2N_CODEGEN_TRANSFERPROGRAM_H
+
+#include "m2n/Route/Schedule.h"
+#include "m2n/Sim/ElementType.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace m2n {
+
+/// The `op` field of a kernel item: a copy or a TMA bulk reduction.
+enum class ItemOp : uint32_t {
+  Copy = 0,
+  AddF32 = 1,
+  AddF16 = 2,
+  AddBF16 = 3,
+  MinF16 = 4,
+  MaxF16 = 5,
+  MinBF16 = 6,
+  MaxBF16 = 7,
+  AddS32 = 8,
+  MinS32 = 9,
+  MaxS32 = 10,
+  AddU64 = 11,
+  MinS64 = 12,
+  MaxS64 = 13,
+  AddF64 = 14,
+};
+const char *toString(ItemOp op);
+/// The bulk reduction for `reduction` on `type`, or std::nullopt when TMA
+/// has none (f32 min/max, 8- and 16-bit integers, ...).
+std::optional<ItemOp> bulkReduction(Reduction reduction, ElementType type);
+
+struct CounterRef {
+  int64_t rank = 0;
+  int64_t index = 0;
+  bool operator==(const CounterRef &other) const {
+    return rank == other.rank && index == other.index;
+  }
+};
+
+struct CounterWait {
+  CounterRef counter;
+  uint64_t value = 0;
+};
+
+/// One contiguous run: from a byte offset of one buffer to a byte offset of
+/// another.
+struct Movement {
+  BufferRef src;
+  int64_t srcOffset = 0;
+  BufferRef dst;
+  int64_t dstOffset = 0;
+  int64_t bytes = 0;
+  ItemOp op = ItemOp::Copy;
+  std::optional<CounterRef> signal;
+  std::vector<CounterWait> waits;
+  int64_t step = -1; // The schedule step it comes from (-1: a join).
+
+  std::string str() const;
+};
+
+struct RankProgram {
+  /// Items of this rank's transfer kernel, in a topological order.
+  std::vector<Movement> items;
+  /// Network transfers this rank receives (the runtime posts the matching
+  /// send on the source rank), in a topological order.
+  std::vector<Movement> receives;
+  int64_t counters = 0;
+};
+
+struct TransferProgram {
+  ElementType type = ElementType::F32;
+  std::vector<ScratchBuffer> scratches;
+  std::map<int64_t, RankProgram> ranks;
+
+  int64_t itemCount() const;
+};
+
+struct LoweringOptions {
+  int64_t maxItemBytes = 32768;
+};
+
+/// Lowers `schedule` (of a reshard from `src` to `dst` of `shape`) into
+/// per-rank programs, or returns a message naming what cannot be lowered.
+std::optional<std::string>
+lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
+              const std::vector<int64_t> &shape, ElementType type,
+              const LoweringOptions &options, TransferProgram &program);
+
+} // namespace m2n
+
+#endif // M2N_CODEGEN_TRANSFERPROGRAM_H

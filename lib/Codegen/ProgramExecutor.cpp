@@ -1,0 +1,122 @@
+//===- ProgramExecutor.cpp - run transfer programs on host memory -----------===//
+
+#include "m2n/Codegen/ProgramExecutor.h"
+
+#include <cstring>
+#include <deque>
+#include <map>
+
+namespace m2n {
+
+/// The element type an item op reduces.
+static ElementType reducedType(ItemOp op) {
+  switch (op) {
+  case ItemOp::AddF32:
+    return ElementType::F32;
+  case ItemOp::AddF16:
+  case ItemOp::MinF16:
+  case ItemOp::MaxF16:
+    return ElementType::F16;
+  case ItemOp::AddBF16:
+  case ItemOp::MinBF16:
+  case ItemOp::MaxBF16:
+    return ElementType::BF16;
+  case ItemOp::AddS32:
+  case ItemOp::MinS32:
+  case ItemOp::MaxS32:
+    return ElementType::I32;
+  case ItemOp::AddU64:
+  case ItemOp::MinS64:
+  case ItemOp::MaxS64:
+    return ElementType::I64;
+  case ItemOp::AddF64:
+    return ElementType::F64;
+  case ItemOp::Copy:
+    break;
+  }
+  return ElementType::I8;
+}
+
+static Reduction reductionOf(ItemOp op) {
+  switch (op) {
+  case ItemOp::MinF16:
+  case ItemOp::MinBF16:
+  case ItemOp::MinS32:
+  case ItemOp::MinS64:
+    return Reduction::Min;
+  case ItemOp::MaxF16:
+  case ItemOp::MaxBF16:
+  case ItemOp::MaxS32:
+  case ItemOp::MaxS64:
+    return Reduction::Max;
+  default:
+    return Reduction::Sum;
+  }
+}
+
+std::optional<std::string> executeProgram(const TransferProgram &program,
+                                          ReshardSimulator &simulator,
+                                          int64_t ctasPerRank) {
+  simulator.allocateScratch(program.scratches);
+  std::map<std::pair<int64_t, int64_t>, uint64_t> counters;
+  // Queues: per rank, ctasPerRank item queues and one receive queue.
+  std::vector<std::deque<const Movement *>> queues;
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    size_t first = queues.size();
+    queues.resize(first + ctasPerRank + 1);
+    for (size_t i = 0; i < rankProgram.items.size(); ++i)
+      queues[first + i % ctasPerRank].push_back(&rankProgram.items[i]);
+    for (const Movement &receive : rankProgram.receives)
+      queues.back().push_back(&receive);
+  }
+
+  auto run = [&](const Movement &m) -> std::optional<std::string> {
+    if (m.bytes > 0) {
+      auto from = simulator.bytesOf(m.src);
+      auto to = simulator.bytesOf(m.dst);
+      if (!from || !to || m.srcOffset < 0 || m.dstOffset < 0 ||
+          m.srcOffset + m.bytes > from->second ||
+          m.dstOffset + m.bytes > to->second)
+        return "movement " + m.str() + " leaves a buffer";
+      const uint8_t *src = from->first + m.srcOffset;
+      uint8_t *dst = to->first + m.dstOffset;
+      if (m.op == ItemOp::Copy) {
+        std::memmove(dst, src, m.bytes);
+      } else {
+        ElementType type = reducedType(m.op);
+        int64_t size = elementSize(type);
+        for (int64_t at = 0; at < m.bytes; at += size)
+          reduceElement(type, reductionOf(m.op), dst + at, src + at);
+      }
+    }
+    if (m.signal)
+      ++counters[{m.signal->rank, m.signal->index}];
+    return std::nullopt;
+  };
+
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (auto &queue : queues) {
+      while (!queue.empty()) {
+        const Movement &m = *queue.front();
+        bool ready = true;
+        for (const CounterWait &wait : m.waits)
+          ready &= counters[{wait.counter.rank, wait.counter.index}] >=
+                   wait.value;
+        if (!ready)
+          break;
+        if (auto error = run(m))
+          return error;
+        queue.pop_front();
+        progress = true;
+      }
+    }
+  }
+  for (const auto &queue : queues)
+    if (!queue.empty())
+      return "deadlock: " + queue.front()->str() + " never became ready";
+  return std::nullopt;
+}
+
+} // namespace m2n

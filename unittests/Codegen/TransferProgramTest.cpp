@@ -1,0 +1,182 @@
+//===- TransferProgramTest.cpp - schedules lowered to kernel work items -----===//
+
+#include "m2n/Codegen/ProgramExecutor.h"
+#include "m2n/Codegen/TransferProgram.h"
+#include "m2n/Route/Router.h"
+
+#include "../Layout/RandomLayouts.h"
+
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+using namespace m2n;
+
+namespace {
+
+TEST(TransferProgramTest, PaperExampleAHierarchical) {
+  Layout src{Mesh::contiguous({1, 4}, 0),
+             {Placement::replicate(), Placement::shard(0)}};
+  Layout dst{Mesh::contiguous({2, 2}, 4),
+             {Placement::replicate(), Placement::shard(0)}};
+  std::vector<int64_t> shape = {4, 8};
+  Topology topology;
+  topology.domains = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  Schedule schedule = TopologyRouter(src, dst, shape, topology)
+                          .route(plan, Strategy::Hierarchical);
+  addDataDependencies(schedule);
+  TransferProgram program;
+  ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::BF16, {},
+                          program),
+            std::nullopt);
+  // Rank 4 receives row 0 over the network (signalling counter 0) and pulls
+  // row 1 from rank 6 once rank 6's receive has signalled.
+  const RankProgram &rank4 = program.ranks.at(4);
+  ASSERT_EQ(rank4.receives.size(), 1u);
+  EXPECT_EQ(rank4.receives[0].str(),
+            "copy src(0)+0 -> dst(4)+0 16B signal 4:0");
+  ASSERT_EQ(rank4.items.size(), 1u);
+  EXPECT_EQ(rank4.items[0].str(), "copy dst(6)+16 -> dst(4)+16 16B wait 6:0>=1");
+
+  ReshardSimulator simulator(src, dst, shape, ElementType::BF16);
+  ASSERT_EQ(executeProgram(program, simulator, 2), std::nullopt);
+  EXPECT_TRUE(simulator.check().passed);
+}
+
+TEST(TransferProgramTest, StridedBoxesBecomeRowsAndItemsAreCut) {
+  // Column halves of a 4 x 16 f32 tensor move between two ranks: 4 rows of
+  // 32 bytes each, cut into 16-byte items.
+  Layout src{Mesh::contiguous({2}), {Placement::shard(0)}};
+  Layout dst{Mesh::contiguous({2}), {Placement::shard(1)}};
+  std::vector<int64_t> shape = {4, 16};
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  Topology topology = Topology::singleDomain(2);
+  Schedule schedule =
+      TopologyRouter(src, dst, shape, topology).route(plan, Strategy::Flat);
+  addDataDependencies(schedule);
+  TransferProgram program;
+  LoweringOptions options;
+  options.maxItemBytes = 16;
+  ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::F32, options,
+                          program),
+            std::nullopt);
+  // Each rank receives 2 rows x 8 columns from itself and from the other.
+  EXPECT_EQ(program.ranks.at(0).items.size(), 2u * 2 * 2);
+  EXPECT_EQ(program.ranks.at(1).items[0].str(),
+            "copy src(0)+32 -> dst(1)+0 16B");
+  ReshardSimulator simulator(src, dst, shape, ElementType::F32);
+  ASSERT_EQ(executeProgram(program, simulator, 3), std::nullopt);
+  EXPECT_TRUE(simulator.check().passed);
+}
+
+TEST(TransferProgramTest, RejectsWhatTmaCannotDo) {
+  Layout src{Mesh::contiguous({2}), {Placement::partial(Reduction::Max)}};
+  Layout dst{Mesh::contiguous({2}), {Placement::replicate()}};
+  std::vector<int64_t> shape = {8};
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  Topology topology = Topology::singleDomain(2);
+  Schedule schedule =
+      TopologyRouter(src, dst, shape, topology).route(plan, Strategy::Flat);
+  TransferProgram program;
+  std::optional<std::string> error =
+      lowerSchedule(schedule, src, dst, shape, ElementType::F32, {}, program);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("TMA has no bulk reduction max for f32"),
+            std::string::npos);
+  // 3 bf16 elements: 6-byte runs.
+  Layout shards{Mesh::contiguous({2}), {Placement::shard(0)}};
+  Layout whole{Mesh::contiguous({2}), {Placement::replicate()}};
+  std::vector<int64_t> odd = {6};
+  plan = IntersectionPlanner(shards, whole, odd).plan();
+  schedule =
+      TopologyRouter(shards, whole, odd, topology).route(plan, Strategy::Flat);
+  error = lowerSchedule(schedule, shards, whole, odd, ElementType::BF16, {},
+                        program);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("is not 16-byte aligned"), std::string::npos);
+}
+
+TEST(TransferProgramTest, ManyDependenciesAreJoined) {
+  // Gather-bcast: the ring's first hop reads the root's full tensor, which
+  // four gather steps wrote: two join items combine the waits.
+  Layout src{Mesh::contiguous({4}), {Placement::shard(0)}};
+  Layout dst{Mesh::contiguous({1}, 4), {Placement::replicate()}};
+  std::vector<int64_t> shape = {16};
+  Topology topology = Topology::singleDomain(5);
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  Schedule schedule = TopologyRouter(src, dst, shape, topology)
+                          .route(plan, Strategy::GatherBroadcast);
+  addDataDependencies(schedule);
+  TransferProgram program;
+  ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::F32, {},
+                          program),
+            std::nullopt);
+  int64_t joins = 0;
+  for (const Movement &m : program.ranks.at(4).items)
+    joins += m.step < 0;
+  EXPECT_EQ(joins, 2);
+  ReshardSimulator simulator(src, dst, shape, ElementType::F32);
+  ASSERT_EQ(executeProgram(program, simulator, 1), std::nullopt);
+  EXPECT_TRUE(simulator.check().passed);
+}
+
+// Random reshards x topologies x strategies, lowered with tiny items and run
+// the way CTAs run them (round-robin, in order, waiting on counters).
+TEST(TransferProgramPropertyTest, LoweredSchedulesRunCorrectly) {
+  const uint64_t seed = propertySeed();
+  const int64_t cases = propertyCases(2000);
+  RandomLayouts random(seed ^ 0xc0de);
+  int64_t lowered = 0, unaligned = 0, noReduction = 0, items = 0;
+  for (int64_t n = 0; n < cases; ++n) {
+    std::vector<int64_t> shape = random.shape();
+    if (!shape.empty())
+      shape.back() = 16 * random.uniform(1, 2); // Mostly aligned rows.
+    int64_t rank = static_cast<int64_t>(shape.size());
+    Layout src = random.layout(rank, /*allowPartial=*/true);
+    Layout dst = src.hasPartial() && random.uniform(0, 4) == 0
+                     ? random.keepPartial(src, rank)
+                     : random.layout(rank, /*allowPartial=*/false);
+    ElementType type = random.elementType();
+    Topology topology;
+    topology.domains = {{0, 1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11}};
+    Strategy strategy = static_cast<Strategy>(random.uniform(0, 2));
+    SCOPED_TRACE("M2N_PROPERTY_SEED=" + std::to_string(seed) + " case " +
+                 std::to_string(n) + ": " + src.str() + " -> " + dst.str() +
+                 " " + toString(type) + " " + toString(strategy));
+    ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+    Schedule schedule = chunkSchedule(
+        TopologyRouter(src, dst, shape, topology).route(plan, strategy),
+        elementSize(type), 64 * random.uniform(0, 2));
+    addDataDependencies(schedule);
+    TransferProgram program;
+    LoweringOptions options;
+    options.maxItemBytes = 16 * random.uniform(1, 4);
+    std::optional<std::string> error =
+        lowerSchedule(schedule, src, dst, shape, type, options, program);
+    if (error) {
+      bool aligned = error->find("16-byte aligned") == std::string::npos;
+      bool reducible = error->find("no bulk reduction") == std::string::npos;
+      ASSERT_FALSE(aligned && reducible) << *error;
+      unaligned += !aligned;
+      noReduction += !reducible;
+      continue;
+    }
+    ++lowered;
+    items += program.itemCount();
+    ReshardSimulator simulator(src, dst, shape, type);
+    ASSERT_EQ(executeProgram(program, simulator, random.uniform(1, 3)),
+              std::nullopt);
+    SimulationReport report = simulator.check();
+    ASSERT_TRUE(report.passed) << report.message;
+    if (HasFailure())
+      return;
+  }
+  EXPECT_GT(lowered, cases / 3);
+  std::cout << "[ property ] seed " << seed << ": " << lowered << " of "
+            << cases << " lowered and run (" << items << " items); "
+            << unaligned << " unaligned, " << noReduction
+            << " without a TMA reduction\n";
+}
+
+} // namespace
