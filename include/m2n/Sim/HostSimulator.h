@@ -9,7 +9,8 @@
 // integers (wrapping modulo 2^bits) and by round-to-nearest-even for floats;
 // tensors whose indices exceed a float type's exact range still check
 // correctly (copies compare bits, float reductions compare with a tolerance
-// of a few units in the last place per contributor).
+// of a few units in the last place per contributor; a float sum whose terms
+// could overflow the type is order-dependent and not checked).
 //
 //===----------------------------------------------------------------------===//
 
