@@ -36,4 +36,26 @@ def ConvertToGPU : Pass<"m2n-convert-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
+  let summary = "Write the executable artifact: PTX, launch and per-rank programs";
+  let description = [{
+    Lowers every `m2n.schedule` to its per-rank programs
+    (`m2n::lowerSchedule`: contiguous runs cut into kernel work items,
+    network receives, counters for the dependencies) and writes them, with
+    the PTX of `gpu.binary @m2n_kernels` (gpu-module-to-binary with
+    format=isa) and the kernel's launch configuration, as a versioned
+    artifact (docs/artifact.md) to `path`, atomically (a temporary file,
+    then a rename). `m2n-artifact-dump` prints it.
+  }];
+  let options = [
+    Option<"path", "path", "std::string", "\"\"", "Artifact file to write">,
+    Option<"maxCtas", "max-ctas", "unsigned", "16",
+           "CTAs per rank (the SM budget of a reshard)">,
+    Option<"stages", "stages", "unsigned", "4",
+           "Shared-memory stages per CTA">,
+    Option<"stageBytes", "stage-bytes", "int64_t", "32768",
+           "Bytes per stage, the largest work item">
+  ];
+}
+
 #endif // M2N_CONVERSION_PASSES_TD

@@ -36,6 +36,13 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
   Option<std::string> features{*this, "features",
                                llvm::cl::desc("PTX features"),
                                llvm::cl::init("+ptx86")};
+  Option<std::string> artifact{
+      *this, "artifact",
+      llvm::cl::desc("Write the executable artifact to this file"),
+      llvm::cl::init("")};
+  Option<unsigned> maxCtas{*this, "max-ctas",
+                           llvm::cl::desc("CTAs per rank (SM budget)"),
+                           llvm::cl::init(16)};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin, fatbin"),
@@ -67,6 +74,13 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;
   pm.addPass(createGpuModuleToBinaryPass(binary));
+
+  if (!options.artifact.empty()) {
+    m2n::WriteArtifactOptions write;
+    write.path = options.artifact;
+    write.maxCtas = options.maxCtas;
+    pm.addPass(m2n::createWriteArtifact(write));
+  }
 }
 } // namespace
 

@@ -9,6 +9,7 @@
 namespace mlir::m2n {
 
 #define GEN_PASS_DECL_CONVERTTOGPU
+#define GEN_PASS_DECL_WRITEARTIFACT
 #include "m2n/Conversion/Passes.h.inc"
 
 /// Name of the gpu.module holding m2n's kernels, and of the transfer kernel.

@@ -1,0 +1,67 @@
+//===- Artifact.h - the compiler-to-runtime handoff --------------*- C++ -*-===//
+//
+// An m2n artifact holds everything the runtime needs to execute compiled
+// reshards, and nothing that needs MLIR: the PTX of the transfer kernel, its
+// launch configuration, and for every reshard its layouts and the per-rank
+// programs (kernel work items, network receives, counters) with every
+// address relative to a rank's source, destination or scratch buffer.
+//
+// Binary format, little endian (docs/artifact.md):
+//   header:  "M2NA" | u32 version | u64 payload size | u64 FNV-1a of payload
+//   payload: the fields of Artifact, in declaration order; strings and
+//            vectors as a u64/u32 count followed by their elements.
+// Readers verify the magic, the version, the size and the checksum before
+// trusting anything, and every field as they read it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_ARTIFACT_ARTIFACT_H
+#define M2N_ARTIFACT_ARTIFACT_H
+
+#include "m2n/Codegen/TransferProgram.h"
+#include "m2n/Layout/Layout.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace m2n {
+
+constexpr uint32_t kArtifactVersion = 1;
+
+struct KernelLaunch {
+  std::string name = "m2n_transfer";
+  uint32_t threads = 32;
+  uint32_t ctas = 16;
+  uint64_t stageBytes = 32768;
+  uint32_t stages = 4;
+};
+
+struct CompiledReshard {
+  std::string name; // "@func#index"
+  ElementType type = ElementType::F32;
+  std::vector<int64_t> shape;
+  Layout src, dst;
+  std::string strategy;
+  TransferProgram program;
+};
+
+struct Artifact {
+  std::string ptx;
+  std::string chip;
+  KernelLaunch kernel;
+  std::vector<CompiledReshard> reshards;
+};
+
+/// The artifact's bytes.
+std::string serializeArtifact(const Artifact &artifact);
+/// Parses and verifies `bytes`; returns a message naming the problem.
+std::optional<std::string> deserializeArtifact(const std::string &bytes,
+                                               Artifact &artifact);
+/// A readable listing (m2n-artifact-dump).
+std::string describeArtifact(const Artifact &artifact, bool withPtx);
+
+} // namespace m2n
+
+#endif // M2N_ARTIFACT_ARTIFACT_H

@@ -1,0 +1,341 @@
+//===- Artifact.cpp - the compiler-to-runtime handoff -----------------------===//
+
+#include "m2n/Artifact/Artifact.h"
+
+#include <cstring>
+#include <sstream>
+
+namespace m2n {
+
+namespace {
+constexpr char kMagic[4] = {'M', '2', 'N', 'A'};
+constexpr size_t kHeaderBytes = 4 + 4 + 8 + 8;
+
+uint64_t fnv1a(const char *data, size_t size) {
+  uint64_t hash = 1469598103934665603ull;
+  for (size_t i = 0; i < size; ++i) {
+    hash ^= static_cast<unsigned char>(data[i]);
+    hash *= 1099511628211ull;
+  }
+  return hash;
+}
+
+class Writer {
+public:
+  template <typename T> void put(T value) {
+    char bytes[sizeof(T)];
+    std::memcpy(bytes, &value, sizeof(T)); // Hosts are little endian.
+    out.append(bytes, sizeof(T));
+  }
+  void string(const std::string &s) {
+    put<uint64_t>(s.size());
+    out.append(s);
+  }
+  void ints(const std::vector<int64_t> &values) {
+    put<uint32_t>(values.size());
+    for (int64_t v : values)
+      put<int64_t>(v);
+  }
+  void buffer(const BufferRef &ref) {
+    put<uint8_t>(static_cast<uint8_t>(ref.kind));
+    put<int64_t>(ref.rank);
+    put<int64_t>(ref.scratch);
+  }
+  void movement(const Movement &m) {
+    buffer(m.src);
+    put<int64_t>(m.srcOffset);
+    buffer(m.dst);
+    put<int64_t>(m.dstOffset);
+    put<int64_t>(m.bytes);
+    put<uint32_t>(static_cast<uint32_t>(m.op));
+    put<uint8_t>(m.signal.has_value());
+    if (m.signal) {
+      put<int64_t>(m.signal->rank);
+      put<int64_t>(m.signal->index);
+    }
+    put<uint32_t>(m.waits.size());
+    for (const CounterWait &w : m.waits) {
+      put<int64_t>(w.counter.rank);
+      put<int64_t>(w.counter.index);
+      put<uint64_t>(w.value);
+    }
+    put<int64_t>(m.step);
+  }
+  void layout(const Layout &l) {
+    ints(l.mesh.shape);
+    ints(l.mesh.ranks);
+    put<uint32_t>(l.placements.size());
+    for (const Placement &p : l.placements) {
+      put<uint8_t>(static_cast<uint8_t>(p.kind));
+      put<int64_t>(p.dim);
+      put<uint8_t>(static_cast<uint8_t>(p.reduction));
+    }
+  }
+  std::string out;
+};
+
+/// Reads fields, remembering the first failure (and what was being read).
+class Reader {
+public:
+  Reader(const char *data, size_t size) : data(data), size(size) {}
+
+  template <typename T> T get(const char *what) {
+    T value{};
+    if (error)
+      return value;
+    if (size - pos < sizeof(T)) {
+      fail(std::string("artifact truncated while reading ") + what);
+      return value;
+    }
+    std::memcpy(&value, data + pos, sizeof(T));
+    pos += sizeof(T);
+    return value;
+  }
+  std::string string(const char *what) {
+    uint64_t length = get<uint64_t>(what);
+    if (error)
+      return {};
+    if (length > size - pos) {
+      fail(std::string("artifact truncated while reading ") + what);
+      return {};
+    }
+    std::string s(data + pos, length);
+    pos += length;
+    return s;
+  }
+  /// A count of elements that must each take at least `minBytes`.
+  uint32_t count(const char *what, size_t minBytes) {
+    uint32_t n = get<uint32_t>(what);
+    if (!error && static_cast<uint64_t>(n) * minBytes > size - pos)
+      fail(std::string("artifact truncated while reading ") + what);
+    return error ? 0 : n;
+  }
+  std::vector<int64_t> ints(const char *what) {
+    uint32_t n = count(what, 8);
+    std::vector<int64_t> values(n);
+    for (int64_t &v : values)
+      v = get<int64_t>(what);
+    return values;
+  }
+  BufferRef buffer() {
+    BufferRef ref;
+    uint8_t kind = get<uint8_t>("a buffer kind");
+    if (kind > static_cast<uint8_t>(BufferKind::Scratch))
+      fail("artifact names an unknown buffer kind " + std::to_string(kind));
+    ref.kind = static_cast<BufferKind>(kind);
+    ref.rank = get<int64_t>("a buffer rank");
+    ref.scratch = get<int64_t>("a scratch index");
+    return ref;
+  }
+  Movement movement() {
+    Movement m;
+    m.src = buffer();
+    m.srcOffset = get<int64_t>("a source offset");
+    m.dst = buffer();
+    m.dstOffset = get<int64_t>("a destination offset");
+    m.bytes = get<int64_t>("a byte count");
+    uint32_t op = get<uint32_t>("an item op");
+    if (op > static_cast<uint32_t>(ItemOp::AddF64))
+      fail("artifact names an unknown item op " + std::to_string(op));
+    m.op = static_cast<ItemOp>(op);
+    if (get<uint8_t>("a signal flag"))
+      m.signal = CounterRef{get<int64_t>("a signal rank"),
+                            get<int64_t>("a signal counter")};
+    uint32_t waits = count("waits", 24);
+    for (uint32_t w = 0; w < waits; ++w) {
+      CounterWait wait;
+      wait.counter.rank = get<int64_t>("a wait rank");
+      wait.counter.index = get<int64_t>("a wait counter");
+      wait.value = get<uint64_t>("a wait value");
+      m.waits.push_back(wait);
+    }
+    m.step = get<int64_t>("a step index");
+    if (!error && (m.bytes < 0 || m.srcOffset < 0 || m.dstOffset < 0))
+      fail("artifact has a movement with a negative size or offset");
+    return m;
+  }
+  Layout layout() {
+    Layout l;
+    l.mesh.shape = ints("a mesh shape");
+    l.mesh.ranks = ints("mesh ranks");
+    uint32_t n = count("placements", 10);
+    for (uint32_t i = 0; i < n; ++i) {
+      Placement p;
+      uint8_t kind = get<uint8_t>("a placement kind");
+      if (kind > static_cast<uint8_t>(Placement::Kind::Partial))
+        fail("artifact names an unknown placement kind");
+      p.kind = static_cast<Placement::Kind>(kind);
+      p.dim = get<int64_t>("a shard dimension");
+      uint8_t reduction = get<uint8_t>("a reduction");
+      if (reduction > static_cast<uint8_t>(Reduction::Min))
+        fail("artifact names an unknown reduction");
+      p.reduction = static_cast<Reduction>(reduction);
+      l.placements.push_back(p);
+    }
+    return l;
+  }
+  void fail(std::string message) {
+    if (!error)
+      error = std::move(message);
+  }
+  bool atEnd() const { return pos == size; }
+
+  std::optional<std::string> error;
+
+private:
+  const char *data;
+  size_t size;
+  size_t pos = 0;
+};
+} // namespace
+
+std::string serializeArtifact(const Artifact &artifact) {
+  Writer w;
+  w.string(artifact.ptx);
+  w.string(artifact.chip);
+  w.string(artifact.kernel.name);
+  w.put<uint32_t>(artifact.kernel.threads);
+  w.put<uint32_t>(artifact.kernel.ctas);
+  w.put<uint64_t>(artifact.kernel.stageBytes);
+  w.put<uint32_t>(artifact.kernel.stages);
+  w.put<uint32_t>(artifact.reshards.size());
+  for (const CompiledReshard &r : artifact.reshards) {
+    w.string(r.name);
+    w.put<uint32_t>(static_cast<uint32_t>(r.type));
+    w.ints(r.shape);
+    w.layout(r.src);
+    w.layout(r.dst);
+    w.string(r.strategy);
+    w.put<uint32_t>(r.program.scratches.size());
+    for (const ScratchBuffer &s : r.program.scratches) {
+      w.put<int64_t>(s.rank);
+      w.ints(s.shape.vec());
+    }
+    w.put<uint32_t>(r.program.ranks.size());
+    for (const auto &[rank, program] : r.program.ranks) {
+      w.put<int64_t>(rank);
+      w.put<int64_t>(program.counters);
+      w.put<uint32_t>(program.items.size());
+      for (const Movement &m : program.items)
+        w.movement(m);
+      w.put<uint32_t>(program.receives.size());
+      for (const Movement &m : program.receives)
+        w.movement(m);
+    }
+  }
+  std::string header(kMagic, 4);
+  Writer h;
+  h.put<uint32_t>(kArtifactVersion);
+  h.put<uint64_t>(w.out.size());
+  h.put<uint64_t>(fnv1a(w.out.data(), w.out.size()));
+  return header + h.out + w.out;
+}
+
+std::optional<std::string> deserializeArtifact(const std::string &bytes,
+                                               Artifact &artifact) {
+  if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, 4))
+    return std::string("not an m2n artifact (bad magic)");
+  Reader header(bytes.data() + 4, kHeaderBytes - 4);
+  uint32_t version = header.get<uint32_t>("the version");
+  uint64_t payloadBytes = header.get<uint64_t>("the size");
+  uint64_t checksum = header.get<uint64_t>("the checksum");
+  if (version != kArtifactVersion)
+    return "artifact version " + std::to_string(version) +
+           " is not supported (this build reads version " +
+           std::to_string(kArtifactVersion) + ")";
+  if (payloadBytes != bytes.size() - kHeaderBytes)
+    return "artifact truncated: the header announces " +
+           std::to_string(payloadBytes) + " payload bytes, the file has " +
+           std::to_string(bytes.size() - kHeaderBytes);
+  const char *payload = bytes.data() + kHeaderBytes;
+  if (fnv1a(payload, payloadBytes) != checksum)
+    return std::string("artifact corrupted: checksum mismatch");
+
+  Reader r(payload, payloadBytes);
+  Artifact result;
+  result.ptx = r.string("the PTX");
+  result.chip = r.string("the chip");
+  result.kernel.name = r.string("the kernel name");
+  result.kernel.threads = r.get<uint32_t>("the kernel's threads");
+  result.kernel.ctas = r.get<uint32_t>("the kernel's CTAs");
+  result.kernel.stageBytes = r.get<uint64_t>("the stage size");
+  result.kernel.stages = r.get<uint32_t>("the stage count");
+  uint32_t reshards = r.count("reshards", 8);
+  for (uint32_t i = 0; i < reshards && !r.error; ++i) {
+    CompiledReshard c;
+    c.name = r.string("a reshard name");
+    uint32_t type = r.get<uint32_t>("an element type");
+    if (type > static_cast<uint32_t>(ElementType::F64))
+      r.fail("artifact names an unknown element type");
+    c.type = static_cast<ElementType>(type);
+    c.program.type = c.type;
+    c.shape = r.ints("a shape");
+    c.src = r.layout();
+    c.dst = r.layout();
+    c.strategy = r.string("a strategy");
+    uint32_t scratches = r.count("scratch buffers", 12);
+    for (uint32_t s = 0; s < scratches; ++s) {
+      ScratchBuffer buffer;
+      buffer.rank = r.get<int64_t>("a scratch rank");
+      buffer.shape = Dims(r.ints("a scratch shape"));
+      c.program.scratches.push_back(buffer);
+    }
+    uint32_t ranks = r.count("rank programs", 24);
+    for (uint32_t k = 0; k < ranks && !r.error; ++k) {
+      int64_t rank = r.get<int64_t>("a rank");
+      RankProgram &program = c.program.ranks[rank];
+      program.counters = r.get<int64_t>("a counter count");
+      uint32_t items = r.count("items", 60);
+      for (uint32_t m = 0; m < items && !r.error; ++m)
+        program.items.push_back(r.movement());
+      uint32_t receives = r.count("receives", 60);
+      for (uint32_t m = 0; m < receives && !r.error; ++m)
+        program.receives.push_back(r.movement());
+    }
+    result.reshards.push_back(std::move(c));
+  }
+  if (r.error)
+    return r.error;
+  if (!r.atEnd())
+    return std::string("artifact has unexpected bytes after its last field");
+  artifact = std::move(result);
+  return std::nullopt;
+}
+
+std::string describeArtifact(const Artifact &artifact, bool withPtx) {
+  std::ostringstream os;
+  os << "m2n artifact version " << kArtifactVersion << ", chip "
+     << artifact.chip << ", PTX " << artifact.ptx.size() << " bytes\n";
+  os << "kernel " << artifact.kernel.name << ": " << artifact.kernel.ctas
+     << " CTAs x " << artifact.kernel.threads << " threads, "
+     << artifact.kernel.stages << " stages of " << artifact.kernel.stageBytes
+     << " bytes\n";
+  for (const CompiledReshard &r : artifact.reshards) {
+    os << "reshard " << r.name << ": " << toString(r.type) << '[';
+    for (size_t d = 0; d < r.shape.size(); ++d)
+      os << (d ? "x" : "") << r.shape[d];
+    os << "] " << r.strategy << "\n  src " << r.src.str() << "\n  dst "
+       << r.dst.str() << '\n';
+    for (size_t s = 0; s < r.program.scratches.size(); ++s) {
+      os << "  scratch" << s << " on rank " << r.program.scratches[s].rank
+         << " [";
+      for (size_t d = 0; d < r.program.scratches[s].shape.size(); ++d)
+        os << (d ? "x" : "") << r.program.scratches[s].shape[d];
+      os << "]\n";
+    }
+    for (const auto &[rank, program] : r.program.ranks) {
+      os << "  rank " << rank << ": " << program.items.size() << " items, "
+         << program.receives.size() << " network receives, "
+         << program.counters << " counters\n";
+      for (const Movement &m : program.items)
+        os << "    item " << m.str() << '\n';
+      for (const Movement &m : program.receives)
+        os << "    recv " << m.str() << '\n';
+    }
+  }
+  if (withPtx)
+    os << "--- PTX ---\n" << artifact.ptx;
+  return os.str();
+}
+
+} // namespace m2n

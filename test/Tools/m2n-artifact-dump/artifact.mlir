@@ -1,0 +1,53 @@
+// The pipeline writes a versioned artifact; m2n-artifact-dump verifies and
+// prints it; truncated, corrupted or foreign files are rejected by name.
+//
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: m2n-opt %s "--m2n-pipeline=artifact=%t/a.m2n max-ctas=8 chunk-bytes=64" -o /dev/null
+// RUN: m2n-artifact-dump %t/a.m2n | FileCheck %s
+// RUN: m2n-artifact-dump %t/a.m2n --ptx | FileCheck %s --check-prefix=PTX
+// RUN: head -c 100 %t/a.m2n > %t/truncated.m2n
+// RUN: not m2n-artifact-dump %t/truncated.m2n 2>&1 | FileCheck %s --check-prefix=TRUNCATED
+// RUN: %python -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[-5] ^= 1; open(sys.argv[2], 'wb').write(b)" %t/a.m2n %t/flipped.m2n
+// RUN: not m2n-artifact-dump %t/flipped.m2n 2>&1 | FileCheck %s --check-prefix=CORRUPTED
+// RUN: %python -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[4] = 9; open(sys.argv[2], 'wb').write(b)" %t/a.m2n %t/version.m2n
+// RUN: not m2n-artifact-dump %t/version.m2n 2>&1 | FileCheck %s --check-prefix=VERSION
+// RUN: not m2n-artifact-dump %s 2>&1 | FileCheck %s --check-prefix=MAGIC
+// RUN: not m2n-artifact-dump %t/missing.m2n 2>&1 | FileCheck %s --check-prefix=MISSING
+
+// CHECK: m2n artifact version 1, chip sm_90a, PTX {{[0-9]+}} bytes
+// CHECK-NEXT: kernel m2n_transfer: 8 CTAs x 32 threads, 4 stages of 32768 bytes
+// CHECK-NEXT: reshard @transpose#0: f32[8x16] hierarchical
+// CHECK-NEXT: src mesh [2] ranks [0, 1], [shard<0>]
+// CHECK-NEXT: dst mesh [2] ranks [0, 1], [shard<1>]
+// Rank 0 keeps columns 0-7 of its own rows (local) and pulls them from rank
+// 1's rows (NVLink): 4 rows of 32 bytes each, chunked to 64 bytes per step.
+// CHECK-NEXT: rank 0: 8 items, 0 network receives, 0 counters
+// CHECK-NEXT: item copy src(0)+0 -> dst(0)+0 32B
+// CHECK-NEXT: item copy src(0)+64 -> dst(0)+32 32B
+// CHECK: rank 1: 8 items, 0 network receives, 0 counters
+// CHECK: reshard @all_reduce#1: f32[64] hierarchical
+// Copy the own contribution, then reduce the other one onto each chunk once
+// its copy has landed.
+// CHECK: rank 0: 8 items, 0 network receives, 4 counters
+// CHECK-NEXT: item copy src(0)+0 -> dst(0)+0 64B signal 0:0
+// CHECK: item add.f32 src(1)+0 -> dst(0)+0 64B wait 0:0>=1
+// CHECK-NEXT: item add.f32 src(1)+64 -> dst(0)+64 64B wait 0:1>=1
+
+// PTX: --- PTX ---
+// PTX: .visible .entry m2n_transfer(
+
+// TRUNCATED: m2n-artifact-dump: {{.*}}truncated.m2n: artifact truncated: the header announces {{[0-9]+}} payload bytes, the file has 76
+// CORRUPTED: m2n-artifact-dump: {{.*}}flipped.m2n: artifact corrupted: checksum mismatch
+// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 9 is not supported (this build reads version 1)
+// MAGIC: m2n-artifact-dump: {{.*}}artifact.mlir: not an m2n artifact (bad magic)
+// MISSING: m2n-artifact-dump: cannot open '{{.*}}missing.m2n'
+
+func.func @transpose(%c: !m2n.comm<2>, %x: !m2n.dist<8x16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.all_to_all %x on %c mesh_axes = [0] split_dim = 1 : !m2n.comm<2>, !m2n.dist<8x16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<8x16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+  return
+}
+
+func.func @all_reduce(%c: !m2n.comm<2>, %x: !m2n.dist<64xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>) {
+  %0 = m2n.all_reduce %x on %c mesh_axes = [0] : !m2n.comm<2>, !m2n.dist<64xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>> -> !m2n.dist<64xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+  return
+}
