@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# On the GPU machine: builds the transfer-kernel driver and runs it on the PTX
-# that `m2n-opt --m2n-pipeline` produced here (the GPU machine has no MLIR):
+# On the GPU machine (it has CUDA but no MLIR): builds the two GPU drivers and
+# runs them on files m2n produced here:
 #   build/bin/m2n-opt examples/example_a.mlir --m2n-pipeline |
 #     python3 test/Utils/extract_ptx.py - > .gpu/m2n_transfer.ptx
-#   test/GPU/run.sh .gpu/m2n_transfer.ptx OUT_DIR
+#   build/bin/m2n-opt test/GPU/reshards.mlir "--m2n-pipeline=artifact=.gpu/reshards.m2n" -o /dev/null
+#   test/GPU/run.sh .gpu OUT_DIR
 set -euo pipefail
-ptx=$1
+dir=$1
 out=${2:-.}
-here=$(dirname "$0")
-nvcc -O2 -std=c++17 -arch=sm_90 "$here/transfer_kernel_driver.cu" -o /tmp/m2n_transfer_driver -lcuda
+root=$(cd "$(dirname "$0")/../.." && pwd)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
+nvcc -O2 -std=c++17 -arch=sm_90 "$root/test/GPU/transfer_kernel_driver.cu" -o /tmp/m2n_transfer_driver -lcuda
+nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" "$root/test/GPU/artifact_runner.cu" \
+  "$root"/lib/Layout/*.cpp "$root"/lib/Sim/*.cpp "$root"/lib/Route/*.cpp \
+  "$root"/lib/Codegen/*.cpp "$root"/lib/Artifact/*.cpp -o /tmp/m2n_artifact_runner -lcuda
 status=0
-/tmp/m2n_transfer_driver "$ptx" all 2>&1 | tee "$out/transfer_kernel.log" || status=1
-timeout 120 /tmp/m2n_transfer_driver "$ptx" timeout 2>&1 | tee "$out/timeout.log" || status=1
+/tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" all 2>&1 | tee "$out/transfer_kernel.log" || status=1
+timeout 120 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" timeout 2>&1 | tee "$out/timeout.log" || status=1
+timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" 2>&1 | tee "$out/artifact_runner.log" || status=1
 exit $status

@@ -307,6 +307,35 @@ int main(int argc, char **argv) {
             "counter " + std::to_string(count));
   }
 
+  // 3b. A dependency inside one CTA: the dependent item must not be loaded
+  //     ahead of the item it waits for (it would wait forever).
+  {
+    uint64_t *counter;
+    CUDA_CHECK(cudaMalloc(&counter, 8));
+    CUDA_CHECK(cudaMemset(counter, 0, 8));
+    char *mid, *out;
+    CUDA_CHECK(cudaMalloc(&mid, 1 << 16));
+    CUDA_CHECK(cudaMalloc(&out, 1 << 16));
+    CUDA_CHECK(cudaMemset(out, 0, 1 << 16));
+    std::vector<Item> items = contiguousItems(a0, mid, 1 << 16, 1 << 14);
+    items.back().signal = (uint64_t)counter;
+    Item dependent{};
+    dependent.src = (uint64_t)mid;
+    dependent.dst = (uint64_t)out;
+    dependent.bytes = 1 << 14;
+    dependent.wait0 = (uint64_t)counter;
+    dependent.value0 = 1;
+    // With 4 stages, item 4 would be loaded while item 1 is stored, before
+    // item 3 (which it waits for) is: it has to be deferred.
+    items.push_back(dependent);
+    Item *dev = nullptr;
+    launch(kernel, items, 1, 1 << 14, 4, stream, &dev, 2000000000ull);
+    cudaError_t e = cudaStreamSynchronize(stream);
+    verdict("dependency inside one CTA (no deadlock)",
+            e == cudaSuccess && checkEqual(a0, out, 1 << 14),
+            cudaGetErrorName(e));
+  }
+
   if (devices >= 2) {
     int can = 0;
     CUDA_CHECK(cudaDeviceCanAccessPeer(&can, 0, 1));
@@ -342,7 +371,7 @@ int main(int argc, char **argv) {
     std::printf("peer pull sweep (GB/s): ctas x (stages, stage KiB)\n");
     for (int sweepCtas : {8, 16, 32}) {
       std::printf("  %2d CTAs:", sweepCtas);
-      for (std::pair<int, int> config : {std::pair<int, int>{4, 32}, {6, 32}, {8, 16}, {4, 64}}) {
+      for (std::pair<int, int> config : {std::pair<int, int>{4, 32}, {6, 32}, {8, 16}, {3, 64}}) {
         int stages = config.first, kib = config.second;
         std::vector<Item> items =
             contiguousItems(a1, b0, big, (uint32_t)kib * 1024);
