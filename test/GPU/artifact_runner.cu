@@ -12,8 +12,7 @@
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Sim/HostSimulator.h"
 
-#include <cuda.h>
-#include <cuda_runtime.h>
+#include "CudaCheck.h"
 
 #include <algorithm>
 #include <chrono>
@@ -25,34 +24,7 @@
 #include <sstream>
 #include <vector>
 
-#define CUDA_CHECK(x)                                                          \
-  do {                                                                         \
-    cudaError_t e = (x);                                                       \
-    if (e != cudaSuccess) {                                                    \
-      std::printf("CUDA error %s at %s:%d\n", cudaGetErrorString(e), __FILE__, \
-                  __LINE__);                                                   \
-      std::exit(2);                                                            \
-    }                                                                          \
-  } while (0)
-#define CU_CHECK(x)                                                            \
-  do {                                                                         \
-    CUresult r = (x);                                                          \
-    if (r != CUDA_SUCCESS) {                                                   \
-      const char *s = nullptr;                                                 \
-      cuGetErrorString(r, &s);                                                 \
-      std::printf("CUDA driver error %s at %s:%d\n", s ? s : "?", __FILE__,    \
-                  __LINE__);                                                   \
-      std::exit(2);                                                            \
-    }                                                                          \
-  } while (0)
 
-struct Item { // lib/Conversion/M2NToGPU/TransferKernel.mlir
-  uint64_t src, dst;
-  uint32_t bytes, op;
-  uint64_t signal;
-  uint64_t wait0, value0, wait1, value1;
-};
-static_assert(sizeof(Item) == 64, "item record is 64 bytes");
 
 int main(int argc, char **argv) {
   if (argc < 2) {

@@ -8,8 +8,7 @@
 //
 // This is the issue-5 driver: the runtime (runtime/) will replace the
 // hand-built tables with the compiler's, resolved over user buffers.
-#include <cuda.h>
-#include <cuda_runtime.h>
+#include "CudaCheck.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -22,34 +21,7 @@
 #include <string>
 #include <vector>
 
-#define CUDA_CHECK(x)                                                          \
-  do {                                                                         \
-    cudaError_t e = (x);                                                       \
-    if (e != cudaSuccess) {                                                    \
-      std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e),         \
-                  __FILE__, __LINE__, cudaGetErrorString(e));                  \
-      std::exit(2);                                                            \
-    }                                                                          \
-  } while (0)
-#define CU_CHECK(x)                                                            \
-  do {                                                                         \
-    CUresult r = (x);                                                          \
-    if (r != CUDA_SUCCESS) {                                                   \
-      const char *s = nullptr;                                                 \
-      cuGetErrorString(r, &s);                                                 \
-      std::printf("CUDA driver error %d at %s:%d: %s\n", (int)r, __FILE__,     \
-                  __LINE__, s ? s : "?");                                      \
-      std::exit(2);                                                            \
-    }                                                                          \
-  } while (0)
 
-struct Item { // Must match lib/Conversion/M2NToGPU/TransferKernel.mlir.
-  uint64_t src, dst;
-  uint32_t bytes, op;
-  uint64_t signal;
-  uint64_t wait0, value0, wait1, value1;
-};
-static_assert(sizeof(Item) == 64, "item record is 64 bytes");
 
 enum Op : uint32_t { Copy = 0, AddF32 = 1, AddBF16 = 3 };
 

@@ -194,19 +194,33 @@ static InFlightDiagnostic expectedPlacement(
                      << axis << ", got " << found;
 }
 
+/// The result of a collective that turns placements of kind `Expected` on
+/// `meshAxes` into `newPlacement`.
+template <typename Expected>
+static FailureOr<DistType>
+replacePlacements(DistType input, ArrayRef<int64_t> meshAxes,
+                  PlacementAttrInterface newPlacement, StringRef opName,
+                  function_ref<InFlightDiagnostic()> emitError) {
+  if (failed(verifyCollectiveMeshAxes(input, meshAxes, emitError)))
+    return failure();
+  StringRef expected = std::is_same_v<Expected, ShardAttr>
+                           ? "a shard placement"
+                           : "a partial placement";
+  return rewritePlacements(
+      input, meshAxes, newPlacement,
+      [&](int64_t axis, PlacementAttrInterface placement) -> LogicalResult {
+        if (isa<Expected>(placement))
+          return success();
+        return expectedPlacement(emitError, opName, axis, placement, expected);
+      });
+}
+
 FailureOr<DistType>
 AllGatherOp::inferResultType(DistType input, ArrayRef<int64_t> meshAxes,
                              function_ref<InFlightDiagnostic()> emitError) {
-  if (failed(verifyCollectiveMeshAxes(input, meshAxes, emitError)))
-    return failure();
-  return rewritePlacements(
-      input, meshAxes, ReplicateAttr::get(input.getContext()),
-      [&](int64_t axis, PlacementAttrInterface placement) -> LogicalResult {
-        if (isa<ShardAttr>(placement))
-          return success();
-        return expectedPlacement(emitError, "all_gather", axis, placement,
-                                 "a shard placement");
-      });
+  return replacePlacements<ShardAttr>(input, meshAxes,
+                                      ReplicateAttr::get(input.getContext()),
+                                      "all_gather", emitError);
 }
 
 LogicalResult AllGatherOp::verify() {
@@ -218,17 +232,11 @@ LogicalResult AllGatherOp::verify() {
 FailureOr<DistType> ReduceScatterOp::inferResultType(
     DistType input, ArrayRef<int64_t> meshAxes, int64_t scatterDim,
     function_ref<InFlightDiagnostic()> emitError) {
-  if (failed(verifyCollectiveMeshAxes(input, meshAxes, emitError)) ||
-      failed(verifyTensorDim("scatter_dim", scatterDim, input, emitError)))
+  if (failed(verifyTensorDim("scatter_dim", scatterDim, input, emitError)))
     return failure();
-  return rewritePlacements(
+  return replacePlacements<PartialAttr>(
       input, meshAxes, ShardAttr::get(input.getContext(), scatterDim),
-      [&](int64_t axis, PlacementAttrInterface placement) -> LogicalResult {
-        if (isa<PartialAttr>(placement))
-          return success();
-        return expectedPlacement(emitError, "reduce_scatter", axis, placement,
-                                 "a partial placement");
-      });
+      "reduce_scatter", emitError);
 }
 
 LogicalResult ReduceScatterOp::verify() {
@@ -241,16 +249,9 @@ LogicalResult ReduceScatterOp::verify() {
 FailureOr<DistType>
 AllReduceOp::inferResultType(DistType input, ArrayRef<int64_t> meshAxes,
                              function_ref<InFlightDiagnostic()> emitError) {
-  if (failed(verifyCollectiveMeshAxes(input, meshAxes, emitError)))
-    return failure();
-  return rewritePlacements(
-      input, meshAxes, ReplicateAttr::get(input.getContext()),
-      [&](int64_t axis, PlacementAttrInterface placement) -> LogicalResult {
-        if (isa<PartialAttr>(placement))
-          return success();
-        return expectedPlacement(emitError, "all_reduce", axis, placement,
-                                 "a partial placement");
-      });
+  return replacePlacements<PartialAttr>(input, meshAxes,
+                                        ReplicateAttr::get(input.getContext()),
+                                        "all_reduce", emitError);
 }
 
 LogicalResult AllReduceOp::verify() {
@@ -315,6 +316,41 @@ LogicalResult PlanOp::verify() {
 // TransferOp
 //===----------------------------------------------------------------------===//
 
+/// Parses `copy` or `reduce<sum|max|min>`, the latter into `attrName`.
+static ParseResult parseCopyOrReduce(OpAsmParser &parser,
+                                     OperationState &result,
+                                     StringAttr attrName) {
+  StringRef kind;
+  SMLoc kindLoc = parser.getCurrentLocation();
+  if (parser.parseKeyword(&kind))
+    return failure();
+  if (kind == "copy")
+    return success();
+  if (kind != "reduce")
+    return parser.emitError(kindLoc, "expected 'copy' or 'reduce<op>', got '")
+           << kind << "'";
+  StringRef name;
+  SMLoc nameLoc;
+  if (parser.parseLess() || parser.getCurrentLocation(&nameLoc) ||
+      parser.parseKeyword(&name) || parser.parseGreater())
+    return failure();
+  std::optional<ReductionKind> reduction = symbolizeReductionKind(name);
+  if (!reduction)
+    return parser.emitError(nameLoc, "unknown reduction '")
+           << name << "'; expected sum, max or min";
+  result.addAttribute(attrName,
+                      ReductionKindAttr::get(parser.getContext(), *reduction));
+  return success();
+}
+
+static void printCopyOrReduce(OpAsmPrinter &printer,
+                              std::optional<ReductionKind> reduction) {
+  if (reduction)
+    printer << " reduce<" << stringifyReductionKind(*reduction) << ">";
+  else
+    printer << " copy";
+}
+
 /// Parses `[a:b, c:d, ...]` into offsets and sizes.
 static ParseResult parseBox(OpAsmParser &parser,
                             SmallVectorImpl<int64_t> &offsets,
@@ -341,26 +377,8 @@ static void printBox(OpAsmPrinter &printer, ArrayRef<int64_t> offsets,
 
 ParseResult TransferOp::parse(OpAsmParser &parser, OperationState &result) {
   MLIRContext *ctx = parser.getContext();
-  StringRef kind;
-  SMLoc kindLoc = parser.getCurrentLocation();
-  if (parser.parseKeyword(&kind))
+  if (parseCopyOrReduce(parser, result, getReductionAttrName(result.name)))
     return failure();
-  if (kind == "reduce") {
-    StringRef name;
-    SMLoc nameLoc;
-    if (parser.parseLess() || parser.getCurrentLocation(&nameLoc) ||
-        parser.parseKeyword(&name) || parser.parseGreater())
-      return failure();
-    std::optional<ReductionKind> reduction = symbolizeReductionKind(name);
-    if (!reduction)
-      return parser.emitError(nameLoc, "unknown reduction '")
-             << name << "'; expected sum, max or min";
-    result.addAttribute(getReductionAttrName(result.name),
-                        ReductionKindAttr::get(ctx, *reduction));
-  } else if (kind != "copy") {
-    return parser.emitError(kindLoc, "expected 'copy' or 'reduce<op>', got '")
-           << kind << "'";
-  }
   int64_t srcRank, dstRank;
   SmallVector<int64_t> srcOffsets, srcSizes, dstOffsets, dstSizes;
   SMLoc dstLoc;
@@ -388,10 +406,7 @@ ParseResult TransferOp::parse(OpAsmParser &parser, OperationState &result) {
 }
 
 void TransferOp::print(OpAsmPrinter &printer) {
-  if (std::optional<ReductionKind> reduction = getReduction())
-    printer << " reduce<" << stringifyReductionKind(*reduction) << ">";
-  else
-    printer << " copy";
+  printCopyOrReduce(printer, getReduction());
   printer << " from " << getSrcRank() << ' ';
   printBox(printer, getSrcOffsets(), getSizes());
   printer << " to " << getDstRank() << ' ';
@@ -651,27 +666,9 @@ ParseResult StepOp::parse(OpAsmParser &parser, OperationState &result) {
   MLIRContext *ctx = parser.getContext();
   Builder builder(ctx);
   int64_t id;
-  StringRef kind;
-  SMLoc kindLoc;
-  if (parser.parseInteger(id) || parser.getCurrentLocation(&kindLoc) ||
-      parser.parseKeyword(&kind))
+  if (parser.parseInteger(id) ||
+      parseCopyOrReduce(parser, result, getReductionAttrName(result.name)))
     return failure();
-  if (kind == "reduce") {
-    StringRef name;
-    SMLoc nameLoc;
-    if (parser.parseLess() || parser.getCurrentLocation(&nameLoc) ||
-        parser.parseKeyword(&name) || parser.parseGreater())
-      return failure();
-    std::optional<ReductionKind> reduction = symbolizeReductionKind(name);
-    if (!reduction)
-      return parser.emitError(nameLoc, "unknown reduction '")
-             << name << "'; expected sum, max or min";
-    result.addAttribute(getReductionAttrName(result.name),
-                        ReductionKindAttr::get(ctx, *reduction));
-  } else if (kind != "copy") {
-    return parser.emitError(kindLoc, "expected 'copy' or 'reduce<op>', got '")
-           << kind << "'";
-  }
   BufferKind fromKind, toKind;
   int64_t fromRank, toRank, fromScratch, toScratch;
   SmallVector<int64_t> fromOffsets, fromSizes, toOffsets, toSizes;
@@ -727,10 +724,7 @@ ParseResult StepOp::parse(OpAsmParser &parser, OperationState &result) {
 
 void StepOp::print(OpAsmPrinter &printer) {
   printer << ' ' << getId();
-  if (std::optional<ReductionKind> reduction = getReduction())
-    printer << " reduce<" << stringifyReductionKind(*reduction) << ">";
-  else
-    printer << " copy";
+  printCopyOrReduce(printer, getReduction());
   printer << ' ';
   printBufferRef(printer, getFromKind(), getFromRank(), getFromScratch());
   printer << ' ';
