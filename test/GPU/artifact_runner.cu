@@ -194,6 +194,27 @@ int main(int argc, char **argv) {
       CUDA_CHECK(cudaFree(ptr));
     }
   }
+  if (devices >= 2) {
+    // The copy engine between the first two GPUs, for reference.
+    const size_t bytes = (size_t)1 << 30;
+    char *a, *b;
+    CUDA_CHECK(cudaSetDevice(1));
+    CUDA_CHECK(cudaMalloc(&a, bytes));
+    CUDA_CHECK(cudaSetDevice(0));
+    CUDA_CHECK(cudaMalloc(&b, bytes));
+    std::vector<double> times;
+    for (int r = 0; r < 6; ++r) {
+      auto start = std::chrono::steady_clock::now();
+      CUDA_CHECK(cudaMemcpyPeer(b, 0, a, 1, bytes));
+      CUDA_CHECK(cudaDeviceSynchronize());
+      if (r)
+        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(times.begin(), times.end());
+    std::printf("%-28s REF   cudaMemcpyPeer GPU1 -> GPU0, 1 GiB: %.3f ms, %.1f GB/s (host-timed)\n",
+                "copy engine", times[times.size() / 2],
+                bytes / (times[times.size() / 2] * 1e-3) / 1e9);
+  }
   std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   return failed ? 1 : 0;
 }

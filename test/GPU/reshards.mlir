@@ -1,9 +1,9 @@
 // Reshards run on the GPU machine by test/GPU/run.sh (artifact_runner):
 // each rank r on GPU r % (number of GPUs), one NVLink domain.
 
-// 1-to-1: a 256 MiB tensor moves from rank 0 to rank 1.
-func.func @one_to_one(%c: !m2n.comm<2>, %x: !m2n.dist<8192x8192xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>) {
-  %0 = m2n.reshard %x on %c : !m2n.comm<2>, !m2n.dist<8192x8192xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>> -> !m2n.dist<8192x8192xf32, #m2n.layout<#m2n.mesh<[1], base = 1>, [replicate]>>
+// 1-to-1: a 1 GiB tensor moves from rank 0 to rank 1.
+func.func @one_to_one(%c: !m2n.comm<2>, %x: !m2n.dist<16384x16384xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>) {
+  %0 = m2n.reshard %x on %c : !m2n.comm<2>, !m2n.dist<16384x16384xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>> -> !m2n.dist<16384x16384xf32, #m2n.layout<#m2n.mesh<[1], base = 1>, [replicate]>>
   return
 }
 

@@ -34,8 +34,8 @@ struct KernelLaunch {
   std::string name = "m2n_transfer";
   uint32_t threads = 32;
   uint32_t ctas = 16;
-  uint64_t stageBytes = 32768;
-  uint32_t stages = 4;
+  uint64_t stageBytes = 65536;
+  uint32_t stages = 3;
 };
 
 struct CompiledReshard {

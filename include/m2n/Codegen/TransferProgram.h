@@ -108,7 +108,7 @@ struct TransferProgram {
 };
 
 struct LoweringOptions {
-  int64_t maxItemBytes = 32768;
+  int64_t maxItemBytes = 65536;
 };
 
 /// Lowers `schedule` (of a reshard from `src` to `dst` of `shape`) into

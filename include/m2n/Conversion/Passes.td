@@ -51,9 +51,9 @@ def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
     Option<"path", "path", "std::string", "\"\"", "Artifact file to write">,
     Option<"maxCtas", "max-ctas", "unsigned", "16",
            "CTAs per rank (the SM budget of a reshard)">,
-    Option<"stages", "stages", "unsigned", "4",
+    Option<"stages", "stages", "unsigned", "3",
            "Shared-memory stages per CTA">,
-    Option<"stageBytes", "stage-bytes", "int64_t", "32768",
+    Option<"stageBytes", "stage-bytes", "int64_t", "65536",
            "Bytes per stage, the largest work item">
   ];
 }
