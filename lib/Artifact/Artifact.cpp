@@ -47,6 +47,13 @@ public:
     buffer(m.dst);
     put<int64_t>(m.dstOffset);
     put<int64_t>(m.bytes);
+    put<uint8_t>(m.tile);
+    if (m.tile) {
+      put<int64_t>(m.srcMap);
+      put<int64_t>(m.dstMap);
+      ints(m.srcCoords.vec());
+      ints(m.dstCoords.vec());
+    }
     put<uint32_t>(static_cast<uint32_t>(m.op));
     put<uint8_t>(m.signal.has_value());
     if (m.signal) {
@@ -134,6 +141,16 @@ public:
     m.dst = buffer();
     m.dstOffset = get<int64_t>("a destination offset");
     m.bytes = get<int64_t>("a byte count");
+    m.tile = get<uint8_t>("a tile flag");
+    if (m.tile) {
+      m.srcMap = get<int64_t>("a source tensor map");
+      m.dstMap = get<int64_t>("a destination tensor map");
+      m.srcCoords = Dims(ints("source coordinates"));
+      m.dstCoords = Dims(ints("destination coordinates"));
+      if (!error && (m.srcMap < 0 || m.srcMap >= maps || m.dstMap < 0 ||
+                     m.dstMap >= maps))
+        fail("artifact names a tensor map that does not exist");
+    }
     uint32_t op = get<uint32_t>("an item op");
     if (op > static_cast<uint32_t>(ItemOp::AddF64))
       fail("artifact names an unknown item op " + std::to_string(op));
@@ -181,6 +198,8 @@ public:
   bool atEnd() const { return pos == size; }
 
   std::optional<std::string> error;
+  /// Tensor maps of the reshard being read (movements refer to them).
+  int64_t maps = 0;
 
 private:
   const char *data;
@@ -210,6 +229,12 @@ std::string serializeArtifact(const Artifact &artifact) {
     for (const ScratchBuffer &s : r.program.scratches) {
       w.put<int64_t>(s.rank);
       w.ints(s.shape.vec());
+    }
+    w.put<uint32_t>(r.program.maps.size());
+    for (const TensorMapSpec &map : r.program.maps) {
+      w.buffer(map.buffer);
+      w.ints(map.extents.vec());
+      w.ints(map.box.vec());
     }
     w.put<uint32_t>(r.program.ranks.size());
     for (const auto &[rank, program] : r.program.ranks) {
@@ -280,6 +305,18 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
       buffer.shape = Dims(r.ints("a scratch shape"));
       c.program.scratches.push_back(buffer);
     }
+    uint32_t maps = r.count("tensor maps", 25);
+    for (uint32_t m = 0; m < maps && !r.error; ++m) {
+      TensorMapSpec map;
+      map.buffer = r.buffer();
+      map.extents = Dims(r.ints("tensor map extents"));
+      map.box = Dims(r.ints("a tensor map box"));
+      if (!r.error && (map.extents.size() != map.box.size() ||
+                       map.box.empty() || map.box.size() > 5))
+        r.fail("artifact has a tensor map of a bad rank");
+      c.program.maps.push_back(map);
+    }
+    r.maps = maps;
     uint32_t ranks = r.count("rank programs", 24);
     for (uint32_t k = 0; k < ranks && !r.error; ++k) {
       int64_t rank = r.get<int64_t>("a rank");
@@ -321,6 +358,16 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
          << " [";
       for (size_t d = 0; d < r.program.scratches[s].shape.size(); ++d)
         os << (d ? "x" : "") << r.program.scratches[s].shape[d];
+      os << "]\n";
+    }
+    for (size_t m = 0; m < r.program.maps.size(); ++m) {
+      const TensorMapSpec &map = r.program.maps[m];
+      os << "  map" << m << " over " << map.buffer.str() << " [";
+      for (size_t d = 0; d < map.extents.size(); ++d)
+        os << (d ? "x" : "") << map.extents[d];
+      os << "] box [";
+      for (size_t d = 0; d < map.box.size(); ++d)
+        os << (d ? "x" : "") << map.box[d];
       os << "]\n";
     }
     for (const auto &[rank, program] : r.program.ranks) {

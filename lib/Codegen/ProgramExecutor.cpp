@@ -71,7 +71,31 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
   }
 
   auto run = [&](const Movement &m) -> std::optional<std::string> {
-    if (m.bytes > 0) {
+    if (m.tile) {
+      auto from = simulator.bytesOf(m.src);
+      auto to = simulator.bytesOf(m.dst);
+      if (!from || !to || m.srcMap < 0 || m.dstMap < 0 ||
+          m.srcMap >= static_cast<int64_t>(program.maps.size()) ||
+          m.dstMap >= static_cast<int64_t>(program.maps.size()))
+        return "tile " + m.str() + " names a missing buffer or map";
+      const TensorMapSpec &srcMap = program.maps[m.srcMap];
+      const TensorMapSpec &dstMap = program.maps[m.dstMap];
+      Box fromBox{m.srcCoords, srcMap.box}, toBox{m.dstCoords, dstMap.box};
+      Box fromAll{Dims(srcMap.extents.size(), 0), srcMap.extents};
+      Box toAll{Dims(dstMap.extents.size(), 0), dstMap.extents};
+      int64_t size = elementSize(program.type);
+      if (!(srcMap.buffer == m.src) || !(dstMap.buffer == m.dst) ||
+          srcMap.box != dstMap.box || !fromAll.contains(fromBox) ||
+          !toAll.contains(toBox) ||
+          fromAll.volume() * size > from->second ||
+          toAll.volume() * size > to->second)
+        return "tile " + m.str() + " leaves a buffer";
+      std::optional<Reduction> reduction;
+      if (m.op != ItemOp::Copy)
+        reduction = reductionOf(m.op);
+      moveBox(program.type, from->first, srcMap.extents, fromBox, to->first,
+              dstMap.extents, toBox, reduction);
+    } else if (m.bytes > 0) {
       auto from = simulator.bytesOf(m.src);
       auto to = simulator.bytesOf(m.dst);
       if (!from || !to || m.srcOffset < 0 || m.dstOffset < 0 ||

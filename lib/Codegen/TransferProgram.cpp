@@ -51,10 +51,45 @@ std::optional<ItemOp> bulkReduction(Reduction reduction, ElementType type) {
   return std::nullopt;
 }
 
+std::optional<uint32_t> tileOp(ItemOp op) {
+  switch (op) {
+  case ItemOp::Copy:
+    return 0;
+  case ItemOp::AddF32:
+  case ItemOp::AddF16:
+  case ItemOp::AddBF16:
+  case ItemOp::AddS32:
+  case ItemOp::AddU64:
+    return 1;
+  case ItemOp::MinF16:
+  case ItemOp::MinBF16:
+  case ItemOp::MinS32:
+    return 2;
+  case ItemOp::MaxF16:
+  case ItemOp::MaxBF16:
+  case ItemOp::MaxS32:
+    return 3;
+  default:
+    return std::nullopt;
+  }
+}
+
+static std::string coordsStr(const Dims &coords) {
+  std::string text = "(";
+  for (size_t d = 0; d < coords.size(); ++d)
+    text += (d ? "," : "") + std::to_string(coords[d]);
+  return text + ")";
+}
+
 std::string Movement::str() const {
   std::ostringstream os;
-  os << toString(op) << ' ' << src.str() << '+' << srcOffset << " -> "
-     << dst.str() << '+' << dstOffset << ' ' << bytes << "B";
+  if (tile)
+    os << toString(op) << " tile " << src.str() << " map" << srcMap
+       << coordsStr(srcCoords) << " -> " << dst.str() << " map" << dstMap
+       << coordsStr(dstCoords) << ' ' << bytes << "B";
+  else
+    os << toString(op) << ' ' << src.str() << '+' << srcOffset << " -> "
+       << dst.str() << '+' << dstOffset << ' ' << bytes << "B";
   if (signal)
     os << " signal " << signal->rank << ':' << signal->index;
   for (const CounterWait &wait : waits)
@@ -111,6 +146,55 @@ void forEachRun(const Box &fromBox, const Dims &fromShape, const Box &toBox,
     }
     if (d < 0)
       return;
+  }
+}
+
+/// The tiles of a step, or the reason tensor maps cannot describe it. Tiles
+/// have up to 256 elements per dimension, rows of a multiple of 16 bytes and
+/// at most `maxBytes` bytes.
+std::optional<std::string> planTiles(const Box &fromBox, const Dims &fromShape,
+                                     const Box &toBox, const Dims &toShape,
+                                     int64_t elementBytes, int64_t maxBytes,
+                                     std::vector<Box> &tiles) {
+  const int64_t rank = fromBox.rank();
+  if (rank < 1 || rank > 5)
+    return "tensor maps have 1 to 5 dimensions, the box has " +
+           std::to_string(rank);
+  for (const Dims *shape : {&fromShape, &toShape}) {
+    int64_t pitch = elementBytes;
+    for (int64_t d = rank - 1; d > 0; --d) {
+      pitch *= (*shape)[d];
+      if (pitch % 16)
+        return "a buffer's row pitch of " + std::to_string(pitch) +
+               " bytes is not a multiple of 16";
+    }
+  }
+  if ((fromBox.sizes[rank - 1] * elementBytes) % 16)
+    return "its rows of " +
+           std::to_string(fromBox.sizes[rank - 1] * elementBytes) +
+           " bytes are not a multiple of 16";
+  Dims tile(rank, 1);
+  int64_t unit = 16 / elementBytes;
+  tile[rank - 1] = std::min<int64_t>(fromBox.sizes[rank - 1], 256 / unit * unit);
+  int64_t bytes = tile[rank - 1] * elementBytes;
+  for (int64_t d = rank - 2; d >= 0; --d) {
+    tile[d] = std::max<int64_t>(
+        1, std::min<int64_t>({fromBox.sizes[d], 256, maxBytes / bytes}));
+    bytes *= tile[d];
+  }
+  Dims start(rank, 0);
+  while (true) {
+    Box piece{start, Dims(rank, 0)};
+    for (int64_t d = 0; d < rank; ++d)
+      piece.sizes[d] = std::min(tile[d], fromBox.sizes[d] - start[d]);
+    tiles.push_back(piece);
+    int64_t d = rank - 1;
+    while (d >= 0 && (start[d] += tile[d]) >= fromBox.sizes[d]) {
+      start[d] = 0;
+      --d;
+    }
+    if (d < 0)
+      return std::nullopt;
   }
 }
 
@@ -210,40 +294,90 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
       signal = CounterRef{step.executor(), executor.counters++};
 
     uint64_t movements = 0;
-    std::optional<std::string> error;
+    auto emit = [&](Movement movement) {
+      movement.op = op;
+      movement.signal = signal;
+      movement.waits = waits;
+      movement.step = i;
+      (network ? executor.receives : executor.items).push_back(std::move(movement));
+      ++movements;
+    };
+
+    // Contiguous runs: are they all 16-byte aligned, and how long?
+    std::optional<std::string> unaligned;
+    int64_t runs = 0, runBytes = 0;
     forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
                [&](int64_t from, int64_t to, int64_t elements) {
-                 int64_t bytes = elements * elementBytes;
-                 if (error)
-                   return;
-                 if ((from * elementBytes) % 16 || (to * elementBytes) % 16 ||
-                     bytes % 16) {
-                   error = where + "a run of " + std::to_string(bytes) +
-                           " bytes at element offsets " + std::to_string(from) +
-                           " -> " + std::to_string(to) +
-                           " is not 16-byte aligned (TMA bulk copies need "
-                           "that; tensor maps are not implemented yet)";
-                   return;
-                 }
-                 int64_t piece = network ? bytes : options.maxItemBytes;
-                 for (int64_t at = 0; at < bytes; at += piece) {
-                   Movement movement;
-                   movement.src = step.from;
-                   movement.srcOffset = from * elementBytes + at;
-                   movement.dst = step.to;
-                   movement.dstOffset = to * elementBytes + at;
-                   movement.bytes = std::min(piece, bytes - at);
-                   movement.op = op;
-                   movement.signal = signal;
-                   movement.waits = waits;
-                   movement.step = i;
-                   (network ? executor.receives : executor.items)
-                       .push_back(std::move(movement));
-                   ++movements;
-                 }
+                 ++runs;
+                 runBytes = elements * elementBytes;
+                 if (!unaligned && ((from * elementBytes) % 16 ||
+                                    (to * elementBytes) % 16 || runBytes % 16))
+                   unaligned = "a run of " + std::to_string(runBytes) +
+                               " bytes at element offsets " +
+                               std::to_string(from) + " -> " +
+                               std::to_string(to) + " is not 16-byte aligned";
                });
-    if (error)
-      return error;
+    // Network transfers go through NCCL, which needs no alignment.
+    if (network)
+      unaligned.reset();
+
+    std::vector<Box> tiles;
+    std::optional<std::string> noTiles;
+    bool wantTiles = !network && (options.preferTiles || unaligned ||
+                                  (runs > 1 && runBytes < options.tileBelowRunBytes));
+    if (wantTiles) {
+      noTiles = planTiles(step.fromBox, *fromShape, step.toBox, *toShape,
+                          elementBytes, options.maxItemBytes, tiles);
+      if (!noTiles && !tileOp(op))
+        noTiles = std::string("TMA tensor reductions do not cover ") +
+                  toString(op);
+    }
+    if (wantTiles && !noTiles) {
+      auto mapOf = [&](const BufferRef &buffer, const Dims &extents,
+                       const Dims &box) {
+        TensorMapSpec spec{buffer, extents, box};
+        auto it = std::find(program.maps.begin(), program.maps.end(), spec);
+        if (it != program.maps.end())
+          return static_cast<int64_t>(it - program.maps.begin());
+        program.maps.push_back(spec);
+        return static_cast<int64_t>(program.maps.size()) - 1;
+      };
+      for (const Box &piece : tiles) {
+        Movement movement;
+        movement.tile = true;
+        movement.src = step.from;
+        movement.dst = step.to;
+        movement.srcMap = mapOf(step.from, *fromShape, piece.sizes);
+        movement.dstMap = mapOf(step.to, *toShape, piece.sizes);
+        movement.srcCoords = piece.offsets;
+        movement.dstCoords = piece.offsets;
+        for (int64_t d = 0; d < piece.rank(); ++d) {
+          movement.srcCoords[d] += step.fromBox.offsets[d];
+          movement.dstCoords[d] += step.toBox.offsets[d];
+        }
+        movement.bytes = piece.volume() * elementBytes;
+        emit(std::move(movement));
+      }
+    } else if (unaligned) {
+      return where + *unaligned +
+             (noTiles ? " and it cannot move as tiles either: " + *noTiles
+                      : std::string());
+    } else {
+      forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
+                 [&](int64_t from, int64_t to, int64_t elements) {
+                   int64_t bytes = elements * elementBytes;
+                   int64_t piece = network ? bytes : options.maxItemBytes;
+                   for (int64_t at = 0; at < bytes; at += piece) {
+                     Movement movement;
+                     movement.src = step.from;
+                     movement.srcOffset = from * elementBytes + at;
+                     movement.dst = step.to;
+                     movement.dstOffset = to * elementBytes + at;
+                     movement.bytes = std::min(piece, bytes - at);
+                     emit(std::move(movement));
+                   }
+                 });
+    }
     if (signal)
       signalled[i] = std::make_pair(*signal, movements);
   }

@@ -72,9 +72,7 @@ static int64_t offsetOf(const Dims &index, const Dims &shape, int64_t size) {
   return linearize(index, shape) * size;
 }
 
-/// Copies (or reduces) `fromBox` of a row-major buffer of shape `fromShape`
-/// into `toBox` of a buffer of shape `toShape`; the boxes have equal sizes.
-static void moveBox(ElementType type, const uint8_t *from,
+void moveBox(ElementType type, const uint8_t *from,
                     const Dims &fromShape, const Box &fromBox, uint8_t *to,
                     const Dims &toShape, const Box &toBox,
                     std::optional<Reduction> reduction) {

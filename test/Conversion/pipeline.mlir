@@ -3,6 +3,7 @@
 //
 // RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline --mlir-print-local-scope | FileCheck %s --check-prefix=IR
 // RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - | FileCheck %s --check-prefix=PTX
+// RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - | FileCheck %s --check-prefix=TILES
 // RUN: m2n-opt %m2n_src_root/examples/example_a.mlir "--m2n-pipeline=strategy=flat chunk-bytes=1024" --mlir-print-local-scope | FileCheck %s --check-prefix=FLAT
 // RUN: %if ptxas %{ m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - > %t.ptx %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
@@ -48,3 +49,11 @@
 // The kernel keeps everything in registers: no local-memory spills.
 // PTX-NOT: ld.local
 // PTX-NOT: st.local
+
+// Tiles through tensor maps, 1 to 5 dimensions, copies and reductions:
+// TILES-DAG: cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// TILES-DAG: cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// TILES-DAG: cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group
+// TILES-DAG: cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group
+// TILES-DAG: cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.bulk_group
+// TILES-DAG: cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.bulk_group

@@ -8,8 +8,8 @@
 // NOPATH: error: m2n-write-artifact needs a path
 // NOBINARY: error: no gpu.binary @m2n_kernels: run m2n-convert-to-gpu and gpu-module-to-binary first
 // STAGES: error: m2n-write-artifact: stages must be 1-8, stage-bytes a positive multiple of 16 and max-ctas positive
-// 3 bf16 elements per rank: 6-byte runs cannot move with TMA bulk copies.
-// UNALIGNED: error: cannot lower the schedule to kernel work items: step 0 (copy src(0) [0:3] -> dst(0) [0:3] via local): a run of 6 bytes at element offsets 0 -> 0 is not 16-byte aligned (TMA bulk copies need that; tensor maps are not implemented yet)
+// 3 bf16 elements per rank: 6-byte runs fit neither TMA bulk copies nor tiles.
+// UNALIGNED: error: cannot lower the schedule to kernel work items: step 0 (copy src(0) [0:3] -> dst(0) [0:3] via local): a run of 6 bytes at element offsets 0 -> 0 is not 16-byte aligned and it cannot move as tiles either: its rows of 6 bytes are not a multiple of 16
 
 func.func @odd(%c: !m2n.comm<2>, %x: !m2n.dist<6xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
   %0 = m2n.all_gather %x on %c mesh_axes = [0] : !m2n.comm<2>, !m2n.dist<6xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<6xbf16, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>

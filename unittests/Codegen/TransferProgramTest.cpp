@@ -58,6 +58,7 @@ TEST(TransferProgramTest, StridedBoxesBecomeRowsAndItemsAreCut) {
   TransferProgram program;
   LoweringOptions options;
   options.maxItemBytes = 16;
+  options.tileBelowRunBytes = 0; // Rows, however short.
   ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::F32, options,
                           program),
             std::nullopt);
@@ -67,6 +68,39 @@ TEST(TransferProgramTest, StridedBoxesBecomeRowsAndItemsAreCut) {
             "copy src(0)+32 -> dst(1)+0 16B");
   ReshardSimulator simulator(src, dst, shape, ElementType::F32);
   ASSERT_EQ(executeProgram(program, simulator, 3), std::nullopt);
+  EXPECT_TRUE(simulator.check().passed);
+}
+
+// Short rows move as tiles: one TMA tensor copy per box of up to 256
+// elements per dimension, through tensor maps over the two buffers.
+TEST(TransferProgramTest, ShortRowsBecomeTiles) {
+  Layout src{Mesh::contiguous({2}), {Placement::shard(0)}};
+  Layout dst{Mesh::contiguous({2}), {Placement::shard(1)}};
+  std::vector<int64_t> shape = {600, 16};
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  Topology topology = Topology::singleDomain(2);
+  Schedule schedule =
+      TopologyRouter(src, dst, shape, topology).route(plan, Strategy::Flat);
+  addDataDependencies(schedule);
+  TransferProgram program;
+  ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::F32, {},
+                          program),
+            std::nullopt);
+  // Rank 1 pulls rows [0, 300) x columns [8, 16) of rank 0: 300 rows in
+  // tiles of 256 and 44 rows.
+  const RankProgram &rank1 = program.ranks.at(1);
+  ASSERT_EQ(rank1.items.size(), 4u);
+  EXPECT_EQ(rank1.items[0].str(),
+            "copy tile src(0) map0(0,8) -> dst(1) map6(0,0) 8192B");
+  EXPECT_EQ(rank1.items[1].str(),
+            "copy tile src(0) map2(256,8) -> dst(1) map7(256,0) 1408B");
+  // Maps are shared: rank 0's own columns use the same source map.
+  EXPECT_EQ(program.maps[0].box, (Dims{256, 8}));
+  EXPECT_EQ(program.maps[2].box, (Dims{44, 8}));
+  EXPECT_EQ(program.maps[2].extents, (Dims{300, 16}));
+  EXPECT_EQ(program.maps[7].extents, (Dims{600, 8}));
+  ReshardSimulator simulator(src, dst, shape, ElementType::F32);
+  ASSERT_EQ(executeProgram(program, simulator, 2), std::nullopt);
   EXPECT_TRUE(simulator.check().passed);
 }
 
@@ -127,7 +161,8 @@ TEST(TransferProgramPropertyTest, LoweredSchedulesRunCorrectly) {
   const uint64_t seed = propertySeed();
   const int64_t cases = propertyCases(2000);
   RandomLayouts random(seed ^ 0xc0de);
-  int64_t lowered = 0, unaligned = 0, noReduction = 0, items = 0;
+  int64_t lowered = 0, unaligned = 0, noReduction = 0, items = 0,
+          tileItems = 0;
   for (int64_t n = 0; n < cases; ++n) {
     std::vector<int64_t> shape = random.shape();
     if (!shape.empty())
@@ -152,6 +187,8 @@ TEST(TransferProgramPropertyTest, LoweredSchedulesRunCorrectly) {
     TransferProgram program;
     LoweringOptions options;
     options.maxItemBytes = 16 * random.uniform(1, 4);
+    options.preferTiles = random.uniform(0, 2) == 0;
+    options.tileBelowRunBytes = 16 * random.uniform(0, 4);
     std::optional<std::string> error =
         lowerSchedule(schedule, src, dst, shape, type, options, program);
     if (error) {
@@ -164,6 +201,9 @@ TEST(TransferProgramPropertyTest, LoweredSchedulesRunCorrectly) {
     }
     ++lowered;
     items += program.itemCount();
+    for (const auto &[r, rp] : program.ranks)
+      for (const Movement &m : rp.items)
+        tileItems += m.tile;
     ReshardSimulator simulator(src, dst, shape, type);
     ASSERT_EQ(executeProgram(program, simulator, random.uniform(1, 3)),
               std::nullopt);
@@ -173,8 +213,10 @@ TEST(TransferProgramPropertyTest, LoweredSchedulesRunCorrectly) {
       return;
   }
   EXPECT_GT(lowered, cases / 3);
+  EXPECT_GT(tileItems, items / 20);
   std::cout << "[ property ] seed " << seed << ": " << lowered << " of "
-            << cases << " lowered and run (" << items << " items); "
+            << cases << " lowered and run (" << items << " items, "
+            << tileItems << " of them tiles); "
             << unaligned << " unaligned, " << noReduction
             << " without a TMA reduction\n";
 }

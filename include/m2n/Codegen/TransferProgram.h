@@ -9,9 +9,11 @@
 // Lowering a schedule:
 //  * every step becomes contiguous runs of bytes (the box decomposed along
 //    the dimensions it does not cover entirely in both buffers), cut into
-//    items of at most `maxItemBytes`; TMA bulk copies need 16-byte aligned
-//    offsets and sizes, so other boxes are rejected for now (TMA tensor maps
-//    will take them);
+//    items of at most `maxItemBytes`, or, when the runs are short or not
+//    16-byte aligned (TMA bulk copies need that), tiles: boxes of up to 256
+//    elements per dimension that one TMA tensor copy moves through tensor
+//    maps over the two buffers (rank 1-5, 16-byte row pitches, tile rows of
+//    a multiple of 16 bytes). Boxes neither path can move are rejected;
 //  * local and NVLink steps become kernel items on the rank they write to
 //    (the executor pulls from peers); network steps become network
 //    transfers;
@@ -74,14 +76,31 @@ struct CounterWait {
   uint64_t value = 0;
 };
 
-/// One contiguous run: from a byte offset of one buffer to a byte offset of
-/// another.
+/// A TMA tensor map the runtime encodes over a buffer: the buffer's extents
+/// and the box one load or store moves (row-major, rank 1-5).
+struct TensorMapSpec {
+  BufferRef buffer;
+  Dims extents;
+  Dims box;
+  bool operator==(const TensorMapSpec &other) const {
+    return buffer == other.buffer && extents == other.extents &&
+           box == other.box;
+  }
+};
+
+/// One contiguous run, from a byte offset of one buffer to a byte offset of
+/// another; or, for a tile, one box through two tensor maps.
 struct Movement {
   BufferRef src;
   int64_t srcOffset = 0;
   BufferRef dst;
   int64_t dstOffset = 0;
   int64_t bytes = 0;
+  /// Tiles: indices into TransferProgram::maps and the box's corner in each
+  /// buffer (row-major); offsets are unused.
+  bool tile = false;
+  int64_t srcMap = -1, dstMap = -1;
+  Dims srcCoords, dstCoords;
   ItemOp op = ItemOp::Copy;
   std::optional<CounterRef> signal;
   std::vector<CounterWait> waits;
@@ -102,6 +121,7 @@ struct RankProgram {
 struct TransferProgram {
   ElementType type = ElementType::F32;
   std::vector<ScratchBuffer> scratches;
+  std::vector<TensorMapSpec> maps;
   std::map<int64_t, RankProgram> ranks;
 
   int64_t itemCount() const;
@@ -109,7 +129,17 @@ struct TransferProgram {
 
 struct LoweringOptions {
   int64_t maxItemBytes = 65536;
+  /// Boxes whose contiguous runs are shorter than this move as tiles (one
+  /// TMA tensor copy per tile of up to 256 per dimension) where tensor maps
+  /// can describe them.
+  int64_t tileBelowRunBytes = 4096;
+  /// Use tiles wherever tensor maps can describe the box.
+  bool preferTiles = false;
 };
+
+/// The kernel's tile op for a bulk reduction (1 add, 2 min, 3 max; 0 copy),
+/// or std::nullopt when TMA tensor reductions do not cover it.
+std::optional<uint32_t> tileOp(ItemOp op);
 
 /// Lowers `schedule` (of a reshard from `src` to `dst` of `shape`) into
 /// per-rank programs, or returns a message naming what cannot be lowered.

@@ -89,6 +89,13 @@ private:
   std::vector<int64_t> scratchRanks;
 };
 
+/// Copies (or reduces) `fromBox` of a row-major buffer of shape `fromShape`
+/// into `toBox` of a buffer of shape `toShape`; the boxes have equal sizes
+/// and lie inside their buffers.
+void moveBox(ElementType type, const uint8_t *from, const Dims &fromShape,
+             const Box &fromBox, uint8_t *to, const Dims &toShape,
+             const Box &toBox, std::optional<Reduction> reduction);
+
 /// Writes a row-major array as a NumPy .npy file (format 1.0). bf16 has no
 /// NumPy type and is written as its uint16 bit patterns ('<u2').
 std::optional<std::string> writeNpy(const std::string &path, ElementType type,

@@ -10,11 +10,16 @@
 // earlier items are stored. An item with a signal address increments that
 // counter (release, system scope) once its bytes have landed.
 //
-// Item record, 64 bytes, little endian:
+// Item record, 128 bytes, little endian:
 //   0 src u64 | 8 dst u64 | 16 bytes u32 | 20 op u32 | 24 signal u64 |
 //   32 wait0 address u64 | 40 wait0 value u64 | 48 wait1 address u64 |
-//   56 wait1 value u64
-// `op`: 0 copy; reductions (cp.reduce.async.bulk, .noftz for 16-bit floats):
+//   56 wait1 value u64 | 64 kind u32 | 68 rank u32 |
+//   72 source coordinates i32 x 5 | 92 destination coordinates i32 x 5
+// kind 0 (bulk): src and dst are addresses of `bytes` contiguous bytes.
+// kind 1 (tile): src and dst are CUtensorMap addresses (global memory), the
+//   coordinates (innermost first, `rank` of them) select the box, `bytes`
+//   is its size; op 0 copy, 1 add, 2 min, 3 max (the type is the map's).
+// Bulk `op`: 0 copy; reductions (cp.reduce.async.bulk, .noftz for 16-bit floats):
 //   1 add.f32  2 add.f16  3 add.bf16  4 min.f16  5 max.f16  6 min.bf16
 //   7 max.bf16  8 add.s32  9 min.s32  10 max.s32  11 add.u64  12 min.s64
 //   13 max.s64  14 add.f64
@@ -39,7 +44,7 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
     %i1 = arith.constant 1 : i32
     %l0 = arith.constant 0 : i64
     %l1 = arith.constant 1 : i64
-    %l64 = arith.constant 64 : i64
+    %l64 = arith.constant 128 : i64
     %tid = nvvm.read.ptx.sreg.tid.x : i32
     %elected = arith.cmpi eq, %tid, %i0 : i32
     scf.if %elected {
@@ -112,7 +117,250 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
         scf.if %moves {
           %ticks = arith.constant 1000000 : i32
           nvvm.mbarrier.try_wait.parity %bar, %parity, %ticks : !llvm.ptr<3>, i32, i32
+          %kindp = llvm.getelementptr %recp[64] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+          %kind = llvm.load %kindp : !llvm.ptr<1> -> i32
+          %tiled = arith.cmpi ne, %kind, %i0 : i32
           %opi = arith.index_cast %op : i32 to index
+          scf.if %tiled {
+          // A tile: store (or reduce) through the destination tensor map; the
+          // element type comes from the map.
+          %dmap = llvm.load %dstpp : !llvm.ptr<1> -> !llvm.ptr
+          %drankp = llvm.getelementptr %recp[68] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+          %drank = llvm.load %drankp : !llvm.ptr<1> -> i32
+          %dranki = arith.index_cast %drank : i32 to index
+          scf.index_switch %opi
+            case 0 {
+              scf.index_switch %dranki
+                case 1 {
+                  %dc0_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_0 = llvm.load %dc0_p0 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.global.shared.cta %dmap, %stage, box[%dc0_0] : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 2 {
+                  %dc0_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_0 = llvm.load %dc0_p0 : !llvm.ptr<1> -> i32
+                  %dc0_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_1 = llvm.load %dc0_p1 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.global.shared.cta %dmap, %stage, box[%dc0_0, %dc0_1] : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 3 {
+                  %dc0_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_0 = llvm.load %dc0_p0 : !llvm.ptr<1> -> i32
+                  %dc0_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_1 = llvm.load %dc0_p1 : !llvm.ptr<1> -> i32
+                  %dc0_p2 = llvm.getelementptr %recp[100] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_2 = llvm.load %dc0_p2 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.global.shared.cta %dmap, %stage, box[%dc0_0, %dc0_1, %dc0_2] : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 4 {
+                  %dc0_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_0 = llvm.load %dc0_p0 : !llvm.ptr<1> -> i32
+                  %dc0_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_1 = llvm.load %dc0_p1 : !llvm.ptr<1> -> i32
+                  %dc0_p2 = llvm.getelementptr %recp[100] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_2 = llvm.load %dc0_p2 : !llvm.ptr<1> -> i32
+                  %dc0_p3 = llvm.getelementptr %recp[104] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_3 = llvm.load %dc0_p3 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.global.shared.cta %dmap, %stage, box[%dc0_0, %dc0_1, %dc0_2, %dc0_3] : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 5 {
+                  %dc0_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_0 = llvm.load %dc0_p0 : !llvm.ptr<1> -> i32
+                  %dc0_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_1 = llvm.load %dc0_p1 : !llvm.ptr<1> -> i32
+                  %dc0_p2 = llvm.getelementptr %recp[100] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_2 = llvm.load %dc0_p2 : !llvm.ptr<1> -> i32
+                  %dc0_p3 = llvm.getelementptr %recp[104] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_3 = llvm.load %dc0_p3 : !llvm.ptr<1> -> i32
+                  %dc0_p4 = llvm.getelementptr %recp[108] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc0_4 = llvm.load %dc0_p4 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.global.shared.cta %dmap, %stage, box[%dc0_0, %dc0_1, %dc0_2, %dc0_3, %dc0_4] : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                default {
+                  scf.yield
+                }
+              scf.yield
+            }
+            case 1 {
+              scf.index_switch %dranki
+                case 1 {
+                  %dc1_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_0 = llvm.load %dc1_p0 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc1_0] {redKind = #nvvm.tma_redux_kind<add>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 2 {
+                  %dc1_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_0 = llvm.load %dc1_p0 : !llvm.ptr<1> -> i32
+                  %dc1_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_1 = llvm.load %dc1_p1 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc1_0, %dc1_1] {redKind = #nvvm.tma_redux_kind<add>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 3 {
+                  %dc1_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_0 = llvm.load %dc1_p0 : !llvm.ptr<1> -> i32
+                  %dc1_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_1 = llvm.load %dc1_p1 : !llvm.ptr<1> -> i32
+                  %dc1_p2 = llvm.getelementptr %recp[100] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_2 = llvm.load %dc1_p2 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc1_0, %dc1_1, %dc1_2] {redKind = #nvvm.tma_redux_kind<add>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 4 {
+                  %dc1_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_0 = llvm.load %dc1_p0 : !llvm.ptr<1> -> i32
+                  %dc1_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_1 = llvm.load %dc1_p1 : !llvm.ptr<1> -> i32
+                  %dc1_p2 = llvm.getelementptr %recp[100] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_2 = llvm.load %dc1_p2 : !llvm.ptr<1> -> i32
+                  %dc1_p3 = llvm.getelementptr %recp[104] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_3 = llvm.load %dc1_p3 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc1_0, %dc1_1, %dc1_2, %dc1_3] {redKind = #nvvm.tma_redux_kind<add>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 5 {
+                  %dc1_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_0 = llvm.load %dc1_p0 : !llvm.ptr<1> -> i32
+                  %dc1_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_1 = llvm.load %dc1_p1 : !llvm.ptr<1> -> i32
+                  %dc1_p2 = llvm.getelementptr %recp[100] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_2 = llvm.load %dc1_p2 : !llvm.ptr<1> -> i32
+                  %dc1_p3 = llvm.getelementptr %recp[104] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_3 = llvm.load %dc1_p3 : !llvm.ptr<1> -> i32
+                  %dc1_p4 = llvm.getelementptr %recp[108] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc1_4 = llvm.load %dc1_p4 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc1_0, %dc1_1, %dc1_2, %dc1_3, %dc1_4] {redKind = #nvvm.tma_redux_kind<add>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                default {
+                  scf.yield
+                }
+              scf.yield
+            }
+            case 2 {
+              scf.index_switch %dranki
+                case 1 {
+                  %dc2_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_0 = llvm.load %dc2_p0 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc2_0] {redKind = #nvvm.tma_redux_kind<min>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 2 {
+                  %dc2_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_0 = llvm.load %dc2_p0 : !llvm.ptr<1> -> i32
+                  %dc2_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_1 = llvm.load %dc2_p1 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc2_0, %dc2_1] {redKind = #nvvm.tma_redux_kind<min>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 3 {
+                  %dc2_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_0 = llvm.load %dc2_p0 : !llvm.ptr<1> -> i32
+                  %dc2_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_1 = llvm.load %dc2_p1 : !llvm.ptr<1> -> i32
+                  %dc2_p2 = llvm.getelementptr %recp[100] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_2 = llvm.load %dc2_p2 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc2_0, %dc2_1, %dc2_2] {redKind = #nvvm.tma_redux_kind<min>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 4 {
+                  %dc2_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_0 = llvm.load %dc2_p0 : !llvm.ptr<1> -> i32
+                  %dc2_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_1 = llvm.load %dc2_p1 : !llvm.ptr<1> -> i32
+                  %dc2_p2 = llvm.getelementptr %recp[100] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_2 = llvm.load %dc2_p2 : !llvm.ptr<1> -> i32
+                  %dc2_p3 = llvm.getelementptr %recp[104] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_3 = llvm.load %dc2_p3 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc2_0, %dc2_1, %dc2_2, %dc2_3] {redKind = #nvvm.tma_redux_kind<min>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 5 {
+                  %dc2_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_0 = llvm.load %dc2_p0 : !llvm.ptr<1> -> i32
+                  %dc2_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_1 = llvm.load %dc2_p1 : !llvm.ptr<1> -> i32
+                  %dc2_p2 = llvm.getelementptr %recp[100] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_2 = llvm.load %dc2_p2 : !llvm.ptr<1> -> i32
+                  %dc2_p3 = llvm.getelementptr %recp[104] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_3 = llvm.load %dc2_p3 : !llvm.ptr<1> -> i32
+                  %dc2_p4 = llvm.getelementptr %recp[108] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc2_4 = llvm.load %dc2_p4 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc2_0, %dc2_1, %dc2_2, %dc2_3, %dc2_4] {redKind = #nvvm.tma_redux_kind<min>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                default {
+                  scf.yield
+                }
+              scf.yield
+            }
+            case 3 {
+              scf.index_switch %dranki
+                case 1 {
+                  %dc3_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_0 = llvm.load %dc3_p0 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc3_0] {redKind = #nvvm.tma_redux_kind<max>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 2 {
+                  %dc3_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_0 = llvm.load %dc3_p0 : !llvm.ptr<1> -> i32
+                  %dc3_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_1 = llvm.load %dc3_p1 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc3_0, %dc3_1] {redKind = #nvvm.tma_redux_kind<max>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 3 {
+                  %dc3_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_0 = llvm.load %dc3_p0 : !llvm.ptr<1> -> i32
+                  %dc3_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_1 = llvm.load %dc3_p1 : !llvm.ptr<1> -> i32
+                  %dc3_p2 = llvm.getelementptr %recp[100] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_2 = llvm.load %dc3_p2 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc3_0, %dc3_1, %dc3_2] {redKind = #nvvm.tma_redux_kind<max>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 4 {
+                  %dc3_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_0 = llvm.load %dc3_p0 : !llvm.ptr<1> -> i32
+                  %dc3_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_1 = llvm.load %dc3_p1 : !llvm.ptr<1> -> i32
+                  %dc3_p2 = llvm.getelementptr %recp[100] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_2 = llvm.load %dc3_p2 : !llvm.ptr<1> -> i32
+                  %dc3_p3 = llvm.getelementptr %recp[104] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_3 = llvm.load %dc3_p3 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc3_0, %dc3_1, %dc3_2, %dc3_3] {redKind = #nvvm.tma_redux_kind<max>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                case 5 {
+                  %dc3_p0 = llvm.getelementptr %recp[92] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_0 = llvm.load %dc3_p0 : !llvm.ptr<1> -> i32
+                  %dc3_p1 = llvm.getelementptr %recp[96] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_1 = llvm.load %dc3_p1 : !llvm.ptr<1> -> i32
+                  %dc3_p2 = llvm.getelementptr %recp[100] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_2 = llvm.load %dc3_p2 : !llvm.ptr<1> -> i32
+                  %dc3_p3 = llvm.getelementptr %recp[104] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_3 = llvm.load %dc3_p3 : !llvm.ptr<1> -> i32
+                  %dc3_p4 = llvm.getelementptr %recp[108] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+                  %dc3_4 = llvm.load %dc3_p4 : !llvm.ptr<1> -> i32
+                  nvvm.cp.async.bulk.tensor.reduce %dmap, %stage, box[%dc3_0, %dc3_1, %dc3_2, %dc3_3, %dc3_4] {redKind = #nvvm.tma_redux_kind<max>} : !llvm.ptr, !llvm.ptr<3>
+                  scf.yield
+                }
+                default {
+                  scf.yield
+                }
+              scf.yield
+            }
+            default {
+              scf.yield
+            }
+          } else {
           scf.index_switch %opi
           case 0 {
             nvvm.cp.async.bulk.global.shared.cta %dstp, %stage, %bytes : !llvm.ptr<1>, !llvm.ptr<3>
@@ -177,6 +425,7 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
           default {
             scf.yield
           }
+          }
           nvvm.cp.async.bulk.commit.group
         }
         %sigi = llvm.ptrtoint %sigp : !llvm.ptr<1> to i64
@@ -228,7 +477,7 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
                                %error: !llvm.ptr<1>, %timeout: i64, %early: i1) attributes {always_inline} {
     %i0 = arith.constant 0 : i32
     %l0 = arith.constant 0 : i64
-    %l64 = arith.constant 64 : i64
+    %l64 = arith.constant 128 : i64
     %g0 = arith.muli %k, %grid : i64
     %g = arith.addi %g0, %bid : i64
     %rec = arith.muli %g, %l64 : i64
@@ -296,14 +545,79 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
     %bytes = llvm.load %bytesp : !llvm.ptr<1> -> i32
     %moves = arith.cmpi ne, %bytes, %i0 : i32
     scf.if %moves {
-      %srcp = llvm.load %recp : !llvm.ptr<1> -> !llvm.ptr<1>
       %s = arith.remui %k, %stages : i64
       %bar = llvm.getelementptr %barBase[%s] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
       %soff = arith.muli %s, %stage_bytes : i64
       %stage = llvm.getelementptr %stageBase[%soff] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
       %stage7 = llvm.addrspacecast %stage : !llvm.ptr<3> to !llvm.ptr<7>
+      %kindp = llvm.getelementptr %recp[64] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+      %kind = llvm.load %kindp : !llvm.ptr<1> -> i32
+      %tiled = arith.cmpi ne, %kind, %i0 : i32
       nvvm.mbarrier.arrive.expect_tx %bar, %bytes : !llvm.ptr<3>, i32
-      nvvm.cp.async.bulk.shared.cluster.global %stage7, %srcp, %bar, %bytes : !llvm.ptr<7>, !llvm.ptr<1>
+      scf.if %tiled {
+        // A tile: the source tensor map and its coordinates, innermost first.
+        %map = llvm.load %recp : !llvm.ptr<1> -> !llvm.ptr
+        %rankp = llvm.getelementptr %recp[68] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+        %rank = llvm.load %rankp : !llvm.ptr<1> -> i32
+        %ranki = arith.index_cast %rank : i32 to index
+        scf.index_switch %ranki
+          case 1 {
+            %scp0 = llvm.getelementptr %recp[72] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc0 = llvm.load %scp0 : !llvm.ptr<1> -> i32
+            nvvm.cp.async.bulk.tensor.shared.cluster.global %stage7, %map, %bar, box[%sc0] : !llvm.ptr<7>, !llvm.ptr
+            scf.yield
+          }
+          case 2 {
+            %scp0 = llvm.getelementptr %recp[72] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc0 = llvm.load %scp0 : !llvm.ptr<1> -> i32
+            %scp1 = llvm.getelementptr %recp[76] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc1 = llvm.load %scp1 : !llvm.ptr<1> -> i32
+            nvvm.cp.async.bulk.tensor.shared.cluster.global %stage7, %map, %bar, box[%sc0, %sc1] : !llvm.ptr<7>, !llvm.ptr
+            scf.yield
+          }
+          case 3 {
+            %scp0 = llvm.getelementptr %recp[72] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc0 = llvm.load %scp0 : !llvm.ptr<1> -> i32
+            %scp1 = llvm.getelementptr %recp[76] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc1 = llvm.load %scp1 : !llvm.ptr<1> -> i32
+            %scp2 = llvm.getelementptr %recp[80] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc2 = llvm.load %scp2 : !llvm.ptr<1> -> i32
+            nvvm.cp.async.bulk.tensor.shared.cluster.global %stage7, %map, %bar, box[%sc0, %sc1, %sc2] : !llvm.ptr<7>, !llvm.ptr
+            scf.yield
+          }
+          case 4 {
+            %scp0 = llvm.getelementptr %recp[72] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc0 = llvm.load %scp0 : !llvm.ptr<1> -> i32
+            %scp1 = llvm.getelementptr %recp[76] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc1 = llvm.load %scp1 : !llvm.ptr<1> -> i32
+            %scp2 = llvm.getelementptr %recp[80] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc2 = llvm.load %scp2 : !llvm.ptr<1> -> i32
+            %scp3 = llvm.getelementptr %recp[84] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc3 = llvm.load %scp3 : !llvm.ptr<1> -> i32
+            nvvm.cp.async.bulk.tensor.shared.cluster.global %stage7, %map, %bar, box[%sc0, %sc1, %sc2, %sc3] : !llvm.ptr<7>, !llvm.ptr
+            scf.yield
+          }
+          case 5 {
+            %scp0 = llvm.getelementptr %recp[72] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc0 = llvm.load %scp0 : !llvm.ptr<1> -> i32
+            %scp1 = llvm.getelementptr %recp[76] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc1 = llvm.load %scp1 : !llvm.ptr<1> -> i32
+            %scp2 = llvm.getelementptr %recp[80] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc2 = llvm.load %scp2 : !llvm.ptr<1> -> i32
+            %scp3 = llvm.getelementptr %recp[84] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc3 = llvm.load %scp3 : !llvm.ptr<1> -> i32
+            %scp4 = llvm.getelementptr %recp[88] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+            %sc4 = llvm.load %scp4 : !llvm.ptr<1> -> i32
+            nvvm.cp.async.bulk.tensor.shared.cluster.global %stage7, %map, %bar, box[%sc0, %sc1, %sc2, %sc3, %sc4] : !llvm.ptr<7>, !llvm.ptr
+            scf.yield
+          }
+          default {
+            scf.yield
+          }
+      } else {
+        %srcp = llvm.load %recp : !llvm.ptr<1> -> !llvm.ptr<1>
+        nvvm.cp.async.bulk.shared.cluster.global %stage7, %srcp, %bar, %bytes : !llvm.ptr<7>, !llvm.ptr<1>
+      }
     }
     }
     return

@@ -15,6 +15,8 @@
 // CHECK: nvvm.mbarrier.init
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: nvvm.mbarrier.try_wait.parity
+// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %{{.*}}, box[%{{.*}}] : !llvm.ptr, <3>
+// CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {redKind = #nvvm.tma_redux_kind<max>}
 // CHECK: nvvm.cp.async.bulk.global.shared.cta
 // CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
 // CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16
@@ -26,6 +28,7 @@
 // CHECK: ld.acquire.sys.global.u64
 // CHECK: trap;
 // CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}] : !llvm.ptr<7>, !llvm.ptr
 // CHECK: nvvm.cp.async.bulk.shared.cluster.global
 
 // CHIP: gpu.module @m2n_kernels [#nvvm.target<chip = "sm_100a", features = "+ptx88">]

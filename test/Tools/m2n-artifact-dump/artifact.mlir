@@ -14,17 +14,25 @@
 // RUN: not m2n-artifact-dump %s 2>&1 | FileCheck %s --check-prefix=MAGIC
 // RUN: not m2n-artifact-dump %t/missing.m2n 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// CHECK: m2n artifact version 1, chip sm_90a, PTX {{[0-9]+}} bytes
+// CHECK: m2n artifact version 2, chip sm_90a, PTX {{[0-9]+}} bytes
 // CHECK-NEXT: kernel m2n_transfer: 8 CTAs x 32 threads, 3 stages of 65536 bytes
 // CHECK-NEXT: reshard @transpose#0: f32[8x16] hierarchical
 // CHECK-NEXT: src mesh [2] ranks [0, 1], [shard<0>]
 // CHECK-NEXT: dst mesh [2] ranks [0, 1], [shard<1>]
-// Rank 0 keeps columns 0-7 of its own rows (local) and pulls them from rank
-// 1's rows (NVLink): 4 rows of 32 bytes each, chunked to 64 bytes per step.
-// CHECK-NEXT: rank 0: 8 items, 0 network receives, 0 counters
-// CHECK-NEXT: item copy src(0)+0 -> dst(0)+0 32B
-// CHECK-NEXT: item copy src(0)+64 -> dst(0)+32 32B
-// CHECK: rank 1: 8 items, 0 network receives, 0 counters
+// Rows of 32 bytes are short: the column halves move as 2x8 tiles (the
+// routing chunks of 64 bytes) through tensor maps over each buffer. Rank 0
+// keeps columns 0-7 of its own rows and pulls those of rank 1.
+// CHECK-NEXT: map0 over src(0) [4x16] box [2x8]
+// CHECK-NEXT: map1 over dst(0) [8x8] box [2x8]
+// CHECK-NEXT: map2 over src(1) [4x16] box [2x8]
+// CHECK-NEXT: map3 over dst(1) [8x8] box [2x8]
+// CHECK-NEXT: rank 0: 4 items, 0 network receives, 0 counters
+// CHECK-NEXT: item copy tile src(0) map0(0,0) -> dst(0) map1(0,0) 64B
+// CHECK-NEXT: item copy tile src(0) map0(2,0) -> dst(0) map1(2,0) 64B
+// CHECK-NEXT: item copy tile src(1) map2(0,0) -> dst(0) map1(4,0) 64B
+// CHECK-NEXT: item copy tile src(1) map2(2,0) -> dst(0) map1(6,0) 64B
+// CHECK-NEXT: rank 1: 4 items, 0 network receives, 0 counters
+// CHECK-NEXT: item copy tile src(0) map0(0,8) -> dst(1) map3(0,0) 64B
 // CHECK: reshard @all_reduce#1: f32[64] hierarchical
 // Copy the own contribution, then reduce the other one onto each chunk once
 // its copy has landed.
@@ -38,7 +46,7 @@
 
 // TRUNCATED: m2n-artifact-dump: {{.*}}truncated.m2n: artifact truncated: the header announces {{[0-9]+}} payload bytes, the file has 76
 // CORRUPTED: m2n-artifact-dump: {{.*}}flipped.m2n: artifact corrupted: checksum mismatch
-// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 9 is not supported (this build reads version 1)
+// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 9 is not supported (this build reads version 2)
 // MAGIC: m2n-artifact-dump: {{.*}}artifact.mlir: not an m2n artifact (bad magic)
 // MISSING: m2n-artifact-dump: cannot open '{{.*}}missing.m2n'
 
