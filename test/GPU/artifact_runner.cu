@@ -11,6 +11,7 @@
 // reshard that has any is reported as skipped.
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Sim/HostSimulator.h"
+#include "m2n/Codegen/TransferProgram.h"
 
 #include "CudaCheck.h"
 
@@ -93,10 +94,12 @@ int main(int argc, char **argv) {
       refs.push_back({m2n::BufferKind::Destination, reshard.dst.mesh.rankAt(j), -1});
     for (size_t k = 0; k < program.scratches.size(); ++k)
       refs.push_back({m2n::BufferKind::Scratch, program.scratches[k].rank, (int64_t)k});
-    int64_t movedBytes = 0;
+    int64_t movedBytes = 0, tileItems = 0;
     for (const auto &[rank, rp] : program.ranks)
-      for (const m2n::Movement &m : rp.items)
+      for (const m2n::Movement &m : rp.items) {
         movedBytes += m.bytes;
+        tileItems += m.tile;
+      }
     auto upload = [&]() {
       for (const m2n::BufferRef &ref : refs) {
         auto host = sim.bytesOf(ref);
@@ -107,6 +110,48 @@ int main(int argc, char **argv) {
         CUDA_CHECK(cudaMemcpy(ptr, host->first, host->second, cudaMemcpyHostToDevice));
       }
     };
+    // Tensor maps over the device buffers, one copy on every GPU (a
+    // CUtensorMap must be 64-byte aligned; cudaMalloc gives 256).
+    std::vector<CUtensorMap> maps(program.maps.size());
+    for (size_t m = 0; m < program.maps.size(); ++m) {
+      const m2n::TensorMapSpec &spec = program.maps[m];
+      int rank = (int)spec.box.size();
+      cuuint64_t dims[5], strides[4];
+      cuuint32_t box[5], elementStrides[5];
+      int64_t elem = m2n::elementSize(reshard.type);
+      int64_t pitch = elem;
+      for (int d = 0; d < rank; ++d) {
+        dims[d] = spec.extents[rank - 1 - d];
+        box[d] = (cuuint32_t)spec.box[rank - 1 - d];
+        elementStrides[d] = 1;
+        if (d > 0)
+          strides[d - 1] = pitch;
+        pitch *= spec.extents[rank - 1 - d];
+      }
+      CUtensorMapDataType dtype;
+      switch (reshard.type) {
+      case m2n::ElementType::F32: dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT32; break;
+      case m2n::ElementType::F16: dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT16; break;
+      case m2n::ElementType::BF16: dtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16; break;
+      case m2n::ElementType::F64: dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT64; break;
+      case m2n::ElementType::I32: dtype = CU_TENSOR_MAP_DATA_TYPE_INT32; break;
+      case m2n::ElementType::I64: dtype = CU_TENSOR_MAP_DATA_TYPE_INT64; break;
+      case m2n::ElementType::I16: dtype = CU_TENSOR_MAP_DATA_TYPE_UINT16; break;
+      default: dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8; break;
+      }
+      CU_CHECK(cuTensorMapEncodeTiled(
+          &maps[m], dtype, rank, device.at(key(spec.buffer)), dims, strides, box,
+          elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+          CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+    }
+    std::vector<CUtensorMap *> deviceMaps(devices, nullptr);
+    if (!maps.empty())
+      for (int d = 0; d < devices; ++d) {
+        CUDA_CHECK(cudaSetDevice(d));
+        CUDA_CHECK(cudaMalloc(&deviceMaps[d], maps.size() * sizeof(CUtensorMap)));
+        CUDA_CHECK(cudaMemcpy(deviceMaps[d], maps.data(), maps.size() * sizeof(CUtensorMap), cudaMemcpyHostToDevice));
+      }
     // Counters and item tables per rank.
     std::map<int64_t, uint64_t *> counters;
     std::map<int64_t, Item *> tables;
@@ -121,10 +166,23 @@ int main(int argc, char **argv) {
       std::vector<Item> items;
       for (const m2n::Movement &m : rp.items) {
         Item it{};
-        it.src = (uint64_t)(device.at(key(m.src)) + m.srcOffset);
-        it.dst = (uint64_t)(device.at(key(m.dst)) + m.dstOffset);
+        if (m.tile) {
+          CUtensorMap *local = deviceMaps[deviceOf(rank)];
+          it.kind = 1;
+          it.rank = (uint32_t)m.srcCoords.size();
+          it.src = (uint64_t)(local + m.srcMap);
+          it.dst = (uint64_t)(local + m.dstMap);
+          for (uint32_t d = 0; d < it.rank; ++d) {
+            it.srcCoords[d] = (int32_t)m.srcCoords[it.rank - 1 - d];
+            it.dstCoords[d] = (int32_t)m.dstCoords[it.rank - 1 - d];
+          }
+          it.op = *m2n::tileOp(m.op);
+        } else {
+          it.src = (uint64_t)(device.at(key(m.src)) + m.srcOffset);
+          it.dst = (uint64_t)(device.at(key(m.dst)) + m.dstOffset);
+          it.op = (uint32_t)m.op;
+        }
         it.bytes = (uint32_t)m.bytes;
-        it.op = (uint32_t)m.op;
         if (m.signal)
           it.signal = (uint64_t)(counters.at(m.signal->rank) + m.signal->index);
         if (m.waits.size() > 0) {
@@ -184,11 +242,14 @@ int main(int argc, char **argv) {
     }
     m2n::SimulationReport report = sim.check();
     double ms = times[times.size() / 2];
-    std::printf("%-28s %s  %lld items, %.1f MB moved by kernels, %.3f ms (median of %d, host-timed), %.1f GB/s  %s\n",
+    std::printf("%-28s %s  %lld items (%lld tiles), %.1f MB moved by kernels, %.3f ms (median of %d, host-timed), %.1f GB/s  %s\n",
                 reshard.name.c_str(), report.passed ? "PASS" : "FAIL",
-                (long long)program.itemCount(), movedBytes / 1e6, ms, repeat,
+                (long long)program.itemCount(), (long long)tileItems, movedBytes / 1e6, ms, repeat,
                 movedBytes / (ms * 1e-3) / 1e9, report.message.c_str());
     (report.passed ? passed : failed)++;
+    for (CUtensorMap *p : deviceMaps)
+      if (p)
+        CUDA_CHECK(cudaFree(p));
     for (auto &[k, ptr] : device) {
       CUDA_CHECK(cudaSetDevice(deviceOf(std::get<1>(k))));
       CUDA_CHECK(cudaFree(ptr));
