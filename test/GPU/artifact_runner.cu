@@ -110,6 +110,16 @@ int main(int argc, char **argv) {
         CUDA_CHECK(cudaMemcpy(ptr, host->first, host->second, cudaMemcpyHostToDevice));
       }
     };
+    // Counters and item tables per rank.
+    std::map<int64_t, uint64_t *> counters;
+    std::map<int64_t, Item *> tables;
+    std::map<int64_t, cudaStream_t> streams;
+    for (const auto &[rank, rp] : program.ranks) {
+      CUDA_CHECK(cudaSetDevice(deviceOf(rank)));
+      CUDA_CHECK(cudaMalloc(&counters[rank], std::max<int64_t>(rp.counters, 1) * 8));
+      CUDA_CHECK(cudaStreamCreateWithFlags(&streams[rank], cudaStreamNonBlocking));
+    }
+    upload();
     // Tensor maps over the device buffers, one copy on every GPU (a
     // CUtensorMap must be 64-byte aligned; cudaMalloc gives 256).
     std::vector<CUtensorMap> maps(program.maps.size());
@@ -152,16 +162,6 @@ int main(int argc, char **argv) {
         CUDA_CHECK(cudaMalloc(&deviceMaps[d], maps.size() * sizeof(CUtensorMap)));
         CUDA_CHECK(cudaMemcpy(deviceMaps[d], maps.data(), maps.size() * sizeof(CUtensorMap), cudaMemcpyHostToDevice));
       }
-    // Counters and item tables per rank.
-    std::map<int64_t, uint64_t *> counters;
-    std::map<int64_t, Item *> tables;
-    std::map<int64_t, cudaStream_t> streams;
-    for (const auto &[rank, rp] : program.ranks) {
-      CUDA_CHECK(cudaSetDevice(deviceOf(rank)));
-      CUDA_CHECK(cudaMalloc(&counters[rank], std::max<int64_t>(rp.counters, 1) * 8));
-      CUDA_CHECK(cudaStreamCreateWithFlags(&streams[rank], cudaStreamNonBlocking));
-    }
-    upload();
     for (const auto &[rank, rp] : program.ranks) {
       std::vector<Item> items;
       for (const m2n::Movement &m : rp.items) {
