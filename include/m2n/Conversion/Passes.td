@@ -20,9 +20,10 @@ def ConvertToGPU : Pass<"m2n-convert-to-gpu", "::mlir::ModuleOp"> {
     for the non-tensor form), and signals a counter once its bytes have
     landed. The module is marked `gpu.container_module`.
 
-    Not done yet: turning each `m2n.schedule` into its per-rank item tables
-    and host-side launch description, TMA tensor maps for strided boxes, and
-    NCCL steps for network transfers; schedules are left in place.
+    The kernel also moves tiles of 1-5 dimensions through TMA tensor maps
+    (`nvvm.cp.async.bulk.tensor.*`, `nvvm.cp.async.bulk.tensor.reduce`).
+    Schedules stay in place: `m2n-write-artifact` lowers them to the per-rank
+    work-item tables this kernel walks.
   }];
   let options = [
     Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target GPU">,
