@@ -58,6 +58,16 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
                                           ReshardSimulator &simulator,
                                           int64_t ctasPerRank) {
   simulator.allocateScratch(program.scratches);
+  return executeProgram(
+      program, [&](const BufferRef &ref) { return simulator.bytesOf(ref); },
+      ctasPerRank);
+}
+
+std::optional<std::string> executeProgram(const TransferProgram &program,
+                                          const BufferResolver &resolve,
+                                          int64_t ctasPerRank) {
+  if (ctasPerRank < 1)
+    return std::string("a rank needs at least one CTA");
   std::map<std::pair<int64_t, int64_t>, uint64_t> counters;
   // Queues: per rank, ctasPerRank item queues and one receive queue.
   std::vector<std::deque<const Movement *>> queues;
@@ -72,8 +82,8 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
 
   auto run = [&](const Movement &m) -> std::optional<std::string> {
     if (m.tile) {
-      auto from = simulator.bytesOf(m.src);
-      auto to = simulator.bytesOf(m.dst);
+      auto from = resolve(m.src);
+      auto to = resolve(m.dst);
       if (!from || !to || m.srcMap < 0 || m.dstMap < 0 ||
           m.srcMap >= static_cast<int64_t>(program.maps.size()) ||
           m.dstMap >= static_cast<int64_t>(program.maps.size()))
@@ -96,8 +106,8 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
       moveBox(program.type, from->first, srcMap.extents, fromBox, to->first,
               dstMap.extents, toBox, reduction);
     } else if (m.bytes > 0) {
-      auto from = simulator.bytesOf(m.src);
-      auto to = simulator.bytesOf(m.dst);
+      auto from = resolve(m.src);
+      auto to = resolve(m.dst);
       if (!from || !to || m.srcOffset < 0 || m.dstOffset < 0 ||
           m.srcOffset + m.bytes > from->second ||
           m.dstOffset + m.bytes > to->second)

@@ -14,8 +14,22 @@
 #include "m2n/Codegen/TransferProgram.h"
 #include "m2n/Sim/HostSimulator.h"
 
+#include <functional>
+
 namespace m2n {
 
+/// The memory of a buffer and its size in bytes, or std::nullopt when the
+/// caller has no such buffer.
+using BufferResolver =
+    std::function<std::optional<std::pair<uint8_t *, int64_t>>(const BufferRef &)>;
+
+/// Runs `program` on the buffers `resolve` returns (scratch buffers
+/// included).
+std::optional<std::string> executeProgram(const TransferProgram &program,
+                                          const BufferResolver &resolve,
+                                          int64_t ctasPerRank);
+
+/// Runs `program` on the simulator's buffers (allocating its scratch).
 std::optional<std::string> executeProgram(const TransferProgram &program,
                                           ReshardSimulator &simulator,
                                           int64_t ctasPerRank);

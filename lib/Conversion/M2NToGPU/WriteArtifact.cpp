@@ -1,4 +1,5 @@
-//===- WriteArtifact.cpp - schedules and PTX to the runtime's artifact ------===//
+//===- WriteArtifact.cpp - schedules and PTX to the runtime's artifact
+//------===//
 
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
@@ -18,6 +19,80 @@ namespace mlir::m2n {
 
 using namespace mlir;
 
+FailureOr<std::string> mlir::m2n::buildArtifact(ModuleOp module,
+                                                unsigned maxCtas,
+                                                unsigned stages,
+                                                int64_t stageBytes) {
+  if (stages < 1 || stages > 8 || stageBytes < 16 || stageBytes % 16 ||
+      maxCtas < 1)
+    return module.emitError("m2n-write-artifact: stages must be 1-8, "
+                            "stage-bytes a positive multiple of 16 and "
+                            "max-ctas positive");
+  ::m2n::Artifact artifact;
+  artifact.kernel.ctas = maxCtas;
+  artifact.kernel.stages = stages;
+  artifact.kernel.stageBytes = stageBytes;
+
+  auto binary =
+      module.lookupSymbol<gpu::BinaryOp>(mlir::m2n::kKernelModuleName);
+  if (!binary) {
+    module.emitError("no gpu.binary @")
+        << mlir::m2n::kKernelModuleName
+        << ": run m2n-convert-to-gpu and gpu-module-to-binary first";
+    return failure();
+  }
+  for (Attribute attr : binary.getObjects()) {
+    auto object = cast<gpu::ObjectAttr>(attr);
+    if (object.getFormat() != gpu::CompilationTarget::Assembly)
+      continue;
+    artifact.ptx = object.getObject().getValue().str();
+    if (auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget()))
+      artifact.chip = target.getChip().str();
+  }
+  if (artifact.ptx.empty()) {
+    binary.emitError("the kernel binary holds no PTX: serialize it with "
+                     "format=isa");
+    return failure();
+  }
+
+  ::m2n::LoweringOptions options;
+  options.maxItemBytes = stageBytes;
+  int64_t index = 0;
+  WalkResult walk = module.walk([&](mlir::m2n::ScheduleOp schedule) {
+    mlir::m2n::DistType src = schedule.getInput().getType();
+    std::optional<::m2n::ElementType> type =
+        mlir::m2n::toElementType(src.getElementType());
+    if (!type) {
+      schedule.emitError("element type ")
+          << src.getElementType() << " has no executor yet";
+      return WalkResult::interrupt();
+    }
+    ::m2n::CompiledReshard reshard;
+    auto func = schedule->getParentOfType<func::FuncOp>();
+    reshard.name = (func ? "@" + func.getSymName().str() : std::string()) +
+                   "#" + std::to_string(index++);
+    reshard.type = *type;
+    reshard.shape.assign(src.getShape().begin(), src.getShape().end());
+    reshard.src = mlir::m2n::toLayout(src.getLayout());
+    reshard.dst =
+        mlir::m2n::toLayout(schedule.getResult().getType().getLayout());
+    reshard.strategy = schedule.getStrategy().str();
+    if (std::optional<std::string> error = ::m2n::lowerSchedule(
+            mlir::m2n::toSchedule(schedule), reshard.src, reshard.dst,
+            reshard.shape, *type, options, reshard.program)) {
+      schedule.emitError("cannot lower the schedule to kernel work items: ")
+          << *error;
+      return WalkResult::interrupt();
+    }
+    artifact.reshards.push_back(std::move(reshard));
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  return ::m2n::serializeArtifact(artifact);
+}
+
 namespace {
 struct WriteArtifactPass
     : public mlir::m2n::impl::WriteArtifactBase<WriteArtifactPass> {
@@ -29,83 +104,21 @@ struct WriteArtifactPass
       module.emitError("m2n-write-artifact needs a path");
       return signalPassFailure();
     }
-    if (stages < 1 || stages > 8 || stageBytes < 16 || stageBytes % 16 ||
-        maxCtas < 1) {
-      module.emitError("m2n-write-artifact: stages must be 1-8, stage-bytes "
-                       "a positive multiple of 16 and max-ctas positive");
+    FailureOr<std::string> bytes =
+        mlir::m2n::buildArtifact(module, maxCtas, stages, stageBytes);
+    if (failed(bytes))
       return signalPassFailure();
-    }
-    ::m2n::Artifact artifact;
-    artifact.kernel.ctas = maxCtas;
-    artifact.kernel.stages = stages;
-    artifact.kernel.stageBytes = stageBytes;
-
-    auto binary = module.lookupSymbol<gpu::BinaryOp>(mlir::m2n::kKernelModuleName);
-    if (!binary) {
-      module.emitError("no gpu.binary @")
-          << mlir::m2n::kKernelModuleName
-          << ": run m2n-convert-to-gpu and gpu-module-to-binary first";
-      return signalPassFailure();
-    }
-    for (Attribute attr : binary.getObjects()) {
-      auto object = cast<gpu::ObjectAttr>(attr);
-      if (object.getFormat() != gpu::CompilationTarget::Assembly)
-        continue;
-      artifact.ptx = object.getObject().getValue().str();
-      if (auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget()))
-        artifact.chip = target.getChip().str();
-    }
-    if (artifact.ptx.empty()) {
-      binary.emitError("the kernel binary holds no PTX: serialize it with "
-                       "format=isa");
-      return signalPassFailure();
-    }
-
-    ::m2n::LoweringOptions options;
-    options.maxItemBytes = stageBytes;
-    int64_t index = 0;
-    WalkResult walk = module.walk([&](mlir::m2n::ScheduleOp schedule) {
-      mlir::m2n::DistType src = schedule.getInput().getType();
-      std::optional<::m2n::ElementType> type =
-          mlir::m2n::toElementType(src.getElementType());
-      if (!type) {
-        schedule.emitError("element type ")
-            << src.getElementType() << " has no executor yet";
-        return WalkResult::interrupt();
-      }
-      ::m2n::CompiledReshard reshard;
-      auto func = schedule->getParentOfType<func::FuncOp>();
-      reshard.name = (func ? "@" + func.getSymName().str() : std::string()) +
-                     "#" + std::to_string(index++);
-      reshard.type = *type;
-      reshard.shape.assign(src.getShape().begin(), src.getShape().end());
-      reshard.src = mlir::m2n::toLayout(src.getLayout());
-      reshard.dst = mlir::m2n::toLayout(schedule.getResult().getType().getLayout());
-      reshard.strategy = schedule.getStrategy().str();
-      if (std::optional<std::string> error = ::m2n::lowerSchedule(
-              mlir::m2n::toSchedule(schedule), reshard.src, reshard.dst,
-              reshard.shape, *type, options, reshard.program)) {
-        schedule.emitError("cannot lower the schedule to kernel work items: ")
-            << *error;
-        return WalkResult::interrupt();
-      }
-      artifact.reshards.push_back(std::move(reshard));
-      return WalkResult::advance();
-    });
-    if (walk.wasInterrupted())
-      return signalPassFailure();
-
     // Write atomically: readers never see a partial artifact.
-    std::string bytes = ::m2n::serializeArtifact(artifact);
     std::string temporary = path + ".tmp";
     {
       std::error_code ec;
       llvm::raw_fd_ostream out(temporary, ec, llvm::sys::fs::OF_None);
       if (ec) {
-        module.emitError("cannot write '") << temporary << "': " << ec.message();
+        module.emitError("cannot write '")
+            << temporary << "': " << ec.message();
         return signalPassFailure();
       }
-      out << bytes;
+      out << *bytes;
     }
     if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
       module.emitError("cannot rename '")

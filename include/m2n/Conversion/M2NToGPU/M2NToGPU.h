@@ -16,6 +16,12 @@ namespace mlir::m2n {
 constexpr llvm::StringLiteral kKernelModuleName = "m2n_kernels";
 constexpr llvm::StringLiteral kTransferKernelName = "m2n_transfer";
 
+/// The artifact of `module` (after --m2n-pipeline without `artifact=`): the
+/// PTX of its kernel binary and every m2n.schedule lowered to per-rank work
+/// items. Reports what cannot be lowered on the offending op.
+FailureOr<std::string> buildArtifact(ModuleOp module, unsigned maxCtas,
+                                     unsigned stages, int64_t stageBytes);
+
 /// Adds the transfer kernel module (gpu, nvvm, llvm, scf and arith ops) to
 /// `module` for `chip` unless it is there already.
 LogicalResult addTransferKernel(ModuleOp module, StringRef chip,

@@ -1,0 +1,192 @@
+//===- runtime.cpp - the m2n runtime C API: artifacts, host backend ---------===//
+
+#include "m2n/runtime.h"
+
+#include "m2n/Artifact/Artifact.h"
+#include "m2n/Codegen/ProgramExecutor.h"
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+struct m2n_artifact_t {
+  m2n::Artifact artifact;
+};
+
+namespace {
+thread_local std::string lastError;
+
+m2n_status fail(m2n_status status, std::string message) {
+  lastError = std::move(message);
+  return status;
+}
+
+/// The reshard, or a failure naming the bad argument.
+const m2n::CompiledReshard *reshardAt(m2n_artifact artifact, int reshard) {
+  if (!artifact || reshard < 0 ||
+      reshard >= static_cast<int>(artifact->artifact.reshards.size()))
+    return nullptr;
+  return &artifact->artifact.reshards[reshard];
+}
+
+int64_t bufferBytes(const m2n::CompiledReshard &r, const m2n::Layout &layout,
+                    int rank) {
+  std::optional<int64_t> index = layout.mesh.indexOf(rank);
+  if (!index)
+    return 0;
+  return layout.localBox(r.shape, *index).volume() * m2n::elementSize(r.type);
+}
+} // namespace
+
+extern "C" {
+
+const char *m2n_status_name(m2n_status status) {
+  switch (status) {
+  case M2N_SUCCESS:
+    return "M2N_SUCCESS";
+  case M2N_INVALID_ARGUMENT:
+    return "M2N_INVALID_ARGUMENT";
+  case M2N_INVALID_ARTIFACT:
+    return "M2N_INVALID_ARTIFACT";
+  case M2N_UNSUPPORTED:
+    return "M2N_UNSUPPORTED";
+  case M2N_EXECUTION_FAILED:
+    return "M2N_EXECUTION_FAILED";
+  case M2N_IO_ERROR:
+    return "M2N_IO_ERROR";
+  }
+  return "M2N_UNKNOWN_STATUS";
+}
+
+const char *m2n_last_error(void) { return lastError.c_str(); }
+
+m2n_status m2n_artifact_load(const void *bytes, size_t size,
+                             m2n_artifact *artifact) {
+  if (!bytes || !artifact)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_artifact_load: null argument");
+  auto loaded = std::make_unique<m2n_artifact_t>();
+  if (std::optional<std::string> error = m2n::deserializeArtifact(
+          std::string(static_cast<const char *>(bytes), size),
+          loaded->artifact))
+    return fail(M2N_INVALID_ARTIFACT, *error);
+  *artifact = loaded.release();
+  return M2N_SUCCESS;
+}
+
+m2n_status m2n_artifact_load_file(const char *path, m2n_artifact *artifact) {
+  if (!path || !artifact)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_artifact_load_file: null argument");
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return fail(M2N_IO_ERROR, std::string("cannot open '") + path + "'");
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  std::string text = bytes.str();
+  m2n_status status = m2n_artifact_load(text.data(), text.size(), artifact);
+  if (status != M2N_SUCCESS)
+    lastError = std::string(path) + ": " + lastError;
+  return status;
+}
+
+void m2n_artifact_destroy(m2n_artifact artifact) { delete artifact; }
+
+int m2n_artifact_reshard_count(m2n_artifact artifact) {
+  return artifact ? static_cast<int>(artifact->artifact.reshards.size()) : 0;
+}
+
+const char *m2n_artifact_reshard_name(m2n_artifact artifact, int reshard) {
+  const m2n::CompiledReshard *r = reshardAt(artifact, reshard);
+  return r ? r->name.c_str() : nullptr;
+}
+
+m2n_status m2n_artifact_reshard_ranks(m2n_artifact artifact, int reshard,
+                                      int *ranks) {
+  const m2n::CompiledReshard *r = reshardAt(artifact, reshard);
+  if (!r || !ranks)
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_artifact_reshard_ranks: no reshard " +
+                    std::to_string(reshard));
+  int64_t largest = std::max(r->src.mesh.maxRank(), r->dst.mesh.maxRank());
+  for (const auto &[rank, program] : r->program.ranks)
+    largest = std::max(largest, rank);
+  *ranks = static_cast<int>(largest + 1);
+  return M2N_SUCCESS;
+}
+
+m2n_status m2n_artifact_buffer_bytes(m2n_artifact artifact, int reshard,
+                                     int rank, size_t *src_bytes,
+                                     size_t *dst_bytes) {
+  const m2n::CompiledReshard *r = reshardAt(artifact, reshard);
+  if (!r || !src_bytes || !dst_bytes || rank < 0)
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_artifact_buffer_bytes: bad reshard or rank");
+  *src_bytes = static_cast<size_t>(bufferBytes(*r, r->src, rank));
+  *dst_bytes = static_cast<size_t>(bufferBytes(*r, r->dst, rank));
+  return M2N_SUCCESS;
+}
+
+m2n_status m2n_host_execute(m2n_artifact artifact, int reshard, int ranks,
+                            const void *const *src, const size_t *src_bytes,
+                            void *const *dst, const size_t *dst_bytes) {
+  const m2n::CompiledReshard *r = reshardAt(artifact, reshard);
+  if (!r)
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_host_execute: no reshard " + std::to_string(reshard));
+  int needed = 0;
+  if (m2n_artifact_reshard_ranks(artifact, reshard, &needed) != M2N_SUCCESS)
+    return M2N_INVALID_ARGUMENT;
+  if (ranks < needed || !src || !dst || !src_bytes || !dst_bytes)
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_host_execute: reshard " + r->name + " needs " +
+                    std::to_string(needed) + " ranks of buffers, got " +
+                    std::to_string(ranks));
+  // Every rank of each mesh must bring a large enough buffer.
+  for (int rank = 0; rank < ranks; ++rank) {
+    for (bool source : {true, false}) {
+      int64_t want = bufferBytes(*r, source ? r->src : r->dst, rank);
+      const void *pointer = source ? src[rank] : dst[rank];
+      size_t have = source ? src_bytes[rank] : dst_bytes[rank];
+      if (want > 0 && (!pointer || have < static_cast<size_t>(want)))
+        return fail(M2N_INVALID_ARGUMENT,
+                    "m2n_host_execute: rank " + std::to_string(rank) +
+                        " needs a " + (source ? "source" : "destination") +
+                        " buffer of " + std::to_string(want) + " bytes, got " +
+                        (pointer ? std::to_string(have) + " bytes"
+                                 : std::string("none")));
+    }
+  }
+  std::vector<std::vector<uint8_t>> scratch;
+  int64_t elementBytes = m2n::elementSize(r->type);
+  for (const m2n::ScratchBuffer &buffer : r->program.scratches)
+    scratch.emplace_back(
+        m2n::Box{m2n::Dims(buffer.shape.size(), 0), buffer.shape}.volume() *
+        elementBytes);
+  auto resolve = [&](const m2n::BufferRef &ref)
+      -> std::optional<std::pair<uint8_t *, int64_t>> {
+    if (ref.kind == m2n::BufferKind::Scratch) {
+      if (ref.scratch < 0 || ref.scratch >= static_cast<int64_t>(scratch.size()))
+        return std::nullopt;
+      return std::make_pair(scratch[ref.scratch].data(),
+                            static_cast<int64_t>(scratch[ref.scratch].size()));
+    }
+    if (ref.rank < 0 || ref.rank >= ranks)
+      return std::nullopt;
+    bool source = ref.kind == m2n::BufferKind::Source;
+    int64_t bytes = bufferBytes(*r, source ? r->src : r->dst, ref.rank);
+    // The executor never writes a source buffer.
+    uint8_t *pointer = source ? static_cast<uint8_t *>(
+                                    const_cast<void *>(src[ref.rank]))
+                              : static_cast<uint8_t *>(dst[ref.rank]);
+    if (!pointer)
+      return std::nullopt;
+    return std::make_pair(pointer, bytes);
+  };
+  if (std::optional<std::string> error =
+          m2n::executeProgram(r->program, resolve, /*ctasPerRank=*/2))
+    return fail(M2N_EXECUTION_FAILED, r->name + ": " + *error);
+  return M2N_SUCCESS;
+}
+
+} // extern "C"

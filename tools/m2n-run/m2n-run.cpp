@@ -1,0 +1,238 @@
+//===- m2n-run.cpp - compile a program and run it through the runtime ------===//
+//
+//   m2n-run FILE.mlir [--pipeline=OPTIONS] [--seed N] [--backend host]
+//
+// Compiles FILE.mlir with --m2n-pipeline (the same C++ pipeline as m2n-opt
+// and the JIT), loads the artifact through the runtime's C API and executes
+// every reshard. Sources get fresh random values (seeded; replicas of one
+// contribution agree), destinations are poisoned, and every destination
+// element is checked against the reduction of the contributions it should
+// hold. One line per reshard, then "N passed, M failed".
+//
+// Backends: host (the runtime's host backend). The CUDA backend arrives with
+// the runtime's GPU path.
+//
+//===----------------------------------------------------------------------===//
+
+#include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
+#include "m2n/Conversion/Passes.h"
+#include "m2n/Dialect/M2N/IR/M2NDialect.h"
+#include "m2n/Dialect/M2N/Transforms/Passes.h"
+#include "m2n/Layout/Layout.h"
+#include "m2n/Artifact/Artifact.h"
+#include "m2n/Sim/ElementType.h"
+#include "m2n/runtime.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+namespace cl = llvm::cl;
+
+static cl::opt<std::string> inputFilename(cl::Positional,
+                                          cl::desc("<input .mlir file>"),
+                                          cl::init("-"));
+static cl::opt<std::string> pipelineOptions(
+    "pipeline", cl::desc("Options of --m2n-pipeline (e.g. 'strategy=flat')"),
+    cl::init(""));
+static cl::opt<uint64_t> seedOption(
+    "seed", cl::desc("Seed of the source values (default: from the clock)"),
+    cl::init(0));
+static cl::opt<std::string> backend("backend", cl::desc("host"),
+                                    cl::init("host"));
+
+namespace {
+/// A small integer for element g of contributor q: exactly representable in
+/// every element type, and sums of up to 8 stay exact in bf16.
+int64_t valueOf(uint64_t seed, int64_t g, int64_t q) {
+  uint64_t x = seed ^ (static_cast<uint64_t>(g) * 0x9E3779B97F4A7C15ull) ^
+               (static_cast<uint64_t>(q + 1) * 0xC2B2AE3D27D4EB4Full);
+  x ^= x >> 31;
+  x *= 0xBF58476D1CE4E5B9ull;
+  x ^= x >> 29;
+  return static_cast<int64_t>(x % 33) - 16;
+}
+
+/// Calls fn(localIndex, globalLinearIndex) over a box of a tensor.
+template <typename Fn>
+void forEach(const m2n::Box &box, const std::vector<int64_t> &shape, Fn fn) {
+  int64_t volume = box.volume();
+  std::vector<int64_t> index(box.rank(), 0), global(box.rank());
+  for (int64_t local = 0; local < volume; ++local) {
+    for (int64_t d = 0; d < box.rank(); ++d)
+      global[d] = box.offsets[d] + index[d];
+    fn(local, m2n::linearize(global, shape));
+    for (int64_t d = box.rank() - 1; d >= 0; --d) {
+      if (++index[d] < box.sizes[d])
+        break;
+      index[d] = 0;
+    }
+  }
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM y(argc, argv);
+  cl::ParseCommandLineOptions(argc, argv, "m2n compile-and-run driver\n");
+  if (backend != "host") {
+    llvm::errs() << "m2n-run: backend '" << backend
+                 << "' is not available (host is)\n";
+    return 2;
+  }
+  uint64_t seed = seedOption ? seedOption.getValue()
+                             : static_cast<uint64_t>(
+                                   std::chrono::steady_clock::now()
+                                       .time_since_epoch()
+                                       .count());
+
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<mlir::m2n::M2NDialect>();
+  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  mlir::registerAllGPUToLLVMIRTranslations(registry);
+  mlir::registerAllPasses();
+  mlir::m2n::registerM2NPasses();
+  mlir::m2n::registerM2NConversionPasses();
+  mlir::m2n::registerM2NPipeline();
+  mlir::MLIRContext context(registry);
+
+  llvm::SourceMgr sourceMgr;
+  std::string error;
+  auto file = mlir::openInputFile(inputFilename, &error);
+  if (!file) {
+    llvm::errs() << "m2n-run: " << error << "\n";
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  // The same pipeline as m2n-opt --m2n-pipeline.
+  auto compileStart = std::chrono::steady_clock::now();
+  mlir::PassManager pm(&context);
+  std::string pipeline = "m2n-pipeline";
+  if (!pipelineOptions.empty())
+    pipeline += "{" + pipelineOptions + "}";
+  if (failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs())) ||
+      failed(pm.run(*module)))
+    return 1;
+  mlir::FailureOr<std::string> bytes =
+      mlir::m2n::buildArtifact(*module, 16, 3, 65536);
+  if (failed(bytes))
+    return 1;
+  double compileMs = std::chrono::duration<double, std::milli>(
+                         std::chrono::steady_clock::now() - compileStart)
+                         .count();
+
+  m2n_artifact artifact = nullptr;
+  if (m2n_artifact_load(bytes->data(), bytes->size(), &artifact) !=
+      M2N_SUCCESS) {
+    llvm::errs() << "m2n-run: " << m2n_last_error() << "\n";
+    return 1;
+  }
+  // The layouts the checker needs come from the same artifact.
+  m2n::Artifact parsed;
+  (void)m2n::deserializeArtifact(*bytes, parsed);
+  llvm::outs() << "m2n-run: compiled in " << llvm::format("%.1f", compileMs)
+               << " ms; seed " << seed << "; backend " << backend << "\n";
+
+  int passed = 0, failedCount = 0;
+  for (int index = 0; index < m2n_artifact_reshard_count(artifact); ++index) {
+    const m2n::CompiledReshard &r = parsed.reshards[index];
+    int ranks = 0;
+    (void)m2n_artifact_reshard_ranks(artifact, index, &ranks);
+    const int64_t size = m2n::elementSize(r.type);
+    std::vector<std::vector<uint8_t>> src(ranks), dst(ranks);
+    std::vector<const void *> srcPointers(ranks, nullptr);
+    std::vector<void *> dstPointers(ranks, nullptr);
+    std::vector<size_t> srcBytes(ranks, 0), dstBytes(ranks, 0);
+    for (int rank = 0; rank < ranks; ++rank) {
+      (void)m2n_artifact_buffer_bytes(artifact, index, rank, &srcBytes[rank],
+                                      &dstBytes[rank]);
+      src[rank].resize(srcBytes[rank]);
+      dst[rank].assign(dstBytes[rank], 0x5A); // Poison.
+      if (std::optional<int64_t> i = r.src.mesh.indexOf(rank)) {
+        int64_t q = r.src.contributorIndex(*i);
+        forEach(r.src.localBox(r.shape, *i), r.shape,
+                [&](int64_t local, int64_t g) {
+                  m2n::storeElement(r.type, src[rank].data() + local * size,
+                                    valueOf(seed, g, q));
+                });
+        srcPointers[rank] = src[rank].data();
+      }
+      if (r.dst.mesh.indexOf(rank))
+        dstPointers[rank] = dst[rank].data();
+    }
+    auto start = std::chrono::steady_clock::now();
+    m2n_status status = m2n_host_execute(
+        artifact, index, ranks, srcPointers.data(), srcBytes.data(),
+        dstPointers.data(), dstBytes.data());
+    double ms = std::chrono::duration<double, std::milli>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    std::string problem;
+    if (status != M2N_SUCCESS)
+      problem = std::string(m2n_status_name(status)) + ": " + m2n_last_error();
+    // Expected: the reduction of the contributions (or the own one).
+    int64_t contributors = r.src.numContributors();
+    std::optional<m2n::Reduction> op = r.src.reduction();
+    std::vector<uint8_t> expected(size), term(size);
+    for (int64_t j = 0; j < r.dst.mesh.size() && problem.empty(); ++j) {
+      int64_t rank = r.dst.mesh.rankAt(j);
+      int64_t own = r.dst.hasPartial() ? r.dst.contributorIndex(j) : -1;
+      forEach(r.dst.localBox(r.shape, j), r.shape,
+              [&](int64_t local, int64_t g) {
+                if (!problem.empty())
+                  return;
+                int64_t first = own >= 0 ? own : 0;
+                int64_t last = own >= 0 ? own + 1 : contributors;
+                for (int64_t q = first; q < last; ++q) {
+                  std::vector<uint8_t> &slot = q == first ? expected : term;
+                  m2n::storeElement(r.type, slot.data(), valueOf(seed, g, q));
+                  if (q != first)
+                    m2n::reduceElement(r.type, *op, expected.data(),
+                                       term.data());
+                }
+                const uint8_t *got = dst[rank].data() + local * size;
+                double want = m2n::loadElement(r.type, expected.data());
+                double have = m2n::loadElement(r.type, got);
+                if (!m2n::sameBits(r.type, got, expected.data()) &&
+                    !(std::fabs(want - have) <= 1e-6 * std::fabs(want)))
+                  problem = "rank " + std::to_string(rank) + " element " +
+                            std::to_string(local) + ": expected " +
+                            std::to_string(want) + ", got " +
+                            std::to_string(have);
+              });
+    }
+    llvm::outs() << llvm::format("%-32s %s", r.name.c_str(),
+                                 problem.empty() ? "PASS" : "FAIL")
+                 << "  " << r.strategy << ", " << ranks << " ranks, "
+                 << llvm::format("%.2f", ms) << " ms"
+                 << (problem.empty() ? "" : "  " + problem) << "\n";
+    (problem.empty() ? passed : failedCount)++;
+  }
+  m2n_artifact_destroy(artifact);
+  llvm::outs() << passed << " passed, " << failedCount << " failed\n";
+  return failedCount ? 1 : 0;
+}

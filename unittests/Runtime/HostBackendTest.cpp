@@ -1,0 +1,136 @@
+//===- HostBackendTest.cpp - the runtime C API and its host backend ---------===//
+
+#include "m2n/runtime.h"
+
+#include "m2n/Artifact/Artifact.h"
+#include "m2n/Route/Router.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+namespace {
+
+/// An artifact with one reshard: rows of a 4 x 8 f32 tensor on ranks 0-1 to
+/// columns on ranks 1-2 (built with the compiler's plain C++ stages).
+std::string exampleArtifact() {
+  m2n::CompiledReshard reshard;
+  reshard.name = "@test#0";
+  reshard.type = m2n::ElementType::F32;
+  reshard.shape = {4, 8};
+  reshard.src = {m2n::Mesh::contiguous({2}, 0), {m2n::Placement::shard(0)}};
+  reshard.dst = {m2n::Mesh::contiguous({2}, 1), {m2n::Placement::shard(1)}};
+  reshard.strategy = "hierarchical";
+  m2n::Topology topology = m2n::Topology::singleDomain(3);
+  m2n::ReshardPlan plan =
+      m2n::IntersectionPlanner(reshard.src, reshard.dst, reshard.shape).plan();
+  m2n::Schedule schedule =
+      m2n::TopologyRouter(reshard.src, reshard.dst, reshard.shape, topology)
+          .route(plan, m2n::Strategy::Hierarchical);
+  m2n::addDataDependencies(schedule);
+  EXPECT_EQ(m2n::lowerSchedule(schedule, reshard.src, reshard.dst,
+                               reshard.shape, reshard.type, {},
+                               reshard.program),
+            std::nullopt);
+  m2n::Artifact artifact;
+  artifact.ptx = "// no kernel needed on the host";
+  artifact.chip = "sm_90a";
+  artifact.reshards.push_back(reshard);
+  return m2n::serializeArtifact(artifact);
+}
+
+class HostBackendTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string bytes = exampleArtifact();
+    ASSERT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+              M2N_SUCCESS)
+        << m2n_last_error();
+  }
+  void TearDown() override { m2n_artifact_destroy(artifact); }
+  m2n_artifact artifact = nullptr;
+};
+
+TEST_F(HostBackendTest, DescribesTheReshard) {
+  EXPECT_EQ(m2n_artifact_reshard_count(artifact), 1);
+  EXPECT_STREQ(m2n_artifact_reshard_name(artifact, 0), "@test#0");
+  EXPECT_EQ(m2n_artifact_reshard_name(artifact, 1), nullptr);
+  int ranks = 0;
+  ASSERT_EQ(m2n_artifact_reshard_ranks(artifact, 0, &ranks), M2N_SUCCESS);
+  EXPECT_EQ(ranks, 3);
+  size_t src = 0, dst = 0;
+  ASSERT_EQ(m2n_artifact_buffer_bytes(artifact, 0, 0, &src, &dst), M2N_SUCCESS);
+  EXPECT_EQ(src, 2u * 8 * 4);
+  EXPECT_EQ(dst, 0u);
+  ASSERT_EQ(m2n_artifact_buffer_bytes(artifact, 0, 2, &src, &dst), M2N_SUCCESS);
+  EXPECT_EQ(src, 0u);
+  EXPECT_EQ(dst, 4u * 4 * 4);
+}
+
+TEST_F(HostBackendTest, ExecutesOnUserBuffers) {
+  float rows0[16], rows1[16], cols1[16], cols2[16];
+  for (int i = 0; i < 16; ++i) {
+    rows0[i] = static_cast<float>(i);      // Global rows 0-1.
+    rows1[i] = static_cast<float>(16 + i); // Global rows 2-3.
+  }
+  std::memset(cols1, 0xFF, sizeof cols1);
+  std::memset(cols2, 0xFF, sizeof cols2);
+  const void *src[3] = {rows0, rows1, nullptr};
+  void *dst[3] = {nullptr, cols1, cols2};
+  size_t srcBytes[3] = {64, 64, 0}, dstBytes[3] = {0, 64, 64};
+  ASSERT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
+            M2N_SUCCESS)
+      << m2n_last_error();
+  // Rank 1 holds columns 0-3 of all 4 rows, rank 2 columns 4-7.
+  for (int row = 0; row < 4; ++row)
+    for (int col = 0; col < 4; ++col) {
+      EXPECT_EQ(cols1[row * 4 + col], static_cast<float>(row * 8 + col));
+      EXPECT_EQ(cols2[row * 4 + col], static_cast<float>(row * 8 + 4 + col));
+    }
+}
+
+TEST_F(HostBackendTest, RejectsMissingAndShortBuffers) {
+  float a[16], b[16], c[16];
+  const void *src[3] = {a, nullptr, nullptr};
+  void *dst[3] = {nullptr, b, c};
+  size_t srcBytes[3] = {64, 0, 0}, dstBytes[3] = {0, 64, 64};
+  EXPECT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
+            M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(),
+               "m2n_host_execute: rank 1 needs a source buffer of 64 bytes, "
+               "got none");
+  src[1] = b;
+  srcBytes[1] = 32;
+  EXPECT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
+            M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(),
+               "m2n_host_execute: rank 1 needs a source buffer of 64 bytes, "
+               "got 32 bytes");
+  EXPECT_EQ(m2n_host_execute(artifact, 0, 2, src, srcBytes, dst, dstBytes),
+            M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(), "m2n_host_execute: reshard @test#0 needs 3 "
+                                 "ranks of buffers, got 2");
+  EXPECT_EQ(m2n_host_execute(artifact, 5, 3, src, srcBytes, dst, dstBytes),
+            M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(), "m2n_host_execute: no reshard 5");
+}
+
+TEST(RuntimeArtifactTest, RejectsBadArtifactsWithAReason) {
+  m2n_artifact artifact = nullptr;
+  EXPECT_EQ(m2n_artifact_load("nonsense", 8, &artifact), M2N_INVALID_ARTIFACT);
+  EXPECT_STREQ(m2n_last_error(), "not an m2n artifact (bad magic)");
+  std::string bytes = exampleArtifact();
+  bytes[bytes.size() / 2] ^= 0x40;
+  EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+            M2N_INVALID_ARTIFACT);
+  EXPECT_STREQ(m2n_last_error(), "artifact corrupted: checksum mismatch");
+  EXPECT_EQ(m2n_artifact_load(nullptr, 0, &artifact), M2N_INVALID_ARGUMENT);
+  EXPECT_EQ(m2n_artifact_load_file("/nonexistent/a.m2n", &artifact),
+            M2N_IO_ERROR);
+  EXPECT_STREQ(m2n_last_error(), "cannot open '/nonexistent/a.m2n'");
+  EXPECT_STREQ(m2n_status_name(M2N_UNSUPPORTED), "M2N_UNSUPPORTED");
+  EXPECT_EQ(artifact, nullptr);
+}
+
+} // namespace
