@@ -1,8 +1,7 @@
 //===- runtime.cpp - the m2n runtime C API: artifacts, host backend ---------===//
 
-#include "m2n/runtime.h"
+#include "Internal.h"
 
-#include "m2n/Artifact/Artifact.h"
 #include "m2n/Codegen/ProgramExecutor.h"
 
 #include <fstream>
@@ -11,34 +10,41 @@
 #include <string>
 #include <vector>
 
-struct m2n_artifact_t {
-  m2n::Artifact artifact;
-};
-
 namespace {
 thread_local std::string lastError;
+} // namespace
+
+namespace m2n::runtime {
 
 m2n_status fail(m2n_status status, std::string message) {
   lastError = std::move(message);
   return status;
 }
 
-/// The reshard, or a failure naming the bad argument.
-const m2n::CompiledReshard *reshardAt(m2n_artifact artifact, int reshard) {
+const CompiledReshard *reshardAt(m2n_artifact artifact, int reshard) {
   if (!artifact || reshard < 0 ||
       reshard >= static_cast<int>(artifact->artifact.reshards.size()))
     return nullptr;
   return &artifact->artifact.reshards[reshard];
 }
 
-int64_t bufferBytes(const m2n::CompiledReshard &r, const m2n::Layout &layout,
-                    int rank) {
+int64_t localBytes(const CompiledReshard &reshard, const Layout &layout,
+                   int rank) {
   std::optional<int64_t> index = layout.mesh.indexOf(rank);
   if (!index)
     return 0;
-  return layout.localBox(r.shape, *index).volume() * m2n::elementSize(r.type);
+  return layout.localBox(reshard.shape, *index).volume() *
+         elementSize(reshard.type);
 }
-} // namespace
+
+} // namespace m2n::runtime
+
+using m2n::runtime::fail;
+using m2n::runtime::reshardAt;
+static int64_t bufferBytes(const m2n::CompiledReshard &r,
+                           const m2n::Layout &layout, int rank) {
+  return m2n::runtime::localBytes(r, layout, rank);
+}
 
 extern "C" {
 
@@ -56,6 +62,10 @@ const char *m2n_status_name(m2n_status status) {
     return "M2N_EXECUTION_FAILED";
   case M2N_IO_ERROR:
     return "M2N_IO_ERROR";
+  case M2N_TIMEOUT:
+    return "M2N_TIMEOUT";
+  case M2N_CUDA_ERROR:
+    return "M2N_CUDA_ERROR";
   }
   return "M2N_UNKNOWN_STATUS";
 }

@@ -31,7 +31,9 @@ typedef enum m2n_status {
   M2N_INVALID_ARTIFACT = 2, /* truncated, corrupted, foreign or too new */
   M2N_UNSUPPORTED = 3,      /* valid, but not executable by this backend */
   M2N_EXECUTION_FAILED = 4, /* a step could not run (deadlock, bounds) */
-  M2N_IO_ERROR = 5          /* a file could not be read */
+  M2N_IO_ERROR = 5,         /* a file could not be read */
+  M2N_TIMEOUT = 6,          /* a rank waited too long for a peer */
+  M2N_CUDA_ERROR = 7        /* a CUDA call failed */
 } m2n_status;
 
 /* "M2N_SUCCESS", "M2N_INVALID_ARGUMENT", ... */
@@ -67,6 +69,36 @@ m2n_status m2n_artifact_buffer_bytes(m2n_artifact artifact, int reshard,
 m2n_status m2n_host_execute(m2n_artifact artifact, int reshard, int ranks,
                             const void *const *src, const size_t *src_bytes,
                             void *const *dst, const size_t *dst_bytes);
+
+/*===----------------------------------------------------------------------===*
+ * CUDA backend: one process driving every rank (several ranks may share a
+ * GPU: virtual ranks). Available when the runtime was built with CUDA;
+ * otherwise these return M2N_UNSUPPORTED.
+ *===----------------------------------------------------------------------===*/
+
+typedef struct m2n_cuda_context_t *m2n_cuda_context;
+
+/* Prepares `artifact` for `ranks` ranks, rank r on CUDA device devices[r]:
+ * loads its kernel on every device and enables peer access between them.
+ * `timeout_ms` bounds every wait of a kernel for a peer. */
+m2n_status m2n_cuda_context_create(m2n_artifact artifact, int ranks,
+                                   const int *devices, double timeout_ms,
+                                   m2n_cuda_context *context);
+void m2n_cuda_context_destroy(m2n_cuda_context context);
+
+/* Enqueues reshard `reshard` over user device buffers (rank r's local parts,
+ * on devices[r]; NULL and 0 for ranks outside a mesh) on each rank's stream
+ * (`streams[r]`, a cudaStream_t of devices[r], or NULL for the device's
+ * default stream). Returns once everything is enqueued; the ranks' kernels
+ * run concurrently and synchronize through counters in device memory. */
+m2n_status m2n_cuda_execute(m2n_cuda_context context, int reshard,
+                            void *const *src, const size_t *src_bytes,
+                            void *const *dst, const size_t *dst_bytes,
+                            void *const *streams);
+
+/* Waits for the work enqueued so far; a kernel that waited longer than the
+ * timeout for a peer is reported as M2N_TIMEOUT naming the item. */
+m2n_status m2n_cuda_synchronize(m2n_cuda_context context);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,30 @@
+//===- Internal.h - shared by the runtime's C API files ----------*- C++ -*-===//
+
+#ifndef M2N_RUNTIME_INTERNAL_H
+#define M2N_RUNTIME_INTERNAL_H
+
+#include "m2n/runtime.h"
+
+#include "m2n/Artifact/Artifact.h"
+
+#include <string>
+
+struct m2n_artifact_t {
+  m2n::Artifact artifact;
+};
+
+namespace m2n::runtime {
+
+/// Records `message` as this thread's last error and returns `status`.
+m2n_status fail(m2n_status status, std::string message);
+
+/// The reshard, or nullptr for a bad handle or index.
+const CompiledReshard *reshardAt(m2n_artifact artifact, int reshard);
+
+/// Bytes of rank `rank`'s local part in `layout` (0 outside its mesh).
+int64_t localBytes(const CompiledReshard &reshard, const Layout &layout,
+                   int rank);
+
+} // namespace m2n::runtime
+
+#endif // M2N_RUNTIME_INTERNAL_H
