@@ -7,9 +7,13 @@
 // tensor maps over them, and launches every rank's kernel on its stream.
 //
 // Counters are never reset: each execution of a reshard raises every counter
-// by the same amount, so waits compare against that amount times the number
-// of executions so far. A rank can never see a stale "ready" left by the
-// previous execution, and no rank has to wait for another rank's reset.
+// by the same amount, so the n-th execution (the kernel's epoch parameter)
+// waits for n times the item's value. A rank can never see a stale "ready"
+// left by the previous execution, and no rank has to wait for another
+// rank's reset.
+//
+// Work-item tables and tensor maps depend only on the buffer addresses: they
+// are built on the first execution over a set of buffers and reused after.
 //
 //===----------------------------------------------------------------------===//
 
@@ -126,8 +130,12 @@ CUtensorMapDataType mapType(m2n::ElementType type) {
 }
 
 /// Device state of one reshard: scratch, counters, tables, tensor maps.
+/// Tables and maps depend on the user's buffer addresses only: they are
+/// rebuilt when those change, and reused otherwise.
 struct ReshardState {
   uint64_t executions = 0;
+  std::vector<void *> builtFor; // The buffer addresses the tables hold.
+  std::map<int64_t, uint64_t> itemCounts; // By rank.
   std::vector<void *> scratch;            // By scratch index.
   std::map<int64_t, uint64_t *> counters; // By rank.
   std::map<int64_t, Item *> tables;       // By rank.
@@ -304,102 +312,111 @@ m2n_status m2n_cuda_execute(m2n_cuda_context context, int reshard,
                                    : dst[ref.rank]);
   };
 
-  // Tensor maps over this call's buffers, one copy per device.
-  std::vector<CUtensorMap> maps(program.maps.size());
-  for (size_t m = 0; m < program.maps.size(); ++m) {
-    const m2n::TensorMapSpec &spec = program.maps[m];
-    const int rank = static_cast<int>(spec.box.size());
-    cuuint64_t dims[5], strides[4];
-    cuuint32_t box[5], elementStrides[5];
-    int64_t pitch = elementBytes;
-    for (int d = 0; d < rank; ++d) {
-      dims[d] = spec.extents[rank - 1 - d];
-      box[d] = static_cast<cuuint32_t>(spec.box[rank - 1 - d]);
-      elementStrides[d] = 1;
-      if (d > 0)
-        strides[d - 1] = pitch;
-      pitch *= spec.extents[rank - 1 - d];
+  std::vector<void *> addresses(src, src + ranks);
+  addresses.insert(addresses.end(), dst, dst + ranks);
+  if (addresses != state.builtFor) {
+    // Tensor maps over the buffers, one copy per device.
+    std::vector<CUtensorMap> maps(program.maps.size());
+    for (size_t m = 0; m < program.maps.size(); ++m) {
+      const m2n::TensorMapSpec &spec = program.maps[m];
+      const int rank = static_cast<int>(spec.box.size());
+      cuuint64_t dims[5], strides[4];
+      cuuint32_t box[5], elementStrides[5];
+      int64_t pitch = elementBytes;
+      for (int d = 0; d < rank; ++d) {
+        dims[d] = spec.extents[rank - 1 - d];
+        box[d] = static_cast<cuuint32_t>(spec.box[rank - 1 - d]);
+        elementStrides[d] = 1;
+        if (d > 0)
+          strides[d - 1] = pitch;
+        pitch *= spec.extents[rank - 1 - d];
+      }
+      M2N_CU(driver.tensorMapEncodeTiled(
+          &maps[m], mapType(r->type), rank, addressOf(spec.buffer), dims,
+          strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+          CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
     }
-    M2N_CU(driver.tensorMapEncodeTiled(
-        &maps[m], mapType(r->type), rank, addressOf(spec.buffer), dims,
-        strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-        CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+    for (const auto &[rank, rankProgram] : program.ranks) {
+      const int device = context->devices[rank];
+      M2N_CUDA(cudaSetDevice(device));
+      if (!maps.empty() && !state.maps.count(device)) {
+        CUtensorMap *deviceMaps = nullptr;
+        M2N_CUDA(cudaMalloc(&deviceMaps, maps.size() * sizeof(CUtensorMap)));
+        M2N_CUDA(cudaMemcpy(deviceMaps, maps.data(),
+                            maps.size() * sizeof(CUtensorMap),
+                            cudaMemcpyHostToDevice));
+        state.maps[device] = deviceMaps;
+      }
+      std::vector<Item> items;
+      items.reserve(rankProgram.items.size());
+      for (const m2n::Movement &m : rankProgram.items) {
+        Item it{};
+        if (m.tile) {
+          it.kind = 1;
+          it.rank = static_cast<uint32_t>(m.srcCoords.size());
+          it.src = reinterpret_cast<uint64_t>(state.maps[device] + m.srcMap);
+          it.dst = reinterpret_cast<uint64_t>(state.maps[device] + m.dstMap);
+          for (uint32_t d = 0; d < it.rank; ++d) {
+            it.srcCoords[d] = static_cast<int32_t>(m.srcCoords[it.rank - 1 - d]);
+            it.dstCoords[d] = static_cast<int32_t>(m.dstCoords[it.rank - 1 - d]);
+          }
+          it.op = *m2n::tileOp(m.op);
+        } else {
+          it.src = reinterpret_cast<uint64_t>(addressOf(m.src) + m.srcOffset);
+          it.dst = reinterpret_cast<uint64_t>(addressOf(m.dst) + m.dstOffset);
+          it.op = static_cast<uint32_t>(m.op);
+        }
+        it.bytes = static_cast<uint32_t>(m.bytes);
+        if (m.signal)
+          it.signal = reinterpret_cast<uint64_t>(
+              state.counters.at(m.signal->rank) + m.signal->index);
+        // The kernel multiplies wait values by the execution's epoch.
+        if (m.waits.size() > 0) {
+          it.wait0 = reinterpret_cast<uint64_t>(
+              state.counters.at(m.waits[0].counter.rank) +
+              m.waits[0].counter.index);
+          it.value0 = m.waits[0].value;
+        }
+        if (m.waits.size() > 1) {
+          it.wait1 = reinterpret_cast<uint64_t>(
+              state.counters.at(m.waits[1].counter.rank) +
+              m.waits[1].counter.index);
+          it.value1 = m.waits[1].value;
+        }
+        items.push_back(it);
+      }
+      if (!state.tables.count(rank)) {
+        Item *table = nullptr;
+        M2N_CUDA(cudaMalloc(&table,
+                            std::max<size_t>(items.size(), 1) * sizeof(Item)));
+        state.tables[rank] = table;
+      }
+      M2N_CUDA(cudaMemcpy(state.tables[rank], items.data(),
+                          items.size() * sizeof(Item), cudaMemcpyHostToDevice));
+      state.itemCounts[rank] = items.size();
+    }
+    state.builtFor = addresses;
   }
 
-  // Waits compare against the total after this execution.
-  const uint64_t round = state.executions + 1;
   void *errorDevice = nullptr;
   M2N_CUDA(cudaHostGetDevicePointer(&errorDevice, context->errorRecord, 0));
   const m2n::Artifact &a = context->artifact->artifact;
+  uint64_t epoch = state.executions + 1;
   for (const auto &[rank, rankProgram] : program.ranks) {
     const int device = context->devices[rank];
     M2N_CUDA(cudaSetDevice(device));
     cudaStream_t stream =
         streams ? static_cast<cudaStream_t>(streams[rank]) : nullptr;
-    if (!maps.empty() && !state.maps.count(device)) {
-      CUtensorMap *deviceMaps = nullptr;
-      M2N_CUDA(cudaMalloc(&deviceMaps, maps.size() * sizeof(CUtensorMap)));
-      state.maps[device] = deviceMaps;
-    }
-    if (!maps.empty())
-      M2N_CUDA(cudaMemcpyAsync(state.maps[device], maps.data(),
-                               maps.size() * sizeof(CUtensorMap),
-                               cudaMemcpyHostToDevice, stream));
-    std::vector<Item> items;
-    items.reserve(rankProgram.items.size());
-    for (const m2n::Movement &m : rankProgram.items) {
-      Item it{};
-      if (m.tile) {
-        it.kind = 1;
-        it.rank = static_cast<uint32_t>(m.srcCoords.size());
-        it.src = reinterpret_cast<uint64_t>(state.maps[device] + m.srcMap);
-        it.dst = reinterpret_cast<uint64_t>(state.maps[device] + m.dstMap);
-        for (uint32_t d = 0; d < it.rank; ++d) {
-          it.srcCoords[d] = static_cast<int32_t>(m.srcCoords[it.rank - 1 - d]);
-          it.dstCoords[d] = static_cast<int32_t>(m.dstCoords[it.rank - 1 - d]);
-        }
-        it.op = *m2n::tileOp(m.op);
-      } else {
-        it.src = reinterpret_cast<uint64_t>(addressOf(m.src) + m.srcOffset);
-        it.dst = reinterpret_cast<uint64_t>(addressOf(m.dst) + m.dstOffset);
-        it.op = static_cast<uint32_t>(m.op);
-      }
-      it.bytes = static_cast<uint32_t>(m.bytes);
-      if (m.signal)
-        it.signal = reinterpret_cast<uint64_t>(
-            state.counters.at(m.signal->rank) + m.signal->index);
-      uint64_t *waitAddress[2] = {nullptr, nullptr};
-      for (size_t w = 0; w < m.waits.size() && w < 2; ++w)
-        waitAddress[w] =
-            state.counters.at(m.waits[w].counter.rank) + m.waits[w].counter.index;
-      if (waitAddress[0]) {
-        it.wait0 = reinterpret_cast<uint64_t>(waitAddress[0]);
-        it.value0 = m.waits[0].value * round;
-      }
-      if (waitAddress[1]) {
-        it.wait1 = reinterpret_cast<uint64_t>(waitAddress[1]);
-        it.value1 = m.waits[1].value * round;
-      }
-      items.push_back(it);
-    }
-    if (!state.tables.count(rank)) {
-      Item *table = nullptr;
-      M2N_CUDA(cudaMalloc(&table, std::max<size_t>(items.size(), 1) * sizeof(Item)));
-      state.tables[rank] = table;
-    }
-    M2N_CUDA(cudaMemcpyAsync(state.tables[rank], items.data(),
-                             items.size() * sizeof(Item),
-                             cudaMemcpyHostToDevice, stream));
-    uint64_t count = items.size(), timeout = context->timeoutCycles;
+    uint64_t count = state.itemCounts[rank], timeout = context->timeoutCycles;
     uint64_t stageBytes = a.kernel.stageBytes, stages = a.kernel.stages;
-    void *args[] = {&state.tables[rank], &count,      &errorDevice,
-                    &timeout,            &stageBytes, &stages};
+    void *args[] = {&state.tables[rank], &count,  &errorDevice, &timeout,
+                    &stageBytes,         &stages, &epoch};
     if (count)
-      M2N_CU(driver.launchKernel(context->kernels.at(device), a.kernel.ctas, 1, 1,
-                            a.kernel.threads, 1, 1,
-                            static_cast<unsigned>(stageBytes * stages),
-                            stream, args, nullptr));
+      M2N_CU(driver.launchKernel(context->kernels.at(device), a.kernel.ctas, 1,
+                                 1, a.kernel.threads, 1, 1,
+                                 static_cast<unsigned>(stageBytes * stages),
+                                 stream, args, nullptr));
     context->pending.insert({device, stream});
   }
   ++state.executions;

@@ -53,8 +53,9 @@ static void launch(const Kernel &k, const std::vector<Item> &items, int ctas,
   uint64_t count = items.size();
   void *errorDevice = nullptr;
   CUDA_CHECK(cudaHostGetDevicePointer(&errorDevice, errorRecord, 0));
-  void *args[] = {deviceItems, &count, &errorDevice, &timeout, &stageBytes,
-                  &stages};
+  uint64_t epoch = 1; // Fresh counters every launch here.
+  void *args[] = {deviceItems, &count,  &errorDevice, &timeout,
+                  &stageBytes, &stages, &epoch};
   CU_CHECK(cuLaunchKernel(k.function, ctas, 1, 1, 32, 1, 1,
                           (unsigned)(stageBytes * stages), stream, args,
                           nullptr));

@@ -26,8 +26,10 @@
 // Error record (u64[4], host-mapped): 1, item index, wait address, value seen.
 //
 // Parameters: items, number of items, error record, timeout in clock cycles,
-// stage size in bytes (>= the largest item), number of stages (1-8). The
-// stages live in dynamic shared memory (stages x stage size bytes).
+// stage size in bytes (>= the largest item), number of stages (1-8), epoch.
+// The stages live in dynamic shared memory (stages x stage size bytes).
+// Counters are never reset: the n-th execution of a table (epoch n) waits
+// for n times the values in its items.
 //
 // MLIR has no op for cp.reduce.async.bulk (non-tensor), the acquire/release
 // flag accesses, the proxy fence or trap: those are nvvm.inline_ptx.
@@ -37,7 +39,8 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
   llvm.mlir.global internal @m2n_bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<8 x i64>
 
   gpu.func @m2n_transfer(%items: !llvm.ptr<1>, %num_items: i64, %error: !llvm.ptr<1>,
-                         %timeout: i64, %stage_bytes: i64, %stages: i64) kernel {
+                         %timeout: i64, %stage_bytes: i64, %stages: i64,
+                         %epoch: i64) kernel {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %i0 = arith.constant 0 : i32
@@ -75,8 +78,8 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
       scf.for %k = %c0 to %preIdx step %c1 {
         %kk = arith.index_cast %k : index to i64
         %early = arith.constant true
-        func.call @m2n_issue(%items, %kk, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %early)
-            : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1) -> ()
+        func.call @m2n_issue(%items, %kk, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %early, %epoch)
+            : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1, i64) -> ()
       }
       scf.for %k = %c0 to %mineIdx step %c1 {
         %kk = arith.index_cast %k : index to i64
@@ -110,8 +113,8 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
         scf.if %deferred {
           nvvm.cp.async.bulk.wait_group 0 {read}
           %late = arith.constant false
-          func.call @m2n_issue(%items, %kk, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %late)
-              : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1) -> ()
+          func.call @m2n_issue(%items, %kk, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %late, %epoch)
+              : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1, i64) -> ()
         }
         %moves = arith.cmpi ne, %bytes, %i0 : i32
         scf.if %moves {
@@ -446,8 +449,8 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
           scf.if %refill {
             nvvm.cp.async.bulk.wait_group 0 {read}
             %early = arith.constant true
-            func.call @m2n_issue(%items, %next, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %early)
-                : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1) -> ()
+            func.call @m2n_issue(%items, %next, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %early, %epoch)
+                : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1, i64) -> ()
           }
         } else {
           %notFirst = arith.cmpi uge, %kk, %l1 : i64
@@ -458,8 +461,8 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
           scf.if %refill {
             nvvm.cp.async.bulk.wait_group 1 {read}
             %early = arith.constant true
-            func.call @m2n_issue(%items, %next, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %early)
-                : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1) -> ()
+            func.call @m2n_issue(%items, %next, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %early, %epoch)
+                : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1, i64) -> ()
           }
         }
       }
@@ -474,7 +477,8 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
   // have not been stored yet.
   func.func private @m2n_issue(%items: !llvm.ptr<1>, %k: i64, %bid: i64, %grid: i64, %stages: i64,
                                %stage_bytes: i64, %stageBase: !llvm.ptr<3>, %barBase: !llvm.ptr<3>,
-                               %error: !llvm.ptr<1>, %timeout: i64, %early: i1) attributes {always_inline} {
+                               %error: !llvm.ptr<1>, %timeout: i64, %early: i1,
+                               %epoch: i64) attributes {always_inline} {
     %i0 = arith.constant 0 : i32
     %l0 = arith.constant 0 : i64
     %l64 = arith.constant 128 : i64
@@ -503,7 +507,9 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
       %wap = llvm.getelementptr %recp[%woff] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
       %waddr = llvm.load %wap : !llvm.ptr<1> -> !llvm.ptr<1>
       %wvp = llvm.getelementptr %wap[8] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
-      %wvalue = llvm.load %wvp : !llvm.ptr<1> -> i64
+      %wvalue1 = llvm.load %wvp : !llvm.ptr<1> -> i64
+      // Counters only grow: execution `epoch` waits for epoch x the count.
+      %wvalue = arith.muli %wvalue1, %epoch : i64
       %wai = llvm.ptrtoint %waddr : !llvm.ptr<1> to i64
       %waits = arith.cmpi ne, %wai, %l0 : i64
       scf.if %waits {
