@@ -19,6 +19,8 @@
 
 #include "Internal.h"
 
+#include "m2n/Codegen/KernelABI.h"
+
 #include <cuda.h>
 #include <cuda_runtime.h>
 
@@ -68,17 +70,7 @@ struct Driver {
 
 Driver driver;
 
-/// The kernel's work item (lib/Conversion/M2NToGPU/TransferKernel.mlir).
-struct Item {
-  uint64_t src, dst;
-  uint32_t bytes, op;
-  uint64_t signal;
-  uint64_t wait0, value0, wait1, value1;
-  uint32_t kind, rank;
-  int32_t srcCoords[5], dstCoords[5];
-  uint8_t pad[16];
-};
-static_assert(sizeof(Item) == 128, "the kernel reads 128-byte items");
+using Item = m2n::KernelItem;
 
 m2n_status cudaFailure(cudaError_t error, const char *what) {
   return fail(M2N_CUDA_ERROR, std::string(what) + ": " +

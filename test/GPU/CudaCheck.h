@@ -31,16 +31,7 @@
     }                                                                          \
   } while (0)
 
-/// The 128-byte work item of lib/Conversion/M2NToGPU/TransferKernel.mlir.
-struct Item {
-  uint64_t src, dst;
-  uint32_t bytes, op;
-  uint64_t signal;
-  uint64_t wait0, value0, wait1, value1;
-  uint32_t kind, rank;        // kind 1: src/dst are tensor maps.
-  int32_t srcCoords[5], dstCoords[5]; // Innermost first.
-  uint8_t pad[16];
-};
-static_assert(sizeof(Item) == 128, "item record is 128 bytes");
+#include "m2n/Codegen/KernelABI.h"
+using Item = m2n::KernelItem;
 
 #endif // M2N_TEST_GPU_CUDACHECK_H

@@ -10,7 +10,7 @@ dir=$1
 out=${2:-.}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
-nvcc -O2 -std=c++17 -arch=sm_90 "$root/test/GPU/transfer_kernel_driver.cu" -o /tmp/m2n_transfer_driver -lcuda
+nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" "$root/test/GPU/transfer_kernel_driver.cu" -o /tmp/m2n_transfer_driver -lcuda
 # The runtime (no MLIR) built from its sources and the plain libraries.
 nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" -I"$root/runtime/include" \
   "$root/test/GPU/artifact_runner.cu" "$root/runtime/src/runtime.cpp" \
