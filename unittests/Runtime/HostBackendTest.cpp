@@ -133,4 +133,26 @@ TEST(RuntimeArtifactTest, RejectsBadArtifactsWithAReason) {
   EXPECT_EQ(artifact, nullptr);
 }
 
+// Without a GPU (CI) the CUDA backend answers with a status and a message,
+// never a crash; with one, a context for the artifact comes up.
+TEST_F(HostBackendTest, CudaBackendReportsItsAvailability) {
+  m2n_cuda_context context = nullptr;
+  int devices[3] = {0, 0, 0};
+  EXPECT_EQ(m2n_cuda_context_create(nullptr, 3, devices, 1000, &context),
+            m2n_cuda_context_create(artifact, 0, devices, 1000, &context));
+  m2n_status status =
+      m2n_cuda_context_create(artifact, 3, devices, 1000, &context);
+  if (status == M2N_SUCCESS) {
+    m2n_cuda_context_destroy(context);
+    return;
+  }
+  EXPECT_TRUE(status == M2N_CUDA_ERROR || status == M2N_UNSUPPORTED)
+      << m2n_status_name(status);
+  EXPECT_STRNE(m2n_last_error(), "");
+  EXPECT_EQ(context, nullptr);
+  EXPECT_EQ(m2n_cuda_execute(nullptr, 0, nullptr, nullptr, nullptr, nullptr,
+                             nullptr),
+            status == M2N_UNSUPPORTED ? M2N_UNSUPPORTED : M2N_INVALID_ARGUMENT);
+}
+
 } // namespace
