@@ -31,10 +31,22 @@
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::printf("usage: %s ARTIFACT [--repeat N]\n", argv[0]);
+    std::printf("usage: %s ARTIFACT [--repeat N] [--csv FILE]\n", argv[0]);
     return 2;
   }
-  int repeat = argc > 3 && !std::strcmp(argv[2], "--repeat") ? std::atoi(argv[3]) : 5;
+  int repeat = 5;
+  FILE *csv = nullptr;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--repeat"))
+      repeat = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--csv") && !(csv = std::fopen(argv[i + 1], "w"))) {
+      std::printf("artifact_runner: cannot write %s\n", argv[i + 1]);
+      return 2;
+    }
+  }
+  // One row per measurement, read by bench/gpu/report.py.
+  if (csv)
+    std::fprintf(csv, "name,status,items,ctas,moved_bytes,ms\n");
   std::ifstream in(argv[1], std::ios::binary);
   std::stringstream bytes;
   bytes << in.rdbuf();
@@ -127,6 +139,10 @@ int main(int argc, char **argv) {
                 reshard.name.c_str(), report.passed ? "PASS" : "FAIL",
                 (long long)reshard.program.itemCount(), (long long)tiles, movedBytes / 1e6, ms, repeat,
                 movedBytes / (ms * 1e-3) / 1e9, report.message.c_str());
+    if (csv)
+      std::fprintf(csv, "%s,%s,%lld,%u,%lld,%.6f\n", reshard.name.c_str(),
+                   report.passed ? "PASS" : "FAIL", (long long)reshard.program.itemCount(),
+                   parsed.kernel.ctas, (long long)movedBytes, ms);
     (report.passed ? passed : failed)++;
     m2n_cuda_context_destroy(context);
     for (int r = 0; r < ranks; ++r) {
@@ -137,25 +153,33 @@ int main(int argc, char **argv) {
   }
   if (devices >= 2) {
     // The copy engine between the first two GPUs, for reference.
-    const size_t bytes = (size_t)1 << 30;
-    char *a, *b;
-    CUDA_CHECK(cudaSetDevice(1));
-    CUDA_CHECK(cudaMalloc(&a, bytes));
-    CUDA_CHECK(cudaSetDevice(0));
-    CUDA_CHECK(cudaMalloc(&b, bytes));
-    std::vector<double> times;
-    for (int r = 0; r < 6; ++r) {
-      auto start = std::chrono::steady_clock::now();
-      CUDA_CHECK(cudaMemcpyPeer(b, 0, a, 1, bytes));
-      CUDA_CHECK(cudaDeviceSynchronize());
-      if (r)
-        times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    for (size_t bytes : {(size_t)256 << 20, (size_t)1 << 30}) {
+      char *a, *b;
+      CUDA_CHECK(cudaSetDevice(1));
+      CUDA_CHECK(cudaMalloc(&a, bytes));
+      CUDA_CHECK(cudaSetDevice(0));
+      CUDA_CHECK(cudaMalloc(&b, bytes));
+      std::vector<double> times;
+      for (int r = 0; r <= repeat; ++r) {
+        auto start = std::chrono::steady_clock::now();
+        CUDA_CHECK(cudaMemcpyPeer(b, 0, a, 1, bytes));
+        CUDA_CHECK(cudaDeviceSynchronize());
+        if (r) // the first copy warms up
+          times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      }
+      std::sort(times.begin(), times.end());
+      double ms = times[times.size() / 2];
+      std::printf("%-28s REF   cudaMemcpyPeer GPU1 -> GPU0, %zu MiB: %.3f ms, %.1f GB/s (host-timed)\n",
+                  "copy engine", bytes >> 20, ms, bytes / (ms * 1e-3) / 1e9);
+      if (csv)
+        std::fprintf(csv, "copy_engine__u8__%zu,REF,0,0,%zu,%.6f\n", bytes, bytes, ms);
+      CUDA_CHECK(cudaFree(b));
+      CUDA_CHECK(cudaSetDevice(1));
+      CUDA_CHECK(cudaFree(a));
     }
-    std::sort(times.begin(), times.end());
-    std::printf("%-28s REF   cudaMemcpyPeer GPU1 -> GPU0, 1 GiB: %.3f ms, %.1f GB/s (host-timed)\n",
-                "copy engine", times[times.size() / 2],
-                bytes / (times[times.size() / 2] * 1e-3) / 1e9);
   }
+  if (csv)
+    std::fclose(csv);
   m2n_artifact_destroy(artifact);
   std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   return failed ? 1 : 0;

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The GPU benchmark of issue 6: m2n against its baselines, every row measured
+# in the same run on 2 GPUs. Two halves, because the GPU machine has no MLIR:
+#   here:            bench/gpu/run.sh compile        (writes .gpu/bench.m2n)
+#   GPU machine:     bench/gpu/run.sh measure OUT    (carry .gpu)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+case "${1:-}" in
+compile)
+  mkdir -p "$root/.gpu"
+  python3 "$root/bench/gpu/make_bench_ir.py" > "$root/.gpu/bench.mlir"
+  "$root/build/bin/m2n-opt" "$root/.gpu/bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench.m2n" -o /dev/null
+  echo "wrote $root/.gpu/bench.m2n" ;;
+measure)
+  out=${2:?usage: run.sh measure OUT_DIR}
+  mkdir -p "$out"
+  export NCCL_NVLS_ENABLE=0
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
+  nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" -I"$root/runtime/include" \
+    "$root/test/GPU/artifact_runner.cu" "$root/runtime/src/runtime.cpp" \
+    "$root/runtime/src/cuda_backend.cpp" \
+    "$root"/lib/Layout/*.cpp "$root"/lib/Sim/*.cpp "$root"/lib/Route/*.cpp \
+    "$root"/lib/Codegen/*.cpp "$root"/lib/Artifact/*.cpp -o /tmp/m2n_artifact_runner
+  timeout 400 /tmp/m2n_artifact_runner "$root/.gpu/bench.m2n" --repeat 10 --csv "$out/m2n.csv" 2>&1 | tee "$out/m2n.log"
+  timeout 300 torchrun --nproc-per-node 2 "$root/bench/gpu/baselines.py" "$out/baselines.csv" --repeat 10 2>&1 | tee "$out/baselines.log"
+  python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" --svg "$out/collectives.svg" | tee "$out/table.md" ;;
+*)
+  echo "usage: $0 compile | measure OUT_DIR" >&2; exit 2 ;;
+esac
