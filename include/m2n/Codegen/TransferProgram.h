@@ -132,7 +132,9 @@ struct LoweringOptions {
   /// Boxes whose contiguous runs are shorter than this move as tiles (one
   /// TMA tensor copy per tile of up to 256 per dimension) where tensor maps
   /// can describe them.
-  int64_t tileBelowRunBytes = 4096;
+  // 16 KiB: 8 KiB rows moved 4x faster as 128x256 tiles than as bulk runs
+  // (bench/results/gpu-bench-2026-11-30.md).
+  int64_t tileBelowRunBytes = 16384;
   /// Use tiles wherever tensor maps can describe the box.
   bool preferTiles = false;
 };

@@ -55,7 +55,9 @@ def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
     Option<"stages", "stages", "unsigned", "3",
            "Shared-memory stages per CTA">,
     Option<"stageBytes", "stage-bytes", "int64_t", "65536",
-           "Bytes per stage, the largest work item">
+           "Bytes per stage, the largest work item">,
+    Option<"tileBelowRunBytes", "tile-below-run-bytes", "int64_t", "16384",
+           "Boxes whose contiguous runs are shorter move as TMA tensor tiles">
   ];
 }
 

@@ -43,6 +43,11 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
   Option<unsigned> maxCtas{*this, "max-ctas",
                            llvm::cl::desc("CTAs per rank (SM budget)"),
                            llvm::cl::init(16)};
+  Option<int64_t> tileBelowRunBytes{
+      *this, "tile-below-run-bytes",
+      llvm::cl::desc("Boxes whose contiguous runs are shorter move as TMA "
+                     "tensor tiles"),
+      llvm::cl::init(16384)};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin, fatbin"),
@@ -79,6 +84,7 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
     m2n::WriteArtifactOptions write;
     write.path = options.artifact;
     write.maxCtas = options.maxCtas;
+    write.tileBelowRunBytes = options.tileBelowRunBytes;
     pm.addPass(m2n::createWriteArtifact(write));
   }
 }

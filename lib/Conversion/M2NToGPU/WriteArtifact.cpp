@@ -22,12 +22,14 @@ using namespace mlir;
 FailureOr<std::string> mlir::m2n::buildArtifact(ModuleOp module,
                                                 unsigned maxCtas,
                                                 unsigned stages,
-                                                int64_t stageBytes) {
+                                                int64_t stageBytes,
+                                                int64_t tileBelowRunBytes) {
   if (stages < 1 || stages > 8 || stageBytes < 16 || stageBytes % 16 ||
-      maxCtas < 1)
+      maxCtas < 1 || tileBelowRunBytes < 0)
     return module.emitError("m2n-write-artifact: stages must be 1-8, "
-                            "stage-bytes a positive multiple of 16 and "
-                            "max-ctas positive");
+                            "stage-bytes a positive multiple of 16, "
+                            "max-ctas positive and tile-below-run-bytes "
+                            "not negative");
   ::m2n::Artifact artifact;
   artifact.kernel.ctas = maxCtas;
   artifact.kernel.stages = stages;
@@ -57,6 +59,7 @@ FailureOr<std::string> mlir::m2n::buildArtifact(ModuleOp module,
 
   ::m2n::LoweringOptions options;
   options.maxItemBytes = stageBytes;
+  options.tileBelowRunBytes = tileBelowRunBytes;
   int64_t index = 0;
   WalkResult walk = module.walk([&](mlir::m2n::ScheduleOp schedule) {
     mlir::m2n::DistType src = schedule.getInput().getType();
@@ -105,7 +108,8 @@ struct WriteArtifactPass
       return signalPassFailure();
     }
     FailureOr<std::string> bytes =
-        mlir::m2n::buildArtifact(module, maxCtas, stages, stageBytes);
+        mlir::m2n::buildArtifact(module, maxCtas, stages, stageBytes,
+                                 tileBelowRunBytes);
     if (failed(bytes))
       return signalPassFailure();
     // Write atomically: readers never see a partial artifact.

@@ -19,8 +19,10 @@ constexpr llvm::StringLiteral kTransferKernelName = "m2n_transfer";
 /// The artifact of `module` (after --m2n-pipeline without `artifact=`): the
 /// PTX of its kernel binary and every m2n.schedule lowered to per-rank work
 /// items. Reports what cannot be lowered on the offending op.
+/// Contiguous runs shorter than `tileBelowRunBytes` move as TMA tensor tiles.
 FailureOr<std::string> buildArtifact(ModuleOp module, unsigned maxCtas,
-                                     unsigned stages, int64_t stageBytes);
+                                     unsigned stages, int64_t stageBytes,
+                                     int64_t tileBelowRunBytes = 16384);
 
 /// Adds the transfer kernel module (gpu, nvvm, llvm, scf and arith ops) to
 /// `module` for `chip` unless it is there already.
