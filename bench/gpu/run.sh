@@ -16,11 +16,7 @@ measure)
   mkdir -p "$out"
   export NCCL_NVLS_ENABLE=0
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
-  nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" -I"$root/runtime/include" \
-    "$root/test/GPU/artifact_runner.cu" "$root/runtime/src/runtime.cpp" \
-    "$root/runtime/src/cuda_backend.cpp" \
-    "$root"/lib/Layout/*.cpp "$root"/lib/Sim/*.cpp "$root"/lib/Route/*.cpp \
-    "$root"/lib/Codegen/*.cpp "$root"/lib/Artifact/*.cpp -o /tmp/m2n_artifact_runner
+  "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
   timeout 400 /tmp/m2n_artifact_runner "$root/.gpu/bench.m2n" --repeat 10 --csv "$out/m2n.csv" 2>&1 | tee "$out/m2n.log"
   timeout 300 torchrun --nproc-per-node 2 "$root/bench/gpu/baselines.py" "$out/baselines.csv" --repeat 10 2>&1 | tee "$out/baselines.log"
   python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" --svg "$out/collectives.svg" | tee "$out/table.md" ;;

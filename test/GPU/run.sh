@@ -11,12 +11,7 @@ out=${2:-.}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
 nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" "$root/test/GPU/transfer_kernel_driver.cu" -o /tmp/m2n_transfer_driver -lcuda
-# The runtime (no MLIR) built from its sources and the plain libraries.
-nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" -I"$root/runtime/include" \
-  "$root/test/GPU/artifact_runner.cu" "$root/runtime/src/runtime.cpp" \
-  "$root/runtime/src/cuda_backend.cpp" \
-  "$root"/lib/Layout/*.cpp "$root"/lib/Sim/*.cpp "$root"/lib/Route/*.cpp \
-  "$root"/lib/Codegen/*.cpp "$root"/lib/Artifact/*.cpp -o /tmp/m2n_artifact_runner
+"$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
 status=0
 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" all 2>&1 | tee "$out/transfer_kernel.log" || status=1
 timeout 120 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" timeout 2>&1 | tee "$out/timeout.log" || status=1
