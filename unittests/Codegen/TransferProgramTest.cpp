@@ -14,6 +14,19 @@ using namespace m2n;
 
 namespace {
 
+/// Plans, routes and lowers one reshard: how every example below starts.
+std::optional<std::string> lower(const Layout &src, const Layout &dst,
+                                 const std::vector<int64_t> &shape,
+                                 const Topology &topology, Strategy strategy,
+                                 ElementType type, const LoweringOptions &options,
+                                 TransferProgram &program) {
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  Schedule schedule =
+      TopologyRouter(src, dst, shape, topology).route(plan, strategy);
+  addDataDependencies(schedule);
+  return lowerSchedule(schedule, src, dst, shape, type, options, program);
+}
+
 TEST(TransferProgramTest, PaperExampleAHierarchical) {
   Layout src{Mesh::contiguous({1, 4}, 0),
              {Placement::replicate(), Placement::shard(0)}};
@@ -22,13 +35,9 @@ TEST(TransferProgramTest, PaperExampleAHierarchical) {
   std::vector<int64_t> shape = {4, 8};
   Topology topology;
   topology.domains = {{0, 1, 2, 3}, {4, 5, 6, 7}};
-  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
-  Schedule schedule = TopologyRouter(src, dst, shape, topology)
-                          .route(plan, Strategy::Hierarchical);
-  addDataDependencies(schedule);
   TransferProgram program;
-  ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::BF16, {},
-                          program),
+  ASSERT_EQ(lower(src, dst, shape, topology, Strategy::Hierarchical,
+                  ElementType::BF16, {}, program),
             std::nullopt);
   // Rank 4 receives row 0 over the network (signalling counter 0) and pulls
   // row 1 from rank 6 once rank 6's receive has signalled.
@@ -50,17 +59,13 @@ TEST(TransferProgramTest, StridedBoxesBecomeRowsAndItemsAreCut) {
   Layout src{Mesh::contiguous({2}), {Placement::shard(0)}};
   Layout dst{Mesh::contiguous({2}), {Placement::shard(1)}};
   std::vector<int64_t> shape = {4, 16};
-  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
   Topology topology = Topology::singleDomain(2);
-  Schedule schedule =
-      TopologyRouter(src, dst, shape, topology).route(plan, Strategy::Flat);
-  addDataDependencies(schedule);
   TransferProgram program;
   LoweringOptions options;
   options.maxItemBytes = 16;
   options.tileBelowRunBytes = 0; // Rows, however short.
-  ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::F32, options,
-                          program),
+  ASSERT_EQ(lower(src, dst, shape, topology, Strategy::Flat,
+                  ElementType::F32, options, program),
             std::nullopt);
   // Each rank receives 2 rows x 8 columns from itself and from the other.
   EXPECT_EQ(program.ranks.at(0).items.size(), 2u * 2 * 2);
@@ -77,14 +82,10 @@ TEST(TransferProgramTest, ShortRowsBecomeTiles) {
   Layout src{Mesh::contiguous({2}), {Placement::shard(0)}};
   Layout dst{Mesh::contiguous({2}), {Placement::shard(1)}};
   std::vector<int64_t> shape = {600, 16};
-  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
   Topology topology = Topology::singleDomain(2);
-  Schedule schedule =
-      TopologyRouter(src, dst, shape, topology).route(plan, Strategy::Flat);
-  addDataDependencies(schedule);
   TransferProgram program;
-  ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::F32, {},
-                          program),
+  ASSERT_EQ(lower(src, dst, shape, topology, Strategy::Flat,
+                  ElementType::F32, {}, program),
             std::nullopt);
   // Rank 1 pulls rows [0, 300) x columns [8, 16) of rank 0: 300 rows in
   // tiles of 256 and 44 rows.
@@ -108,13 +109,10 @@ TEST(TransferProgramTest, RejectsWhatTmaCannotDo) {
   Layout src{Mesh::contiguous({2}), {Placement::partial(Reduction::Max)}};
   Layout dst{Mesh::contiguous({2}), {Placement::replicate()}};
   std::vector<int64_t> shape = {8};
-  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
   Topology topology = Topology::singleDomain(2);
-  Schedule schedule =
-      TopologyRouter(src, dst, shape, topology).route(plan, Strategy::Flat);
   TransferProgram program;
-  std::optional<std::string> error =
-      lowerSchedule(schedule, src, dst, shape, ElementType::F32, {}, program);
+  std::optional<std::string> error = lower(
+      src, dst, shape, topology, Strategy::Flat, ElementType::F32, {}, program);
   ASSERT_TRUE(error);
   EXPECT_NE(error->find("TMA has no bulk reduction max for f32"),
             std::string::npos);
@@ -122,11 +120,8 @@ TEST(TransferProgramTest, RejectsWhatTmaCannotDo) {
   Layout shards{Mesh::contiguous({2}), {Placement::shard(0)}};
   Layout whole{Mesh::contiguous({2}), {Placement::replicate()}};
   std::vector<int64_t> odd = {6};
-  plan = IntersectionPlanner(shards, whole, odd).plan();
-  schedule =
-      TopologyRouter(shards, whole, odd, topology).route(plan, Strategy::Flat);
-  error = lowerSchedule(schedule, shards, whole, odd, ElementType::BF16, {},
-                        program);
+  error = lower(shards, whole, odd, topology, Strategy::Flat, ElementType::BF16,
+                {}, program);
   ASSERT_TRUE(error);
   EXPECT_NE(error->find("is not 16-byte aligned"), std::string::npos);
 }
@@ -138,13 +133,9 @@ TEST(TransferProgramTest, ManyDependenciesAreJoined) {
   Layout dst{Mesh::contiguous({1}, 4), {Placement::replicate()}};
   std::vector<int64_t> shape = {16};
   Topology topology = Topology::singleDomain(5);
-  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
-  Schedule schedule = TopologyRouter(src, dst, shape, topology)
-                          .route(plan, Strategy::GatherBroadcast);
-  addDataDependencies(schedule);
   TransferProgram program;
-  ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::F32, {},
-                          program),
+  ASSERT_EQ(lower(src, dst, shape, topology, Strategy::GatherBroadcast,
+                  ElementType::F32, {}, program),
             std::nullopt);
   int64_t joins = 0;
   for (const Movement &m : program.ranks.at(4).items)
