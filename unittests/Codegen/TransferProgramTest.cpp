@@ -160,9 +160,7 @@ TEST(TransferProgramPropertyTest, LoweredSchedulesRunCorrectly) {
       shape.back() = 16 * random.uniform(1, 2); // Mostly aligned rows.
     int64_t rank = static_cast<int64_t>(shape.size());
     Layout src = random.layout(rank, /*allowPartial=*/true);
-    Layout dst = src.hasPartial() && random.uniform(0, 4) == 0
-                     ? random.keepPartial(src, rank)
-                     : random.layout(rank, /*allowPartial=*/false);
+    Layout dst = random.destination(src, rank);
     ElementType type = random.elementType();
     Topology topology;
     topology.domains = {{0, 1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11}};

@@ -149,9 +149,7 @@ TEST(PlannerPropertyTest, RandomReshardsAreExactBalancedAndDeterministic) {
     std::vector<int64_t> shape = random.shape();
     int64_t rank = static_cast<int64_t>(shape.size());
     Layout src = random.layout(rank, /*allowPartial=*/true);
-    Layout dst = src.hasPartial() && random.uniform(0, 4) == 0
-                     ? random.keepPartial(src, rank)
-                     : random.layout(rank, /*allowPartial=*/false);
+    Layout dst = random.destination(src, rank);
     ElementType type = random.elementType();
     SCOPED_TRACE("M2N_PROPERTY_SEED=" + std::to_string(seed) + " case " +
                  std::to_string(n) + ": " + src.str() + " -> " + dst.str() +

@@ -77,6 +77,15 @@ public:
     return result;
   }
 
+  /// The destination of a random reshard from `src`: a fresh layout without
+  /// partials or, one time in four when `src` has partial axes, one that
+  /// keeps them.
+  Layout destination(const Layout &src, int64_t tensorRank) {
+    if (src.hasPartial() && uniform(0, 4) == 0)
+      return keepPartial(src, tensorRank);
+    return layout(tensorRank, /*allowPartial=*/false);
+  }
+
   ElementType elementType() {
     return static_cast<ElementType>(uniform(0, 7));
   }

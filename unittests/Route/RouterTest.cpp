@@ -210,9 +210,7 @@ TEST(RouterPropertyTest, EveryStrategyDeliversTheReshard) {
     std::vector<int64_t> shape = random.shape();
     int64_t rank = static_cast<int64_t>(shape.size());
     Layout src = random.layout(rank, /*allowPartial=*/true);
-    Layout dst = src.hasPartial() && random.uniform(0, 4) == 0
-                     ? random.keepPartial(src, rank)
-                     : random.layout(rank, /*allowPartial=*/false);
+    Layout dst = random.destination(src, rank);
     ElementType type = random.elementType();
     Topology topology = randomTopology(random);
     int64_t chunkBytes = random.uniform(0, 2) * elementSize(type) *
