@@ -84,7 +84,9 @@ def main():
         k = key(row["name"])
         kind, dtype, size = k
         ours = m2n.get(k)
-        if ours is None:
+        if ours is None:  # m2n did not run or report this row: say so
+            print(f"| {TITLES[kind]} {dtype} | {human(size)} | - | - | - | MISSING | "
+                  f"{row['baseline']} | {float(row['ms']):.3f} | - | - |")
             continue
         ms, base_ms = float(ours["ms"]), float(row["ms"])
         baselines = [(row["baseline"], base_ms)]

@@ -36,10 +36,15 @@ int main(int argc, char **argv) {
   }
   int repeat = 5;
   FILE *csv = nullptr;
-  for (int i = 2; i + 1 < argc; i += 2) {
+  for (int i = 2; i < argc; i += 2) {
+    bool known = !std::strcmp(argv[i], "--repeat") || !std::strcmp(argv[i], "--csv");
+    if (!known || i + 1 == argc) {
+      std::printf("artifact_runner: %s %s\n", argv[i], known ? "needs a value" : "is not an option");
+      return 2;
+    }
     if (!std::strcmp(argv[i], "--repeat"))
       repeat = std::max(1, std::atoi(argv[i + 1]));
-    else if (!std::strcmp(argv[i], "--csv") && !(csv = std::fopen(argv[i + 1], "w"))) {
+    else if (!(csv = std::fopen(argv[i + 1], "w"))) {
       std::printf("artifact_runner: cannot write %s\n", argv[i + 1]);
       return 2;
     }
