@@ -3,6 +3,7 @@
 #include "m2n/Codegen/TransferProgram.h"
 
 #include <algorithm>
+#include <array>
 #include <set>
 #include <sstream>
 
@@ -228,7 +229,10 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
     return layout->localBox(shape, *index).sizes;
   };
 
-  // A topological order of the steps (list order among the ready ones).
+  // A topological order of the steps that interleaves the link classes in
+  // proportion to their bytes (list order among the ready steps of a class):
+  // CTAs walk their items in order, so local copies run alongside NVLink
+  // pulls instead of in a phase of their own.
   std::vector<int64_t> pending(count, 0), order;
   std::vector<std::vector<int64_t>> dependents(count);
   for (int64_t i = 0; i < count; ++i)
@@ -238,17 +242,35 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
       ++pending[i];
       dependents[dep].push_back(i);
     }
-  std::set<int64_t> ready;
-  for (int64_t i = 0; i < count; ++i)
+  constexpr int kClasses = 3;
+  auto classOf = [&](int64_t i) {
+    return static_cast<int>(schedule.steps[i].link);
+  };
+  std::array<std::set<int64_t>, kClasses> ready;
+  std::array<double, kClasses> total{}, done{};
+  for (int64_t i = 0; i < count; ++i) {
+    total[classOf(i)] += schedule.steps[i].fromBox.volume();
     if (!pending[i])
-      ready.insert(i);
-  while (!ready.empty()) {
-    int64_t i = *ready.begin();
-    ready.erase(ready.begin());
+      ready[classOf(i)].insert(i);
+  }
+  while (true) {
+    int next = -1;
+    auto before = [&](int a, int b) { // Less progress, then list order.
+      double pa = done[a] / total[a], pb = done[b] / total[b];
+      return pa != pb ? pa < pb : *ready[a].begin() < *ready[b].begin();
+    };
+    for (int c = 0; c < kClasses; ++c)
+      if (!ready[c].empty() && (next < 0 || before(c, next)))
+        next = c;
+    if (next < 0)
+      break;
+    int64_t i = *ready[next].begin();
+    ready[next].erase(ready[next].begin());
+    done[next] += schedule.steps[i].fromBox.volume();
     order.push_back(i);
-    for (int64_t next : dependents[i])
-      if (--pending[next] == 0)
-        ready.insert(next);
+    for (int64_t after : dependents[i])
+      if (--pending[after] == 0)
+        ready[classOf(after)].insert(after);
   }
   if (static_cast<int64_t>(order.size()) != count)
     return std::string("the schedule's dependencies form a cycle");
@@ -263,6 +285,10 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
     std::optional<Dims> toShape = shapeOf(step.to);
     if (!fromShape || !toShape)
       return where + "names a buffer that does not exist";
+    // Items read their sources ahead of their dependencies
+    // (Movement::waitsOrderOnlyTheStore): sources must stay read-only.
+    if (step.to.kind == BufferKind::Source)
+      return where + "writes a source buffer, which a reshard only reads";
     ItemOp op = ItemOp::Copy;
     if (step.reduction) {
       std::optional<ItemOp> reduce = bulkReduction(*step.reduction, type);

@@ -360,6 +360,8 @@ m2n_status m2n_cuda_execute(m2n_cuda_context context, int reshard,
           it.op = static_cast<uint32_t>(m.op);
         }
         it.bytes = static_cast<uint32_t>(m.bytes);
+        if (m.waitsOrderOnlyTheStore())
+          it.flags |= m2n::kStoreWaits;
         if (m.signal)
           it.signal = reinterpret_cast<uint64_t>(
               state.counters.at(m.signal->rank) + m.signal->index);

@@ -138,7 +138,7 @@ int main(int argc, char **argv) {
       failed(pm.run(*module)))
     return 1;
   mlir::FailureOr<std::string> bytes =
-      mlir::m2n::buildArtifact(*module, 16, 3, 65536);
+      mlir::m2n::buildArtifact(*module, mlir::m2n::ArtifactOptions());
   if (failed(bytes))
     return 1;
   double compileMs = std::chrono::duration<double, std::milli>(

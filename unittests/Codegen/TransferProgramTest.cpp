@@ -126,6 +126,50 @@ TEST(TransferProgramTest, RejectsWhatTmaCannotDo) {
   EXPECT_NE(error->find("is not 16-byte aligned"), std::string::npos);
 }
 
+TEST(TransferProgramTest, OnlyLoadsFromSourcesRunAheadOfTheirWaits) {
+  // Example A: rank 4's pull from rank 6 reads what rank 6 received, so its
+  // load waits; a reduction from a peer's source only orders its store.
+  Layout src{Mesh::contiguous({1, 4}, 0),
+             {Placement::replicate(), Placement::shard(0)}};
+  Layout dst{Mesh::contiguous({2, 2}, 4),
+             {Placement::replicate(), Placement::shard(0)}};
+  Topology domains;
+  domains.domains = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  TransferProgram program;
+  ASSERT_EQ(lower(src, dst, {4, 8}, domains, Strategy::Hierarchical,
+                  ElementType::BF16, {}, program),
+            std::nullopt);
+  EXPECT_FALSE(program.ranks.at(4).items[0].waitsOrderOnlyTheStore());
+
+  Layout partial{Mesh::contiguous({2}), {Placement::partial(Reduction::Sum)}};
+  Layout replicated{Mesh::contiguous({2}), {Placement::replicate()}};
+  ASSERT_EQ(lower(partial, replicated, {64}, Topology::singleDomain(2),
+                  Strategy::Flat, ElementType::F32, {}, program),
+            std::nullopt);
+  int64_t reductions = 0;
+  for (const Movement &m : program.ranks.at(0).items)
+    if (m.op != ItemOp::Copy) {
+      ++reductions;
+      EXPECT_FALSE(m.waits.empty());
+      EXPECT_TRUE(m.waitsOrderOnlyTheStore());
+    }
+  EXPECT_GT(reductions, 0);
+
+  // A schedule that writes a source is rejected: loads run ahead of it.
+  Schedule schedule;
+  Step step;
+  step.from = {BufferKind::Source, 0, -1};
+  step.fromBox = Box{{0}, {8}};
+  step.to = {BufferKind::Source, 1, -1};
+  step.toBox = Box{{0}, {8}};
+  schedule.steps.push_back(step);
+  std::optional<std::string> error =
+      lowerSchedule(schedule, partial, replicated, {16}, ElementType::F32, {},
+                    program);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("writes a source buffer"), std::string::npos);
+}
+
 TEST(TransferProgramTest, ManyDependenciesAreJoined) {
   // Gather-bcast: the ring's first hop reads the root's full tensor, which
   // four gather steps wrote: two join items combine the waits.

@@ -20,7 +20,14 @@ struct KernelItem {
   uint64_t wait0, value0, wait1, value1; // Counters and values (x epoch).
   uint32_t kind, rank;  // 0 bulk, 1 tile; tile rank (1-5).
   int32_t srcCoords[5], dstCoords[5]; // Tile corners, innermost first.
-  uint8_t pad[16];
+  uint32_t flags;       // KernelItemFlags.
+  uint8_t pad[12];
+};
+
+/// Bits of KernelItem::flags.
+enum KernelItemFlags : uint32_t {
+  /// The waits order only the store: the load may be issued ahead.
+  kStoreWaits = 1,
 };
 static_assert(sizeof(KernelItem) == 128, "the kernel reads 128-byte items");
 

@@ -15,7 +15,8 @@
 //    maps over the two buffers (rank 1-5, 16-byte row pitches, tile rows of
 //    a multiple of 16 bytes). Boxes neither path can move are rejected;
 //  * local and NVLink steps become kernel items on the rank they write to
-//    (the executor pulls from peers); network steps become network
+//    (the executor pulls from peers: on 2x H200, pushing part of a copy from
+//    the source rank made it slower); network steps become network
 //    transfers;
 //  * each step with dependents gets a counter on its executor, incremented
 //    once per item; a dependent item waits until each dependency's counter
@@ -107,6 +108,11 @@ struct Movement {
   int64_t step = -1; // The schedule step it comes from (-1: a join).
 
   std::string str() const;
+
+  /// Whether the waits order only the store: the source is a reshard source,
+  /// which no step writes (lowerSchedule rejects schedules that do), so the
+  /// kernel may load the bytes before the dependencies are met.
+  bool waitsOrderOnlyTheStore() const { return src.kind == BufferKind::Source; }
 };
 
 struct RankProgram {

@@ -14,7 +14,8 @@
 //   0 src u64 | 8 dst u64 | 16 bytes u32 | 20 op u32 | 24 signal u64 |
 //   32 wait0 address u64 | 40 wait0 value u64 | 48 wait1 address u64 |
 //   56 wait1 value u64 | 64 kind u32 | 68 rank u32 |
-//   72 source coordinates i32 x 5 | 92 destination coordinates i32 x 5
+//   72 source coordinates i32 x 5 | 92 destination coordinates i32 x 5 |
+//   112 flags u32
 // kind 0 (bulk): src and dst are addresses of `bytes` contiguous bytes.
 // kind 1 (tile): src and dst are CUtensorMap addresses (global memory), the
 //   coordinates (innermost first, `rank` of them) select the box, `bytes`
@@ -23,6 +24,12 @@
 //   1 add.f32  2 add.f16  3 add.bf16  4 min.f16  5 max.f16  6 min.bf16
 //   7 max.bf16  8 add.s32  9 min.s32  10 max.s32  11 add.u64  12 min.s64
 //   13 max.s64  14 add.f64
+// Flags: bit 0 (store waits): the item's source is never written by the
+//   reshard, so its waits order only the store; its load is issued ahead like
+//   that of an item without waits.
+// Signals: a CTA adds up its items' signals to the same counter and releases
+//   the sum once, when the next item signals another counter, before it waits
+//   for any counter (the wait may need the sum) and at the end.
 // Error record (u64[4], host-mapped): 1, item index, wait address, value seen.
 //
 // Parameters: items, number of items, error record, timeout in clock cycles,
@@ -81,7 +88,8 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
         func.call @m2n_issue(%items, %kk, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %early, %epoch)
             : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1, i64) -> ()
       }
-      scf.for %k = %c0 to %mineIdx step %c1 {
+      %pending:2 = scf.for %k = %c0 to %mineIdx step %c1
+          iter_args(%pendAddr = %l0, %pendCount = %l0) -> (i64, i64) {
         %kk = arith.index_cast %k : index to i64
         %g0 = arith.muli %kk, %grid : i64
         %g = arith.addi %g0, %bid : i64
@@ -102,19 +110,39 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
         %bar = llvm.getelementptr %barBase[%s] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
         %soff = arith.muli %s, %stage_bytes : i64
         %stage = llvm.getelementptr %stageBase[%soff] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i8
-        // An item with dependencies was not loaded ahead: load it now that
-        // every earlier item of this CTA has been stored and signalled.
         %w0pp = llvm.getelementptr %recp[32] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
         %w0 = llvm.load %w0pp : !llvm.ptr<1> -> i64
         %w1pp = llvm.getelementptr %recp[48] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
         %w1 = llvm.load %w1pp : !llvm.ptr<1> -> i64
         %anyWait = arith.ori %w0, %w1 : i64
-        %deferred = arith.cmpi ne, %anyWait, %l0 : i64
+        %waits = arith.cmpi ne, %anyWait, %l0 : i64
+        %flagsp = llvm.getelementptr %recp[112] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+        %flags = llvm.load %flagsp : !llvm.ptr<1> -> i32
+        %storeBit = arith.andi %flags, %i1 : i32
+        %storeWaits = arith.cmpi ne, %storeBit, %i0 : i32
+        %true = arith.constant true
+        %loadWaits = arith.xori %storeWaits, %true : i1
+        %deferred = arith.andi %waits, %loadWaits : i1
+        %waitHere = arith.andi %waits, %storeWaits : i1
+        // Release the signals held back before waiting: the wait may need them.
+        %heldAddr, %heldCount = scf.if %waits -> (i64, i64) {
+          func.call @m2n_release(%pendAddr, %pendCount) : (i64, i64) -> ()
+          scf.yield %l0, %l0 : i64, i64
+        } else {
+          scf.yield %pendAddr, %pendCount : i64, i64
+        }
+        // An item whose load waits was not loaded ahead: load it now that
+        // every earlier item of this CTA has been stored and signalled.
         scf.if %deferred {
           nvvm.cp.async.bulk.wait_group 0 {read}
           %late = arith.constant false
           func.call @m2n_issue(%items, %kk, %bid, %grid, %stages, %stage_bytes, %stageBase, %barBase, %error, %timeout, %late, %epoch)
               : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1, i64) -> ()
+        }
+        // An item whose store waits was loaded ahead: wait before storing.
+        scf.if %waitHere {
+          func.call @m2n_wait(%recp, %g, %error, %timeout, %epoch)
+              : (!llvm.ptr<1>, i64, !llvm.ptr<1>, i64, i64) -> ()
         }
         %moves = arith.cmpi ne, %bytes, %i0 : i32
         scf.if %moves {
@@ -431,13 +459,24 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
           }
           nvvm.cp.async.bulk.commit.group
         }
+        // Hold the signal back; release the held sum first if it is for
+        // another counter.
         %sigi = llvm.ptrtoint %sigp : !llvm.ptr<1> to i64
         %signals = arith.cmpi ne, %sigi, %l0 : i64
-        scf.if %signals {
-          // The bytes must have landed before the release.
-          nvvm.cp.async.bulk.wait_group 0
-          nvvm.inline_ptx "fence.proxy.async.global;"
-          nvvm.inline_ptx "red.release.sys.global.add.u64 [$0], 1;" ro(%sigp : !llvm.ptr<1>)
+        %nextAddr, %nextCount = scf.if %signals -> (i64, i64) {
+          %held = arith.cmpi ne, %heldAddr, %l0 : i64
+          %differs = arith.cmpi ne, %heldAddr, %sigi : i64
+          %other = arith.andi %held, %differs : i1
+          %base = scf.if %other -> (i64) {
+            func.call @m2n_release(%heldAddr, %heldCount) : (i64, i64) -> ()
+            scf.yield %l0 : i64
+          } else {
+            scf.yield %heldCount : i64
+          }
+          %count = arith.addi %base, %l1 : i64
+          scf.yield %sigi, %count : i64, i64
+        } else {
+          scf.yield %heldAddr, %heldCount : i64, i64
         }
         // Refill a stage once the store that reads it has read it. With
         // several stages, refill the previous item's stage, so that this
@@ -465,10 +504,26 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
                 : (!llvm.ptr<1>, i64, i64, i64, i64, i64, !llvm.ptr<3>, !llvm.ptr<3>, !llvm.ptr<1>, i64, i1, i64) -> ()
           }
         }
+        scf.yield %nextAddr, %nextCount : i64, i64
       }
+      func.call @m2n_release(%pending#0, %pending#1) : (i64, i64) -> ()
       nvvm.cp.async.bulk.wait_group 0
     }
     gpu.return
+  }
+
+  // Adds `count` to the counter at `addr` (release, system scope) once every
+  // store this thread issued has landed; nothing when `count` is 0.
+  func.func private @m2n_release(%addr: i64, %count: i64) attributes {always_inline} {
+    %l0 = arith.constant 0 : i64
+    %some = arith.cmpi ne, %count, %l0 : i64
+    scf.if %some {
+      %ptr = llvm.inttoptr %addr : i64 to !llvm.ptr<1>
+      nvvm.cp.async.bulk.wait_group 0
+      nvvm.inline_ptx "fence.proxy.async.global;"
+      nvvm.inline_ptx "red.release.sys.global.add.u64 [$0], $1;" ro(%ptr, %count : !llvm.ptr<1>, i64)
+    }
+    return
   }
 
   // Waits for item k's dependencies, then starts loading its bytes into
@@ -492,60 +547,18 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
     %w1 = llvm.load %w1pp : !llvm.ptr<1> -> i64
     %anyWait = arith.ori %w0, %w1 : i64
     %hasWait = arith.cmpi ne, %anyWait, %l0 : i64
-    %skip = arith.andi %early, %hasWait : i1
+    %flagsp = llvm.getelementptr %recp[112] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+    %flags = llvm.load %flagsp : !llvm.ptr<1> -> i32
+    %i1 = arith.constant 1 : i32
+    %storeBit = arith.andi %flags, %i1 : i32
+    %loadWaits = arith.cmpi eq, %storeBit, %i0 : i32
+    %waitsForLoad = arith.andi %hasWait, %loadWaits : i1
+    %skip = arith.andi %early, %waitsForLoad : i1
     scf.if %skip {
     } else {
-    %c0 = arith.constant 0 : index
-    %c1 = arith.constant 1 : index
-    %c2 = arith.constant 2 : index
-    scf.for %w = %c0 to %c2 step %c1 {
-      %wi = arith.index_cast %w : index to i64
-      %l16 = arith.constant 16 : i64
-      %l32 = arith.constant 32 : i64
-      %woff0 = arith.muli %wi, %l16 : i64
-      %woff = arith.addi %woff0, %l32 : i64
-      %wap = llvm.getelementptr %recp[%woff] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
-      %waddr = llvm.load %wap : !llvm.ptr<1> -> !llvm.ptr<1>
-      %wvp = llvm.getelementptr %wap[8] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
-      %wvalue1 = llvm.load %wvp : !llvm.ptr<1> -> i64
-      // Counters only grow: execution `epoch` waits for epoch x the count.
-      %wvalue = arith.muli %wvalue1, %epoch : i64
-      %wai = llvm.ptrtoint %waddr : !llvm.ptr<1> to i64
-      %waits = arith.cmpi ne, %wai, %l0 : i64
-      scf.if %waits {
-        %start = nvvm.read.ptx.sreg.clock64 : i64
-        %seen = scf.while (%last = %l0) : (i64) -> i64 {
-          %v = nvvm.inline_ptx "ld.acquire.sys.global.u64 $0, [$1];" ro(%waddr : !llvm.ptr<1>) -> i64
-          %ready = arith.cmpi uge, %v, %wvalue : i64
-          %now = nvvm.read.ptx.sreg.clock64 : i64
-          %elapsed = arith.subi %now, %start : i64
-          %late = arith.cmpi ugt, %elapsed, %timeout : i64
-          %stop = arith.ori %ready, %late : i1
-          %true = arith.constant true
-          %spin = arith.xori %stop, %true : i1
-          scf.condition(%spin) %v : i64
-        } do {
-        ^bb0(%v: i64):
-          scf.yield %v : i64
-        }
-        %ok = arith.cmpi uge, %seen, %wvalue : i64
-        scf.if %ok {
-          // Order the async-proxy load after the acquire.
-          nvvm.inline_ptx "fence.proxy.async.global;"
-        } else {
-          %e1 = llvm.getelementptr %error[1] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i64
-          %e2 = llvm.getelementptr %error[2] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i64
-          %e3 = llvm.getelementptr %error[3] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i64
-          %one = arith.constant 1 : i64
-          llvm.store volatile %g, %e1 : i64, !llvm.ptr<1>
-          llvm.store volatile %wai, %e2 : i64, !llvm.ptr<1>
-          llvm.store volatile %seen, %e3 : i64, !llvm.ptr<1>
-          nvvm.inline_ptx "fence.sc.sys;"
-          llvm.store volatile %one, %error : i64, !llvm.ptr<1>
-          nvvm.inline_ptx "fence.sc.sys;"
-          nvvm.inline_ptx "trap;"
-        }
-      }
+    scf.if %waitsForLoad {
+      func.call @m2n_wait(%recp, %g, %error, %timeout, %epoch)
+          : (!llvm.ptr<1>, i64, !llvm.ptr<1>, i64, i64) -> ()
     }
     %bytesp = llvm.getelementptr %recp[16] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
     %bytes = llvm.load %bytesp : !llvm.ptr<1> -> i32
@@ -625,6 +638,66 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
         nvvm.cp.async.bulk.shared.cluster.global %stage7, %srcp, %bar, %bytes : !llvm.ptr<7>, !llvm.ptr<1>
       }
     }
+    }
+    return
+  }
+
+  // Waits until each of the item's counters reaches its value times the
+  // epoch; past the timeout, records the item (global index `g`) and traps.
+  func.func private @m2n_wait(%recp: !llvm.ptr<1>, %g: i64, %error: !llvm.ptr<1>,
+                              %timeout: i64, %epoch: i64) attributes {always_inline} {
+    %l0 = arith.constant 0 : i64
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    scf.for %w = %c0 to %c2 step %c1 {
+      %wi = arith.index_cast %w : index to i64
+      %l16 = arith.constant 16 : i64
+      %l32 = arith.constant 32 : i64
+      %woff0 = arith.muli %wi, %l16 : i64
+      %woff = arith.addi %woff0, %l32 : i64
+      %wap = llvm.getelementptr %recp[%woff] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i8
+      %waddr = llvm.load %wap : !llvm.ptr<1> -> !llvm.ptr<1>
+      %wvp = llvm.getelementptr %wap[8] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+      %wvalue1 = llvm.load %wvp : !llvm.ptr<1> -> i64
+      // Counters only grow: execution `epoch` waits for epoch x the count.
+      %wvalue = arith.muli %wvalue1, %epoch : i64
+      %wai = llvm.ptrtoint %waddr : !llvm.ptr<1> to i64
+      %waits = arith.cmpi ne, %wai, %l0 : i64
+      scf.if %waits {
+        %start = nvvm.read.ptx.sreg.clock64 : i64
+        %seen = scf.while (%last = %l0) : (i64) -> i64 {
+          %v = nvvm.inline_ptx "ld.acquire.sys.global.u64 $0, [$1];" ro(%waddr : !llvm.ptr<1>) -> i64
+          %ready = arith.cmpi uge, %v, %wvalue : i64
+          %now = nvvm.read.ptx.sreg.clock64 : i64
+          %elapsed = arith.subi %now, %start : i64
+          %late = arith.cmpi ugt, %elapsed, %timeout : i64
+          %stop = arith.ori %ready, %late : i1
+          %true = arith.constant true
+          %spin = arith.xori %stop, %true : i1
+          scf.condition(%spin) %v : i64
+        } do {
+        ^bb0(%v: i64):
+          scf.yield %v : i64
+        }
+        %ok = arith.cmpi uge, %seen, %wvalue : i64
+        scf.if %ok {
+          // Order the async-proxy load after the acquire.
+          nvvm.inline_ptx "fence.proxy.async.global;"
+        } else {
+          %e1 = llvm.getelementptr %error[1] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i64
+          %e2 = llvm.getelementptr %error[2] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i64
+          %e3 = llvm.getelementptr %error[3] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i64
+          %one = arith.constant 1 : i64
+          llvm.store volatile %g, %e1 : i64, !llvm.ptr<1>
+          llvm.store volatile %wai, %e2 : i64, !llvm.ptr<1>
+          llvm.store volatile %seen, %e3 : i64, !llvm.ptr<1>
+          nvvm.inline_ptx "fence.sc.sys;"
+          llvm.store volatile %one, %error : i64, !llvm.ptr<1>
+          nvvm.inline_ptx "fence.sc.sys;"
+          nvvm.inline_ptx "trap;"
+        }
+      }
     }
     return
   }

@@ -19,13 +19,12 @@ namespace mlir::m2n {
 
 using namespace mlir;
 
-FailureOr<std::string> mlir::m2n::buildArtifact(ModuleOp module,
-                                                unsigned maxCtas,
-                                                unsigned stages,
-                                                int64_t stageBytes,
-                                                int64_t tileBelowRunBytes) {
+FailureOr<std::string>
+mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
+  const unsigned maxCtas = settings.maxCtas, stages = settings.stages;
+  const int64_t stageBytes = settings.stageBytes;
   if (stages < 1 || stages > 8 || stageBytes < 16 || stageBytes % 16 ||
-      maxCtas < 1 || tileBelowRunBytes < 0)
+      maxCtas < 1 || settings.tileBelowRunBytes < 0)
     return module.emitError("m2n-write-artifact: stages must be 1-8, "
                             "stage-bytes a positive multiple of 16, "
                             "max-ctas positive and tile-below-run-bytes "
@@ -59,7 +58,7 @@ FailureOr<std::string> mlir::m2n::buildArtifact(ModuleOp module,
 
   ::m2n::LoweringOptions options;
   options.maxItemBytes = stageBytes;
-  options.tileBelowRunBytes = tileBelowRunBytes;
+  options.tileBelowRunBytes = settings.tileBelowRunBytes;
   int64_t index = 0;
   WalkResult walk = module.walk([&](mlir::m2n::ScheduleOp schedule) {
     mlir::m2n::DistType src = schedule.getInput().getType();
@@ -107,9 +106,12 @@ struct WriteArtifactPass
       module.emitError("m2n-write-artifact needs a path");
       return signalPassFailure();
     }
-    FailureOr<std::string> bytes =
-        mlir::m2n::buildArtifact(module, maxCtas, stages, stageBytes,
-                                 tileBelowRunBytes);
+    mlir::m2n::ArtifactOptions settings;
+    settings.maxCtas = maxCtas;
+    settings.stages = stages;
+    settings.stageBytes = stageBytes;
+    settings.tileBelowRunBytes = tileBelowRunBytes;
+    FailureOr<std::string> bytes = mlir::m2n::buildArtifact(module, settings);
     if (failed(bytes))
       return signalPassFailure();
     // Write atomically: readers never see a partial artifact.

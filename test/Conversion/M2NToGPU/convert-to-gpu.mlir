@@ -14,6 +14,13 @@
 // CHECK: gpu.func @m2n_transfer(%{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) kernel
 // CHECK: nvvm.mbarrier.init
 // CHECK: nvvm.fence.mbarrier.init
+// Held-back signals are released before a wait; an item whose load waits is
+// loaded late, one whose store waits waits before its store.
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (i64, i64)
+// CHECK: call @m2n_release
+// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
+// CHECK: call @m2n_issue
+// CHECK: call @m2n_wait
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %{{.*}}, box[%{{.*}}] : !llvm.ptr, <3>
 // CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {redKind = #nvvm.tma_redux_kind<max>}
@@ -21,15 +28,20 @@
 // CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
 // CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16
 // CHECK: nvvm.cp.async.bulk.commit.group
-// CHECK: red.release.sys.global.add.u64
-// CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: nvvm.cp.async.bulk.wait_group 1 {read}
+// CHECK: call @m2n_release
+// CHECK: func.func private @m2n_release
+// CHECK: nvvm.cp.async.bulk.wait_group 0
+// CHECK: fence.proxy.async.global;
+// CHECK: red.release.sys.global.add.u64
 // CHECK: func.func private @m2n_issue
-// CHECK: ld.acquire.sys.global.u64
-// CHECK: trap;
+// CHECK: call @m2n_wait
 // CHECK: nvvm.mbarrier.arrive.expect_tx
 // CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}] : !llvm.ptr<7>, !llvm.ptr
 // CHECK: nvvm.cp.async.bulk.shared.cluster.global
+// CHECK: func.func private @m2n_wait
+// CHECK: ld.acquire.sys.global.u64
+// CHECK: trap;
 
 // CHIP: gpu.module @m2n_kernels [#nvvm.target<chip = "sm_100a", features = "+ptx88">]
 

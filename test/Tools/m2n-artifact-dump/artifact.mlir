@@ -27,18 +27,21 @@
 // CHECK-NEXT: map2 over src(1) [4x16] box [2x8]
 // CHECK-NEXT: map3 over dst(1) [8x8] box [2x8]
 // CHECK-NEXT: rank 0: 4 items, 0 network receives, 0 counters
+// Local and NVLink steps interleave in proportion to their bytes.
 // CHECK-NEXT: item copy tile src(0) map0(0,0) -> dst(0) map1(0,0) 64B
-// CHECK-NEXT: item copy tile src(0) map0(2,0) -> dst(0) map1(2,0) 64B
 // CHECK-NEXT: item copy tile src(1) map2(0,0) -> dst(0) map1(4,0) 64B
+// CHECK-NEXT: item copy tile src(0) map0(2,0) -> dst(0) map1(2,0) 64B
 // CHECK-NEXT: item copy tile src(1) map2(2,0) -> dst(0) map1(6,0) 64B
 // CHECK-NEXT: rank 1: 4 items, 0 network receives, 0 counters
 // CHECK-NEXT: item copy tile src(0) map0(0,8) -> dst(1) map3(0,0) 64B
+// CHECK-NEXT: item copy tile src(1) map2(0,8) -> dst(1) map3(4,0) 64B
 // CHECK: reshard @all_reduce#1: f32[64] hierarchical
 // Copy the own contribution, then reduce the other one onto each chunk once
-// its copy has landed.
+// its copy has landed; chunk by chunk, the two interleave.
 // CHECK: rank 0: 8 items, 0 network receives, 4 counters
 // CHECK-NEXT: item copy src(0)+0 -> dst(0)+0 64B signal 0:0
-// CHECK: item add.f32 src(1)+0 -> dst(0)+0 64B wait 0:0>=1
+// CHECK-NEXT: item add.f32 src(1)+0 -> dst(0)+0 64B wait 0:0>=1
+// CHECK-NEXT: item copy src(0)+64 -> dst(0)+64 64B signal 0:1
 // CHECK-NEXT: item add.f32 src(1)+64 -> dst(0)+64 64B wait 0:1>=1
 
 // PTX: --- PTX ---

@@ -16,13 +16,19 @@ namespace mlir::m2n {
 constexpr llvm::StringLiteral kKernelModuleName = "m2n_kernels";
 constexpr llvm::StringLiteral kTransferKernelName = "m2n_transfer";
 
+/// How buildArtifact lowers schedules and launches the kernel.
+struct ArtifactOptions {
+  unsigned maxCtas = 16;       // CTAs per rank.
+  unsigned stages = 3;         // Shared-memory stages per CTA.
+  int64_t stageBytes = 65536;  // Bytes per stage: the largest work item.
+  int64_t tileBelowRunBytes = 16384;
+};
+
 /// The artifact of `module` (after --m2n-pipeline without `artifact=`): the
 /// PTX of its kernel binary and every m2n.schedule lowered to per-rank work
 /// items. Reports what cannot be lowered on the offending op.
-/// Contiguous runs shorter than `tileBelowRunBytes` move as TMA tensor tiles.
-FailureOr<std::string> buildArtifact(ModuleOp module, unsigned maxCtas,
-                                     unsigned stages, int64_t stageBytes,
-                                     int64_t tileBelowRunBytes = 16384);
+FailureOr<std::string> buildArtifact(ModuleOp module,
+                                     const ArtifactOptions &options);
 
 /// Adds the transfer kernel module (gpu, nvvm, llvm, scf and arith ops) to
 /// `module` for `chip` unless it is there already.
