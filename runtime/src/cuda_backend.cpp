@@ -1,103 +1,82 @@
-//===- cuda_backend.cpp - the runtime's CUDA backend (one process) ----------===//
+//===- cuda_backend.cpp - the runtime's CUDA backend ------------------------===//
 //
-// One process drives every rank; rank r runs on device devices[r]. The
-// transfer kernel of the artifact is loaded on each device; an execution
-// resolves the reshard's buffer-relative work items over the user's device
-// buffers (scratch buffers and counters belong to the context), encodes the
-// tensor maps over them, and launches every rank's kernel on its stream.
+// A context runs some ranks of a communicator in this process (all of them
+// for m2n_cuda_context_create); other processes run the rest. The transfer
+// kernel of the artifact is loaded on each local device.
+//
+// Binding a reshard to buffers resolves its buffer-relative work items to
+// addresses this process can use: local ranks' buffers directly, other
+// processes' buffers, scratch and counters through CUDA IPC handles that
+// the processes exchange with the caller's all-gather. It then encodes the
+// tensor maps and uploads each local rank's table. Launching only enqueues
+// each local rank's kernel, so launches can be captured in CUDA graphs.
 //
 // Counters are never reset: each execution of a reshard raises every counter
-// by the same amount, so the n-th execution (the kernel's epoch parameter)
-// waits for n times the item's value. A rank can never see a stale "ready"
-// left by the previous execution, and no rank has to wait for another
-// rank's reset.
-//
-// Work-item tables and tensor maps depend only on the buffer addresses: they
-// are built on the first execution over a set of buffers and reused after.
+// by the same amount, so the n-th execution waits for n times the item's
+// value. The execution count lives on the device (two words after each
+// rank's counters) and the kernel advances it: a replayed graph counts too.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Internal.h"
+#include "CudaDriver.h"
 
 #include "m2n/Codegen/KernelABI.h"
 
-#include <cuda.h>
-#include <cuda_runtime.h>
-
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <memory>
-#include <type_traits>
 #include <set>
+#include <type_traits>
 #include <vector>
 
-namespace {
-
-using m2n::runtime::fail;
-
-/// The few driver-API functions the backend needs, found through the
-/// runtime API, so that the library does not link libcuda: it loads on
-/// machines without a driver (CI), and reports the missing GPU at first use.
-struct Driver {
-  decltype(&cuModuleLoadData) moduleLoadData = nullptr;
-  decltype(&cuModuleGetFunction) moduleGetFunction = nullptr;
-  decltype(&cuFuncSetAttribute) funcSetAttribute = nullptr;
-  decltype(&cuTensorMapEncodeTiled) tensorMapEncodeTiled = nullptr;
-  decltype(&cuLaunchKernel) launchKernel = nullptr;
-  decltype(&cuGetErrorString) getErrorString = nullptr;
-
-  /// Resolves every entry point; false when the driver lacks one.
-  bool load() {
-    auto find = [](const char *name, auto &slot) {
-      void *pointer = nullptr;
-      cudaDriverEntryPointQueryResult found;
-      if (cudaGetDriverEntryPointByVersion(name, &pointer, 12000,
-                                           cudaEnableDefault,
-                                           &found) != cudaSuccess ||
-          found != cudaDriverEntryPointSuccess)
-        return false;
-      slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(pointer);
-      return true;
-    };
-    return find("cuModuleLoadData", moduleLoadData) &&
-           find("cuModuleGetFunction", moduleGetFunction) &&
-           find("cuFuncSetAttribute", funcSetAttribute) &&
-           find("cuTensorMapEncodeTiled", tensorMapEncodeTiled) &&
-           find("cuLaunchKernel", launchKernel) &&
-           find("cuGetErrorString", getErrorString);
-  }
-};
+namespace m2n::runtime {
 
 Driver driver;
 
-using Item = m2n::KernelItem;
+bool Driver::load() {
+  if (moduleLoadData)
+    return true;
+  auto find = [](const char *name, auto &slot) {
+    void *pointer = nullptr;
+    cudaDriverEntryPointQueryResult found;
+    if (cudaGetDriverEntryPointByVersion(name, &pointer, 12000,
+                                         cudaEnableDefault,
+                                         &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      return false;
+    slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(pointer);
+    return true;
+  };
+  return find("cuModuleGetFunction", moduleGetFunction) &&
+         find("cuFuncSetAttribute", funcSetAttribute) &&
+         find("cuTensorMapEncodeTiled", tensorMapEncodeTiled) &&
+         find("cuLaunchKernel", launchKernel) &&
+         find("cuGetErrorString", getErrorString) &&
+         find("cuMemGetAddressRange", memGetAddressRange) &&
+         find("cuModuleLoadData", moduleLoadData);
+}
 
-m2n_status cudaFailure(cudaError_t error, const char *what) {
-  return fail(M2N_CUDA_ERROR, std::string(what) + ": " +
-                                  cudaGetErrorName(error) + ": " +
+m2n_status cudaFailure(cudaError_t error, const std::string &what) {
+  return fail(M2N_CUDA_ERROR, what + ": " + cudaGetErrorName(error) + ": " +
                                   cudaGetErrorString(error));
 }
 
-m2n_status driverFailure(CUresult result, const char *what) {
+m2n_status driverFailure(CUresult result, const std::string &what) {
   const char *name = nullptr;
   if (driver.getErrorString)
     driver.getErrorString(result, &name);
   return fail(M2N_CUDA_ERROR,
-              std::string(what) + ": " + (name ? name : "unknown error"));
+              what + ": " + (name ? name : "unknown error"));
 }
 
-#define M2N_CUDA(call)                                                         \
-  do {                                                                         \
-    cudaError_t m2nError = (call);                                             \
-    if (m2nError != cudaSuccess)                                               \
-      return cudaFailure(m2nError, #call);                                     \
-  } while (0)
-#define M2N_CU(call)                                                           \
-  do {                                                                         \
-    CUresult m2nResult = (call);                                               \
-    if (m2nResult != CUDA_SUCCESS)                                             \
-      return driverFailure(m2nResult, #call);                                  \
-  } while (0)
+} // namespace m2n::runtime
+
+namespace {
+
+using m2n::runtime::driver;
+using m2n::runtime::fail;
+using Item = m2n::KernelItem;
 
 CUtensorMapDataType mapType(m2n::ElementType type) {
   switch (type) {
@@ -121,53 +100,178 @@ CUtensorMapDataType mapType(m2n::ElementType type) {
   return CU_TENSOR_MAP_DATA_TYPE_UINT8;
 }
 
-/// Device state of one reshard: scratch, counters, tables, tensor maps.
-/// Tables and maps depend on the user's buffer addresses only: they are
-/// rebuilt when those change, and reused otherwise.
-struct ReshardState {
-  uint64_t executions = 0;
-  std::vector<void *> builtFor; // The buffer addresses the tables hold.
-  std::map<int64_t, uint64_t> itemCounts; // By rank.
-  std::vector<void *> scratch;            // By scratch index.
-  std::map<int64_t, uint64_t *> counters; // By rank.
-  std::map<int64_t, Item *> tables;       // By rank.
-  std::map<int, CUtensorMap *> maps;      // By device.
+/// The allocation a user buffer lies in: checked to be memory of `device`
+/// and to hold the buffer's `bytes`.
+struct Allocation {
+  char *base = nullptr;
+  size_t size = 0;
 };
+
+m2n_status findAllocation(const void *pointer, size_t bytes, int device,
+                          const std::string &which, Allocation &allocation) {
+  cudaPointerAttributes attributes;
+  if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess ||
+      attributes.type != cudaMemoryTypeDevice ||
+      attributes.device != device) {
+    cudaGetLastError();
+    return fail(M2N_INVALID_ARGUMENT,
+                which + " is not memory of device " + std::to_string(device));
+  }
+  M2N_CUDA(cudaSetDevice(device));
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  M2N_CU(driver.memGetAddressRange(&base, &size,
+                                   reinterpret_cast<CUdeviceptr>(pointer)));
+  allocation.base = reinterpret_cast<char *>(base);
+  allocation.size = size;
+  size_t offset = static_cast<const char *>(pointer) - allocation.base;
+  if (offset + bytes > size)
+    return fail(M2N_INVALID_ARGUMENT,
+                which + " runs " + std::to_string(offset + bytes - size) +
+                    " bytes past the end of its allocation");
+  return M2N_SUCCESS;
+}
+
+/// One buffer as another process can map it.
+struct SharedBuffer {
+  cudaIpcMemHandle_t handle;
+  uint64_t offset = 0;
+  uint64_t present = 0;
+};
+
+/// What a process tells the others about a rank it runs.
+struct RankRecord {
+  uint64_t present = 0;
+  SharedBuffer src, dst, counters;
+};
+
+/// Device state of one reshard in this process. Addresses are by world
+/// rank (or scratch index) and usable here: local buffers or IPC mappings.
+struct ReshardState {
+  bool bound = false;
+  std::vector<void *> boundSrc, boundDst; // By local slot.
+  std::vector<char *> src, dst;           // By rank.
+  std::vector<uint64_t *> counters;       // By rank.
+  std::vector<char *> scratch;            // By scratch index.
+  std::map<int64_t, uint64_t *> ownCounters; // Local ranks: counters, epoch.
+  std::map<int64_t, char *> ownScratch;      // By scratch index.
+  std::map<int64_t, Item *> tables;          // Local ranks.
+  std::map<int64_t, uint64_t> itemCounts;    // Local ranks.
+  std::map<int, CUtensorMap *> maps;         // By local device.
+};
+
+/// Counters of `rank` in `program`, plus the two epoch words after them.
+size_t counterWords(const m2n::TransferProgram &program, int64_t rank) {
+  auto it = program.ranks.find(rank);
+  return (it == program.ranks.end() ? 0 : it->second.counters) + 2;
+}
 
 } // namespace
 
 struct m2n_cuda_context_t {
   m2n_artifact artifact = nullptr;
-  std::vector<int> devices; // By rank.
-  std::map<int, CUfunction> kernels;
+  int ranks = 0;
+  int processes = 1;
+  std::vector<int> localRanks, localDevices; // By local slot.
+  std::map<int, int> slotOf;                 // Local rank -> slot.
+  m2n_allgather_fn allgather = nullptr;
+  void *user = nullptr;
+  std::map<int, CUfunction> kernels; // By device.
   uint64_t timeoutCycles = 0;
   uint64_t *errorRecord = nullptr; // Host-mapped u64[4].
   std::map<int, ReshardState> reshards;
   std::set<std::pair<int, cudaStream_t>> pending;
+  std::map<std::string, char *> opened; // IPC handle bytes -> mapping.
+
+  bool isLocal(int64_t rank) const { return slotOf.count(rank) != 0; }
+
+  /// All-gathers `block` (the same size on every process) into `all`.
+  m2n_status exchange(const std::vector<char> &block, std::vector<char> &all) {
+    all.assign(block.size() * processes, 0);
+    if (processes == 1) {
+      std::copy(block.begin(), block.end(), all.begin());
+      return M2N_SUCCESS;
+    }
+    if (allgather(block.data(), all.data(), block.size(), user) != 0)
+      return fail(M2N_EXECUTION_FAILED, "the all-gather callback failed");
+    return M2N_SUCCESS;
+  }
+
+  /// A peer's buffer mapped into this process (cached per allocation).
+  m2n_status map(const SharedBuffer &shared, char *&address) {
+    std::string key(reinterpret_cast<const char *>(&shared.handle),
+                    sizeof(shared.handle));
+    auto it = opened.find(key);
+    if (it == opened.end()) {
+      void *base = nullptr;
+      M2N_CUDA(cudaSetDevice(localDevices[0]));
+      M2N_CUDA(cudaIpcOpenMemHandle(&base, shared.handle,
+                                    cudaIpcMemLazyEnablePeerAccess));
+      it = opened.emplace(key, static_cast<char *>(base)).first;
+    }
+    address = it->second + shared.offset;
+    return M2N_SUCCESS;
+  }
 };
 
-extern "C" {
+namespace {
 
-m2n_status m2n_cuda_context_create(m2n_artifact artifact, int ranks,
-                                   const int *devices, double timeout_ms,
-                                   m2n_cuda_context *context) {
-  if (!artifact || ranks <= 0 || !devices || !context || !(timeout_ms > 0))
-    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_context_create: bad argument");
+m2n_status share(const void *pointer, int device, SharedBuffer &shared) {
+  M2N_CUDA(cudaSetDevice(device));
+  CUdeviceptr base = 0;
+  size_t size = 0;
+  M2N_CU(driver.memGetAddressRange(&base, &size,
+                                   reinterpret_cast<CUdeviceptr>(pointer)));
+  cudaError_t error =
+      cudaIpcGetMemHandle(&shared.handle, reinterpret_cast<void *>(base));
+  if (error != cudaSuccess)
+    return fail(M2N_UNSUPPORTED,
+                std::string("a buffer cannot be shared with other processes "
+                            "through CUDA IPC (") +
+                    cudaGetErrorString(error) +
+                    "); allocate it with cudaMalloc or PyTorch's default "
+                    "caching allocator");
+  shared.offset = static_cast<const char *>(pointer) -
+                  reinterpret_cast<const char *>(base);
+  shared.present = 1;
+  return M2N_SUCCESS;
+}
+
+m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
+                         const std::vector<int> &localRanks,
+                         const std::vector<int> &localDevices,
+                         m2n_allgather_fn allgather, void *user,
+                         double timeoutMs, m2n_cuda_context *context) {
   int count = 0;
   M2N_CUDA(cudaGetDeviceCount(&count));
-  if (!driver.moduleLoadData && !driver.load())
+  if (!driver.load())
     return fail(M2N_CUDA_ERROR, "the CUDA driver lacks an entry point the "
                                 "m2n runtime needs (driver too old?)");
   auto state = std::make_unique<m2n_cuda_context_t>();
   state->artifact = artifact;
-  state->devices.assign(devices, devices + ranks);
-  std::set<int> used(devices, devices + ranks);
+  state->ranks = ranks;
+  state->processes = processes;
+  state->localRanks = localRanks;
+  state->localDevices = localDevices;
+  state->allgather = allgather;
+  state->user = user;
+  for (size_t slot = 0; slot < localRanks.size(); ++slot) {
+    int rank = localRanks[slot];
+    if (rank < 0 || rank >= ranks || !state->slotOf.emplace(rank, slot).second)
+      return fail(M2N_INVALID_ARGUMENT,
+                  "local rank " + std::to_string(rank) +
+                      " is out of range or listed twice");
+  }
+  std::set<int> used(localDevices.begin(), localDevices.end());
   for (int device : used)
     if (device < 0 || device >= count)
       return fail(M2N_INVALID_ARGUMENT,
-                  "m2n_cuda_context_create: device " + std::to_string(device) +
-                      " does not exist (" + std::to_string(count) +
-                      " devices)");
+                  "device " + std::to_string(device) + " does not exist (" +
+                      std::to_string(count) + " devices)");
+  if (processes > 1 && used.size() > 1)
+    return fail(M2N_UNSUPPORTED, "with several processes, the ranks of one "
+                                 "process must share one device");
+
   const m2n::Artifact &a = artifact->artifact;
   int clockKHz = 0;
   for (int device : used) {
@@ -186,235 +290,489 @@ m2n_status m2n_cuda_context_create(m2n_artifact artifact, int ranks,
       if (enabled == cudaErrorPeerAccessAlreadyEnabled)
         cudaGetLastError();
       else if (enabled != cudaSuccess)
-        return cudaFailure(enabled, "cudaDeviceEnablePeerAccess");
+        return m2n::runtime::cudaFailure(enabled,
+                                         "cudaDeviceEnablePeerAccess");
     }
     CUmodule module;
     M2N_CU(driver.moduleLoadData(&module, a.ptx.c_str()));
     CUfunction function;
     M2N_CU(driver.moduleGetFunction(&function, module, a.kernel.name.c_str()));
-    M2N_CU(driver.funcSetAttribute(function,
-                              CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                              static_cast<int>(a.kernel.stageBytes *
-                                               a.kernel.stages)));
+    M2N_CU(driver.funcSetAttribute(
+        function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        static_cast<int>(a.kernel.stageBytes * a.kernel.stages)));
     state->kernels[device] = function;
     M2N_CUDA(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, device));
   }
   state->timeoutCycles =
-      static_cast<uint64_t>(timeout_ms * std::max(clockKHz, 1000000));
+      static_cast<uint64_t>(timeoutMs * std::max(clockKHz, 1000000));
   M2N_CUDA(cudaHostAlloc(reinterpret_cast<void **>(&state->errorRecord),
                          4 * sizeof(uint64_t),
                          cudaHostAllocMapped | cudaHostAllocPortable));
   std::fill(state->errorRecord, state->errorRecord + 4, 0);
+
+  // Every process must run the same artifact, and every rank must be run by
+  // exactly one process.
+  std::vector<int32_t> owner(ranks, 0);
+  for (int rank : localRanks)
+    owner[rank] = 1;
+  uint64_t identity = 1469598103934665603ull; // FNV-1a of the PTX and names.
+  auto mix = [&](const std::string &text) {
+    for (unsigned char c : text)
+      identity = (identity ^ c) * 1099511628211ull;
+  };
+  mix(a.ptx);
+  for (const m2n::CompiledReshard &r : a.reshards)
+    mix(r.name);
+  std::vector<char> block(sizeof(identity) + ranks * sizeof(int32_t)), all;
+  std::memcpy(block.data(), &identity, sizeof(identity));
+  std::memcpy(block.data() + sizeof(identity), owner.data(),
+              ranks * sizeof(int32_t));
+  M2N_TRY(state->exchange(block, all));
+  std::vector<int32_t> runs(ranks, 0);
+  for (int p = 0; p < processes; ++p) {
+    const char *theirs = all.data() + p * block.size();
+    if (std::memcmp(theirs, &identity, sizeof(identity)))
+      return fail(M2N_INVALID_ARGUMENT,
+                  "process " + std::to_string(p) +
+                      " loaded a different artifact");
+    for (int r = 0; r < ranks; ++r) {
+      int32_t has;
+      std::memcpy(&has, theirs + sizeof(identity) + r * sizeof(int32_t),
+                  sizeof(has));
+      runs[r] += has;
+    }
+  }
+  for (int r = 0; r < ranks; ++r)
+    if (runs[r] != 1)
+      return fail(M2N_INVALID_ARGUMENT,
+                  "rank " + std::to_string(r) + " is run by " +
+                      std::to_string(runs[r]) + " processes (must be 1)");
   *context = state.release();
   return M2N_SUCCESS;
+}
+
+/// Validates the local buffers of `r`: present, large enough, on their
+/// rank's device, inside their allocation.
+m2n_status checkBuffers(m2n_cuda_context context, const m2n::CompiledReshard &r,
+                        void *const *src, const size_t *srcBytes,
+                        void *const *dst, const size_t *dstBytes) {
+  for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
+    const int rank = context->localRanks[slot];
+    for (bool source : {true, false}) {
+      int64_t want =
+          m2n::runtime::localBytes(r, source ? r.src : r.dst, rank);
+      if (want == 0)
+        continue;
+      void *pointer = source ? src[slot] : dst[slot];
+      size_t have = source ? srcBytes[slot] : dstBytes[slot];
+      std::string which = std::string(source ? "source" : "destination") +
+                          " buffer of rank " + std::to_string(rank);
+      if (!pointer || have < static_cast<size_t>(want))
+        return fail(M2N_INVALID_ARGUMENT, which + " must have " +
+                                              std::to_string(want) +
+                                              " bytes");
+      Allocation allocation;
+      M2N_TRY(findAllocation(pointer, want, context->localDevices[slot], which,
+                             allocation));
+    }
+  }
+  return M2N_SUCCESS;
+}
+
+/// Allocates the local ranks' counters and scratch buffers of a reshard.
+m2n_status allocateOwned(m2n_cuda_context context, const m2n::CompiledReshard &r,
+                         ReshardState &state) {
+  const m2n::TransferProgram &program = r.program;
+  const int64_t elementBytes = m2n::elementSize(r.type);
+  for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
+    const int rank = context->localRanks[slot];
+    if (state.ownCounters.count(rank))
+      continue;
+    M2N_CUDA(cudaSetDevice(context->localDevices[slot]));
+    size_t bytes = counterWords(program, rank) * sizeof(uint64_t);
+    uint64_t *counters = nullptr;
+    M2N_CUDA(cudaMalloc(&counters, bytes));
+    M2N_CUDA(cudaMemset(counters, 0, bytes));
+    state.ownCounters[rank] = counters;
+  }
+  for (size_t index = 0; index < program.scratches.size(); ++index) {
+    const m2n::ScratchBuffer &buffer = program.scratches[index];
+    if (!context->isLocal(buffer.rank) || state.ownScratch.count(index))
+      continue;
+    M2N_CUDA(cudaSetDevice(
+        context->localDevices[context->slotOf.at(buffer.rank)]));
+    void *p = nullptr;
+    int64_t volume =
+        m2n::Box{m2n::Dims(buffer.shape.size(), 0), buffer.shape}.volume();
+    M2N_CUDA(cudaMalloc(&p, std::max<int64_t>(volume * elementBytes, 16)));
+    state.ownScratch[index] = static_cast<char *>(p);
+  }
+  return M2N_SUCCESS;
+}
+
+/// Fills `state`'s addresses: local ones directly, the other processes'
+/// through their IPC handles. Collective with more than one process.
+m2n_status resolveAddresses(m2n_cuda_context context,
+                            const m2n::CompiledReshard &r, ReshardState &state,
+                            void *const *src, void *const *dst,
+                            m2n_status localStatus) {
+  const int ranks = context->ranks;
+  const size_t scratches = r.program.scratches.size();
+  state.src.assign(ranks, nullptr);
+  state.dst.assign(ranks, nullptr);
+  state.counters.assign(ranks, nullptr);
+  state.scratch.assign(scratches, nullptr);
+  if (localStatus == M2N_SUCCESS)
+    for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
+      const int rank = context->localRanks[slot];
+      state.src[rank] = static_cast<char *>(src[slot]);
+      state.dst[rank] = static_cast<char *>(dst[slot]);
+      state.counters[rank] = state.ownCounters.at(rank);
+    }
+  for (const auto &[index, p] : state.ownScratch)
+    state.scratch[index] = p;
+  if (context->processes == 1)
+    return localStatus;
+
+  // One block per process: a status word, a record per rank, one shared
+  // buffer per scratch. Every process takes part even when its own buffers
+  // were rejected, so that no peer waits in the all-gather forever.
+  std::string message = localStatus == M2N_SUCCESS ? "" : m2n_last_error();
+  const size_t header = sizeof(uint64_t);
+  const size_t blockBytes =
+      header + ranks * sizeof(RankRecord) + scratches * sizeof(SharedBuffer);
+  std::vector<char> block(blockBytes, 0), all;
+  uint64_t ok = localStatus == M2N_SUCCESS;
+  if (ok) {
+    for (size_t slot = 0; slot < context->localRanks.size() && ok; ++slot) {
+      const int rank = context->localRanks[slot];
+      const int device = context->localDevices[slot];
+      RankRecord record;
+      std::memset(&record, 0, sizeof(record));
+      record.present = 1;
+      m2n_status status = M2N_SUCCESS;
+      if (src[slot] && status == M2N_SUCCESS)
+        status = share(src[slot], device, record.src);
+      if (dst[slot] && status == M2N_SUCCESS)
+        status = share(dst[slot], device, record.dst);
+      if (status == M2N_SUCCESS)
+        status = share(state.ownCounters.at(rank), device, record.counters);
+      if (status != M2N_SUCCESS) {
+        ok = 0;
+        localStatus = status;
+        message = m2n_last_error();
+        break;
+      }
+      std::memcpy(block.data() + header + rank * sizeof(RankRecord), &record,
+                  sizeof(record));
+    }
+    for (const auto &[index, p] : state.ownScratch) {
+      SharedBuffer shared;
+      std::memset(&shared, 0, sizeof(shared));
+      int device = context->localDevices[context->slotOf.at(
+          r.program.scratches[index].rank)];
+      if (m2n_status status = share(p, device, shared)) {
+        ok = 0;
+        localStatus = status;
+        message = m2n_last_error();
+        break;
+      }
+      std::memcpy(block.data() + header + ranks * sizeof(RankRecord) +
+                      index * sizeof(SharedBuffer),
+                  &shared, sizeof(shared));
+    }
+  }
+  std::memcpy(block.data(), &ok, sizeof(ok));
+  M2N_TRY(context->exchange(block, all));
+  if (!ok)
+    return fail(localStatus, message);
+  for (int p = 0; p < context->processes; ++p) {
+    const char *theirs = all.data() + p * blockBytes;
+    uint64_t theirOk;
+    std::memcpy(&theirOk, theirs, sizeof(theirOk));
+    if (!theirOk)
+      return fail(M2N_EXECUTION_FAILED,
+                  "process " + std::to_string(p) +
+                      " could not bind its buffers (its m2n_last_error says "
+                      "why)");
+    for (int rank = 0; rank < ranks; ++rank) {
+      RankRecord record;
+      std::memcpy(&record, theirs + header + rank * sizeof(RankRecord),
+                  sizeof(record));
+      if (!record.present || context->isLocal(rank))
+        continue;
+      if (record.src.present)
+        M2N_TRY(context->map(record.src, state.src[rank]));
+      if (record.dst.present)
+        M2N_TRY(context->map(record.dst, state.dst[rank]));
+      char *counters = nullptr;
+      M2N_TRY(context->map(record.counters, counters));
+      state.counters[rank] = reinterpret_cast<uint64_t *>(counters);
+    }
+    for (size_t index = 0; index < scratches; ++index) {
+      SharedBuffer shared;
+      std::memcpy(&shared,
+                  theirs + header + ranks * sizeof(RankRecord) +
+                      index * sizeof(SharedBuffer),
+                  sizeof(shared));
+      if (shared.present && !state.scratch[index])
+        M2N_TRY(context->map(shared, state.scratch[index]));
+    }
+  }
+  return M2N_SUCCESS;
+}
+
+/// Encodes the tensor maps and uploads each local rank's work items.
+m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
+                       ReshardState &state) {
+  const m2n::TransferProgram &program = r.program;
+  const int64_t elementBytes = m2n::elementSize(r.type);
+  auto addressOf = [&](const m2n::BufferRef &ref) -> char * {
+    if (ref.kind == m2n::BufferKind::Scratch)
+      return state.scratch.at(ref.scratch);
+    return ref.kind == m2n::BufferKind::Source ? state.src.at(ref.rank)
+                                               : state.dst.at(ref.rank);
+  };
+  auto counterOf = [&](const m2n::CounterRef &counter) {
+    return reinterpret_cast<uint64_t>(state.counters.at(counter.rank) +
+                                      counter.index);
+  };
+
+  std::vector<CUtensorMap> maps(program.maps.size());
+  for (size_t m = 0; m < program.maps.size(); ++m) {
+    const m2n::TensorMapSpec &spec = program.maps[m];
+    const int rank = static_cast<int>(spec.box.size());
+    cuuint64_t dims[5], strides[4];
+    cuuint32_t box[5], elementStrides[5];
+    int64_t pitch = elementBytes;
+    for (int d = 0; d < rank; ++d) {
+      dims[d] = spec.extents[rank - 1 - d];
+      box[d] = static_cast<cuuint32_t>(spec.box[rank - 1 - d]);
+      elementStrides[d] = 1;
+      if (d > 0)
+        strides[d - 1] = pitch;
+      pitch *= spec.extents[rank - 1 - d];
+    }
+    M2N_CU(driver.tensorMapEncodeTiled(
+        &maps[m], mapType(r.type), rank, addressOf(spec.buffer), dims, strides,
+        box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+        CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  }
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    if (!context->isLocal(rank))
+      continue;
+    const int device = context->localDevices[context->slotOf.at(rank)];
+    M2N_CUDA(cudaSetDevice(device));
+    if (!maps.empty()) {
+      if (!state.maps.count(device)) {
+        CUtensorMap *deviceMaps = nullptr;
+        M2N_CUDA(cudaMalloc(&deviceMaps, maps.size() * sizeof(CUtensorMap)));
+        state.maps[device] = deviceMaps;
+      }
+      M2N_CUDA(cudaMemcpy(state.maps[device], maps.data(),
+                          maps.size() * sizeof(CUtensorMap),
+                          cudaMemcpyHostToDevice));
+    }
+    std::vector<Item> items;
+    items.reserve(rankProgram.items.size());
+    for (const m2n::Movement &m : rankProgram.items) {
+      Item it{};
+      if (m.tile) {
+        it.kind = 1;
+        it.rank = static_cast<uint32_t>(m.srcCoords.size());
+        it.src = reinterpret_cast<uint64_t>(state.maps[device] + m.srcMap);
+        it.dst = reinterpret_cast<uint64_t>(state.maps[device] + m.dstMap);
+        for (uint32_t d = 0; d < it.rank; ++d) {
+          it.srcCoords[d] = static_cast<int32_t>(m.srcCoords[it.rank - 1 - d]);
+          it.dstCoords[d] = static_cast<int32_t>(m.dstCoords[it.rank - 1 - d]);
+        }
+        it.op = *m2n::tileOp(m.op);
+      } else {
+        it.src = reinterpret_cast<uint64_t>(addressOf(m.src) + m.srcOffset);
+        it.dst = reinterpret_cast<uint64_t>(addressOf(m.dst) + m.dstOffset);
+        it.op = static_cast<uint32_t>(m.op);
+      }
+      it.bytes = static_cast<uint32_t>(m.bytes);
+      if (m.waitsOrderOnlyTheStore())
+        it.flags |= m2n::kStoreWaits;
+      if (m.signal)
+        it.signal = counterOf(*m.signal);
+      if (m.waits.size() > 0) {
+        it.wait0 = counterOf(m.waits[0].counter);
+        it.value0 = m.waits[0].value;
+      }
+      if (m.waits.size() > 1) {
+        it.wait1 = counterOf(m.waits[1].counter);
+        it.value1 = m.waits[1].value;
+      }
+      items.push_back(it);
+    }
+    if (state.itemCounts[rank] < items.size() || !state.tables.count(rank)) {
+      if (state.tables.count(rank))
+        M2N_CUDA(cudaFree(state.tables[rank]));
+      Item *table = nullptr;
+      M2N_CUDA(cudaMalloc(&table,
+                          std::max<size_t>(items.size(), 1) * sizeof(Item)));
+      state.tables[rank] = table;
+    }
+    M2N_CUDA(cudaMemcpy(state.tables[rank], items.data(),
+                        items.size() * sizeof(Item), cudaMemcpyHostToDevice));
+    state.itemCounts[rank] = items.size();
+  }
+  return M2N_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+m2n_status m2n_cuda_context_create(m2n_artifact artifact, int ranks,
+                                   const int *devices, double timeout_ms,
+                                   m2n_cuda_context *context) {
+  if (!artifact || ranks <= 0 || !devices || !context || !(timeout_ms > 0))
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_context_create: bad argument");
+  std::vector<int> localRanks(ranks);
+  for (int r = 0; r < ranks; ++r)
+    localRanks[r] = r;
+  return createContext(artifact, ranks, 1, localRanks,
+                       std::vector<int>(devices, devices + ranks), nullptr,
+                       nullptr, timeout_ms, context);
+}
+
+m2n_status m2n_cuda_comm_create(m2n_artifact artifact, int ranks,
+                                int processes, int local_count,
+                                const int *local_ranks,
+                                const int *local_devices,
+                                m2n_allgather_fn allgather, void *user,
+                                double timeout_ms, m2n_cuda_context *context) {
+  if (!artifact || ranks <= 0 || processes <= 0 || local_count <= 0 ||
+      !local_ranks || !local_devices || !context || !(timeout_ms > 0) ||
+      (processes > 1 && !allgather))
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_cuda_comm_create: bad argument (ranks, processes and "
+                "local ranks must be positive, a timeout given, and an "
+                "all-gather when there are several processes)");
+  return createContext(
+      artifact, ranks, processes,
+      std::vector<int>(local_ranks, local_ranks + local_count),
+      std::vector<int>(local_devices, local_devices + local_count), allgather,
+      user, timeout_ms, context);
 }
 
 void m2n_cuda_context_destroy(m2n_cuda_context context) {
   if (!context)
     return;
   for (auto &[index, state] : context->reshards) {
-    for (void *p : state.scratch)
+    for (auto &[i, p] : state.ownScratch)
       cudaFree(p);
-    for (auto &[rank, p] : state.counters)
+    for (auto &[rank, p] : state.ownCounters)
       cudaFree(p);
     for (auto &[rank, p] : state.tables)
       cudaFree(p);
     for (auto &[device, p] : state.maps)
       cudaFree(p);
   }
+  if (!context->opened.empty()) {
+    cudaSetDevice(context->localDevices[0]);
+    for (auto &[key, base] : context->opened)
+      cudaIpcCloseMemHandle(base);
+  }
   cudaFreeHost(context->errorRecord);
   delete context;
+}
+
+m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
+                         void *const *src, const size_t *src_bytes,
+                         void *const *dst, const size_t *dst_bytes) {
+  if (!context)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_bind: null context");
+  const m2n::CompiledReshard *r =
+      m2n::runtime::reshardAt(context->artifact, reshard);
+  if (!r || !src || !dst || !src_bytes || !dst_bytes)
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_cuda_bind: bad reshard or buffer arrays");
+  // What every process finds the same way may fail before the exchange.
+  for (const auto &[rank, program] : r->program.ranks) {
+    if (rank >= context->ranks)
+      return fail(M2N_INVALID_ARGUMENT,
+                  r->name + " needs rank " + std::to_string(rank) +
+                      ", the context has " + std::to_string(context->ranks));
+    if (!program.receives.empty())
+      return fail(M2N_UNSUPPORTED,
+                  r->name + ": network receives need the NCCL path, which "
+                            "this runtime does not have yet");
+  }
+  ReshardState &state = context->reshards[reshard];
+  state.bound = false;
+  M2N_TRY(allocateOwned(context, *r, state));
+  m2n_status local = checkBuffers(context, *r, src, src_bytes, dst, dst_bytes);
+  M2N_TRY(resolveAddresses(context, *r, state, src, dst, local));
+  M2N_TRY(buildTables(context, *r, state));
+  const size_t slots = context->localRanks.size();
+  state.boundSrc.assign(src, src + slots);
+  state.boundDst.assign(dst, dst + slots);
+  state.bound = true;
+  return M2N_SUCCESS;
+}
+
+m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
+                           void *const *streams) {
+  if (!context)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_launch: null context");
+  auto found = context->reshards.find(reshard);
+  if (found == context->reshards.end() || !found->second.bound)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_launch: reshard " +
+                                          std::to_string(reshard) +
+                                          " is not bound to buffers");
+  ReshardState &state = found->second;
+  const m2n::CompiledReshard &r = context->artifact->artifact.reshards[reshard];
+  const m2n::Artifact &a = context->artifact->artifact;
+  void *errorDevice = nullptr;
+  M2N_CUDA(cudaHostGetDevicePointer(&errorDevice, context->errorRecord, 0));
+  for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
+    const int rank = context->localRanks[slot];
+    auto count = state.itemCounts.find(rank);
+    if (count == state.itemCounts.end() || count->second == 0)
+      continue;
+    const int device = context->localDevices[slot];
+    M2N_CUDA(cudaSetDevice(device));
+    cudaStream_t stream =
+        streams ? static_cast<cudaStream_t>(streams[slot]) : nullptr;
+    uint64_t items = count->second, timeout = context->timeoutCycles;
+    uint64_t stageBytes = a.kernel.stageBytes, stages = a.kernel.stages;
+    uint64_t *epochWords =
+        state.ownCounters.at(rank) + counterWords(r.program, rank) - 2;
+    void *args[] = {&state.tables[rank], &items,  &errorDevice, &timeout,
+                    &stageBytes,         &stages, &epochWords};
+    M2N_CU(driver.launchKernel(context->kernels.at(device), a.kernel.ctas, 1, 1,
+                               a.kernel.threads, 1, 1,
+                               static_cast<unsigned>(stageBytes * stages),
+                               stream, args, nullptr));
+    context->pending.insert({device, stream});
+  }
+  return M2N_SUCCESS;
 }
 
 m2n_status m2n_cuda_execute(m2n_cuda_context context, int reshard,
                             void *const *src, const size_t *src_bytes,
                             void *const *dst, const size_t *dst_bytes,
                             void *const *streams) {
-  if (!context)
-    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_execute: null context");
-  const m2n::CompiledReshard *r =
-      m2n::runtime::reshardAt(context->artifact, reshard);
-  if (!r || !src || !dst || !src_bytes || !dst_bytes)
-    return fail(M2N_INVALID_ARGUMENT,
-                "m2n_cuda_execute: bad reshard or buffer arrays");
-  const int ranks = static_cast<int>(context->devices.size());
-  for (const auto &[rank, program] : r->program.ranks) {
-    if (rank >= ranks)
+  if (!context || !src || !dst)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_execute: bad argument");
+  auto found = context->reshards.find(reshard);
+  const size_t slots = context->localRanks.size();
+  bool same = found != context->reshards.end() && found->second.bound &&
+              std::equal(src, src + slots, found->second.boundSrc.begin()) &&
+              std::equal(dst, dst + slots, found->second.boundDst.begin());
+  if (!same) {
+    if (context->processes > 1)
       return fail(M2N_INVALID_ARGUMENT,
-                  r->name + " needs rank " + std::to_string(rank) +
-                      ", the context has " + std::to_string(ranks));
-    if (!program.receives.empty())
-      return fail(M2N_UNSUPPORTED,
-                  r->name + ": network receives need the NCCL path, which "
-                            "this runtime does not have yet");
+                  "m2n_cuda_execute: these buffers are not the bound ones; "
+                  "bind them with m2n_cuda_bind on every process first");
+    M2N_TRY(m2n_cuda_bind(context, reshard, src, src_bytes, dst, dst_bytes));
   }
-  // Every buffer: present, large enough, on its rank's device.
-  for (int rank = 0; rank < ranks; ++rank)
-    for (bool source : {true, false}) {
-      int64_t want = m2n::runtime::localBytes(*r, source ? r->src : r->dst, rank);
-      void *pointer = source ? src[rank] : dst[rank];
-      size_t have = source ? src_bytes[rank] : dst_bytes[rank];
-      if (want == 0)
-        continue;
-      std::string which = std::string(source ? "source" : "destination") +
-                          " buffer of rank " + std::to_string(rank);
-      if (!pointer || have < static_cast<size_t>(want))
-        return fail(M2N_INVALID_ARGUMENT,
-                    which + " must have " + std::to_string(want) + " bytes");
-      cudaPointerAttributes attributes;
-      if (cudaPointerGetAttributes(&attributes, pointer) != cudaSuccess ||
-          attributes.type != cudaMemoryTypeDevice ||
-          attributes.device != context->devices[rank]) {
-        cudaGetLastError();
-        return fail(M2N_INVALID_ARGUMENT,
-                    which + " is not memory of device " +
-                        std::to_string(context->devices[rank]));
-      }
-    }
-
-  ReshardState &state = context->reshards[reshard];
-  const m2n::TransferProgram &program = r->program;
-  const int64_t elementBytes = m2n::elementSize(r->type);
-  if (state.scratch.empty() && !program.scratches.empty())
-    for (const m2n::ScratchBuffer &buffer : program.scratches) {
-      M2N_CUDA(cudaSetDevice(context->devices.at(buffer.rank)));
-      void *p = nullptr;
-      M2N_CUDA(cudaMalloc(&p, std::max<int64_t>(
-                                  m2n::Box{m2n::Dims(buffer.shape.size(), 0),
-                                           buffer.shape}
-                                          .volume() *
-                                      elementBytes,
-                                  16)));
-      state.scratch.push_back(p);
-    }
-  for (const auto &[rank, rankProgram] : program.ranks)
-    if (!state.counters.count(rank)) {
-      M2N_CUDA(cudaSetDevice(context->devices[rank]));
-      uint64_t *counters = nullptr;
-      size_t bytes = std::max<int64_t>(rankProgram.counters, 1) * 8;
-      M2N_CUDA(cudaMalloc(&counters, bytes));
-      M2N_CUDA(cudaMemset(counters, 0, bytes));
-      state.counters[rank] = counters;
-    }
-  auto addressOf = [&](const m2n::BufferRef &ref) -> char * {
-    if (ref.kind == m2n::BufferKind::Scratch)
-      return static_cast<char *>(state.scratch.at(ref.scratch));
-    return static_cast<char *>(ref.kind == m2n::BufferKind::Source
-                                   ? src[ref.rank]
-                                   : dst[ref.rank]);
-  };
-
-  std::vector<void *> addresses(src, src + ranks);
-  addresses.insert(addresses.end(), dst, dst + ranks);
-  if (addresses != state.builtFor) {
-    // Tensor maps over the buffers, one copy per device.
-    std::vector<CUtensorMap> maps(program.maps.size());
-    for (size_t m = 0; m < program.maps.size(); ++m) {
-      const m2n::TensorMapSpec &spec = program.maps[m];
-      const int rank = static_cast<int>(spec.box.size());
-      cuuint64_t dims[5], strides[4];
-      cuuint32_t box[5], elementStrides[5];
-      int64_t pitch = elementBytes;
-      for (int d = 0; d < rank; ++d) {
-        dims[d] = spec.extents[rank - 1 - d];
-        box[d] = static_cast<cuuint32_t>(spec.box[rank - 1 - d]);
-        elementStrides[d] = 1;
-        if (d > 0)
-          strides[d - 1] = pitch;
-        pitch *= spec.extents[rank - 1 - d];
-      }
-      M2N_CU(driver.tensorMapEncodeTiled(
-          &maps[m], mapType(r->type), rank, addressOf(spec.buffer), dims,
-          strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-          CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-          CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
-    }
-    for (const auto &[rank, rankProgram] : program.ranks) {
-      const int device = context->devices[rank];
-      M2N_CUDA(cudaSetDevice(device));
-      if (!maps.empty() && !state.maps.count(device)) {
-        CUtensorMap *deviceMaps = nullptr;
-        M2N_CUDA(cudaMalloc(&deviceMaps, maps.size() * sizeof(CUtensorMap)));
-        M2N_CUDA(cudaMemcpy(deviceMaps, maps.data(),
-                            maps.size() * sizeof(CUtensorMap),
-                            cudaMemcpyHostToDevice));
-        state.maps[device] = deviceMaps;
-      }
-      std::vector<Item> items;
-      items.reserve(rankProgram.items.size());
-      for (const m2n::Movement &m : rankProgram.items) {
-        Item it{};
-        if (m.tile) {
-          it.kind = 1;
-          it.rank = static_cast<uint32_t>(m.srcCoords.size());
-          it.src = reinterpret_cast<uint64_t>(state.maps[device] + m.srcMap);
-          it.dst = reinterpret_cast<uint64_t>(state.maps[device] + m.dstMap);
-          for (uint32_t d = 0; d < it.rank; ++d) {
-            it.srcCoords[d] = static_cast<int32_t>(m.srcCoords[it.rank - 1 - d]);
-            it.dstCoords[d] = static_cast<int32_t>(m.dstCoords[it.rank - 1 - d]);
-          }
-          it.op = *m2n::tileOp(m.op);
-        } else {
-          it.src = reinterpret_cast<uint64_t>(addressOf(m.src) + m.srcOffset);
-          it.dst = reinterpret_cast<uint64_t>(addressOf(m.dst) + m.dstOffset);
-          it.op = static_cast<uint32_t>(m.op);
-        }
-        it.bytes = static_cast<uint32_t>(m.bytes);
-        if (m.waitsOrderOnlyTheStore())
-          it.flags |= m2n::kStoreWaits;
-        if (m.signal)
-          it.signal = reinterpret_cast<uint64_t>(
-              state.counters.at(m.signal->rank) + m.signal->index);
-        // The kernel multiplies wait values by the execution's epoch.
-        if (m.waits.size() > 0) {
-          it.wait0 = reinterpret_cast<uint64_t>(
-              state.counters.at(m.waits[0].counter.rank) +
-              m.waits[0].counter.index);
-          it.value0 = m.waits[0].value;
-        }
-        if (m.waits.size() > 1) {
-          it.wait1 = reinterpret_cast<uint64_t>(
-              state.counters.at(m.waits[1].counter.rank) +
-              m.waits[1].counter.index);
-          it.value1 = m.waits[1].value;
-        }
-        items.push_back(it);
-      }
-      if (!state.tables.count(rank)) {
-        Item *table = nullptr;
-        M2N_CUDA(cudaMalloc(&table,
-                            std::max<size_t>(items.size(), 1) * sizeof(Item)));
-        state.tables[rank] = table;
-      }
-      M2N_CUDA(cudaMemcpy(state.tables[rank], items.data(),
-                          items.size() * sizeof(Item), cudaMemcpyHostToDevice));
-      state.itemCounts[rank] = items.size();
-    }
-    state.builtFor = addresses;
-  }
-
-  void *errorDevice = nullptr;
-  M2N_CUDA(cudaHostGetDevicePointer(&errorDevice, context->errorRecord, 0));
-  const m2n::Artifact &a = context->artifact->artifact;
-  uint64_t epoch = state.executions + 1;
-  for (const auto &[rank, rankProgram] : program.ranks) {
-    const int device = context->devices[rank];
-    M2N_CUDA(cudaSetDevice(device));
-    cudaStream_t stream =
-        streams ? static_cast<cudaStream_t>(streams[rank]) : nullptr;
-    uint64_t count = state.itemCounts[rank], timeout = context->timeoutCycles;
-    uint64_t stageBytes = a.kernel.stageBytes, stages = a.kernel.stages;
-    void *args[] = {&state.tables[rank], &count,  &errorDevice, &timeout,
-                    &stageBytes,         &stages, &epoch};
-    if (count)
-      M2N_CU(driver.launchKernel(context->kernels.at(device), a.kernel.ctas, 1,
-                                 1, a.kernel.threads, 1, 1,
-                                 static_cast<unsigned>(stageBytes * stages),
-                                 stream, args, nullptr));
-    context->pending.insert({device, stream});
-  }
-  ++state.executions;
-  return M2N_SUCCESS;
+  return m2n_cuda_launch(context, reshard, streams);
 }
 
 m2n_status m2n_cuda_synchronize(m2n_cuda_context context) {
@@ -433,7 +791,7 @@ m2n_status m2n_cuda_synchronize(m2n_cuda_context context) {
                           std::to_string(context->errorRecord[3]) +
                           " (a peer never signalled)");
       else
-        status = cudaFailure(error, "cudaStreamSynchronize");
+        status = m2n::runtime::cudaFailure(error, "cudaStreamSynchronize");
     }
   }
   context->pending.clear();

@@ -53,9 +53,13 @@ static void launch(const Kernel &k, const std::vector<Item> &items, int ctas,
   uint64_t count = items.size();
   void *errorDevice = nullptr;
   CUDA_CHECK(cudaHostGetDevicePointer(&errorDevice, errorRecord, 0));
-  uint64_t epoch = 1; // Fresh counters every launch here.
+  // Fresh counters every launch here: the epoch words start at zero.
+  static uint64_t *epochWords = nullptr;
+  if (!epochWords)
+    CUDA_CHECK(cudaMalloc(&epochWords, 2 * sizeof(uint64_t)));
+  CUDA_CHECK(cudaMemsetAsync(epochWords, 0, 2 * sizeof(uint64_t), stream));
   void *args[] = {deviceItems, &count,  &errorDevice, &timeout,
-                  &stageBytes, &stages, &epoch};
+                  &stageBytes, &stages, &epochWords};
   CU_CHECK(cuLaunchKernel(k.function, ctas, 1, 1, 32, 1, 1,
                           (unsigned)(stageBytes * stages), stream, args,
                           nullptr));

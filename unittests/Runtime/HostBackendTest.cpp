@@ -150,9 +150,21 @@ TEST_F(HostBackendTest, CudaBackendReportsItsAvailability) {
       << m2n_status_name(status);
   EXPECT_STRNE(m2n_last_error(), "");
   EXPECT_EQ(context, nullptr);
+  m2n_status noContext =
+      status == M2N_UNSUPPORTED ? M2N_UNSUPPORTED : M2N_INVALID_ARGUMENT;
   EXPECT_EQ(m2n_cuda_execute(nullptr, 0, nullptr, nullptr, nullptr, nullptr,
                              nullptr),
-            status == M2N_UNSUPPORTED ? M2N_UNSUPPORTED : M2N_INVALID_ARGUMENT);
+            noContext);
+  EXPECT_EQ(m2n_cuda_bind(nullptr, 0, nullptr, nullptr, nullptr, nullptr),
+            noContext);
+  EXPECT_EQ(m2n_cuda_launch(nullptr, 0, nullptr), noContext);
+  EXPECT_EQ(m2n_cuda_synchronize(nullptr), noContext);
+  // Several processes need an all-gather to exchange their handles.
+  int rank = 0;
+  EXPECT_EQ(m2n_cuda_comm_create(artifact, 3, 2, 1, &rank, devices, nullptr,
+                                 nullptr, 1000, &context),
+            noContext);
+  EXPECT_STRNE(m2n_last_error(), "");
 }
 
 } // namespace

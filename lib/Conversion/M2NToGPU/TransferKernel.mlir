@@ -33,10 +33,15 @@
 // Error record (u64[4], host-mapped): 1, item index, wait address, value seen.
 //
 // Parameters: items, number of items, error record, timeout in clock cycles,
-// stage size in bytes (>= the largest item), number of stages (1-8), epoch.
+// stage size in bytes (>= the largest item), number of stages (1-8), epoch
+// words (u64[2] in device memory, zero before the first launch).
 // The stages live in dynamic shared memory (stages x stage size bytes).
 // Counters are never reset: the n-th execution of a table (epoch n) waits
-// for n times the values in its items.
+// for n times the values in its items. The epoch lives on the device, so
+// that launches replayed from a CUDA graph advance it: each CTA reads
+// word 0 (the executions finished) and runs epoch word0 + 1; the last CTA
+// to finish (word 1 counts finished CTAs) stores the new epoch. The next
+// launch on the stream starts after that store.
 //
 // MLIR has no op for cp.reduce.async.bulk (non-tensor), the acquire/release
 // flag accesses, the proxy fence or trap: those are nvvm.inline_ptx.
@@ -47,7 +52,7 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
 
   gpu.func @m2n_transfer(%items: !llvm.ptr<1>, %num_items: i64, %error: !llvm.ptr<1>,
                          %timeout: i64, %stage_bytes: i64, %stages: i64,
-                         %epoch: i64) kernel {
+                         %epochWords: !llvm.ptr<1>) kernel {
     %c0 = arith.constant 0 : index
     %c1 = arith.constant 1 : index
     %i0 = arith.constant 0 : i32
@@ -58,6 +63,8 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
     %tid = nvvm.read.ptx.sreg.tid.x : i32
     %elected = arith.cmpi eq, %tid, %i0 : i32
     scf.if %elected {
+      %finished = llvm.load volatile %epochWords : !llvm.ptr<1> -> i64
+      %epoch = arith.addi %finished, %l1 : i64
       %stageBase = llvm.mlir.addressof @m2n_stages : !llvm.ptr<3>
       %barBase = llvm.mlir.addressof @m2n_bars : !llvm.ptr<3>
       %ns = arith.index_cast %stages : i64 to index
@@ -508,6 +515,15 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
       }
       func.call @m2n_release(%pending#0, %pending#1) : (i64, i64) -> ()
       nvvm.cp.async.bulk.wait_group 0
+      // The last CTA to finish advances the epoch.
+      %doneWord = llvm.getelementptr %epochWords[1] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i64
+      %before = llvm.atomicrmw add %doneWord, %l1 acq_rel : !llvm.ptr<1>, i64
+      %all = arith.muli %epoch, %grid : i64
+      %allm1 = arith.subi %all, %l1 : i64
+      %last = arith.cmpi eq, %before, %allm1 : i64
+      scf.if %last {
+        llvm.store volatile %epoch, %epochWords : i64, !llvm.ptr<1>
+      }
     }
     gpu.return
   }

@@ -8,8 +8,7 @@
  * per-rank programs on host memory for all ranks of one process, exactly as
  * the GPU kernels would (CTAs walking their items in order, waiting on
  * counters); CI and the Python tests exercise the artifacts through it. The
- * CUDA backend (launch on the caller's stream, NCCL for network steps) comes
- * next.
+ * CUDA backend launches the artifact's kernel on the caller's streams.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -23,7 +22,7 @@
 extern "C" {
 #endif
 
-#define M2N_RUNTIME_API_VERSION 1
+#define M2N_RUNTIME_API_VERSION 2
 
 typedef enum m2n_status {
   M2N_SUCCESS = 0,
@@ -71,26 +70,71 @@ m2n_status m2n_host_execute(m2n_artifact artifact, int reshard, int ranks,
                             void *const *dst, const size_t *dst_bytes);
 
 /*===----------------------------------------------------------------------===*
- * CUDA backend: one process driving every rank (several ranks may share a
- * GPU: virtual ranks). Available when the runtime was built with CUDA;
- * otherwise these return M2N_UNSUPPORTED.
+ * CUDA backend. Available when the runtime was built with CUDA; otherwise
+ * these return M2N_UNSUPPORTED. Three process models share it:
+ *  - one process drives every rank (m2n_cuda_context_create), on one or
+ *    several GPUs; several ranks may share a GPU (virtual ranks);
+ *  - one process per GPU, or per group of ranks on one GPU
+ *    (m2n_cuda_comm_create): the processes exchange buffer handles (CUDA
+ *    IPC) through the caller's all-gather, e.g. torch.distributed.
+ * Arrays passed per rank are indexed by local slot: the position of the rank
+ * in `local_ranks` (for m2n_cuda_context_create, the rank itself).
+ *
+ * Buffers are ordinary device allocations (cudaMalloc, PyTorch's caching
+ * allocator): a buffer may start anywhere inside its allocation; the runtime
+ * finds the allocation through the driver and checks device and size.
+ *
+ * Launches are CUDA-graph capturable: binding buffers (which uploads tables
+ * and encodes tensor maps) happens before, launches only enqueue kernels,
+ * and each rank's kernel keeps its execution count (epoch) on the device.
  *===----------------------------------------------------------------------===*/
 
 typedef struct m2n_cuda_context_t *m2n_cuda_context;
 
-/* Prepares `artifact` for `ranks` ranks, rank r on CUDA device devices[r]:
- * loads its kernel on every device and enables peer access between them.
+/* The caller's all-gather: every process contributes `bytes` bytes from
+ * `send`; `recv` receives processes x bytes, in process order. Returns 0 on
+ * success. Called only from m2n_cuda_comm_create and m2n_cuda_bind, which
+ * are collective: every process calls them in the same order. */
+typedef int (*m2n_allgather_fn)(const void *send, void *recv, size_t bytes,
+                                void *user);
+
+/* One process for every rank: rank r runs on CUDA device devices[r]. Loads
+ * the kernel on every device and enables peer access between them.
  * `timeout_ms` bounds every wait of a kernel for a peer. */
 m2n_status m2n_cuda_context_create(m2n_artifact artifact, int ranks,
                                    const int *devices, double timeout_ms,
                                    m2n_cuda_context *context);
+
+/* This process runs `local_count` of the `ranks` ranks (local_ranks[i] on
+ * CUDA device local_devices[i]; all on one device when processes > 1);
+ * `processes` processes together run every rank once. Collective. */
+m2n_status m2n_cuda_comm_create(m2n_artifact artifact, int ranks,
+                                int processes, int local_count,
+                                const int *local_ranks,
+                                const int *local_devices,
+                                m2n_allgather_fn allgather, void *user,
+                                double timeout_ms, m2n_cuda_context *context);
 void m2n_cuda_context_destroy(m2n_cuda_context context);
 
-/* Enqueues reshard `reshard` over user device buffers (rank r's local parts,
- * on devices[r]; NULL and 0 for ranks outside a mesh) on each rank's stream
- * (`streams[r]`, a cudaStream_t of devices[r], or NULL for the device's
- * default stream). Returns once everything is enqueued; the ranks' kernels
- * run concurrently and synchronize through counters in device memory. */
+/* Binds reshard `reshard` to the local ranks' buffers (NULL and 0 for a rank
+ * outside a mesh): validates them, exchanges their handles with the other
+ * processes, uploads the work-item tables and encodes the tensor maps. Not
+ * capturable; collective for m2n_cuda_comm_create contexts. */
+m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
+                         void *const *src, const size_t *src_bytes,
+                         void *const *dst, const size_t *dst_bytes);
+
+/* Enqueues the bound reshard on each local rank's stream (`streams[i]`, a
+ * cudaStream_t of its device, NULL for the device's default stream; `streams`
+ * may be NULL). Capturable. Every rank's kernel must be launched the same
+ * number of times. */
+m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
+                           void *const *streams);
+
+/* Bind (when the buffers differ from the bound ones) and launch. In a
+ * multi-process context, new buffers must be bound with m2n_cuda_bind on
+ * every process: this call then reports M2N_INVALID_ARGUMENT instead of
+ * starting an exchange the other processes are not part of. */
 m2n_status m2n_cuda_execute(m2n_cuda_context context, int reshard,
                             void *const *src, const size_t *src_bytes,
                             void *const *dst, const size_t *dst_bytes,

@@ -11,7 +11,9 @@
 // CHECK: gpu.module @m2n_kernels [#nvvm.target<chip = "sm_90a", features = "+ptx86">]
 // CHECK-DAG: llvm.mlir.global external @m2n_stages() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
 // CHECK-DAG: llvm.mlir.global internal @m2n_bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<8 x i64>
-// CHECK: gpu.func @m2n_transfer(%{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) kernel
+// CHECK: gpu.func @m2n_transfer(%{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>) kernel
+// The epoch lives on the device: read at the start, advanced by the last CTA.
+// CHECK: llvm.load volatile
 // CHECK: nvvm.mbarrier.init
 // CHECK: nvvm.fence.mbarrier.init
 // Held-back signals are released before a wait; an item whose load waits is
@@ -30,6 +32,8 @@
 // CHECK: nvvm.cp.async.bulk.commit.group
 // CHECK: nvvm.cp.async.bulk.wait_group 1 {read}
 // CHECK: call @m2n_release
+// CHECK: llvm.atomicrmw add
+// CHECK: llvm.store volatile
 // CHECK: func.func private @m2n_release
 // CHECK: nvvm.cp.async.bulk.wait_group 0
 // CHECK: fence.proxy.async.global;
