@@ -242,11 +242,7 @@ m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
                          const std::vector<int> &localDevices,
                          m2n_allgather_fn allgather, void *user,
                          double timeoutMs, m2n_cuda_context *context) {
-  int count = 0;
-  M2N_CUDA(cudaGetDeviceCount(&count));
-  if (!driver.load())
-    return fail(M2N_CUDA_ERROR, "the CUDA driver lacks an entry point the "
-                                "m2n runtime needs (driver too old?)");
+  const m2n::Artifact &a = artifact->artifact;
   auto state = std::make_unique<m2n_cuda_context_t>();
   state->artifact = artifact;
   state->ranks = ranks;
@@ -262,54 +258,6 @@ m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
                   "local rank " + std::to_string(rank) +
                       " is out of range or listed twice");
   }
-  std::set<int> used(localDevices.begin(), localDevices.end());
-  for (int device : used)
-    if (device < 0 || device >= count)
-      return fail(M2N_INVALID_ARGUMENT,
-                  "device " + std::to_string(device) + " does not exist (" +
-                      std::to_string(count) + " devices)");
-  if (processes > 1 && used.size() > 1)
-    return fail(M2N_UNSUPPORTED, "with several processes, the ranks of one "
-                                 "process must share one device");
-
-  const m2n::Artifact &a = artifact->artifact;
-  int clockKHz = 0;
-  for (int device : used) {
-    M2N_CUDA(cudaSetDevice(device));
-    M2N_CUDA(cudaFree(nullptr));
-    for (int peer : used) {
-      if (peer == device)
-        continue;
-      int can = 0;
-      M2N_CUDA(cudaDeviceCanAccessPeer(&can, device, peer));
-      if (!can)
-        return fail(M2N_UNSUPPORTED, "devices " + std::to_string(device) +
-                                         " and " + std::to_string(peer) +
-                                         " have no peer access");
-      cudaError_t enabled = cudaDeviceEnablePeerAccess(peer, 0);
-      if (enabled == cudaErrorPeerAccessAlreadyEnabled)
-        cudaGetLastError();
-      else if (enabled != cudaSuccess)
-        return m2n::runtime::cudaFailure(enabled,
-                                         "cudaDeviceEnablePeerAccess");
-    }
-    CUmodule module;
-    M2N_CU(driver.moduleLoadData(&module, a.ptx.c_str()));
-    CUfunction function;
-    M2N_CU(driver.moduleGetFunction(&function, module, a.kernel.name.c_str()));
-    M2N_CU(driver.funcSetAttribute(
-        function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        static_cast<int>(a.kernel.stageBytes * a.kernel.stages)));
-    state->kernels[device] = function;
-    M2N_CUDA(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, device));
-  }
-  state->timeoutCycles =
-      static_cast<uint64_t>(timeoutMs * std::max(clockKHz, 1000000));
-  M2N_CUDA(cudaHostAlloc(reinterpret_cast<void **>(&state->errorRecord),
-                         4 * sizeof(uint64_t),
-                         cudaHostAllocMapped | cudaHostAllocPortable));
-  std::fill(state->errorRecord, state->errorRecord + 4, 0);
-
   // Every process must run the same artifact, and every rank must be run by
   // exactly one process.
   std::vector<int32_t> owner(ranks, 0);
@@ -347,6 +295,58 @@ m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
       return fail(M2N_INVALID_ARGUMENT,
                   "rank " + std::to_string(r) + " is run by " +
                       std::to_string(runs[r]) + " processes (must be 1)");
+  int count = 0;
+  M2N_CUDA(cudaGetDeviceCount(&count));
+  if (!driver.load())
+    return fail(M2N_CUDA_ERROR, "the CUDA driver lacks an entry point the "
+                                "m2n runtime needs (driver too old?)");
+  std::set<int> used(localDevices.begin(), localDevices.end());
+  for (int device : used)
+    if (device < 0 || device >= count)
+      return fail(M2N_INVALID_ARGUMENT,
+                  "device " + std::to_string(device) + " does not exist (" +
+                      std::to_string(count) + " devices)");
+  if (processes > 1 && used.size() > 1)
+    return fail(M2N_UNSUPPORTED, "with several processes, the ranks of one "
+                                 "process must share one device");
+
+  int clockKHz = 0;
+  for (int device : used) {
+    M2N_CUDA(cudaSetDevice(device));
+    M2N_CUDA(cudaFree(nullptr));
+    for (int peer : used) {
+      if (peer == device)
+        continue;
+      int can = 0;
+      M2N_CUDA(cudaDeviceCanAccessPeer(&can, device, peer));
+      if (!can)
+        return fail(M2N_UNSUPPORTED, "devices " + std::to_string(device) +
+                                         " and " + std::to_string(peer) +
+                                         " have no peer access");
+      cudaError_t enabled = cudaDeviceEnablePeerAccess(peer, 0);
+      if (enabled == cudaErrorPeerAccessAlreadyEnabled)
+        cudaGetLastError();
+      else if (enabled != cudaSuccess)
+        return m2n::runtime::cudaFailure(enabled,
+                                         "cudaDeviceEnablePeerAccess");
+    }
+    CUmodule module;
+    M2N_CU(driver.moduleLoadData(&module, a.ptx.c_str()));
+    CUfunction function;
+    M2N_CU(driver.moduleGetFunction(&function, module, a.kernel.name.c_str()));
+    M2N_CU(driver.funcSetAttribute(
+        function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        static_cast<int>(a.kernel.stageBytes * a.kernel.stages)));
+    state->kernels[device] = function;
+    M2N_CUDA(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, device));
+  }
+  state->timeoutCycles =
+      static_cast<uint64_t>(timeoutMs * std::max(clockKHz, 1000000));
+  M2N_CUDA(cudaHostAlloc(reinterpret_cast<void **>(&state->errorRecord),
+                         4 * sizeof(uint64_t),
+                         cudaHostAllocMapped | cudaHostAllocPortable));
+  std::fill(state->errorRecord, state->errorRecord + 4, 0);
+
   *context = state.release();
   return M2N_SUCCESS;
 }

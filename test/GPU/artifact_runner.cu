@@ -1,57 +1,160 @@
 // Runs every reshard of an m2n artifact through the runtime's CUDA backend
-// (m2n_cuda_*) on the GPUs of this machine, and checks the results with the
-// reference executor's own fill rule and checker.
+// on the GPUs of this machine and checks every destination.
 //
-//   artifact_runner ARTIFACT [--repeat N]
+//   artifact_runner ARTIFACT [--repeat N] [--csv FILE] [--processes P]
 //
-// Rank r lives on GPU r % (number of GPUs); several ranks per GPU are virtual
-// ranks. Buffers are plain cudaMalloc allocations handed to the runtime.
+// Rank r runs on GPU r % G (G GPUs; several ranks per GPU are virtual
+// ranks). With --processes P (P = G), P processes are forked, process p runs
+// the ranks of GPU p and the processes exchange buffer handles through an
+// all-gather over shared memory (m2n_cuda_comm_create): the one-process-per-
+// GPU model. Otherwise one process drives every rank.
+//
+// Each reshard: buffers sit 4 KiB inside larger cudaMalloc allocations (the
+// runtime finds the allocation), surrounded by guard bytes; it is timed
+// (median of N launches), then checked three times with fresh seeded inputs
+// and poisoned destinations: a direct launch, and twice a CUDA graph that
+// captured the launch (the second replay proves the device-side epoch
+// advances). Every destination must match the reference values bit for bit
+// and every guard byte must be untouched.
 #include "m2n/Artifact/Artifact.h"
-#include "m2n/Sim/HostSimulator.h"
+#include "m2n/Sim/RankData.h"
 #include "m2n/runtime.h"
 
 #include "CudaCheck.h"
 
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <new>
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #define M2N_CHECK(x)                                                           \
   do {                                                                         \
-    m2n_status s = (x);                                                        \
-    if (s != M2N_SUCCESS) {                                                    \
-      std::printf("%s at %s:%d: %s\n", m2n_status_name(s), __FILE__, __LINE__, \
-                  m2n_last_error());                                           \
+    m2n_status m2nStatus = (x);                                                \
+    if (m2nStatus != M2N_SUCCESS) {                                            \
+      std::printf("%s at %s:%d: %s\n", m2n_status_name(m2nStatus), __FILE__,   \
+                  __LINE__, m2n_last_error());                                 \
       std::exit(2);                                                            \
     }                                                                          \
   } while (0)
 
+namespace {
+
+constexpr size_t kGuard = 4096;
+constexpr uint8_t kGuardByte = 0xA5;
+
+/// Shared memory of the forked processes: a barrier, an all-gather area and
+/// one verdict per (reshard, process).
+struct Shared {
+  std::atomic<uint64_t> arrived; // Barrier arrivals, ever.
+  int processes;
+  char verdict[256][8]; // 0 pass, 1 fail; by reshard and process.
+  char message[8][512];
+  uint64_t calls[8];    // All-gathers each process has made.
+  char area[1 << 20];
+};
+
+Shared *shared = nullptr;
+int process = 0;
+uint64_t barriers = 0; // Barriers this process has passed.
+
+/// Waits for every process; a peer that does not arrive within two minutes
+/// (it died, or took another path) ends the test instead of hanging it.
+void barrier() {
+  if (!shared)
+    return;
+  ++barriers;
+  shared->arrived.fetch_add(1);
+  auto start = std::chrono::steady_clock::now();
+  while (shared->arrived.load() < barriers * shared->processes) {
+    if (std::chrono::steady_clock::now() - start > std::chrono::seconds(120)) {
+      std::printf("process %d: timed out in barrier %llu (a peer did not arrive)\n", process,
+                  (unsigned long long)barriers);
+      std::fflush(stdout);
+      _exit(3);
+    }
+    usleep(20);
+  }
+}
+
+/// The all-gather the runtime calls. Each call is numbered, so that
+/// processes out of step are reported instead of exchanging garbage.
+int allgather(const void *send, void *recv, size_t bytes, void *) {
+  if (bytes * shared->processes > sizeof(shared->area))
+    return 1;
+  shared->calls[process] += 1;
+  std::memcpy(shared->area + process * bytes, send, bytes);
+  barrier();
+  bool inStep = true;
+  for (int p = 0; p < shared->processes; ++p)
+    inStep &= shared->calls[p] == shared->calls[process];
+  std::memcpy(recv, shared->area, bytes * shared->processes);
+  barrier();
+  if (!inStep)
+    std::printf("process %d: all-gather %llu out of step with a peer\n", process,
+                (unsigned long long)shared->calls[process]);
+  return inStep ? 0 : 1;
+}
+
+/// A device buffer with guard bytes on both sides.
+struct Guarded {
+  char *base = nullptr;
+  size_t bytes = 0;
+  char *data() const { return base ? base + kGuard : nullptr; }
+};
+
+Guarded allocate(size_t bytes) {
+  Guarded g;
+  g.bytes = bytes;
+  CUDA_CHECK(cudaMalloc(&g.base, bytes + 2 * kGuard));
+  CUDA_CHECK(cudaMemset(g.base, kGuardByte, bytes + 2 * kGuard));
+  return g;
+}
+
+std::optional<std::string> guardsIntact(const Guarded &g) {
+  std::vector<uint8_t> guard(kGuard);
+  for (char *at : {g.base, g.base + kGuard + g.bytes}) {
+    CUDA_CHECK(cudaMemcpy(guard.data(), at, kGuard, cudaMemcpyDeviceToHost));
+    for (size_t i = 0; i < kGuard; ++i)
+      if (guard[i] != kGuardByte)
+        return std::string(at == g.base ? "the guard before" : "the guard after") +
+               " a buffer was overwritten at byte " + std::to_string(i);
+  }
+  return std::nullopt;
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::printf("usage: %s ARTIFACT [--repeat N] [--csv FILE]\n", argv[0]);
+    std::printf("usage: %s ARTIFACT [--repeat N] [--csv FILE] [--processes P]\n", argv[0]);
     return 2;
   }
-  int repeat = 5;
-  FILE *csv = nullptr;
+  int repeat = 5, processes = 1;
+  const char *csvPath = nullptr;
   for (int i = 2; i < argc; i += 2) {
-    bool known = !std::strcmp(argv[i], "--repeat") || !std::strcmp(argv[i], "--csv");
+    bool known = !std::strcmp(argv[i], "--repeat") || !std::strcmp(argv[i], "--csv") ||
+                 !std::strcmp(argv[i], "--processes");
     if (!known || i + 1 == argc) {
       std::printf("artifact_runner: %s %s\n", argv[i], known ? "needs a value" : "is not an option");
       return 2;
     }
     if (!std::strcmp(argv[i], "--repeat"))
       repeat = std::max(1, std::atoi(argv[i + 1]));
-    else if (!(csv = std::fopen(argv[i + 1], "w"))) {
-      std::printf("artifact_runner: cannot write %s\n", argv[i + 1]);
-      return 2;
-    }
+    else if (!std::strcmp(argv[i], "--processes"))
+      processes = std::max(1, std::atoi(argv[i + 1]));
+    else
+      csvPath = argv[i + 1];
   }
-  // One row per measurement, read by bench/gpu/report.py.
-  if (csv)
-    std::fprintf(csv, "name,status,items,ctas,moved_bytes,ms\n");
   std::ifstream in(argv[1], std::ios::binary);
   std::stringstream bytes;
   bytes << in.rdbuf();
@@ -61,102 +164,247 @@ int main(int argc, char **argv) {
     std::printf("artifact_runner: %s\n", error->c_str());
     return 1;
   }
+  if (parsed.reshards.size() > 256 || processes > 8) {
+    std::printf("artifact_runner: at most 256 reshards and 8 processes\n");
+    return 2;
+  }
+
+  // One seed for every process: each checks what the others filled in.
+  uint64_t seed = std::chrono::steady_clock::now().time_since_epoch().count();
+  // Fork before CUDA is initialized: each child is one process of the
+  // communicator; the parent only waits.
+  if (processes > 1) {
+    shared = static_cast<Shared *>(mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE,
+                                        MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+    new (&shared->arrived) std::atomic<uint64_t>(0);
+    shared->processes = processes;
+    setvbuf(stdout, nullptr, _IOLBF, 0); // Complete lines, whoever dies.
+    std::vector<pid_t> children;
+    for (int p = 0; p < processes; ++p) {
+      pid_t pid = fork();
+      if (pid == 0) {
+        process = p;
+        break;
+      }
+      children.push_back(pid);
+    }
+    if (static_cast<int>(children.size()) == processes) {
+      int worst = 0;
+      for (pid_t pid : children) {
+        int status = 0;
+        waitpid(pid, &status, 0);
+        int code = WIFEXITED(status) ? WEXITSTATUS(status) : 3;
+        worst = std::max(worst, code);
+      }
+      return worst;
+    }
+  }
+  const bool reporter = process == 0;
+  FILE *csv = nullptr;
+  if (csvPath && reporter && !(csv = std::fopen(csvPath, "w"))) {
+    std::printf("artifact_runner: cannot write %s\n", csvPath);
+    return 2;
+  }
+  // One row per measurement, read by bench/gpu/report.py.
+  if (csv)
+    std::fprintf(csv, "name,status,items,ctas,moved_bytes,ms\n");
+
   m2n_artifact artifact = nullptr;
   M2N_CHECK(m2n_artifact_load(text.data(), text.size(), &artifact));
   int devices = 0;
   CUDA_CHECK(cudaGetDeviceCount(&devices));
-  std::printf("%d GPU(s); %s; %d reshards; runtime CUDA backend\n", devices,
-              argv[1], m2n_artifact_reshard_count(artifact));
+  if (processes > 1 && processes != devices) {
+    std::printf("artifact_runner: --processes must equal the number of GPUs (%d)\n", devices);
+    return 2;
+  }
+  if (reporter)
+    std::printf("%d GPU(s); %s; %d reshards; runtime CUDA backend, %s\n", devices, argv[1],
+                m2n_artifact_reshard_count(artifact),
+                processes > 1 ? "one process per GPU (IPC handles, all-gather)"
+                              : "one process for every rank");
 
   int passed = 0, failed = 0, skipped = 0;
   for (int index = 0; index < m2n_artifact_reshard_count(artifact); ++index) {
     const m2n::CompiledReshard &reshard = parsed.reshards[index];
     int ranks = 0;
     M2N_CHECK(m2n_artifact_reshard_ranks(artifact, index, &ranks));
-    std::vector<int> deviceOf(ranks);
+    std::vector<int> localRanks, localDevices;
     for (int r = 0; r < ranks; ++r)
-      deviceOf[r] = r % devices;
-    m2n_cuda_context context = nullptr;
-    M2N_CHECK(m2n_cuda_context_create(artifact, ranks, deviceOf.data(),
-                                      /*timeout_ms=*/2000, &context));
-
-    m2n::ReshardSimulator sim(reshard.src, reshard.dst, reshard.shape, reshard.type);
-    std::vector<void *> src(ranks, nullptr), dst(ranks, nullptr), streams(ranks, nullptr);
-    std::vector<size_t> srcBytes(ranks, 0), dstBytes(ranks, 0);
-    auto upload = [&]() {
-      for (int r = 0; r < ranks; ++r) {
-        CUDA_CHECK(cudaSetDevice(deviceOf[r]));
-        for (bool source : {true, false}) {
-          m2n::BufferRef ref{source ? m2n::BufferKind::Source : m2n::BufferKind::Destination, r, -1};
-          auto host = sim.bytesOf(ref);
-          if (!host)
-            continue;
-          void *&ptr = source ? src[r] : dst[r];
-          (source ? srcBytes[r] : dstBytes[r]) = host->second;
-          if (!ptr)
-            CUDA_CHECK(cudaMalloc(&ptr, std::max<int64_t>(host->second, 16)));
-          CUDA_CHECK(cudaMemcpy(ptr, host->first, host->second, cudaMemcpyHostToDevice));
-        }
+      if (processes == 1 || r % devices == process) {
+        localRanks.push_back(r);
+        localDevices.push_back(r % devices);
       }
+    // A process may run no rank of a small reshard: it still takes part in
+    // the exchanges, with a rank-less view (then it has nothing to launch).
+    m2n_cuda_context context = nullptr;
+    if (processes == 1)
+      M2N_CHECK(m2n_cuda_context_create(artifact, ranks, localDevices.data(),
+                                        /*timeout_ms=*/2000, &context));
+    else if (!localRanks.empty())
+      M2N_CHECK(m2n_cuda_comm_create(artifact, ranks, processes, localRanks.size(),
+                                     localRanks.data(), localDevices.data(), allgather,
+                                     nullptr, 2000, &context));
+    if (processes > 1 && localRanks.empty()) {
+      // Only reshards with at least as many ranks as processes are run in
+      // this mode (every process must run a rank of the communicator).
+      std::printf("artifact_runner: process %d runs no rank of %s\n", process, reshard.name.c_str());
+      return 2;
+    }
+
+    const size_t slots = localRanks.size();
+    std::vector<Guarded> src(slots), dst(slots);
+    std::vector<void *> srcPointers(slots, nullptr), dstPointers(slots, nullptr);
+    std::vector<size_t> srcBytes(slots, 0), dstBytes(slots, 0);
+    std::vector<cudaStream_t> streams(slots);
+    for (size_t s = 0; s < slots; ++s) {
+      CUDA_CHECK(cudaSetDevice(localDevices[s]));
+      CUDA_CHECK(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
+      M2N_CHECK(m2n_artifact_buffer_bytes(artifact, index, localRanks[s], &srcBytes[s], &dstBytes[s]));
+      if (srcBytes[s])
+        srcPointers[s] = (src[s] = allocate(srcBytes[s])).data();
+      if (dstBytes[s])
+        dstPointers[s] = (dst[s] = allocate(dstBytes[s])).data();
+    }
+    // Fresh seeded sources and poisoned destinations.
+    auto upload = [&](uint64_t runSeed) {
+      for (size_t s = 0; s < slots; ++s) {
+        CUDA_CHECK(cudaSetDevice(localDevices[s]));
+        if (srcBytes[s]) {
+          std::vector<uint8_t> values = m2n::sourceBytes(reshard.src, reshard.shape, reshard.type,
+                                                         localRanks[s], runSeed);
+          CUDA_CHECK(cudaMemcpy(srcPointers[s], values.data(), srcBytes[s], cudaMemcpyHostToDevice));
+        }
+        if (dstBytes[s])
+          CUDA_CHECK(cudaMemset(dstPointers[s], m2n::kPoisonByte, dstBytes[s]));
+      }
+      for (size_t s = 0; s < slots; ++s) {
+        CUDA_CHECK(cudaSetDevice(localDevices[s]));
+        CUDA_CHECK(cudaDeviceSynchronize());
+      }
+      barrier();
     };
-    upload();
+    auto verify = [&](uint64_t runSeed) -> std::optional<std::string> {
+      for (size_t s = 0; s < slots; ++s) {
+        CUDA_CHECK(cudaSetDevice(localDevices[s]));
+        for (const Guarded *g : {&src[s], &dst[s]})
+          if (g->base)
+            if (auto broken = guardsIntact(*g))
+              return "rank " + std::to_string(localRanks[s]) + ": " + *broken;
+        if (!dstBytes[s])
+          continue;
+        std::vector<uint8_t> got(dstBytes[s]);
+        CUDA_CHECK(cudaMemcpy(got.data(), dstPointers[s], dstBytes[s], cudaMemcpyDeviceToHost));
+        if (auto wrong = m2n::checkDestination(reshard.src, reshard.dst, reshard.shape,
+                                               reshard.type, localRanks[s], runSeed, got.data()))
+          return wrong;
+      }
+      return std::nullopt;
+    };
+    auto synchronize = [&]() {
+      M2N_CHECK(m2n_cuda_synchronize(context));
+      barrier();
+    };
+
+    upload(seed);
+    m2n_status status = m2n_cuda_bind(context, index, srcPointers.data(), srcBytes.data(),
+                                      dstPointers.data(), dstBytes.data());
+    if (status == M2N_UNSUPPORTED) {
+      if (reporter)
+        std::printf("%-28s SKIP  %s\n", reshard.name.c_str(), m2n_last_error());
+      ++skipped;
+      m2n_cuda_context_destroy(context);
+      continue;
+    }
+    M2N_CHECK(status);
+    void **streamArgs = reinterpret_cast<void **>(streams.data());
+    M2N_CHECK(m2n_cuda_launch(context, index, streamArgs)); // Warm-up.
+    synchronize();
+    std::vector<double> times;
+    for (int r = 0; r < repeat; ++r) {
+      barrier();
+      auto start = std::chrono::steady_clock::now();
+      M2N_CHECK(m2n_cuda_launch(context, index, streamArgs));
+      synchronize();
+      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    }
+    std::sort(times.begin(), times.end());
+
+    // Check 1: a direct launch (m2n_cuda_execute on the bound buffers).
+    std::optional<std::string> problem;
+    upload(++seed);
+    M2N_CHECK(m2n_cuda_execute(context, index, srcPointers.data(), srcBytes.data(),
+                               dstPointers.data(), dstBytes.data(), streamArgs));
+    synchronize();
+    problem = verify(seed);
+    // Checks 2 and 3: one CUDA graph per stream captured the launch, replayed.
+    std::vector<cudaGraphExec_t> graphs(slots);
+    for (size_t s = 0; s < slots; ++s) {
+      CUDA_CHECK(cudaSetDevice(localDevices[s]));
+      CUDA_CHECK(cudaStreamBeginCapture(streams[s], cudaStreamCaptureModeRelaxed));
+    }
+    M2N_CHECK(m2n_cuda_launch(context, index, streamArgs));
+    for (size_t s = 0; s < slots; ++s) {
+      CUDA_CHECK(cudaSetDevice(localDevices[s]));
+      cudaGraph_t graph;
+      CUDA_CHECK(cudaStreamEndCapture(streams[s], &graph));
+      CUDA_CHECK(cudaGraphInstantiate(&graphs[s], graph, 0));
+      CUDA_CHECK(cudaGraphDestroy(graph));
+    }
+    // Every process runs both replays (the barriers stay in step), whatever
+    // it found so far.
+    for (int replay = 0; replay < 2; ++replay) {
+      upload(++seed);
+      for (size_t s = 0; s < slots; ++s) {
+        CUDA_CHECK(cudaSetDevice(localDevices[s]));
+        CUDA_CHECK(cudaGraphLaunch(graphs[s], streams[s]));
+      }
+      synchronize();
+      if (!problem && (problem = verify(seed)))
+        *problem = "graph replay " + std::to_string(replay + 1) + ": " + *problem;
+    }
+    for (size_t s = 0; s < slots; ++s)
+      CUDA_CHECK(cudaGraphExecDestroy(graphs[s]));
+
+    // Every process's verdict, reported by process 0.
+    bool ok = !problem;
+    std::string message = problem ? *problem : "";
+    if (shared) {
+      shared->verdict[index][process] = !ok;
+      std::snprintf(shared->message[process], sizeof(shared->message[process]), "%s", message.c_str());
+      barrier();
+      for (int p = 0; p < processes; ++p)
+        if (shared->verdict[index][p] && ok) {
+          ok = false;
+          message = std::string("process ") + std::to_string(p) + ": " + shared->message[p];
+        }
+      barrier();
+    }
     int64_t movedBytes = 0, tiles = 0;
     for (const auto &[rank, rp] : reshard.program.ranks)
       for (const m2n::Movement &m : rp.items) {
         movedBytes += m.bytes;
         tiles += m.tile;
       }
-    m2n_status status = m2n_cuda_execute(context, index, src.data(), srcBytes.data(),
-                                         dst.data(), dstBytes.data(), streams.data());
-    if (status == M2N_UNSUPPORTED) {
-      std::printf("%-28s SKIP  %s\n", reshard.name.c_str(), m2n_last_error());
-      ++skipped;
-      m2n_cuda_context_destroy(context);
-      continue;
-    }
-    M2N_CHECK(status);
-    M2N_CHECK(m2n_cuda_synchronize(context));
-    std::vector<double> times;
-    for (int r = 0; r < repeat; ++r) {
-      auto start = std::chrono::steady_clock::now();
-      M2N_CHECK(m2n_cuda_execute(context, index, src.data(), srcBytes.data(),
-                                 dst.data(), dstBytes.data(), streams.data()));
-      M2N_CHECK(m2n_cuda_synchronize(context));
-      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-    }
-    std::sort(times.begin(), times.end());
-    // Fresh inputs and poisoned outputs for the checked execution.
-    sim.reset();
-    upload();
-    M2N_CHECK(m2n_cuda_execute(context, index, src.data(), srcBytes.data(),
-                               dst.data(), dstBytes.data(), streams.data()));
-    M2N_CHECK(m2n_cuda_synchronize(context));
-    for (int r = 0; r < ranks; ++r) {
-      auto host = sim.bytesOf({m2n::BufferKind::Destination, r, -1});
-      if (!host)
-        continue;
-      CUDA_CHECK(cudaSetDevice(deviceOf[r]));
-      CUDA_CHECK(cudaMemcpy(host->first, dst[r], host->second, cudaMemcpyDeviceToHost));
-    }
-    m2n::SimulationReport report = sim.check();
     double ms = times[times.size() / 2];
-    std::printf("%-28s %s  %lld items (%lld tiles), %.1f MB moved by kernels, %.3f ms (median of %d, host-timed), %.1f GB/s  %s\n",
-                reshard.name.c_str(), report.passed ? "PASS" : "FAIL",
-                (long long)reshard.program.itemCount(), (long long)tiles, movedBytes / 1e6, ms, repeat,
-                movedBytes / (ms * 1e-3) / 1e9, report.message.c_str());
-    if (csv)
-      std::fprintf(csv, "%s,%s,%lld,%u,%lld,%.6f\n", reshard.name.c_str(),
-                   report.passed ? "PASS" : "FAIL", (long long)reshard.program.itemCount(),
-                   parsed.kernel.ctas, (long long)movedBytes, ms);
-    (report.passed ? passed : failed)++;
+    if (reporter) {
+      std::printf("%-28s %s  %lld items (%lld tiles), %.1f MB moved by kernels, %.3f ms (median of %d, host-timed), %.1f GB/s  %s\n",
+                  reshard.name.c_str(), ok ? "PASS" : "FAIL", (long long)reshard.program.itemCount(),
+                  (long long)tiles, movedBytes / 1e6, ms, repeat, movedBytes / (ms * 1e-3) / 1e9,
+                  message.c_str());
+      if (csv)
+        std::fprintf(csv, "%s,%s,%lld,%u,%lld,%.6f\n", reshard.name.c_str(), ok ? "PASS" : "FAIL",
+                     (long long)reshard.program.itemCount(), parsed.kernel.ctas, (long long)movedBytes, ms);
+    }
+    (ok ? passed : failed)++;
     m2n_cuda_context_destroy(context);
-    for (int r = 0; r < ranks; ++r) {
-      CUDA_CHECK(cudaSetDevice(deviceOf[r]));
-      if (src[r]) CUDA_CHECK(cudaFree(src[r]));
-      if (dst[r]) CUDA_CHECK(cudaFree(dst[r]));
+    for (size_t s = 0; s < slots; ++s) {
+      CUDA_CHECK(cudaSetDevice(localDevices[s]));
+      CUDA_CHECK(cudaStreamDestroy(streams[s]));
+      if (src[s].base) CUDA_CHECK(cudaFree(src[s].base));
+      if (dst[s].base) CUDA_CHECK(cudaFree(dst[s].base));
     }
   }
-  if (devices >= 2) {
+  if (devices >= 2 && processes == 1) {
     // The copy engine between the first two GPUs, for reference.
     for (size_t bytes : {(size_t)256 << 20, (size_t)1 << 30}) {
       char *a, *b;
@@ -186,6 +434,7 @@ int main(int argc, char **argv) {
   if (csv)
     std::fclose(csv);
   m2n_artifact_destroy(artifact);
-  std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
+  if (reporter)
+    std::printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   return failed ? 1 : 0;
 }

@@ -21,6 +21,7 @@
 #include "m2n/Layout/Layout.h"
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Sim/ElementType.h"
+#include "m2n/Sim/RankData.h"
 #include "m2n/runtime.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -58,35 +59,6 @@ static cl::opt<uint64_t> seedOption(
 static cl::opt<std::string> backend("backend", cl::desc("host"),
                                     cl::init("host"));
 
-namespace {
-/// A small integer for element g of contributor q: exactly representable in
-/// every element type, and sums of up to 8 stay exact in bf16.
-int64_t valueOf(uint64_t seed, int64_t g, int64_t q) {
-  uint64_t x = seed ^ (static_cast<uint64_t>(g) * 0x9E3779B97F4A7C15ull) ^
-               (static_cast<uint64_t>(q + 1) * 0xC2B2AE3D27D4EB4Full);
-  x ^= x >> 31;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 29;
-  return static_cast<int64_t>(x % 33) - 16;
-}
-
-/// Calls fn(localIndex, globalLinearIndex) over a box of a tensor.
-template <typename Fn>
-void forEach(const m2n::Box &box, const std::vector<int64_t> &shape, Fn fn) {
-  int64_t volume = box.volume();
-  std::vector<int64_t> index(box.rank(), 0), global(box.rank());
-  for (int64_t local = 0; local < volume; ++local) {
-    for (int64_t d = 0; d < box.rank(); ++d)
-      global[d] = box.offsets[d] + index[d];
-    fn(local, m2n::linearize(global, shape));
-    for (int64_t d = box.rank() - 1; d >= 0; --d) {
-      if (++index[d] < box.sizes[d])
-        break;
-      index[d] = 0;
-    }
-  }
-}
-} // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
@@ -162,7 +134,6 @@ int main(int argc, char **argv) {
     const m2n::CompiledReshard &r = parsed.reshards[index];
     int ranks = 0;
     (void)m2n_artifact_reshard_ranks(artifact, index, &ranks);
-    const int64_t size = m2n::elementSize(r.type);
     std::vector<std::vector<uint8_t>> src(ranks), dst(ranks);
     std::vector<const void *> srcPointers(ranks, nullptr);
     std::vector<void *> dstPointers(ranks, nullptr);
@@ -170,17 +141,10 @@ int main(int argc, char **argv) {
     for (int rank = 0; rank < ranks; ++rank) {
       (void)m2n_artifact_buffer_bytes(artifact, index, rank, &srcBytes[rank],
                                       &dstBytes[rank]);
-      src[rank].resize(srcBytes[rank]);
-      dst[rank].assign(dstBytes[rank], 0x5A); // Poison.
-      if (std::optional<int64_t> i = r.src.mesh.indexOf(rank)) {
-        int64_t q = r.src.contributorIndex(*i);
-        forEach(r.src.localBox(r.shape, *i), r.shape,
-                [&](int64_t local, int64_t g) {
-                  m2n::storeElement(r.type, src[rank].data() + local * size,
-                                    valueOf(seed, g, q));
-                });
+      src[rank] = m2n::sourceBytes(r.src, r.shape, r.type, rank, seed);
+      dst[rank].assign(dstBytes[rank], m2n::kPoisonByte);
+      if (!src[rank].empty())
         srcPointers[rank] = src[rank].data();
-      }
       if (r.dst.mesh.indexOf(rank))
         dstPointers[rank] = dst[rank].data();
     }
@@ -194,37 +158,10 @@ int main(int argc, char **argv) {
     std::string problem;
     if (status != M2N_SUCCESS)
       problem = std::string(m2n_status_name(status)) + ": " + m2n_last_error();
-    // Expected: the reduction of the contributions (or the own one).
-    int64_t contributors = r.src.numContributors();
-    std::optional<m2n::Reduction> op = r.src.reduction();
-    std::vector<uint8_t> expected(size), term(size);
-    for (int64_t j = 0; j < r.dst.mesh.size() && problem.empty(); ++j) {
-      int64_t rank = r.dst.mesh.rankAt(j);
-      int64_t own = r.dst.hasPartial() ? r.dst.contributorIndex(j) : -1;
-      forEach(r.dst.localBox(r.shape, j), r.shape,
-              [&](int64_t local, int64_t g) {
-                if (!problem.empty())
-                  return;
-                int64_t first = own >= 0 ? own : 0;
-                int64_t last = own >= 0 ? own + 1 : contributors;
-                for (int64_t q = first; q < last; ++q) {
-                  std::vector<uint8_t> &slot = q == first ? expected : term;
-                  m2n::storeElement(r.type, slot.data(), valueOf(seed, g, q));
-                  if (q != first)
-                    m2n::reduceElement(r.type, *op, expected.data(),
-                                       term.data());
-                }
-                const uint8_t *got = dst[rank].data() + local * size;
-                double want = m2n::loadElement(r.type, expected.data());
-                double have = m2n::loadElement(r.type, got);
-                if (!m2n::sameBits(r.type, got, expected.data()) &&
-                    !(std::fabs(want - have) <= 1e-6 * std::fabs(want)))
-                  problem = "rank " + std::to_string(rank) + " element " +
-                            std::to_string(local) + ": expected " +
-                            std::to_string(want) + ", got " +
-                            std::to_string(have);
-              });
-    }
+    for (int rank = 0; rank < ranks && problem.empty(); ++rank)
+      if (std::optional<std::string> wrong = m2n::checkDestination(
+              r.src, r.dst, r.shape, r.type, rank, seed, dst[rank].data()))
+        problem = *wrong;
     llvm::outs() << llvm::format("%-32s %s", r.name.c_str(),
                                  problem.empty() ? "PASS" : "FAIL")
                  << "  " << r.strategy << ", " << ranks << " ranks, "

@@ -2,8 +2,7 @@
 
 #include "m2n/runtime.h"
 
-#include "m2n/Artifact/Artifact.h"
-#include "m2n/Route/Router.h"
+#include "ExampleArtifact.h"
 
 #include <gtest/gtest.h>
 
@@ -12,33 +11,6 @@
 
 namespace {
 
-/// An artifact with one reshard: rows of a 4 x 8 f32 tensor on ranks 0-1 to
-/// columns on ranks 1-2 (built with the compiler's plain C++ stages).
-std::string exampleArtifact() {
-  m2n::CompiledReshard reshard;
-  reshard.name = "@test#0";
-  reshard.type = m2n::ElementType::F32;
-  reshard.shape = {4, 8};
-  reshard.src = {m2n::Mesh::contiguous({2}, 0), {m2n::Placement::shard(0)}};
-  reshard.dst = {m2n::Mesh::contiguous({2}, 1), {m2n::Placement::shard(1)}};
-  reshard.strategy = "hierarchical";
-  m2n::Topology topology = m2n::Topology::singleDomain(3);
-  m2n::ReshardPlan plan =
-      m2n::IntersectionPlanner(reshard.src, reshard.dst, reshard.shape).plan();
-  m2n::Schedule schedule =
-      m2n::TopologyRouter(reshard.src, reshard.dst, reshard.shape, topology)
-          .route(plan, m2n::Strategy::Hierarchical);
-  m2n::addDataDependencies(schedule);
-  EXPECT_EQ(m2n::lowerSchedule(schedule, reshard.src, reshard.dst,
-                               reshard.shape, reshard.type, {},
-                               reshard.program),
-            std::nullopt);
-  m2n::Artifact artifact;
-  artifact.ptx = "// no kernel needed on the host";
-  artifact.chip = "sm_90a";
-  artifact.reshards.push_back(reshard);
-  return m2n::serializeArtifact(artifact);
-}
 
 class HostBackendTest : public ::testing::Test {
 protected:
