@@ -137,6 +137,24 @@ m2n_status m2n_artifact_buffer_bytes(m2n_artifact artifact, int reshard,
   return M2N_SUCCESS;
 }
 
+m2n_status m2n_artifact_local_shape(m2n_artifact artifact, int reshard,
+                                    int rank, int source, int *present,
+                                    int *dims, int64_t *shape) {
+  const m2n::CompiledReshard *r = reshardAt(artifact, reshard);
+  if (!r || !present || !dims || !shape || rank < 0)
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_artifact_local_shape: bad reshard, rank or output");
+  const m2n::Layout &layout = source ? r->src : r->dst;
+  std::optional<int64_t> index = layout.mesh.indexOf(rank);
+  *present = index.has_value();
+  *dims = static_cast<int>(r->shape.size());
+  if (r->shape.size() > 8)
+    return fail(M2N_UNSUPPORTED, "tensors of more than 8 dimensions");
+  for (size_t d = 0; d < r->shape.size(); ++d)
+    shape[d] = index ? layout.localBox(r->shape, *index).sizes[d] : 0;
+  return M2N_SUCCESS;
+}
+
 m2n_status m2n_host_execute(m2n_artifact artifact, int reshard, int ranks,
                             const void *const *src, const size_t *src_bytes,
                             void *const *dst, const size_t *dst_bytes) {

@@ -61,6 +61,14 @@ m2n_status m2n_artifact_buffer_bytes(m2n_artifact artifact, int reshard,
                                      int rank, size_t *src_bytes,
                                      size_t *dst_bytes);
 
+/* The shape of rank `rank`'s local part (`source` 1: of the source layout,
+ * 0: of the destination): its rank (number of dimensions) in *dims and the
+ * extents in shape[0..*dims) (room for 8). *present is 0 when the rank is
+ * outside that mesh. */
+m2n_status m2n_artifact_local_shape(m2n_artifact artifact, int reshard,
+                                    int rank, int source, int *present,
+                                    int *dims, int64_t *shape);
+
 /* Runs reshard `reshard` on host memory. `src[r]` / `dst[r]` are rank r's
  * local source and destination buffers (row-major local parts), of
  * `src_bytes[r]` / `dst_bytes[r]` bytes; ranks outside a mesh pass NULL and

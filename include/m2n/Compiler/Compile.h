@@ -1,0 +1,40 @@
+//===- Compile.h - one call from m2n IR text to an artifact ------*- C++ -*-===//
+//
+// What m2n-run and the compiler's C API (m2n-c/Compiler.h, used by the
+// Python JIT) share: parse a module, run --m2n-pipeline with the given
+// options, lower every schedule and serialize the artifact.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_COMPILER_COMPILE_H
+#define M2N_COMPILER_COMPILE_H
+
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <memory>
+#include <string>
+
+namespace m2n {
+
+/// A context with every dialect, extension, translation and pass the
+/// pipeline needs registered.
+std::unique_ptr<mlir::MLIRContext> createCompilerContext();
+
+struct CompileResult {
+  bool ok = false;
+  std::string artifact; // The serialized artifact when ok.
+  std::string error;    // Diagnostics when not ok.
+};
+
+/// Compiles `ir` (m2n IR text) with `--m2n-pipeline{options}`; the options
+/// max-ctas and tile-below-run-bytes also set the artifact's launch and
+/// lowering parameters. With a `dumpPath`, the IR after every pass is
+/// written there.
+CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
+                                llvm::StringRef options,
+                                llvm::StringRef dumpPath = "");
+
+} // namespace m2n
+
+#endif // M2N_COMPILER_COMPILE_H

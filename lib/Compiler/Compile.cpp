@@ -1,0 +1,117 @@
+//===- Compile.cpp - one call from m2n IR text to an artifact -------------===//
+
+#include "m2n/Compiler/Compile.h"
+
+#include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
+#include "m2n/Conversion/Passes.h"
+#include "m2n/Dialect/M2N/IR/M2NDialect.h"
+#include "m2n/Dialect/M2N/Transforms/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mutex>
+
+namespace m2n {
+
+std::unique_ptr<mlir::MLIRContext> createCompilerContext() {
+  static std::once_flag passes;
+  std::call_once(passes, [] {
+    mlir::registerAllPasses();
+    mlir::m2n::registerM2NPasses();
+    mlir::m2n::registerM2NConversionPasses();
+    mlir::m2n::registerM2NPipeline();
+  });
+  mlir::DialectRegistry registry;
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  registry.insert<mlir::m2n::M2NDialect>();
+  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  mlir::registerAllGPUToLLVMIRTranslations(registry);
+  auto context = std::make_unique<mlir::MLIRContext>(registry);
+  // Messages name the problem; the op's full text would bury it.
+  context->printOpOnDiagnostic(false);
+  return context;
+}
+
+CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
+                                llvm::StringRef options,
+                                llvm::StringRef dumpPath) {
+  CompileResult result;
+  llvm::raw_string_ostream errors(result.error);
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    errors << d.getLocation() << ": " << d << "\n";
+    for (const mlir::Diagnostic &note : d.getNotes())
+      errors << "  note: " << note << "\n";
+    return mlir::success();
+  });
+
+  // Launch and lowering parameters of the artifact come from the same
+  // option string as the pipeline's.
+  mlir::m2n::ArtifactOptions artifactOptions;
+  llvm::SmallVector<llvm::StringRef> words;
+  options.split(words, ' ', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef word : words) {
+    auto [key, value] = word.split('=');
+    unsigned number = 0;
+    int64_t wide = 0;
+    if (key == "max-ctas" && !value.getAsInteger(10, number))
+      artifactOptions.maxCtas = number;
+    else if (key == "tile-below-run-bytes" && !value.getAsInteger(10, wide))
+      artifactOptions.tileBelowRunBytes = wide;
+    else if (key == "artifact") {
+      errors << "the artifact option writes a file; the compiler API returns "
+                "the artifact instead\n";
+      return result;
+    }
+  }
+
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
+  if (!module)
+    return result;
+  mlir::PassManager pm(&context);
+  std::string pipeline = "m2n-pipeline";
+  if (!options.empty())
+    pipeline += "{" + options.str() + "}";
+  if (failed(mlir::parsePassPipeline(pipeline, pm, errors)))
+    return result;
+  std::unique_ptr<llvm::raw_fd_ostream> dump;
+  if (!dumpPath.empty()) {
+    std::error_code ec;
+    dump = std::make_unique<llvm::raw_fd_ostream>(dumpPath, ec,
+                                                  llvm::sys::fs::OF_Text);
+    if (ec) {
+      errors << "cannot write '" << dumpPath << "': " << ec.message() << "\n";
+      return result;
+    }
+    context.disableMultithreading();
+    pm.enableIRPrinting(
+        [](mlir::Pass *, mlir::Operation *) { return false; },
+        [](mlir::Pass *, mlir::Operation *) { return true; },
+        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+        /*printAfterOnlyOnFailure=*/false, *dump);
+  }
+  if (failed(pm.run(*module)))
+    return result;
+  mlir::FailureOr<std::string> bytes =
+      mlir::m2n::buildArtifact(*module, artifactOptions);
+  if (failed(bytes))
+    return result;
+  result.artifact = std::move(*bytes);
+  result.ok = true;
+  return result;
+}
+
+} // namespace m2n

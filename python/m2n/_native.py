@@ -1,0 +1,127 @@
+"""ctypes bindings to the compiler (libm2n_compiler.so) and the runtime
+(libm2n_runtime.so): C APIs, so the same package works on any Python 3."""
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+
+c_int_p = ctypes.POINTER(ctypes.c_int)
+c_size_p = ctypes.POINTER(ctypes.c_size_t)
+c_void_pp = ctypes.POINTER(ctypes.c_void_p)
+
+ALLGATHER = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                             ctypes.c_size_t, ctypes.c_void_p)
+
+
+class M2NError(RuntimeError):
+    """A failure reported by the m2n runtime: its status and message."""
+
+    def __init__(self, status: str, message: str):
+        super().__init__(f"{status}: {message}")
+        self.status = status
+        self.message = message
+
+
+class CompileError(RuntimeError):
+    """The compiler rejected a program; the message holds its diagnostics."""
+
+
+def _library_dirs():
+    if os.environ.get("M2N_LIB_DIR"):
+        yield Path(os.environ["M2N_LIB_DIR"])
+    here = Path(__file__).resolve().parent
+    yield here / "lib"                       # an installed package
+    yield here.parent.parent / "build" / "lib"  # a source checkout
+
+
+def _load(name: str) -> ctypes.CDLL:
+    tried = []
+    for directory in _library_dirs():
+        path = directory / name
+        tried.append(str(path))
+        if path.exists():
+            return ctypes.CDLL(str(path))
+    raise ImportError(f"cannot find {name} (looked in {', '.join(tried)}); "
+                      f"build m2n or set M2N_LIB_DIR")
+
+
+_compiler = None
+_runtime = None
+
+
+def compiler() -> ctypes.CDLL:
+    global _compiler
+    if _compiler is None:
+        lib = _load("libm2n_compiler.so")
+        lib.m2n_compiler_version.restype = ctypes.c_char_p
+        lib.m2n_compile.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p,
+                                    c_void_pp, c_size_p, ctypes.POINTER(ctypes.c_char_p)]
+        lib.m2n_compile.restype = ctypes.c_int
+        lib.m2n_compiler_free.argtypes = [ctypes.c_void_p]
+        _compiler = lib
+    return _compiler
+
+
+def runtime() -> ctypes.CDLL:
+    global _runtime
+    if _runtime is None:
+        lib = _load("libm2n_runtime.so")
+        lib.m2n_status_name.restype = ctypes.c_char_p
+        lib.m2n_status_name.argtypes = [ctypes.c_int]
+        lib.m2n_last_error.restype = ctypes.c_char_p
+        lib.m2n_artifact_load.argtypes = [ctypes.c_void_p, ctypes.c_size_t, c_void_pp]
+        lib.m2n_artifact_destroy.argtypes = [ctypes.c_void_p]
+        lib.m2n_artifact_reshard_count.argtypes = [ctypes.c_void_p]
+        lib.m2n_artifact_reshard_ranks.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p]
+        lib.m2n_artifact_buffer_bytes.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                                  c_size_p, c_size_p]
+        lib.m2n_artifact_local_shape.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, c_int_p, c_int_p,
+            ctypes.POINTER(ctypes.c_int64)]
+        lib.m2n_host_execute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                         c_void_pp, c_size_p, c_void_pp, c_size_p]
+        lib.m2n_cuda_context_create.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p,
+                                                ctypes.c_double, c_void_pp]
+        lib.m2n_cuda_comm_create.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, c_int_p, c_int_p,
+            ALLGATHER, ctypes.c_void_p, ctypes.c_double, c_void_pp]
+        lib.m2n_cuda_context_destroy.argtypes = [ctypes.c_void_p]
+        lib.m2n_cuda_execute.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp, c_size_p,
+                                         c_void_pp, c_size_p, c_void_pp]
+        lib.m2n_cuda_bind.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp, c_size_p,
+                                      c_void_pp, c_size_p]
+        lib.m2n_cuda_launch.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp]
+        lib.m2n_cuda_synchronize.argtypes = [ctypes.c_void_p]
+        _runtime = lib
+    return _runtime
+
+
+def check(status: int) -> None:
+    """Raises M2NError for a failing runtime status."""
+    if status != 0:
+        lib = runtime()
+        raise M2NError(lib.m2n_status_name(status).decode(), lib.m2n_last_error().decode())
+
+
+def compiler_version() -> str:
+    return compiler().m2n_compiler_version().decode()
+
+
+def compile_ir(ir: str, options: str = "", dump_path: str = "") -> bytes:
+    """The artifact of `ir` compiled with `--m2n-pipeline{options}`."""
+    lib = compiler()
+    data = ctypes.c_void_p()
+    size = ctypes.c_size_t()
+    error = ctypes.c_char_p()
+    status = lib.m2n_compile(ir.encode(), options.encode(),
+                             dump_path.encode() if dump_path else None,
+                             ctypes.byref(data), ctypes.byref(size), ctypes.byref(error))
+    if status != 0:
+        message = error.value.decode() if error.value else "compilation failed"
+        lib.m2n_compiler_free(ctypes.cast(error, ctypes.c_void_p))
+        raise CompileError(message.strip())
+    try:
+        return ctypes.string_at(data, size.value)
+    finally:
+        lib.m2n_compiler_free(data)

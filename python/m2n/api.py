@@ -1,0 +1,286 @@
+"""m2n.reshard and the collectives, the paper's Listing 1 API.
+
+A communicator that runs several ranks in this process (Communicator.host,
+Communicator.from_devices) takes one tensor per rank: `src` and `dst` are
+sequences of comm.size entries, None for a rank outside that mesh.
+"""
+from __future__ import annotations
+
+import ctypes
+import weakref
+from typing import Any, List, Optional, Sequence, Tuple
+
+from . import _native, jit
+from .comm import Communicator
+from .layout import Mesh, Partial, Placement, Replicate, Shard, layout_ir
+
+# numpy / torch dtype names -> m2n IR element types.
+_IR_TYPES = {
+    "float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
+    "int32": "i32", "int64": "i64", "int16": "i16", "int8": "i8",
+}
+
+
+class _Tensor:
+    """What m2n needs of a numpy array or a torch tensor."""
+
+    def __init__(self, value: Any, what: str):
+        self.value = value
+        self.what = what
+        module = type(value).__module__
+        if module.startswith("numpy"):
+            self.kind = "numpy"
+            self.dtype = str(value.dtype)
+            self.shape = tuple(value.shape)
+            self.contiguous = bool(value.flags["C_CONTIGUOUS"])
+            self.device = None
+            self.nbytes = value.nbytes
+        elif module.startswith("torch"):
+            self.kind = "torch"
+            self.dtype = str(value.dtype).replace("torch.", "")
+            self.shape = tuple(value.shape)
+            self.contiguous = bool(value.is_contiguous())
+            self.device = value.device.index if value.is_cuda else None
+            self.nbytes = value.numel() * value.element_size()
+        else:
+            raise TypeError(f"{what} must be a numpy array or a torch tensor, "
+                            f"got {type(value).__name__}")
+        if self.dtype not in _IR_TYPES:
+            raise TypeError(f"{what} has dtype {self.dtype}, which m2n does not move "
+                            f"(supported: {', '.join(_IR_TYPES)})")
+
+
+def _per_rank(tensors, comm: Communicator, what: str) -> List[Optional[_Tensor]]:
+    if tensors is None or not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{what}: a communicator of {comm.size} local ranks takes a list of "
+                        f"{comm.size} tensors (None for ranks outside the mesh)")
+    if len(tensors) != comm.size:
+        raise ValueError(f"{what}: expected {comm.size} entries (one per rank), got {len(tensors)}")
+    return [None if t is None else _Tensor(t, f"{what}[{r}]") for r, t in enumerate(tensors)]
+
+
+def _infer_global_shape(mesh: Mesh, placements, tensors: List[Optional[_Tensor]]) -> Tuple[int, ...]:
+    """The global shape if every Shard splits evenly (checked afterwards)."""
+    present = [t for r, t in enumerate(tensors) if t is not None and r in mesh]
+    if not present:
+        raise ValueError("no rank of the source mesh passed a tensor")
+    shape = list(present[0].shape)
+    for axis, p in enumerate(placements):
+        if isinstance(p, Shard):
+            shape[p.dim] *= mesh.dims[axis]
+    return tuple(shape)
+
+
+def _check(tensors: List[Optional[_Tensor]], artifact: jit.Artifact, comm: Communicator,
+           source: bool, dtype: str, what: str) -> None:
+    for rank, t in enumerate(tensors):
+        want = artifact.local_shape(rank, source)
+        if want is None:
+            if t is not None:
+                raise ValueError(f"{what}[{rank}]: rank {rank} is outside the "
+                                 f"{'source' if source else 'destination'} mesh; pass None")
+            continue
+        if t is None:
+            raise ValueError(f"{what}[{rank}]: rank {rank} is in the "
+                             f"{'source' if source else 'destination'} mesh and needs a "
+                             f"tensor of shape {list(want)}")
+        if t.shape != want:
+            raise ValueError(f"{t.what} has shape {list(t.shape)}, rank {rank}'s part is "
+                             f"{list(want)} (for uneven shards pass global_shape=)")
+        if t.dtype != dtype:
+            raise TypeError(f"{t.what} has dtype {t.dtype}, the source has {dtype}")
+        if not t.contiguous:
+            raise ValueError(f"{t.what} is not contiguous (m2n moves row-major buffers)")
+        if comm.backend == "host" and t.kind != "numpy":
+            raise TypeError(f"{t.what}: the host backend takes numpy arrays")
+        if comm.backend == "cuda":
+            if t.kind != "torch" or t.device is None:
+                raise TypeError(f"{t.what} must be a CUDA tensor")
+            if t.device != comm.devices[rank]:
+                raise ValueError(f"{t.what} is on cuda:{t.device}, rank {rank} runs on "
+                                 f"cuda:{comm.devices[rank]}")
+
+
+class _Prepared:
+    """Everything a warm call needs: the artifact, the byte counts and the
+    pointer arrays (refilled per call) of one (layouts, tensors) signature."""
+
+    def __init__(self, artifact: jit.Artifact, sources, destinations, comm: Communicator):
+        n = comm.size
+        self.artifact = artifact
+        self.comm = comm
+        self.src_bytes = (ctypes.c_size_t * n)(*[t.nbytes if t else 0 for t in sources])
+        self.dst_bytes = (ctypes.c_size_t * n)(*[t.nbytes if t else 0 for t in destinations])
+        self.src_pointers = (ctypes.c_void_p * n)()
+        self.dst_pointers = (ctypes.c_void_p * n)()
+        # Weak references to the arrays whose pointers the arrays hold: a
+        # numpy array's buffer and strides never change, so the same object
+        # needs no new look; torch tensors are asked every call (set_ can
+        # move them).
+        self.numpy = sources[next(r for r, t in enumerate(sources) if t)].kind == "numpy"
+        self.last_src = [None] * n
+        self.last_dst = [None] * n
+
+    def refresh(self, tensors, last, pointers, what: str) -> None:
+        numpy = self.numpy
+        for r, t in enumerate(tensors):
+            if t is None or (numpy and last[r] is not None and last[r]() is t):
+                continue
+            if not _contiguous(t):
+                raise ValueError(f"{what}[{r}] is not contiguous (m2n moves row-major buffers)")
+            pointers[r] = _pointer(t)
+            last[r] = weakref.ref(t) if numpy else None
+
+
+_prepared = {}
+
+
+def _signature(tensors):
+    """Per-rank (type, shape, dtype) of a list of tensors: cheap to build and
+    to hash, and what the slow path validated."""
+    return tuple(None if t is None else (type(t), t.shape, t.dtype) for t in tensors)
+
+
+def _contiguous(t) -> bool:
+    flags = getattr(t, "flags", None)
+    return flags.c_contiguous if flags is not None else t.is_contiguous()
+
+
+def _pointer(t) -> int:
+    interface = getattr(t, "__array_interface__", None)
+    return interface["data"][0] if interface is not None else t.data_ptr()
+
+
+def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
+            src_placements: Sequence[Placement], dst_mesh: Mesh,
+            dst_placements: Sequence[Placement], global_shape: Optional[Sequence[int]] = None,
+            options: str = "") -> None:
+    """Moves the tensor from (src_mesh, src_placements) to (dst_mesh,
+    dst_placements): dst[r] receives rank r's part of the destination layout.
+    `stream` (CUDA backend): one stream per rank, or None for each device's
+    current stream. `options`: --m2n-pipeline options (strategy=, max-ctas=,
+    topology=, ...)."""
+    try:
+        key = (id(comm), src_mesh, tuple(src_placements), dst_mesh, tuple(dst_placements),
+               None if global_shape is None else tuple(global_shape), options,
+               _signature(src), _signature(dst))
+        prepared = _prepared.get(key)
+    except (TypeError, AttributeError):  # Not tensors: the slow path says why.
+        prepared = None
+    if prepared is None or prepared.comm is not comm:
+        prepared = _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh,
+                            dst_placements, global_shape, options)
+        _prepared[key] = prepared
+    n = comm.size
+    prepared.refresh(src, prepared.last_src, prepared.src_pointers, "src")
+    prepared.refresh(dst, prepared.last_dst, prepared.dst_pointers, "dst")
+    lib = _native.runtime()
+    if comm.backend == "host":
+        _native.check(lib.m2n_host_execute(prepared.artifact.handle, 0, n,
+                                           prepared.src_pointers, prepared.src_bytes,
+                                           prepared.dst_pointers, prepared.dst_bytes))
+        return
+    for r in range(n):  # A tensor may have moved to another device.
+        for t, what in ((src[r], "src"), (dst[r], "dst")):
+            if t is not None and t.device.index != comm.devices[r]:
+                raise ValueError(f"{what}[{r}] is on {t.device}, rank {r} runs on "
+                                 f"cuda:{comm.devices[r]}")
+    if stream is None:
+        import torch
+        streams = [torch.cuda.current_stream(d).cuda_stream for d in comm.devices]
+    else:
+        if len(stream) != n:
+            raise ValueError(f"stream: expected {n} streams, one per rank")
+        streams = [s.cuda_stream if hasattr(s, "cuda_stream") else int(s) for s in stream]
+    _native.check(lib.m2n_cuda_execute(comm.cuda_context(prepared.artifact), 0,
+                                       prepared.src_pointers, prepared.src_bytes,
+                                       prepared.dst_pointers, prepared.dst_bytes,
+                                       (ctypes.c_void_p * n)(*streams)))
+
+
+def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
+             global_shape, options) -> _Prepared:
+    """The first call of a signature: checks everything, compiles (or finds
+    the cached artifact) and validates every tensor against it."""
+    if not isinstance(comm, Communicator):
+        raise TypeError(f"comm must be an m2n.Communicator, got {type(comm).__name__}")
+    sources = _per_rank(src, comm, "src")
+    destinations = _per_rank(dst, comm, "dst")
+    src_placements, dst_placements = tuple(src_placements), tuple(dst_placements)
+    for mesh, name in ((src_mesh, "src_mesh"), (dst_mesh, "dst_mesh")):
+        if not isinstance(mesh, Mesh):
+            raise TypeError(f"{name} must be an m2n.Mesh, got {type(mesh).__name__}")
+        if max(mesh.rank_list()) >= comm.size:
+            raise ValueError(f"{name} uses rank {max(mesh.rank_list())}, the communicator has "
+                             f"{comm.size} ranks")
+    first = next((t for r, t in enumerate(sources) if t is not None and r in src_mesh), None)
+    if first is None:
+        raise ValueError("no rank of the source mesh passed a tensor")
+    dtype = first.dtype
+    tensor_rank = len(global_shape) if global_shape is not None else len(first.shape)
+    layout_ir(src_mesh, src_placements, tensor_rank)  # Checks the placements.
+    layout_ir(dst_mesh, dst_placements, tensor_rank)
+    shape = tuple(int(d) for d in global_shape) if global_shape is not None else \
+        _infer_global_shape(src_mesh, src_placements, sources)
+    key = (comm.size, comm.backend, src_mesh, src_placements, dst_mesh, dst_placements,
+           shape, dtype, options)
+
+    def build_ir() -> str:
+        element = _IR_TYPES[dtype]
+        tensor = "x".join(str(d) for d in shape) + "x" + element
+        src_type = f"!m2n.dist<{tensor}, {layout_ir(src_mesh, src_placements, len(shape))}>"
+        dst_type = f"!m2n.dist<{tensor}, {layout_ir(dst_mesh, dst_placements, len(shape))}>"
+        comm_type = f"!m2n.comm<{comm.size}>"
+        return (f"func.func @reshard(%c: {comm_type}, %x: {src_type}) {{\n"
+                f"  %0 = m2n.reshard %x on %c : {comm_type}, {src_type} -> {dst_type}\n"
+                f"  return\n}}\n")
+
+    artifact = jit.get(key, build_ir, options, comm.target)
+    _check(sources, artifact, comm, True, dtype, "src")
+    _check(destinations, artifact, comm, False, dtype, "dst")
+    return _Prepared(artifact, sources, destinations, comm)
+
+
+_collective_layouts = {}
+
+
+def _layouts(comm: Communicator, mesh: Optional[Mesh], src: Placement, dst: Placement):
+    """(mesh, [src], [dst]) of a collective, built once per shape of call."""
+    key = (comm.size, mesh, src, dst)
+    layouts = _collective_layouts.get(key)
+    if layouts is None:
+        layouts = (mesh if mesh is not None else Mesh([comm.size]), (src,), (dst,))
+        _collective_layouts[key] = layouts
+    return layouts
+
+
+def _collective(src, dst, comm, stream, mesh, source: Placement, destination: Placement,
+                kwargs) -> None:
+    m, s, d = _layouts(comm, mesh, source, destination)
+    reshard(src, dst, comm, stream, src_mesh=m, src_placements=s, dst_mesh=m,
+            dst_placements=d, **kwargs)
+
+
+def all_gather(src, dst, comm: Communicator, stream=None, *, dim: int = 0,
+               mesh: Optional[Mesh] = None, **kwargs) -> None:
+    """Shard(dim) -> Replicate over a 1-D mesh (all ranks by default)."""
+    _collective(src, dst, comm, stream, mesh, Shard(dim), Replicate(), kwargs)
+
+
+def reduce_scatter(src, dst, comm: Communicator, stream=None, *, dim: int = 0,
+                   op: str = "sum", mesh: Optional[Mesh] = None, **kwargs) -> None:
+    """Partial(op) -> Shard(dim)."""
+    _collective(src, dst, comm, stream, mesh, Partial(op), Shard(dim), kwargs)
+
+
+def all_reduce(src, dst, comm: Communicator, stream=None, *, op: str = "sum",
+               mesh: Optional[Mesh] = None, **kwargs) -> None:
+    """Partial(op) -> Replicate."""
+    _collective(src, dst, comm, stream, mesh, Partial(op), Replicate(), kwargs)
+
+
+def all_to_all(src, dst, comm: Communicator, stream=None, *, split_dim: int,
+               concat_dim: int, mesh: Optional[Mesh] = None, **kwargs) -> None:
+    """Shard(concat_dim) -> Shard(split_dim): each rank splits its part along
+    split_dim and gathers the others' along concat_dim."""
+    _collective(src, dst, comm, stream, mesh, Shard(concat_dim), Shard(split_dim), kwargs)

@@ -1,0 +1,79 @@
+"""Communicators: which ranks this process runs, and on what.
+
+* Communicator.host(size): every rank in this process on host memory (numpy
+  arrays), executed by the runtime's host backend (no GPU needed);
+* Communicator.from_devices([0, 1, ...]): every rank in this process, rank r
+  on CUDA device devices[r] (torch CUDA tensors; several ranks may share a
+  GPU: virtual ranks).
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Dict, Sequence
+
+from . import _native
+
+
+class Communicator:
+    def __init__(self, size: int, backend: str, devices: Sequence[int] = (),
+                 timeout_ms: float = 10000.0):
+        if size <= 0:
+            raise ValueError(f"a communicator needs at least one rank, got {size}")
+        self.size = size
+        self.backend = backend
+        self.devices = tuple(devices)
+        self.timeout_ms = timeout_ms
+        self.local_ranks = tuple(range(size))
+        self._contexts: Dict[str, ctypes.c_void_p] = {}
+
+    @classmethod
+    def host(cls, size: int) -> "Communicator":
+        """`size` ranks on host memory in this process."""
+        return cls(size, "host")
+
+    @classmethod
+    def from_devices(cls, devices: Sequence[int], timeout_ms: float = 10000.0) -> "Communicator":
+        """Rank r on CUDA device devices[r], all driven by this process."""
+        devices = [int(d) for d in devices]
+        if not devices:
+            raise ValueError("from_devices needs at least one device")
+        return cls(len(devices), "cuda", devices, timeout_ms)
+
+    @property
+    def target(self) -> str:
+        return "sm_90a"
+
+    def cuda_context(self, artifact) -> ctypes.c_void_p:
+        """The runtime context of `artifact` on this communicator's devices."""
+        context = self._contexts.get(artifact.key_hash)
+        if context is None:
+            lib = _native.runtime()
+            context = ctypes.c_void_p()
+            devices = (ctypes.c_int * self.size)(*self.devices)
+            _native.check(lib.m2n_cuda_context_create(
+                artifact.handle, self.size, devices, self.timeout_ms, ctypes.byref(context)))
+            self._contexts[artifact.key_hash] = context
+        return context
+
+    def synchronize(self) -> None:
+        """Waits for the CUDA work this communicator enqueued; a peer that
+        never signalled raises M2NError (M2N_TIMEOUT)."""
+        lib = _native.runtime()
+        for context in self._contexts.values():
+            _native.check(lib.m2n_cuda_synchronize(context))
+
+    def close(self) -> None:
+        lib = _native.runtime() if self._contexts else None
+        for context in self._contexts.values():
+            lib.m2n_cuda_context_destroy(context)
+        self._contexts.clear()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        where = f"devices={list(self.devices)}" if self.devices else "host"
+        return f"m2n.Communicator(size={self.size}, {where})"

@@ -1,0 +1,149 @@
+"""Just-in-time compilation with an in-memory and an on-disk cache.
+
+The first call for a key (layouts, global shape, dtype, communicator size,
+topology, options, compiler version, target) writes the program as m2n IR,
+runs the C++ pipeline through the compiler's C API and keeps the artifact in
+memory and on disk; later calls only look the key up.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from . import _native
+
+_DEFAULT = object()
+_cache_dir = _DEFAULT  # A Path, None (no disk cache) or _DEFAULT.
+_dump_dir: Optional[Path] = None
+_memory: Dict[tuple, "Artifact"] = {}
+
+
+@dataclass
+class Stats:
+    """What the JIT did in this process."""
+    compiles: int = 0
+    disk_hits: int = 0
+    memory_hits: int = 0
+    compile_seconds: List[float] = field(default_factory=list)
+
+
+stats = Stats()
+
+
+def set_cache_dir(path) -> None:
+    """Where artifacts are kept on disk (default: $M2N_CACHE_DIR, else
+    ~/.cache/m2n). None disables the disk cache."""
+    global _cache_dir
+    _cache_dir = Path(path) if path is not None else None
+    _memory.clear()
+
+
+def cache_dir() -> Optional[Path]:
+    """The disk cache's folder, or None when it is disabled."""
+    if _cache_dir is not _DEFAULT:
+        return _cache_dir
+    return Path(os.environ.get("M2N_CACHE_DIR") or Path.home() / ".cache" / "m2n")
+
+
+def set_dump_dir(path) -> None:
+    """Write the IR after every pass of each compilation into this folder
+    (one file per key); None stops it."""
+    global _dump_dir
+    _dump_dir = Path(path) if path is not None else None
+
+
+def clear_memory_cache() -> None:
+    _memory.clear()
+
+
+class Artifact:
+    """A loaded artifact: its runtime handle and per-rank buffer shapes."""
+
+    def __init__(self, data: bytes, key_hash: str):
+        self.data = data
+        self.key_hash = key_hash
+        lib = _native.runtime()
+        self._buffer = ctypes.create_string_buffer(data, len(data))
+        handle = ctypes.c_void_p()
+        _native.check(lib.m2n_artifact_load(self._buffer, len(data), ctypes.byref(handle)))
+        self.handle = handle
+        self._shapes: Dict[Tuple[int, int, bool], Optional[Tuple[int, ...]]] = {}
+
+    def ranks(self, reshard: int = 0) -> int:
+        n = ctypes.c_int()
+        _native.check(_native.runtime().m2n_artifact_reshard_ranks(self.handle, reshard,
+                                                                   ctypes.byref(n)))
+        return n.value
+
+    def local_shape(self, rank: int, source: bool, reshard: int = 0) -> Optional[Tuple[int, ...]]:
+        """Rank `rank`'s local part, or None outside the mesh."""
+        key = (reshard, rank, source)
+        if key not in self._shapes:
+            present, dims = ctypes.c_int(), ctypes.c_int()
+            shape = (ctypes.c_int64 * 8)()
+            _native.check(_native.runtime().m2n_artifact_local_shape(
+                self.handle, reshard, rank, int(source), ctypes.byref(present),
+                ctypes.byref(dims), shape))
+            self._shapes[key] = tuple(shape[:dims.value]) if present.value else None
+        return self._shapes[key]
+
+    def __del__(self):
+        handle = getattr(self, "handle", None)
+        if handle:
+            _native.runtime().m2n_artifact_destroy(handle)
+            self.handle = None
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+        raise
+
+
+def get(key: tuple, build_ir, options: str, target: str = "sm_90a") -> Artifact:
+    """The artifact for `key`: from memory, from disk, or compiled from the
+    IR that `build_ir()` returns."""
+    artifact = _memory.get(key)
+    if artifact is not None:
+        stats.memory_hits += 1
+        return artifact
+    ir = build_ir()
+    digest = hashlib.sha256("\0".join(
+        [ir, options, target, _native.compiler_version()]).encode()).hexdigest()
+    directory = cache_dir()
+    path = directory / f"{digest}.m2n" if directory is not None else None
+    data = None
+    if path is not None and path.exists():
+        data = path.read_bytes()
+        try:
+            artifact = Artifact(data, digest)
+            stats.disk_hits += 1
+        except _native.M2NError:
+            data = None  # Corrupted or from another version: compile again.
+    if data is None:
+        start = time.perf_counter()
+        dump = str(_dump_dir / f"{digest}.mlir") if _dump_dir is not None else ""
+        if _dump_dir is not None:
+            _dump_dir.mkdir(parents=True, exist_ok=True)
+        full_options = " ".join(o for o in [options, f"chip={target}"] if o)
+        data = _native.compile_ir(ir, full_options, dump)
+        stats.compile_seconds.append(time.perf_counter() - start)
+        stats.compiles += 1
+        artifact = Artifact(data, digest)
+        if path is not None:
+            _write_atomically(path, data)
+    _memory[key] = artifact
+    return artifact

@@ -1,0 +1,116 @@
+"""Meshes and placements: the layouts of the NCCL M2N paper's API.
+
+A Mesh lays communicator ranks out on a grid (row-major); a layout gives one
+placement per mesh axis: Shard(d), Replicate() or Partial(op). They turn into
+the attributes of m2n's IR (`#m2n.mesh<...>`, `shard<d>`, ...).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence, Tuple, Union
+
+
+@dataclass(frozen=True)
+class Mesh:
+    """A grid of ranks: Mesh([2, 2], start_rank=4) holds ranks 4-7, or
+    Mesh([2], ranks=[0, 5]) an explicit list (row-major)."""
+
+    dims: Tuple[int, ...]
+    start_rank: int = 0
+    ranks: Union[Tuple[int, ...], None] = None
+
+    def __init__(self, dims: Sequence[int], start_rank: int = 0,
+                 ranks: Union[Sequence[int], None] = None):
+        dims = tuple(int(d) for d in dims)
+        if not dims or any(d <= 0 for d in dims):
+            raise ValueError(f"mesh dims must be positive, got {list(dims)}")
+        if start_rank < 0:
+            raise ValueError(f"start_rank must not be negative, got {start_rank}")
+        size = 1
+        for d in dims:
+            size *= d
+        if ranks is not None:
+            ranks = tuple(int(r) for r in ranks)
+            if len(ranks) != size:
+                raise ValueError(f"mesh {list(dims)} needs {size} ranks, got {len(ranks)}")
+            if len(set(ranks)) != size or min(ranks) < 0:
+                raise ValueError(f"mesh ranks must be distinct and not negative: {list(ranks)}")
+        object.__setattr__(self, "dims", dims)
+        object.__setattr__(self, "start_rank", int(start_rank))
+        object.__setattr__(self, "ranks", ranks)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= d
+        return n
+
+    def rank_list(self) -> Tuple[int, ...]:
+        return self.ranks if self.ranks is not None else tuple(
+            range(self.start_rank, self.start_rank + self.size))
+
+    def __contains__(self, rank: int) -> bool:
+        return rank in self.rank_list()
+
+    def ir(self) -> str:
+        dims = ", ".join(str(d) for d in self.dims)
+        if self.ranks is not None:
+            return f"#m2n.mesh<[{dims}], ranks = [{', '.join(map(str, self.ranks))}]>"
+        if self.start_rank:
+            return f"#m2n.mesh<[{dims}], base = {self.start_rank}>"
+        return f"#m2n.mesh<[{dims}]>"
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The tensor dimension `dim` is split across the mesh axis."""
+    dim: int
+
+    def ir(self) -> str:
+        return f"shard<{self.dim}>"
+
+
+@dataclass(frozen=True)
+class Replicate:
+    """Every rank along the mesh axis holds the same data."""
+
+    def ir(self) -> str:
+        return "replicate"
+
+
+REDUCE_OPS = ("sum", "max", "min")
+
+
+@dataclass(frozen=True)
+class Partial:
+    """Every rank along the mesh axis holds a contribution; the tensor is
+    their reduction with `op` (sum, max or min)."""
+    op: str = "sum"
+
+    def __post_init__(self):
+        if self.op not in REDUCE_OPS:
+            raise ValueError(f"Partial op must be one of {REDUCE_OPS}, got {self.op!r}")
+
+    def ir(self) -> str:
+        return f"partial<{self.op}>"
+
+
+Placement = Union[Shard, Replicate, Partial]
+
+
+def layout_ir(mesh: Mesh, placements: Sequence[Placement], tensor_rank: int) -> str:
+    """`#m2n.layout<...>` text, after checking the placements against the mesh."""
+    if not isinstance(mesh, Mesh):
+        raise TypeError(f"expected an m2n.Mesh, got {type(mesh).__name__}")
+    placements = tuple(placements)
+    if len(placements) != len(mesh.dims):
+        raise ValueError(f"mesh {list(mesh.dims)} has {len(mesh.dims)} axes but "
+                         f"{len(placements)} placements were given")
+    for p in placements:
+        if not isinstance(p, (Shard, Replicate, Partial)):
+            raise TypeError(f"placements must be m2n.Shard, m2n.Replicate or m2n.Partial, "
+                            f"got {type(p).__name__}")
+        if isinstance(p, Shard) and not 0 <= p.dim < tensor_rank:
+            raise ValueError(f"Shard({p.dim}) of a {tensor_rank}-dimensional tensor")
+    return f"#m2n.layout<{mesh.ir()}, [{', '.join(p.ir() for p in placements)}]>"

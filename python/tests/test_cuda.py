@@ -1,0 +1,72 @@
+"""The Python frontend on GPUs with torch CUDA tensors (marker `cuda`; run
+on the GPU machine). Ranks go round-robin over the visible GPUs, several per
+GPU when there are fewer GPUs than ranks (virtual ranks)."""
+import pytest
+
+import m2n
+from m2n import Mesh, Replicate, Shard
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.cuda
+
+
+def devices(ranks):
+    count = torch.cuda.device_count()
+    return [r % count for r in range(ranks)]
+
+
+def test_all_gather_bf16():
+    comm = m2n.Communicator.from_devices(devices(2))
+    parts = [torch.randn(256, 512, dtype=torch.bfloat16, device=f"cuda:{d}")
+             for d in comm.devices]
+    out = [torch.full((512, 512), float("nan"), dtype=torch.bfloat16, device=f"cuda:{d}")
+           for d in comm.devices]
+    m2n.all_gather(parts, out, comm, dim=0)
+    comm.synchronize()
+    whole = torch.cat([p.cpu() for p in parts])
+    for o in out:
+        assert torch.equal(o.cpu(), whole)
+
+
+def test_reduce_scatter_and_all_reduce_f32():
+    comm = m2n.Communicator.from_devices(devices(2))
+    parts = [torch.randint(-8, 8, (1024, 256), device=f"cuda:{d}").float() for d in comm.devices]
+    total = sum(p.cpu() for p in parts)
+    shards = [torch.empty(512, 256, device=f"cuda:{d}") for d in comm.devices]
+    m2n.reduce_scatter(parts, shards, comm, dim=0)
+    full = [torch.empty(1024, 256, device=f"cuda:{d}") for d in comm.devices]
+    m2n.all_reduce(parts, full, comm)
+    comm.synchronize()
+    for r in range(2):
+        assert torch.equal(shards[r].cpu(), total[512 * r:512 * (r + 1)])
+        assert torch.equal(full[r].cpu(), total)
+
+
+def test_example_a_on_virtual_ranks():
+    comm = m2n.Communicator.from_devices(devices(8))
+    w = torch.randn(4096, 1024, dtype=torch.bfloat16)
+    src = [w[1024 * r:1024 * (r + 1)].to(f"cuda:{comm.devices[r]}") for r in range(4)] + [None] * 4
+    dst = [None] * 4 + [torch.empty(2048, 1024, dtype=torch.bfloat16,
+                                    device=f"cuda:{comm.devices[r]}") for r in range(4, 8)]
+    m2n.reshard(src, dst, comm, src_mesh=Mesh([1, 4]), src_placements=[Replicate(), Shard(0)],
+                dst_mesh=Mesh([2, 2], start_rank=4), dst_placements=[Replicate(), Shard(0)])
+    comm.synchronize()
+    for i in range(4):
+        tp = i % 2
+        assert torch.equal(dst[4 + i].cpu(), w[2048 * tp:2048 * (tp + 1)])
+
+
+def test_tensor_on_the_wrong_device():
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two GPUs")
+    comm = m2n.Communicator.from_devices([0, 1])
+    parts = [torch.ones(64, device="cuda:1"), torch.ones(64, device="cuda:1")]
+    out = [torch.empty(128, device="cuda:0"), torch.empty(128, device="cuda:1")]
+    with pytest.raises(ValueError, match=r"src\[0\] is on cuda:1, rank 0 runs on cuda:0"):
+        m2n.all_gather(parts, out, comm)
+
+
+def test_host_tensors_are_refused():
+    comm = m2n.Communicator.from_devices(devices(2))
+    with pytest.raises(TypeError, match="must be a CUDA tensor"):
+        m2n.all_gather([torch.ones(4)] * 2, [torch.empty(8)] * 2, comm)

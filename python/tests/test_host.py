@@ -1,0 +1,244 @@
+"""The Python frontend on the runtime's host backend (numpy arrays): the
+paper's examples, the collectives, uneven shards, the JIT cache and every
+argument error."""
+import numpy as np
+import pytest
+
+import m2n
+from m2n import Mesh, Partial, Replicate, Shard
+
+rng = np.random.default_rng(7)
+
+
+def test_example_a_tp4_to_dp2_tp2():
+    # Trainer TP4 on ranks 0-3 -> generator DP2 x TP2 on ranks 4-7.
+    comm = m2n.Communicator.host(8)
+    w = rng.standard_normal((64, 32)).astype(np.float32)
+    src = [w[16 * r:16 * (r + 1)].copy() for r in range(4)] + [None] * 4
+    dst = [None] * 4 + [np.full((32, 32), np.nan, np.float32) for _ in range(4)]
+    m2n.reshard(src, dst, comm, src_mesh=Mesh([1, 4]),
+                src_placements=[Replicate(), Shard(0)],
+                dst_mesh=Mesh([2, 2], start_rank=4),
+                dst_placements=[Replicate(), Shard(0)])
+    for i in range(4):
+        tp = i % 2
+        np.testing.assert_array_equal(dst[4 + i], w[32 * tp:32 * (tp + 1)])
+
+
+def test_example_b_stage_to_generator():
+    # A TP2 pipeline stage on ranks 0-1 hands its rows to the generator, rank 2.
+    comm = m2n.Communicator.host(3)
+    w = rng.standard_normal((8, 16)).astype(np.float32)
+    src = [w[:4].copy(), w[4:].copy(), None]
+    dst = [None, None, np.zeros((8, 16), np.float32)]
+    m2n.reshard(src, dst, comm, src_mesh=Mesh([2]), src_placements=[Shard(0)],
+                dst_mesh=Mesh([1], start_rank=2), dst_placements=[Replicate()])
+    np.testing.assert_array_equal(dst[2], w)
+
+
+def test_explicit_rank_lists():
+    comm = m2n.Communicator.host(4)
+    w = np.arange(32, dtype=np.int32).reshape(4, 8)
+    src = [w[:2].copy(), None, None, w[2:].copy()]
+    dst = [None, w * 0, w * 0, None]
+    m2n.reshard(src, dst, comm, src_mesh=Mesh([2], ranks=[0, 3]), src_placements=[Shard(0)],
+                dst_mesh=Mesh([2], ranks=[2, 1]), dst_placements=[Replicate()])
+    np.testing.assert_array_equal(dst[1], w)
+    np.testing.assert_array_equal(dst[2], w)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int64])
+def test_collectives(dtype):
+    comm = m2n.Communicator.host(4)
+    parts = [(rng.integers(-8, 8, (8, 12))).astype(dtype) for _ in range(4)]
+    whole = np.concatenate(parts)
+
+    out = [np.zeros((32, 12), dtype) for _ in range(4)]
+    m2n.all_gather(parts, out, comm, dim=0)
+    for o in out:
+        np.testing.assert_array_equal(o, whole)
+
+    total = sum(p.astype(np.float64) for p in parts).astype(dtype)
+    out = [np.zeros((8, 12), dtype) for _ in range(4)]
+    m2n.all_reduce(parts, out, comm)
+    for o in out:
+        np.testing.assert_array_equal(o, total)
+
+    out = [np.zeros((2, 12), dtype) for _ in range(4)]
+    m2n.reduce_scatter(parts, out, comm, dim=0)
+    for r, o in enumerate(out):
+        np.testing.assert_array_equal(o, total[2 * r:2 * (r + 1)])
+
+    out = [np.zeros((8, 12), dtype) for _ in range(4)]
+    if dtype in (np.float32, np.float64):  # TMA has no f32/f64 max.
+        with pytest.raises(m2n.CompileError, match="TMA has no bulk reduction max"):
+            m2n.all_reduce(parts, out, comm, op="max")
+        return
+    m2n.all_reduce(parts, out, comm, op="max")
+    for o in out:
+        np.testing.assert_array_equal(o, np.maximum.reduce(parts))
+
+
+def test_all_to_all():
+    comm = m2n.Communicator.host(2)
+    w = rng.standard_normal((4, 8)).astype(np.float32)
+    src = [w[:2].copy(), w[2:].copy()]
+    dst = [np.zeros((4, 4), np.float32) for _ in range(2)]
+    m2n.all_to_all(src, dst, comm, split_dim=1, concat_dim=0)
+    np.testing.assert_array_equal(dst[0], w[:, :4])
+    np.testing.assert_array_equal(dst[1], w[:, 4:])
+
+
+def test_uneven_shards_need_the_global_shape():
+    comm = m2n.Communicator.host(2)
+    w = rng.standard_normal((5, 4)).astype(np.float32)
+    src = [w[:3].copy(), w[3:].copy()]
+    dst = [np.zeros((5, 4), np.float32) for _ in range(2)]
+    kwargs = dict(src_mesh=Mesh([2]), src_placements=[Shard(0)], dst_mesh=Mesh([2]),
+                  dst_placements=[Replicate()])
+    with pytest.raises(ValueError, match="pass global_shape="):
+        m2n.reshard(src, dst, comm, **kwargs)
+    m2n.reshard(src, dst, comm, global_shape=(5, 4), **kwargs)
+    for d in dst:
+        np.testing.assert_array_equal(d, w)
+
+
+def test_jit_caches_in_memory_and_on_disk(fresh_cache, tmp_path):
+    comm = m2n.Communicator.host(2)
+    src = [np.ones(16, np.float32), np.ones(16, np.float32)]
+    dst = [np.zeros(32, np.float32), np.zeros(32, np.float32)]
+    before = m2n.stats.compiles
+    m2n.all_gather(src, dst, comm)
+    assert m2n.stats.compiles == before + 1
+    files = list(fresh_cache.glob("*.m2n"))
+    assert len(files) == 1 and not list(fresh_cache.glob("*.tmp"))
+    # Warm: no compilation, not even a lookup of the artifact cache.
+    m2n.all_gather(src, dst, comm)
+    assert m2n.stats.compiles == before + 1
+    # Another process (simulated: the memory cache dropped) finds the file.
+    m2n.clear_memory_cache()
+    disk = m2n.stats.disk_hits
+    m2n.all_gather(src, dst, comm)
+    assert m2n.stats.disk_hits == disk + 1 and m2n.stats.compiles == before + 1
+    # A corrupted file is compiled again and rewritten.
+    files[0].write_bytes(b"garbage")
+    m2n.clear_memory_cache()
+    m2n.all_gather(src, dst, comm)
+    assert m2n.stats.compiles == before + 2
+    assert files[0].read_bytes().startswith(b"M2NA") or files[0].stat().st_size > 100
+    # Another shape is another key.
+    m2n.all_gather([np.ones(8, np.float32)] * 2, [np.zeros(16, np.float32)] * 2, comm)
+    assert m2n.stats.compiles == before + 3
+    np.testing.assert_array_equal(dst[0], np.ones(32, np.float32))
+
+
+def test_dump_dir_holds_every_stage(tmp_path):
+    m2n.set_dump_dir(tmp_path / "dump")
+    try:
+        comm = m2n.Communicator.host(2)
+        m2n.all_gather([np.ones(4, np.float32)] * 2, [np.zeros(8, np.float32)] * 2, comm)
+    finally:
+        m2n.set_dump_dir(None)
+    dumps = list((tmp_path / "dump").glob("*.mlir"))
+    assert len(dumps) == 1
+    text = dumps[0].read_text()
+    for stage in ("m2n-plan-intersections", "m2n-route-topology", "m2n-convert-to-gpu"):
+        assert stage in text.replace("M2N", "m2n").lower() or stage.replace("-", "") in text.lower()
+
+
+def test_options_reach_the_compiler():
+    comm = m2n.Communicator.host(2)
+    src = [np.ones(16, np.float32)] * 2
+    dst = [np.zeros(32, np.float32) for _ in range(2)]
+    m2n.all_gather(src, dst, comm, options="strategy=flat max-ctas=4")
+    np.testing.assert_array_equal(dst[1], np.ones(32, np.float32))
+    with pytest.raises(m2n.CompileError, match="m2n-pipeline"):
+        m2n.all_gather(src, dst, comm, options="no-such-option=1")
+
+
+two = dict(src_mesh=Mesh([2]), src_placements=[Shard(0)], dst_mesh=Mesh([2]),
+           dst_placements=[Replicate()])
+
+
+def arrays():
+    return [np.ones((2, 4), np.float32)] * 2, [np.zeros((4, 4), np.float32) for _ in range(2)]
+
+
+def test_wrong_number_of_placements():
+    src, dst = arrays()
+    with pytest.raises(ValueError, match="has 1 axes but 2 placements"):
+        m2n.reshard(src, dst, m2n.Communicator.host(2), src_mesh=Mesh([2]),
+                    src_placements=[Shard(0), Replicate()], dst_mesh=Mesh([2]),
+                    dst_placements=[Replicate()])
+
+
+def test_shape_mismatch():
+    src, _ = arrays()
+    dst = [np.zeros((4, 5), np.float32), np.zeros((4, 4), np.float32)]
+    with pytest.raises(ValueError, match=r"dst\[0\] has shape \[4, 5\], rank 0's part is \[4, 4\]"):
+        m2n.reshard(src, dst, m2n.Communicator.host(2), **two)
+
+
+def test_dtype_mismatch():
+    src, _ = arrays()
+    dst = [np.zeros((4, 4), np.float64) for _ in range(2)]
+    with pytest.raises(TypeError, match="has dtype float64, the source has float32"):
+        m2n.reshard(src, dst, m2n.Communicator.host(2), **two)
+
+
+def test_tensor_from_a_rank_outside_its_mesh():
+    comm = m2n.Communicator.host(3)
+    src = [np.ones((2, 4), np.float32)] * 2 + [np.ones((2, 4), np.float32)]
+    dst = [np.zeros((4, 4), np.float32) for _ in range(2)] + [None]
+    with pytest.raises(ValueError, match=r"src\[2\]: rank 2 is outside the source mesh"):
+        m2n.reshard(src, dst, comm, **two)
+
+
+def test_missing_tensor_of_a_rank_in_the_mesh():
+    src, dst = arrays()
+    with pytest.raises(ValueError, match=r"dst\[1\]: rank 1 is in the destination mesh"):
+        m2n.reshard(src, [dst[0], None], m2n.Communicator.host(2), **two)
+
+
+def test_non_contiguous_input():
+    src = [np.ones((4, 4), np.float32)[::2], np.ones((2, 4), np.float32)]
+    _, dst = arrays()
+    with pytest.raises(ValueError, match=r"src\[0\] is not contiguous"):
+        m2n.reshard(src, dst, m2n.Communicator.host(2), **two)
+
+
+def test_communicator_too_small():
+    src, dst = arrays()
+    with pytest.raises(ValueError, match="dst_mesh uses rank 3, the communicator has 2 ranks"):
+        m2n.reshard(src, dst, m2n.Communicator.host(2), src_mesh=Mesh([2]),
+                    src_placements=[Shard(0)], dst_mesh=Mesh([2], start_rank=2),
+                    dst_placements=[Replicate()])
+
+
+def test_bad_arguments():
+    src, dst = arrays()
+    comm = m2n.Communicator.host(2)
+    with pytest.raises(ValueError, match="expected 2 entries"):
+        m2n.reshard(src[:1], dst, comm, **two)
+    with pytest.raises(TypeError, match="numpy array or a torch tensor"):
+        m2n.reshard([[1.0], [2.0]], dst, comm, **two)
+    with pytest.raises(TypeError, match="takes a list of 2 tensors"):
+        m2n.reshard(src[0], dst, comm, **two)
+    with pytest.raises(ValueError, match="Partial op must be one of"):
+        Partial("avg")
+    with pytest.raises(ValueError, match="Shard\\(2\\) of a 2-dimensional tensor"):
+        m2n.reshard(src, dst, comm, src_mesh=Mesh([2]), src_placements=[Shard(2)],
+                    dst_mesh=Mesh([2]), dst_placements=[Replicate()])
+    with pytest.raises(ValueError, match="mesh \\[2\\] needs 2 ranks, got 3"):
+        Mesh([2], ranks=[0, 1, 2])
+    with pytest.raises(TypeError, match="comm must be an m2n.Communicator"):
+        m2n.reshard(src, dst, "world", **two)
+    with pytest.raises(TypeError, match="m2n does not move"):
+        m2n.all_gather([np.ones(2, np.complex64)] * 2, [np.zeros(4, np.complex64)] * 2, comm)
+
+
+def test_what_tma_cannot_reduce_is_a_compile_error():
+    comm = m2n.Communicator.host(2)
+    parts = [np.ones(16, np.float32)] * 2
+    with pytest.raises(m2n.CompileError, match="TMA has no bulk reduction max for f32"):
+        m2n.all_reduce(parts, [np.zeros(16, np.float32) for _ in range(2)], comm, op="max")
