@@ -47,11 +47,20 @@ std::unique_ptr<mlir::MLIRContext> createCompilerContext() {
 
 CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
                                 llvm::StringRef options,
-                                llvm::StringRef dumpPath) {
+                                llvm::StringRef dumpPath,
+                                llvm::StringRef sourceName) {
   CompileResult result;
   llvm::raw_string_ostream errors(result.error);
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
-    errors << d.getLocation() << ": " << d << "\n";
+    // "file:line:col: error: message", as m2n-opt prints it.
+    if (auto at = llvm::dyn_cast<mlir::FileLineColLoc>(d.getLocation()))
+      errors << at.getFilename().getValue() << ":" << at.getLine() << ":"
+             << at.getColumn() << ": ";
+    else if (!llvm::isa<mlir::UnknownLoc>(d.getLocation()))
+      errors << d.getLocation() << ": ";
+    errors << (d.getSeverity() == mlir::DiagnosticSeverity::Error ? "error: "
+                                                                  : "")
+           << d << "\n";
     for (const mlir::Diagnostic &note : d.getNotes())
       errors << "  note: " << note << "\n";
     return mlir::success();
@@ -78,7 +87,7 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
   }
 
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(ir, &context);
+      mlir::parseSourceString<mlir::ModuleOp>(ir, &context, sourceName);
   if (!module)
     return result;
   mlir::PassManager pm(&context);

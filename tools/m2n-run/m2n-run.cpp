@@ -14,31 +14,17 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
-#include "m2n/Conversion/Passes.h"
-#include "m2n/Dialect/M2N/IR/M2NDialect.h"
-#include "m2n/Dialect/M2N/Transforms/Passes.h"
-#include "m2n/Layout/Layout.h"
 #include "m2n/Artifact/Artifact.h"
+#include "m2n/Compiler/Compile.h"
 #include "m2n/Sim/ElementType.h"
 #include "m2n/Sim/RankData.h"
 #include "m2n/runtime.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/BuiltinOps.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
-#include "mlir/Parser/Parser.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
-#include "mlir/Target/LLVM/NVVM/Target.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
@@ -74,45 +60,22 @@ int main(int argc, char **argv) {
                                        .time_since_epoch()
                                        .count());
 
-  mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  registry.insert<mlir::m2n::M2NDialect>();
-  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
-  mlir::registerAllGPUToLLVMIRTranslations(registry);
-  mlir::registerAllPasses();
-  mlir::m2n::registerM2NPasses();
-  mlir::m2n::registerM2NConversionPasses();
-  mlir::m2n::registerM2NPipeline();
-  mlir::MLIRContext context(registry);
-
-  llvm::SourceMgr sourceMgr;
+  std::unique_ptr<mlir::MLIRContext> context = m2n::createCompilerContext();
   std::string error;
   auto file = mlir::openInputFile(inputFilename, &error);
   if (!file) {
     llvm::errs() << "m2n-run: " << error << "\n";
     return 1;
   }
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  mlir::SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceFile<mlir::ModuleOp>(sourceMgr, &context);
-  if (!module)
-    return 1;
-
   // The same pipeline as m2n-opt --m2n-pipeline.
   auto compileStart = std::chrono::steady_clock::now();
-  mlir::PassManager pm(&context);
-  std::string pipeline = "m2n-pipeline";
-  if (!pipelineOptions.empty())
-    pipeline += "{" + pipelineOptions + "}";
-  if (failed(mlir::parsePassPipeline(pipeline, pm, llvm::errs())) ||
-      failed(pm.run(*module)))
+  m2n::CompileResult compiled = m2n::compileToArtifact(
+      *context, file->getBuffer(), pipelineOptions, "", inputFilename);
+  if (!compiled.ok) {
+    llvm::errs() << "m2n-run: " << compiled.error;
     return 1;
-  mlir::FailureOr<std::string> bytes =
-      mlir::m2n::buildArtifact(*module, mlir::m2n::ArtifactOptions());
-  if (failed(bytes))
-    return 1;
+  }
+  const std::string *bytes = &compiled.artifact;
   double compileMs = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - compileStart)
                          .count();

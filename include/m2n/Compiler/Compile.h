@@ -30,10 +30,11 @@ struct CompileResult {
 /// Compiles `ir` (m2n IR text) with `--m2n-pipeline{options}`; the options
 /// max-ctas and tile-below-run-bytes also set the artifact's launch and
 /// lowering parameters. With a `dumpPath`, the IR after every pass is
-/// written there.
+/// written there. Diagnostics name `sourceName`.
 CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
                                 llvm::StringRef options,
-                                llvm::StringRef dumpPath = "");
+                                llvm::StringRef dumpPath = "",
+                                llvm::StringRef sourceName = "<m2n-ir>");
 
 } // namespace m2n
 
