@@ -59,21 +59,24 @@ def _per_rank(tensors, comm: Communicator, what: str) -> List[Optional[_Tensor]]
     return [None if t is None else _Tensor(t, f"{what}[{r}]") for r, t in enumerate(tensors)]
 
 
-def _infer_global_shape(mesh: Mesh, placements, tensors: List[Optional[_Tensor]]) -> Tuple[int, ...]:
-    """The global shape if every Shard splits evenly (checked afterwards)."""
-    present = [t for r, t in enumerate(tensors) if t is not None and r in mesh]
-    if not present:
-        raise ValueError("no rank of the source mesh passed a tensor")
-    shape = list(present[0].shape)
-    for axis, p in enumerate(placements):
-        if isinstance(p, Shard):
-            shape[p.dim] *= mesh.dims[axis]
-    return tuple(shape)
+def _infer_global_shape(layouts, tensors_by_layout) -> Tuple[int, ...]:
+    """The global shape if every Shard splits evenly (checked afterwards),
+    from the first tensor of a rank inside its mesh."""
+    for (mesh, placements), tensors in zip(layouts, tensors_by_layout):
+        present = [t for r, t in enumerate(tensors) if t is not None and r in mesh]
+        if present:
+            shape = list(present[0].shape)
+            for axis, p in enumerate(placements):
+                if isinstance(p, Shard):
+                    shape[p.dim] *= mesh.dims[axis]
+            return tuple(shape)
+    raise ValueError("this process passed no tensor: pass global_shape= and dtype=")
 
 
 def _check(tensors: List[Optional[_Tensor]], artifact: jit.Artifact, comm: Communicator,
            source: bool, dtype: str, what: str) -> None:
-    for rank, t in enumerate(tensors):
+    for rank in comm.local_ranks:
+        t = tensors[rank]
         want = artifact.local_shape(rank, source)
         if want is None:
             if t is not None:
@@ -93,7 +96,7 @@ def _check(tensors: List[Optional[_Tensor]], artifact: jit.Artifact, comm: Commu
             raise ValueError(f"{t.what} is not contiguous (m2n moves row-major buffers)")
         if comm.backend == "host" and t.kind != "numpy":
             raise TypeError(f"{t.what}: the host backend takes numpy arrays")
-        if comm.backend == "cuda":
+        if comm.backend != "host":
             if t.kind != "torch" or t.device is None:
                 raise TypeError(f"{t.what} must be a CUDA tensor")
             if t.device != comm.devices[rank]:
@@ -117,7 +120,8 @@ class _Prepared:
         # numpy array's buffer and strides never change, so the same object
         # needs no new look; torch tensors are asked every call (set_ can
         # move them).
-        self.numpy = sources[next(r for r, t in enumerate(sources) if t)].kind == "numpy"
+        self.numpy = any(t is not None and t.kind == "numpy" for t in sources)
+        self.bound = None  # Process-group mode: the pointers last bound.
         self.last_src = [None] * n
         self.last_dst = [None] * n
 
@@ -154,12 +158,22 @@ def _pointer(t) -> int:
 def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
             src_placements: Sequence[Placement], dst_mesh: Mesh,
             dst_placements: Sequence[Placement], global_shape: Optional[Sequence[int]] = None,
-            options: str = "") -> None:
+            options: str = "", dtype=None, stable_buffers: bool = False) -> None:
     """Moves the tensor from (src_mesh, src_placements) to (dst_mesh,
     dst_placements): dst[r] receives rank r's part of the destination layout.
     `stream` (CUDA backend): one stream per rank, or None for each device's
     current stream. `options`: --m2n-pipeline options (strategy=, max-ctas=,
-    topology=, ...)."""
+    topology=, ...).
+
+    With a process-group communicator, src and dst are this rank's tensors
+    (None outside a mesh; a rank outside both passes global_shape= and
+    dtype=); every rank of the group must call. New buffers are bound
+    collectively: each call agrees through one small all-reduce whether some
+    rank's buffers changed, unless stable_buffers=True promises that every
+    rank reuses the buffers of its first call."""
+    if isinstance(comm, Communicator) and comm.backend == "cuda-processes":
+        return _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh,
+                                 dst_placements, global_shape, options, dtype, stable_buffers)
     try:
         key = (id(comm), src_mesh, tuple(src_placements), dst_mesh, tuple(dst_placements),
                None if global_shape is None else tuple(global_shape), options,
@@ -199,7 +213,7 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
 
 
 def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
-             global_shape, options) -> _Prepared:
+             global_shape, options, dtype=None) -> _Prepared:
     """The first call of a signature: checks everything, compiles (or finds
     the cached artifact) and validates every tensor against it."""
     if not isinstance(comm, Communicator):
@@ -213,15 +227,21 @@ def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
         if max(mesh.rank_list()) >= comm.size:
             raise ValueError(f"{name} uses rank {max(mesh.rank_list())}, the communicator has "
                              f"{comm.size} ranks")
-    first = next((t for r, t in enumerate(sources) if t is not None and r in src_mesh), None)
-    if first is None:
+    first = next((t for t in sources + destinations if t is not None), None)
+    if first is None and (global_shape is None or dtype is None):
+        raise ValueError("this process passed no tensor: pass global_shape= and dtype=")
+    if first is not None and comm.backend != "cuda-processes" and \
+            not any(t is not None and r in src_mesh for r, t in enumerate(sources)):
         raise ValueError("no rank of the source mesh passed a tensor")
-    dtype = first.dtype
+    dtype = first.dtype if first is not None else str(dtype).replace("torch.", "")
+    if dtype not in _IR_TYPES:
+        raise TypeError(f"dtype {dtype} is not one m2n moves (supported: {', '.join(_IR_TYPES)})")
     tensor_rank = len(global_shape) if global_shape is not None else len(first.shape)
     layout_ir(src_mesh, src_placements, tensor_rank)  # Checks the placements.
     layout_ir(dst_mesh, dst_placements, tensor_rank)
     shape = tuple(int(d) for d in global_shape) if global_shape is not None else \
-        _infer_global_shape(src_mesh, src_placements, sources)
+        _infer_global_shape([(src_mesh, src_placements), (dst_mesh, dst_placements)],
+                            [sources, destinations])
     key = (comm.size, comm.backend, src_mesh, src_placements, dst_mesh, dst_placements,
            shape, dtype, options)
 
@@ -239,6 +259,57 @@ def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
     _check(sources, artifact, comm, True, dtype, "src")
     _check(destinations, artifact, comm, False, dtype, "dst")
     return _Prepared(artifact, sources, destinations, comm)
+
+
+def _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh,
+                      dst_placements, global_shape, options, dtype, stable_buffers) -> None:
+    """One rank per process: bind (collectively) when buffers change, then
+    launch this rank's kernel."""
+    import torch
+    import torch.distributed as dist
+    rank, n = comm.rank, comm.size
+    for t, what in ((src, "src"), (dst, "dst")):
+        if isinstance(t, (list, tuple)):
+            raise TypeError(f"{what}: a process-group communicator takes this rank's tensor "
+                            f"(or None), not a list")
+    sources = [None] * n
+    destinations = [None] * n
+    sources[rank], destinations[rank] = src, dst
+    key = ("group", id(comm), src_mesh, tuple(src_placements), dst_mesh, tuple(dst_placements),
+           None if global_shape is None else tuple(global_shape), options, str(dtype),
+           _signature([src]), _signature([dst]))
+    prepared = _prepared.get(key)
+    if prepared is None or prepared.comm is not comm:
+        prepared = _prepare(sources, destinations, comm, src_mesh, src_placements, dst_mesh,
+                            dst_placements, global_shape, options, dtype)
+        _prepared[key] = prepared
+    pointers = tuple(0 if t is None else t.data_ptr() for t in (src, dst))
+    for t, what in ((src, "src"), (dst, "dst")):
+        if t is not None and not t.is_contiguous():
+            raise ValueError(f"{what} is not contiguous (m2n moves row-major buffers)")
+        if t is not None and t.device.index != comm.devices[0]:
+            raise ValueError(f"{what} is on {t.device}, this rank runs on cuda:{comm.devices[0]}")
+    changed = prepared.bound != pointers
+    if not (stable_buffers and prepared.bound is not None):
+        flag = torch.tensor([int(changed)], dtype=torch.int32,
+                            device="cpu" if dist.get_backend(comm.group) == "gloo"
+                            else f"cuda:{comm.devices[0]}")
+        dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=comm.group)
+        changed = bool(flag.item())
+    elif changed:
+        raise ValueError("stable_buffers=True, but this rank's buffers changed since the "
+                         "first call")
+    lib = _native.runtime()
+    context = comm.cuda_context(prepared.artifact)
+    if changed:
+        one = lambda values: (ctypes.c_void_p * 1)(values)  # noqa: E731
+        _native.check(lib.m2n_cuda_bind(
+            context, 0, one(pointers[0] or None), (ctypes.c_size_t * 1)(prepared.src_bytes[rank]),
+            one(pointers[1] or None), (ctypes.c_size_t * 1)(prepared.dst_bytes[rank])))
+        prepared.bound = pointers
+    s = torch.cuda.current_stream(comm.devices[0]) if stream is None else stream
+    _native.check(lib.m2n_cuda_launch(context, 0, (ctypes.c_void_p * 1)(
+        s.cuda_stream if hasattr(s, "cuda_stream") else int(s))))
 
 
 _collective_layouts = {}

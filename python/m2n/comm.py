@@ -4,12 +4,15 @@
   arrays), executed by the runtime's host backend (no GPU needed);
 * Communicator.from_devices([0, 1, ...]): every rank in this process, rank r
   on CUDA device devices[r] (torch CUDA tensors; several ranks may share a
-  GPU: virtual ranks).
+  GPU: virtual ranks);
+* Communicator.from_process_group(group): one rank per process, the
+  processes of a torch.distributed group; buffer handles are exchanged with
+  the group's all-gather (the runtime's m2n_cuda_comm_create).
 """
 from __future__ import annotations
 
 import ctypes
-from typing import Dict, Sequence
+from typing import Dict, Optional, Sequence
 
 from . import _native
 
@@ -24,7 +27,9 @@ class Communicator:
         self.devices = tuple(devices)
         self.timeout_ms = timeout_ms
         self.local_ranks = tuple(range(size))
+        self.group = None
         self._contexts: Dict[str, ctypes.c_void_p] = {}
+        self._allgather = None
 
     @classmethod
     def host(cls, size: int) -> "Communicator":
@@ -39,6 +44,44 @@ class Communicator:
             raise ValueError("from_devices needs at least one device")
         return cls(len(devices), "cuda", devices, timeout_ms)
 
+    @classmethod
+    def from_process_group(cls, group=None, device: Optional[int] = None,
+                           timeout_ms: float = 10000.0) -> "Communicator":
+        """This process is rank dist.get_rank(group) of the group, on CUDA
+        device `device` (default: the current one). Every call that binds
+        buffers is collective over the group."""
+        import torch
+        import torch.distributed as dist
+        if not dist.is_initialized():
+            raise RuntimeError("torch.distributed is not initialized")
+        size = dist.get_world_size(group)
+        comm = cls(size, "cuda-processes",
+                   [torch.cuda.current_device() if device is None else int(device)],
+                   timeout_ms)
+        comm.local_ranks = (dist.get_rank(group),)
+        comm.group = group
+
+        def allgather(send, recv, nbytes, _user):
+            try:
+                data = torch.frombuffer(bytearray(ctypes.string_at(send, nbytes)),
+                                        dtype=torch.uint8)
+                if dist.get_backend(group) == "nccl":
+                    data = data.to(f"cuda:{comm.devices[0]}")
+                gathered = torch.empty(size * nbytes, dtype=torch.uint8, device=data.device)
+                dist.all_gather_into_tensor(gathered, data, group=group)
+                ctypes.memmove(recv, bytes(gathered.cpu().numpy()), size * nbytes)
+                return 0
+            except Exception:  # The runtime reports the failure.
+                return 1
+
+        comm._allgather = _native.ALLGATHER(allgather)  # Kept alive here.
+        return comm
+
+    @property
+    def rank(self) -> int:
+        """This process's rank when it runs one (process-group mode)."""
+        return self.local_ranks[0]
+
     @property
     def target(self) -> str:
         return "sm_90a"
@@ -49,9 +92,17 @@ class Communicator:
         if context is None:
             lib = _native.runtime()
             context = ctypes.c_void_p()
-            devices = (ctypes.c_int * self.size)(*self.devices)
-            _native.check(lib.m2n_cuda_context_create(
-                artifact.handle, self.size, devices, self.timeout_ms, ctypes.byref(context)))
+            if self.backend == "cuda-processes":
+                ranks = (ctypes.c_int * 1)(self.rank)
+                devices = (ctypes.c_int * 1)(self.devices[0])
+                _native.check(lib.m2n_cuda_comm_create(
+                    artifact.handle, self.size, self.size, 1, ranks, devices, self._allgather,
+                    None, self.timeout_ms, ctypes.byref(context)))
+            else:
+                devices = (ctypes.c_int * self.size)(*self.devices)
+                _native.check(lib.m2n_cuda_context_create(
+                    artifact.handle, self.size, devices, self.timeout_ms,
+                    ctypes.byref(context)))
             self._contexts[artifact.key_hash] = context
         return context
 
