@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import os
 from pathlib import Path
 
@@ -41,7 +42,9 @@ def _load(name: str) -> ctypes.CDLL:
         path = directory / name
         tried.append(str(path))
         if path.exists():
-            return ctypes.CDLL(str(path))
+            library = ctypes.CDLL(str(path))
+            library.m2n_path = path
+            return library
     raise ImportError(f"cannot find {name} (looked in {', '.join(tried)}); "
                       f"build m2n or set M2N_LIB_DIR")
 
@@ -104,8 +107,23 @@ def check(status: int) -> None:
         raise M2NError(lib.m2n_status_name(status).decode(), lib.m2n_last_error().decode())
 
 
+_identity = None
+
+
 def compiler_version() -> str:
     return compiler().m2n_compiler_version().decode()
+
+
+def compiler_identity() -> str:
+    """The compiler's version and a hash of its library: the whole m2n
+    compiler (passes, kernel source) is linked into it, so any change to the
+    compiler changes the identity, and with it every JIT cache key."""
+    global _identity
+    if _identity is None:
+        lib = compiler()
+        digest = hashlib.sha256(Path(lib.m2n_path).read_bytes()).hexdigest()[:16]
+        _identity = f"{compiler_version()} build {digest}"
+    return _identity
 
 
 def compile_ir(ir: str, options: str = "", dump_path: str = "") -> bytes:

@@ -122,7 +122,7 @@ def get(key: tuple, build_ir, options: str, target: str = "sm_90a") -> Artifact:
         return artifact
     ir = build_ir()
     digest = hashlib.sha256("\0".join(
-        [ir, options, target, _native.compiler_version()]).encode()).hexdigest()
+        [ir, options, target, _native.compiler_identity()]).encode()).hexdigest()
     directory = cache_dir()
     path = directory / f"{digest}.m2n" if directory is not None else None
     data = None
