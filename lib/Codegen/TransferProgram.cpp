@@ -229,10 +229,13 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
     return layout->localBox(shape, *index).sizes;
   };
 
-  // A topological order of the steps that interleaves the link classes in
-  // proportion to their bytes (list order among the ready steps of a class):
-  // CTAs walk their items in order, so local copies run alongside NVLink
-  // pulls instead of in a phase of their own.
+  // A topological order of the steps. First the steps that wait for fewer
+  // hops between ranks (a step's hops: the most of its dependencies', plus
+  // one for a dependency executed by another rank), so that a rank does its
+  // own work before what waits for its peers'; among those, the link
+  // classes interleave in proportion to their bytes (list order within a
+  // class): CTAs walk their items in order, so local copies run alongside
+  // NVLink pulls instead of in a phase of their own.
   std::vector<int64_t> pending(count, 0), order;
   std::vector<std::vector<int64_t>> dependents(count);
   for (int64_t i = 0; i < count; ++i)
@@ -242,35 +245,58 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
       ++pending[i];
       dependents[dep].push_back(i);
     }
+  std::vector<int64_t> hops(count, 0);
+  {
+    std::vector<int64_t> waiting = pending, queue;
+    for (int64_t i = 0; i < count; ++i)
+      if (!waiting[i])
+        queue.push_back(i);
+    for (size_t q = 0; q < queue.size(); ++q)
+      for (int64_t after : dependents[queue[q]]) {
+        const int64_t i = queue[q];
+        hops[after] = std::max(
+            hops[after], hops[i] + (schedule.steps[i].executor() !=
+                                    schedule.steps[after].executor()));
+        if (--waiting[after] == 0)
+          queue.push_back(after);
+      }
+    if (static_cast<int64_t>(queue.size()) != count)
+      return std::string("the schedule's dependencies form a cycle");
+  }
   constexpr int kClasses = 3;
   auto classOf = [&](int64_t i) {
     return static_cast<int>(schedule.steps[i].link);
   };
-  std::array<std::set<int64_t>, kClasses> ready;
+  std::array<std::set<std::pair<int64_t, int64_t>>, kClasses> ready;
   std::array<double, kClasses> total{}, done{};
   for (int64_t i = 0; i < count; ++i) {
     total[classOf(i)] += schedule.steps[i].fromBox.volume();
     if (!pending[i])
-      ready[classOf(i)].insert(i);
+      ready[classOf(i)].insert({hops[i], i});
   }
   while (true) {
     int next = -1;
-    auto before = [&](int a, int b) { // Less progress, then list order.
+    // Fewer hops, then less progress, then list order.
+    auto before = [&](int a, int b) {
+      const auto &[hopsA, firstA] = *ready[a].begin();
+      const auto &[hopsB, firstB] = *ready[b].begin();
+      if (hopsA != hopsB)
+        return hopsA < hopsB;
       double pa = done[a] / total[a], pb = done[b] / total[b];
-      return pa != pb ? pa < pb : *ready[a].begin() < *ready[b].begin();
+      return pa != pb ? pa < pb : firstA < firstB;
     };
     for (int c = 0; c < kClasses; ++c)
       if (!ready[c].empty() && (next < 0 || before(c, next)))
         next = c;
     if (next < 0)
       break;
-    int64_t i = *ready[next].begin();
+    int64_t i = ready[next].begin()->second;
     ready[next].erase(ready[next].begin());
     done[next] += schedule.steps[i].fromBox.volume();
     order.push_back(i);
     for (int64_t after : dependents[i])
       if (--pending[after] == 0)
-        ready[classOf(after)].insert(after);
+        ready[classOf(after)].insert({hops[after], after});
   }
   if (static_cast<int64_t>(order.size()) != count)
     return std::string("the schedule's dependencies form a cycle");

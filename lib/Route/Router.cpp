@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace m2n {
@@ -163,9 +164,108 @@ Schedule TopologyRouter::routeGatherBroadcast() const {
 // hierarchical
 //===----------------------------------------------------------------------===//
 
-Schedule TopologyRouter::routeHierarchical(const ReshardPlan &plan) const {
+/// Reduce, then share: when several destination replicas in one NVLink
+/// domain need the reduction of the same region, each reduces one chunk of
+/// it (all contributions of that chunk) and the others copy the reduced
+/// chunk from it: a reduce-scatter followed by an all-gather. With m
+/// replicas and c contributions, each replica pulls (c - 1) / m of the
+/// region to reduce and (m - 1) / m reduced, instead of reducing all c - 1
+/// contributions of the whole region. Returns the indices of the plan's
+/// transfers it routed.
+std::set<size_t> TopologyRouter::routeReduceShare(const ReshardPlan &plan,
+                                                  Schedule &schedule) const {
+  std::set<size_t> routed;
+  if (src.numContributors() < 2 || dst.hasPartial())
+    return routed;
+  // Transfers by the global region they fill (offsets, then sizes).
+  std::map<std::vector<int64_t>, std::vector<size_t>> byRegion;
+  std::vector<Box> dstBoxes(dst.mesh.size());
+  for (int64_t j = 0; j < dst.mesh.size(); ++j)
+    dstBoxes[j] = dst.localBox(shape, j);
+  auto globalOf = [&](const Transfer &t) {
+    return shifted(t.dstBox, dstBoxes[*dst.mesh.indexOf(t.dstRank)].offsets, +1);
+  };
+  for (size_t i = 0; i < plan.transfers.size(); ++i) {
+    Box region = globalOf(plan.transfers[i]);
+    std::vector<int64_t> key(region.offsets.begin(), region.offsets.end());
+    key.insert(key.end(), region.sizes.begin(), region.sizes.end());
+    byRegion[key].push_back(i);
+  }
+  int64_t rotation = 0;
+  for (const auto &[key, indices] : byRegion) {
+    // The replicas needing the region, each with its transfers into it.
+    std::map<int64_t, std::vector<size_t>> transfersOf;
+    std::set<int64_t> domains;
+    for (size_t i : indices) {
+      const Transfer &t = plan.transfers[i];
+      transfersOf[t.dstRank].push_back(i);
+      domains.insert(topology.domainOf(t.dstRank));
+      domains.insert(topology.domainOf(t.srcRank));
+    }
+    const int64_t m = static_cast<int64_t>(transfersOf.size());
+    if (m < 2 || domains.size() != 1)
+      continue;
+    const size_t contributions = transfersOf.begin()->second.size();
+    if (contributions < 2 ||
+        std::any_of(transfersOf.begin(), transfersOf.end(), [&](const auto &e) {
+          return e.second.size() != contributions;
+        }))
+      continue;
+    const Box region = globalOf(plan.transfers[indices.front()]);
+    int64_t axis = -1;
+    for (int64_t d = 0; d < region.rank() && axis < 0; ++d)
+      if (region.sizes[d] >= m)
+        axis = d;
+    if (axis < 0)
+      continue;
+
+    std::vector<int64_t> replicas;
+    for (const auto &entry : transfersOf)
+      replicas.push_back(entry.first);
+    // `box` (a box of `region` in some buffer) restricted to chunk k.
+    const int64_t extent = region.sizes[axis];
+    auto chunkOf = [&](const Box &box, int64_t k) {
+      Box piece = box;
+      int64_t begin = k * extent / m, end = (k + 1) * extent / m;
+      piece.offsets[axis] += begin;
+      piece.sizes[axis] = end - begin;
+      return piece;
+    };
+    for (int64_t k = 0; k < m; ++k) {
+      const int64_t owner = replicas[(k + rotation) % m];
+      // The owner combines every contribution of its chunk...
+      for (size_t i : transfersOf[owner]) {
+        const Transfer &t = plan.transfers[i];
+        addStep(schedule, topology, source(t.srcRank), chunkOf(t.srcBox, k),
+                destination(owner), chunkOf(t.dstBox, k), t.reduction);
+      }
+      // ...and the other replicas copy the result.
+      const Box ownerBox =
+          chunkOf(plan.transfers[transfersOf[owner].front()].dstBox, k);
+      for (int64_t replica : replicas)
+        if (replica != owner)
+          addStep(schedule, topology, destination(owner), ownerBox,
+                  destination(replica),
+                  chunkOf(plan.transfers[transfersOf[replica].front()].dstBox, k),
+                  std::nullopt);
+    }
+    ++rotation;
+    routed.insert(indices.begin(), indices.end());
+  }
+  return routed;
+}
+
+Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
   Schedule schedule;
   schedule.strategy = Strategy::Hierarchical;
+  // Regions reduced for several replicas of one domain: reduce, then share.
+  std::set<size_t> routed;
+  if (reduceShare)
+    routed = routeReduceShare(fullPlan, schedule);
+  ReshardPlan plan;
+  for (size_t i = 0; i < fullPlan.transfers.size(); ++i)
+    if (!routed.count(i))
+      plan.transfers.push_back(fullPlan.transfers[i]);
 
   // A delivery: one region of one source box (one contributor), and every
   // destination that needs exactly it.

@@ -213,9 +213,11 @@ TEST(TransferProgramPropertyTest, LoweredSchedulesRunCorrectly) {
                  std::to_string(n) + ": " + src.str() + " -> " + dst.str() +
                  " " + toString(type) + " " + toString(strategy));
     ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
-    Schedule schedule = chunkSchedule(
-        TopologyRouter(src, dst, shape, topology).route(plan, strategy),
-        elementSize(type), 64 * random.uniform(0, 2));
+    const bool share = random.uniform(0, 1) == 1;
+    Schedule schedule = chunkSchedule(TopologyRouter(src, dst, shape, topology)
+                                          .setReduceShare(share)
+                                          .route(plan, strategy),
+                                      elementSize(type), 64 * random.uniform(0, 2));
     addDataDependencies(schedule);
     TransferProgram program;
     LoweringOptions options;

@@ -76,6 +76,47 @@ TEST(RouterTest, PaperExampleAHierarchical) {
 // NVLink domain per group, 50 GB/s per NIC. The paper's 143.36 ms =
 // 7168e6 B / 50e9 B/s, so the tensor here has exactly 7.168e9 bytes
 // (256 x 2000 x 7000 bf16).
+TEST(RouterTest, ReduceShareReducesEachChunkOnce) {
+  // All-reduce over 4 ranks of one domain: each rank reduces a quarter of
+  // every peer's contribution, then copies the other three reduced quarters.
+  Layout src{Mesh::contiguous({4}), {Placement::partial(Reduction::Sum)}};
+  Layout dst{Mesh::contiguous({4}), {Placement::replicate()}};
+  std::vector<int64_t> shape = {8, 4};
+  Topology topology = Topology::singleDomain(4);
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  TopologyRouter router(src, dst, shape, topology);
+  Schedule direct = router.route(plan, Strategy::Hierarchical);
+  Schedule shared =
+      router.setReduceShare(true).route(plan, Strategy::Hierarchical);
+  auto bytesOf = [](const Schedule &schedule, bool reductions) {
+    int64_t elements = 0;
+    for (const Step &step : schedule.steps)
+      if (step.link != LinkClass::Local &&
+          step.reduction.has_value() == reductions)
+        elements += step.fromBox.volume();
+    return elements;
+  };
+  // Without sharing, every rank pulls 3 whole contributions to reduce.
+  EXPECT_EQ(bytesOf(direct, true), 4 * 3 * 32);
+  EXPECT_EQ(bytesOf(direct, false), 0);
+  // With it, every rank reduces 3 quarters and copies 3 reduced quarters.
+  EXPECT_EQ(bytesOf(shared, true), 4 * 3 * 8);
+  EXPECT_EQ(bytesOf(shared, false), 4 * 3 * 8);
+  addDataDependencies(shared);
+  for (auto order : {ReshardSimulator::StepOrder::ListOrder,
+                     ReshardSimulator::StepOrder::LastReadyFirst}) {
+    ReshardSimulator simulator(src, dst, shape, ElementType::F32);
+    ASSERT_EQ(simulator.execute(shared, order), std::nullopt);
+    EXPECT_TRUE(simulator.check().passed);
+  }
+  // Across domains the network route is kept.
+  Topology two;
+  two.domains = {{0, 1}, {2, 3}};
+  TopologyRouter split(src, dst, shape, two);
+  EXPECT_EQ(bytesOf(split.setReduceShare(true).route(plan, Strategy::Hierarchical), false),
+            bytesOf(split.setReduceShare(false).route(plan, Strategy::Hierarchical), false));
+}
+
 TEST(CostModelTest, ReproducesPaperSolTable) {
   std::vector<int64_t> shape = {256, 2000, 7000};
   Layout src{Mesh::contiguous({16}, 0), {Placement::shard(0)}};
@@ -223,15 +264,19 @@ TEST(RouterPropertyTest, EveryStrategyDeliversTheReshard) {
     ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
     TopologyRouter router(src, dst, shape, topology);
     int64_t networkBytes[3] = {0, 0, 0};
-    for (Strategy strategy : {Strategy::Flat, Strategy::GatherBroadcast,
-                              Strategy::Hierarchical}) {
-      SCOPED_TRACE(toString(strategy));
+    for (int variant = 0; variant < 4; ++variant) {
+      // The three strategies, then hierarchical with reduce-share.
+      Strategy strategy = static_cast<Strategy>(std::min(variant, 2));
+      router.setReduceShare(variant == 3);
+      SCOPED_TRACE(std::string(toString(strategy)) +
+                   (variant == 3 ? " reduce-share" : ""));
       Schedule schedule = chunkSchedule(router.route(plan, strategy),
                                         elementSize(type), chunkBytes);
       addDataDependencies(schedule);
       steps += static_cast<int64_t>(schedule.steps.size());
-      networkBytes[static_cast<int>(strategy)] =
-          estimateSchedule(schedule, topology, elementSize(type)).networkBytes;
+      if (variant < 3)
+        networkBytes[static_cast<int>(strategy)] =
+            estimateSchedule(schedule, topology, elementSize(type)).networkBytes;
       for (auto order : {ReshardSimulator::StepOrder::ListOrder,
                          ReshardSimulator::StepOrder::LastReadyFirst}) {
         ReshardSimulator simulator(src, dst, shape, type);
@@ -250,7 +295,7 @@ TEST(RouterPropertyTest, EveryStrategyDeliversTheReshard) {
   }
   EXPECT_GT(networkSaved, 0);
   std::cout << "[ property ] seed " << seed << ": " << cases
-            << " cases x 3 strategies x 2 orders, " << steps << " steps\n";
+            << " cases x 4 routes x 2 orders, " << steps << " steps\n";
 }
 
 } // namespace

@@ -19,7 +19,11 @@
 //    Leaders are balanced: among the replicas of a domain, the number of
 //    regions each leads differs by at most one. When destinations combine
 //    several partial contributions, leaders land raw contributions in
-//    scratch buffers and every replica reduces from there.
+//    scratch buffers and every replica reduces from there. With
+//    setReduceShare, a region reduced for several replicas of one domain is
+//    reduced once, chunk by chunk (each replica reduces one chunk of every
+//    contribution), and the replicas copy each other's reduced chunks:
+//    reduce-scatter, then all-gather.
 //
 // Every strategy delivers exactly what the plan delivers (the same bytes
 // into the same destination boxes); the schedules differ in the path.
@@ -33,6 +37,8 @@
 #include "m2n/Route/Schedule.h"
 #include "m2n/Route/Topology.h"
 
+#include <set>
+
 namespace m2n {
 
 class TopologyRouter {
@@ -44,15 +50,25 @@ public:
   /// steps have no dependencies yet (see addDataDependencies).
   Schedule route(const ReshardPlan &plan, Strategy strategy) const;
 
+  /// Hierarchical routes reduce, then share (routeReduceShare) where they
+  /// can. Off by default until measured on GPUs.
+  TopologyRouter &setReduceShare(bool enabled) {
+    reduceShare = enabled;
+    return *this;
+  }
+
 private:
   Schedule routeFlat(const ReshardPlan &plan) const;
   Schedule routeGatherBroadcast() const;
   Schedule routeHierarchical(const ReshardPlan &plan) const;
+  std::set<size_t> routeReduceShare(const ReshardPlan &plan,
+                                    Schedule &schedule) const;
 
   const Layout &src;
   const Layout &dst;
   std::vector<int64_t> shape;
   const Topology &topology;
+  bool reduceShare = false;
 };
 
 } // namespace m2n

@@ -31,6 +31,11 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
   Option<int64_t> chunkBytes{*this, "chunk-bytes",
                              llvm::cl::desc("Split steps larger than this"),
                              llvm::cl::init(4 << 20)};
+  Option<bool> reduceShare{
+      *this, "reduce-share",
+      llvm::cl::desc("Reduce regions shared by several replicas once, then "
+                     "share them (reduce-scatter + all-gather)"),
+      llvm::cl::init(false)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("Target GPU"),
                            llvm::cl::init("sm_90a")};
   Option<std::string> features{*this, "features",
@@ -62,6 +67,7 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   route.strategy = options.strategy;
   route.topologyFile = options.topology;
   route.chunkBytes = options.chunkBytes;
+  route.reduceShare = options.reduceShare;
   pm.addPass(m2n::createRouteTopology(route));
   m2n::ConvertToGPUOptions gpu;
   gpu.chip = options.chip;

@@ -51,6 +51,7 @@ struct RouteTopologyPass
       int64_t elementBytes = src.getElementType().getIntOrFloatBitWidth() / 8;
       ::m2n::Schedule schedule = ::m2n::chunkSchedule(
           ::m2n::TopologyRouter(srcLayout, dstLayout, shape, *topology)
+              .setReduceShare(reduceShare)
               .route(toReshardPlan(plan), *parsed),
           elementBytes, chunkBytes);
       ::m2n::addDataDependencies(schedule);

@@ -131,7 +131,11 @@ def RouteTopology : Pass<"m2n-route-topology"> {
     Option<"topologyFile", "topology", "std::string", "\"\"",
            "JSON topology file (overrides m2n.topology attributes)">,
     Option<"chunkBytes", "chunk-bytes", "int64_t", "4194304",
-           "Split steps larger than this many bytes (0: never)">
+           "Split steps larger than this many bytes (0: never)">,
+    Option<"reduceShare", "reduce-share", "bool", "false",
+           "Hierarchical: reduce a region needed by several replicas of one "
+           "domain once, chunk by chunk, then share it (reduce-scatter + "
+           "all-gather)">
   ];
   let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }
