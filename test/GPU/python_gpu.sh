@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# On the GPU machine: unpacks the compiler libraries packed here by
+# pack_compiler_libs.sh and runs the Python frontend's GPU tests and the
+# paper's examples with torch CUDA tensors.
+#   test/GPU/python_gpu.sh ARCHIVE.tar.xz OUT_DIR
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+archive=${1:?usage: python_gpu.sh ARCHIVE OUT_DIR}
+out=${2:-.}
+libs=$(mktemp -d)
+tar -C "$libs" -xJf "$archive"
+export M2N_LIB_DIR=$libs/lib LD_LIBRARY_PATH=$libs/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export M2N_CACHE_DIR=$out/m2n-cache
+status=0
+python3 -m pytest -q -p no:cacheprovider "$root/python/tests" 2>&1 | tee "$out/pytest.log" || status=1
+for example in example_a example_b; do
+  python3 "$root/examples/python/$example.py" --cuda 2>&1 | tee -a "$out/examples.log" || status=1
+done
+exit $status
