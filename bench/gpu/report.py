@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Joins artifact_runner's m2n rows with the baselines into one table (and a plot).
 
-  report.py M2N.csv BASELINES.csv [--svg PLOT.svg]
+  report.py M2N.csv BASELINES.csv [--svg PLOT.svg] [--variant LABEL=CSV ...]
 
 Bandwidths are tensor bytes per second (the full tensor for collectives,
 the moved tensor for 1-to-1). speedup > 1 means m2n is faster than the row's
-baseline measured in the same run.
+baseline measured in the same run. A variant (the same rows compiled with
+other options) adds a row "<operation> (<label>)" against the same baseline.
 """
 import argparse
 import csv
@@ -74,7 +75,13 @@ def main():
     parser.add_argument("m2n")
     parser.add_argument("baselines")
     parser.add_argument("--svg")
+    parser.add_argument("--variant", action="append", default=[],
+                        help="LABEL=CSV: m2n rows compiled another way")
     args = parser.parse_args()
+    variants = []
+    for spec in args.variant:
+        label, _, path = spec.partition("=")
+        variants.append((label, {key(r["name"]): r for r in read(path) if r["status"] != "REF"}))
     m2n = {key(row["name"]): row for row in read(args.m2n) if row["status"] != "REF"}
     engine = {key(row["name"])[2]: float(row["ms"]) for row in read(args.m2n) if row["status"] == "REF"}
     print("| operation | size | m2n ms | m2n GB/s | CTAs/GPU | check | baseline | baseline ms | baseline GB/s | speedup |")
@@ -95,6 +102,14 @@ def main():
         for name, bms in baselines:
             print(f"| {TITLES[kind]} {dtype} | {human(size)} | {ms:.3f} | {size / ms / 1e6:.1f} | {ours['ctas']} | "
                   f"{ours['status']} | {name} | {bms:.3f} | {size / bms / 1e6:.1f} | {bms / ms:.2f}x |")
+        for label, rows in variants:
+            other = rows.get(k)
+            if other is not None:
+                vms = float(other["ms"])
+                print(f"| {TITLES[kind]} {dtype} ({label}) | {human(size)} | {vms:.3f} | "
+                      f"{size / vms / 1e6:.1f} | {other['ctas']} | {other['status']} | "
+                      f"{row['baseline']} | {base_ms:.3f} | {size / base_ms / 1e6:.1f} | "
+                      f"{base_ms / vms:.2f}x |")
         if kind in ("all_gather", "reduce_scatter", "all_reduce"):
             series.setdefault(f"m2n {kind}", []).append((size, size / ms / 1e6))
             series.setdefault(f"NCCL {kind}", []).append((size, size / base_ms / 1e6))

@@ -10,7 +10,10 @@ compile)
   mkdir -p "$root/.gpu"
   python3 "$root/bench/gpu/make_bench_ir.py" > "$root/.gpu/bench.mlir"
   "$root/build/bin/m2n-opt" "$root/.gpu/bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench.m2n" -o /dev/null
-  echo "wrote $root/.gpu/bench.m2n" ;;
+  # The reductions again, routed reduce-scatter + all-gather (reduce-share).
+  python3 "$root/bench/gpu/make_bench_ir.py" --only all_reduce,p_to_r > "$root/.gpu/bench-share.mlir"
+  "$root/build/bin/m2n-opt" "$root/.gpu/bench-share.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench-share.m2n reduce-share=true" -o /dev/null
+  echo "wrote $root/.gpu/bench.m2n and $root/.gpu/bench-share.m2n" ;;
 measure)
   out=${2:?usage: run.sh measure OUT_DIR}
   mkdir -p "$out"
@@ -18,8 +21,10 @@ measure)
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
   "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
   timeout 400 /tmp/m2n_artifact_runner "$root/.gpu/bench.m2n" --repeat 10 --csv "$out/m2n.csv" 2>&1 | tee "$out/m2n.log"
+  timeout 200 /tmp/m2n_artifact_runner "$root/.gpu/bench-share.m2n" --repeat 10 --csv "$out/m2n-share.csv" 2>&1 | tee "$out/m2n-share.log"
   timeout 300 torchrun --nproc-per-node 2 "$root/bench/gpu/baselines.py" "$out/baselines.csv" --repeat 10 2>&1 | tee "$out/baselines.log"
-  python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" --svg "$out/collectives.svg" | tee "$out/table.md" ;;
+  python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" --svg "$out/collectives.svg" \
+    --variant "reduce-share=$out/m2n-share.csv" | tee "$out/table.md" ;;
 *)
   echo "usage: $0 compile | measure OUT_DIR" >&2; exit 2 ;;
 esac
