@@ -27,6 +27,8 @@ struct Driver {
   decltype(&cuLaunchKernel) launchKernel = nullptr;
   decltype(&cuGetErrorString) getErrorString = nullptr;
   decltype(&cuMemGetAddressRange) memGetAddressRange = nullptr;
+  decltype(&cuStreamWaitValue64) streamWaitValue64 = nullptr;
+  decltype(&cuStreamWriteValue64) streamWriteValue64 = nullptr;
 
   /// Resolves every entry point once; false when the driver lacks one.
   bool load();

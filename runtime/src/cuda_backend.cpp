@@ -18,9 +18,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CudaDriver.h"
-
-#include "m2n/Codegen/KernelABI.h"
+#include "CudaContext.h"
 
 #include <algorithm>
 #include <cstring>
@@ -54,6 +52,8 @@ bool Driver::load() {
          find("cuLaunchKernel", launchKernel) &&
          find("cuGetErrorString", getErrorString) &&
          find("cuMemGetAddressRange", memGetAddressRange) &&
+         find("cuStreamWaitValue64", streamWaitValue64) &&
+         find("cuStreamWriteValue64", streamWriteValue64) &&
          find("cuModuleLoadData", moduleLoadData);
 }
 
@@ -76,7 +76,11 @@ namespace {
 
 using m2n::runtime::driver;
 using m2n::runtime::fail;
-using Item = m2n::KernelItem;
+using m2n::runtime::Item;
+using m2n::runtime::RankRecord;
+using m2n::runtime::ReshardState;
+using m2n::runtime::SharedBuffer;
+using m2n::runtime::counterWords;
 
 CUtensorMapDataType mapType(m2n::ElementType type) {
   switch (type) {
@@ -132,87 +136,7 @@ m2n_status findAllocation(const void *pointer, size_t bytes, int device,
   return M2N_SUCCESS;
 }
 
-/// One buffer as another process can map it.
-struct SharedBuffer {
-  cudaIpcMemHandle_t handle;
-  uint64_t offset = 0;
-  uint64_t present = 0;
-};
-
-/// What a process tells the others about a rank it runs.
-struct RankRecord {
-  uint64_t present = 0;
-  SharedBuffer src, dst, counters;
-};
-
-/// Device state of one reshard in this process. Addresses are by world
-/// rank (or scratch index) and usable here: local buffers or IPC mappings.
-struct ReshardState {
-  bool bound = false;
-  std::vector<void *> boundSrc, boundDst; // By local slot.
-  std::vector<char *> src, dst;           // By rank.
-  std::vector<uint64_t *> counters;       // By rank.
-  std::vector<char *> scratch;            // By scratch index.
-  std::map<int64_t, uint64_t *> ownCounters; // Local ranks: counters, epoch.
-  std::map<int64_t, char *> ownScratch;      // By scratch index.
-  std::map<int64_t, Item *> tables;          // Local ranks.
-  std::map<int64_t, uint64_t> itemCounts;    // Local ranks.
-  std::map<int, CUtensorMap *> maps;         // By local device.
-};
-
-/// Counters of `rank` in `program`, plus the two epoch words after them.
-size_t counterWords(const m2n::TransferProgram &program, int64_t rank) {
-  auto it = program.ranks.find(rank);
-  return (it == program.ranks.end() ? 0 : it->second.counters) + 2;
-}
-
 } // namespace
-
-struct m2n_cuda_context_t {
-  m2n_artifact artifact = nullptr;
-  int ranks = 0;
-  int processes = 1;
-  std::vector<int> localRanks, localDevices; // By local slot.
-  std::map<int, int> slotOf;                 // Local rank -> slot.
-  m2n_allgather_fn allgather = nullptr;
-  void *user = nullptr;
-  std::map<int, CUfunction> kernels; // By device.
-  uint64_t timeoutCycles = 0;
-  uint64_t *errorRecord = nullptr; // Host-mapped u64[4].
-  std::map<int, ReshardState> reshards;
-  std::set<std::pair<int, cudaStream_t>> pending;
-  std::map<std::string, char *> opened; // IPC handle bytes -> mapping.
-
-  bool isLocal(int64_t rank) const { return slotOf.count(rank) != 0; }
-
-  /// All-gathers `block` (the same size on every process) into `all`.
-  m2n_status exchange(const std::vector<char> &block, std::vector<char> &all) {
-    all.assign(block.size() * processes, 0);
-    if (processes == 1) {
-      std::copy(block.begin(), block.end(), all.begin());
-      return M2N_SUCCESS;
-    }
-    if (allgather(block.data(), all.data(), block.size(), user) != 0)
-      return fail(M2N_EXECUTION_FAILED, "the all-gather callback failed");
-    return M2N_SUCCESS;
-  }
-
-  /// A peer's buffer mapped into this process (cached per allocation).
-  m2n_status map(const SharedBuffer &shared, char *&address) {
-    std::string key(reinterpret_cast<const char *>(&shared.handle),
-                    sizeof(shared.handle));
-    auto it = opened.find(key);
-    if (it == opened.end()) {
-      void *base = nullptr;
-      M2N_CUDA(cudaSetDevice(localDevices[0]));
-      M2N_CUDA(cudaIpcOpenMemHandle(&base, shared.handle,
-                                    cudaIpcMemLazyEnablePeerAccess));
-      it = opened.emplace(key, static_cast<char *>(base)).first;
-    }
-    address = it->second + shared.offset;
-    return M2N_SUCCESS;
-  }
-};
 
 namespace {
 
@@ -277,6 +201,7 @@ m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
               ranks * sizeof(int32_t));
   M2N_TRY(state->exchange(block, all));
   std::vector<int32_t> runs(ranks, 0);
+  state->processOf.assign(ranks, 0);
   for (int p = 0; p < processes; ++p) {
     const char *theirs = all.data() + p * block.size();
     if (std::memcmp(theirs, &identity, sizeof(identity)))
@@ -288,6 +213,8 @@ m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
       std::memcpy(&has, theirs + sizeof(identity) + r * sizeof(int32_t),
                   sizeof(has));
       runs[r] += has;
+      if (has)
+        state->processOf[r] = p;
     }
   }
   for (int r = 0; r < ranks; ++r)
@@ -673,6 +600,7 @@ void m2n_cuda_context_destroy(m2n_cuda_context context) {
     for (auto &[device, p] : state.maps)
       cudaFree(p);
   }
+  m2n::runtime::destroyNetwork(context->network);
   if (!context->opened.empty()) {
     cudaSetDevice(context->localDevices[0]);
     for (auto &[key, base] : context->opened)
@@ -698,11 +626,9 @@ m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
       return fail(M2N_INVALID_ARGUMENT,
                   r->name + " needs rank " + std::to_string(rank) +
                       ", the context has " + std::to_string(context->ranks));
-    if (!program.receives.empty())
-      return fail(M2N_UNSUPPORTED,
-                  r->name + ": network receives need the NCCL path, which "
-                            "this runtime does not have yet");
   }
+  if (m2n::runtime::hasNetworkSteps(*r) && !context->network)
+    M2N_TRY(m2n::runtime::createNetwork(context, context->network));
   ReshardState &state = context->reshards[reshard];
   state.bound = false;
   M2N_TRY(allocateOwned(context, *r, state));
@@ -730,6 +656,9 @@ m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
   const m2n::Artifact &a = context->artifact->artifact;
   void *errorDevice = nullptr;
   M2N_CUDA(cudaHostGetDevicePointer(&errorDevice, context->errorRecord, 0));
+  const bool network = m2n::runtime::hasNetworkSteps(r);
+  if (network)
+    M2N_TRY(m2n::runtime::networkBeforeKernels(context, streams));
   for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
     const int rank = context->localRanks[slot];
     auto count = state.itemCounts.find(rank);
@@ -750,6 +679,13 @@ m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
                                static_cast<unsigned>(stageBytes * stages),
                                stream, args, nullptr));
     context->pending.insert({device, stream});
+  }
+  if (network) {
+    M2N_TRY(m2n::runtime::enqueueNetwork(context, r, state, streams));
+    for (size_t slot = 0; slot < context->localRanks.size(); ++slot)
+      context->pending.insert(
+          {context->localDevices[slot],
+           streams ? static_cast<cudaStream_t>(streams[slot]) : nullptr});
   }
   return M2N_SUCCESS;
 }

@@ -4,6 +4,7 @@
 #   build/bin/m2n-opt examples/example_a.mlir --m2n-pipeline |
 #     python3 test/Utils/extract_ptx.py - > .gpu/m2n_transfer.ptx
 #   build/bin/m2n-opt test/GPU/reshards.mlir "--m2n-pipeline=artifact=.gpu/reshards.m2n" -o /dev/null
+#   build/bin/m2n-opt test/GPU/network.mlir "--m2n-pipeline=artifact=.gpu/network.m2n topology=test/GPU/split-by-gpu.json" -o /dev/null
 #   test/GPU/run.sh .gpu OUT_DIR
 set -euo pipefail
 dir=$1
@@ -20,5 +21,12 @@ timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" 2>&1 | tee "$out/artifa
 gpus=$(nvidia-smi -L | wc -l)
 if [ "$gpus" -ge 2 ]; then
   timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" --processes "$gpus" 2>&1 | tee "$out/artifact_runner_processes.log" || status=1
+fi
+# Network steps (the GPUs as two domains) go through NCCL: torch's copy.
+if [ "$gpus" -ge 2 ] && [ -f "$dir/network.m2n" ]; then
+  nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))" 2>/dev/null || true)
+  export LD_LIBRARY_PATH=${nccl:+$nccl:}${LD_LIBRARY_PATH:-}
+  timeout 120 /tmp/m2n_artifact_runner "$dir/network.m2n" 2>&1 | tee "$out/network.log" || status=1
+  timeout 120 /tmp/m2n_artifact_runner "$dir/network.m2n" --processes "$gpus" 2>&1 | tee "$out/network_processes.log" || status=1
 fi
 exit $status

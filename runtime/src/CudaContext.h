@@ -1,0 +1,135 @@
+//===- CudaContext.h - the CUDA backend's state -------------------*- C++ -*-===//
+//
+// What the CUDA backend's files share: a context (the ranks this process
+// runs, their kernels, the exchange with other processes) and the device
+// state of each reshard bound to buffers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_RUNTIME_CUDACONTEXT_H
+#define M2N_RUNTIME_CUDACONTEXT_H
+
+#include "CudaDriver.h"
+
+#include "m2n/Codegen/KernelABI.h"
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace m2n::runtime {
+
+using Item = m2n::KernelItem;
+class Network;
+
+/// One buffer as another process can map it.
+struct SharedBuffer {
+  cudaIpcMemHandle_t handle;
+  uint64_t offset = 0;
+  uint64_t present = 0;
+};
+
+/// What a process tells the others about a rank it runs.
+struct RankRecord {
+  uint64_t present = 0;
+  SharedBuffer src, dst, counters;
+};
+
+/// Device state of one reshard in this process. Addresses are by world
+/// rank (or scratch index) and usable here: local buffers or IPC mappings.
+struct ReshardState {
+  bool bound = false;
+  std::vector<void *> boundSrc, boundDst; // By local slot.
+  std::vector<char *> src, dst;           // By rank.
+  std::vector<uint64_t *> counters;       // By rank.
+  std::vector<char *> scratch;            // By scratch index.
+  std::map<int64_t, uint64_t *> ownCounters; // Local ranks: counters, epoch.
+  std::map<int64_t, char *> ownScratch;      // By scratch index.
+  std::map<int64_t, Item *> tables;          // Local ranks.
+  std::map<int64_t, uint64_t> itemCounts;    // Local ranks.
+  std::map<int, CUtensorMap *> maps;         // By local device.
+  uint64_t networkLaunches = 0; // Host-side epoch of the network steps.
+};
+
+/// Counters of `rank` in `program`, plus the two epoch words after them.
+inline size_t counterWords(const m2n::TransferProgram &program, int64_t rank) {
+  auto it = program.ranks.find(rank);
+  return (it == program.ranks.end() ? 0 : it->second.counters) + 2;
+}
+
+/// Network steps (between NVLink domains) run outside the kernel: NCCL
+/// send/receive between processes or devices, a copy between virtual ranks
+/// of one device; see network.cpp.
+bool hasNetworkSteps(const CompiledReshard &reshard);
+/// Sets up NCCL over this context's devices or processes. Collective.
+m2n_status createNetwork(m2n_cuda_context context, Network *&network);
+void destroyNetwork(Network *network);
+/// Before the kernels of a launch: the network streams wait for the work the
+/// caller enqueued so far on `streams` (by local slot).
+m2n_status networkBeforeKernels(m2n_cuda_context context,
+                                void *const *streams);
+/// After the kernels: enqueues the reshard's network steps of the local
+/// ranks, signalling their counters as the kernels expect, and makes the
+/// caller's streams wait for them.
+m2n_status enqueueNetwork(m2n_cuda_context context,
+                          const CompiledReshard &reshard, ReshardState &state,
+                          void *const *streams);
+
+} // namespace m2n::runtime
+
+struct m2n_cuda_context_t {
+  using SharedBuffer = m2n::runtime::SharedBuffer;
+  using ReshardState = m2n::runtime::ReshardState;
+  m2n_artifact artifact = nullptr;
+  int ranks = 0;
+  int processes = 1;
+  std::vector<int> localRanks, localDevices; // By local slot.
+  std::map<int, int> slotOf;                 // Local rank -> slot.
+  m2n_allgather_fn allgather = nullptr;
+  void *user = nullptr;
+  std::map<int, CUfunction> kernels; // By device.
+  uint64_t timeoutCycles = 0;
+  uint64_t *errorRecord = nullptr; // Host-mapped u64[4].
+  std::map<int, ReshardState> reshards;
+  std::set<std::pair<int, cudaStream_t>> pending;
+  std::map<std::string, char *> opened; // IPC handle bytes -> mapping.
+  std::vector<int> processOf;           // By rank: the process running it.
+  m2n::runtime::Network *network = nullptr; // Set up by the first bind
+                                            // that has network steps.
+
+  bool isLocal(int64_t rank) const { return slotOf.count(rank) != 0; }
+
+  /// All-gathers `block` (the same size on every process) into `all`.
+  m2n_status exchange(const std::vector<char> &block, std::vector<char> &all) {
+    all.assign(block.size() * processes, 0);
+    if (processes == 1) {
+      std::copy(block.begin(), block.end(), all.begin());
+      return M2N_SUCCESS;
+    }
+    if (allgather(block.data(), all.data(), block.size(), user) != 0)
+      return m2n::runtime::fail(M2N_EXECUTION_FAILED,
+                                "the all-gather callback failed");
+    return M2N_SUCCESS;
+  }
+
+  /// A peer's buffer mapped into this process (cached per allocation).
+  m2n_status map(const SharedBuffer &shared, char *&address) {
+    std::string key(reinterpret_cast<const char *>(&shared.handle),
+                    sizeof(shared.handle));
+    auto it = opened.find(key);
+    if (it == opened.end()) {
+      void *base = nullptr;
+      M2N_CUDA(cudaSetDevice(localDevices[0]));
+      M2N_CUDA(cudaIpcOpenMemHandle(&base, shared.handle,
+                                    cudaIpcMemLazyEnablePeerAccess));
+      it = opened.emplace(key, static_cast<char *>(base)).first;
+    }
+    address = it->second + shared.offset;
+    return M2N_SUCCESS;
+  }
+};
+
+
+#endif // M2N_RUNTIME_CUDACONTEXT_H
