@@ -55,6 +55,10 @@ static cl::opt<std::string> topologyFile(
 static cl::opt<int64_t> chunkBytes(
     "chunk-bytes", cl::desc("Chunk size for --route (0: no chunking)"),
     cl::init(4 << 20));
+static cl::opt<bool> reduceShare(
+    "reduce-share",
+    cl::desc("--route hierarchical: reduce once per domain, then share"),
+    cl::init(false));
 
 static int fail(const Twine &message) {
   llvm::outs() << "m2n-sim: FAIL: " << message << "\n";
@@ -96,6 +100,7 @@ int main(int argc, char **argv) {
     options.strategy = routeStrategy;
     options.topologyFile = topologyFile;
     options.chunkBytes = chunkBytes;
+    options.reduceShare = reduceShare;
     pm.addPass(mlir::m2n::createRouteTopology(options));
   }
   if (failed(pm.run(*module)))
