@@ -1,5 +1,6 @@
 // RUN: m2n-opt %s --m2n-expand-collectives --m2n-plan-intersections "--m2n-route-topology=reduce-share=true chunk-bytes=0" --mlir-print-local-scope | FileCheck %s
 // RUN: m2n-opt %s --m2n-expand-collectives --m2n-plan-intersections "--m2n-route-topology=chunk-bytes=0" --mlir-print-local-scope | FileCheck %s --check-prefix=DIRECT
+// RUN: m2n-opt %s --m2n-expand-collectives --m2n-plan-intersections --m2n-estimate -o /dev/null | FileCheck %s --check-prefix=ESTIMATE
 // RUN: m2n-sim %s --route hierarchical --reduce-share --chunk-bytes 16 | FileCheck %s --check-prefix=SIM
 
 // reduce-share: an all-reduce over 4 ranks of one NVLink domain becomes a
@@ -24,5 +25,15 @@
 
 func.func @all_reduce_4(%c: !m2n.comm<4>, %x: !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<sum>]>>) {
   %0 = m2n.all_reduce %x on %c mesh_axes = [0] : !m2n.comm<4>, !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<sum>]>> -> !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+  return
+}
+
+// The estimator prices both routes: a 16 MiB all-reduce over 4 ranks moves
+// 201 MB over NVLink directly, 101 MB with reduce-share.
+// ESTIMATE-LABEL: @all_reduce_16mib
+// ESTIMATE:  hierarchical          0.000       201.327
+// ESTIMATE:  reduce-share          0.000       100.663
+func.func @all_reduce_16mib(%c: !m2n.comm<4>, %x: !m2n.dist<4096x1024xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<sum>]>>) {
+  %0 = m2n.all_reduce %x on %c mesh_axes = [0] : !m2n.comm<4>, !m2n.dist<4096x1024xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<sum>]>> -> !m2n.dist<4096x1024xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
   return
 }

@@ -36,7 +36,15 @@ struct Report {
   int64_t bytes = 0;
   int64_t ranks = 0;
   ::m2n::Topology topology;
-  SmallVector<std::pair<::m2n::Strategy, ::m2n::Estimate>> rows;
+  struct Row {
+    ::m2n::Strategy strategy;
+    bool reduceShare;
+    ::m2n::Estimate estimate;
+    std::string label() const {
+      return reduceShare ? "reduce-share" : ::m2n::toString(strategy);
+    }
+  };
+  SmallVector<Row> rows;
 };
 
 std::string describe(Operation *op, int64_t index) {
@@ -65,13 +73,15 @@ void printText(llvm::raw_ostream &os, const Report &report) {
                      "strategy", "network MB", "NVLink MB", "local MB",
                      "busiest link", "T_network ms", "T_NVLink ms",
                      "T_SOL ms");
-  for (const auto &[strategy, e] : report.rows)
+  for (const Report::Row &row : report.rows) {
+    const ::m2n::Estimate &e = row.estimate;
     os << llvm::format("  %-13s %13.3f %13.3f %13.3f  %-24s %12.3f %12.3f "
                        "%12.3f\n",
-                       ::m2n::toString(strategy), e.networkBytes / 1e6,
+                       row.label().c_str(), e.networkBytes / 1e6,
                        e.nvlinkBytes / 1e6, e.localBytes / 1e6,
                        e.busiestLink().c_str(), e.networkMs, e.nvlinkMs,
                        e.solMs());
+  }
 }
 
 void printJson(llvm::raw_ostream &os, ArrayRef<Report> reports) {
@@ -89,9 +99,11 @@ void printJson(llvm::raw_ostream &os, ArrayRef<Report> reports) {
           json.attribute("nvlink_gbps", report.topology.nvlinkGBps);
           json.attribute("network_gbps", report.topology.networkGBps);
           json.attributeArray("strategies", [&] {
-            for (const auto &[strategy, e] : report.rows)
+            for (const Report::Row &row : report.rows)
               json.object([&] {
-                json.attribute("strategy", ::m2n::toString(strategy));
+                const ::m2n::Estimate &e = row.estimate;
+                json.attribute("strategy", ::m2n::toString(row.strategy));
+                json.attribute("reduce_share", row.reduceShare);
                 json.attribute("network_bytes", e.networkBytes);
                 json.attribute("nvlink_bytes", e.nvlinkBytes);
                 json.attribute("local_bytes", e.localBytes);
@@ -142,7 +154,7 @@ struct EstimatePass : public mlir::m2n::impl::EstimateBase<EstimatePass> {
         report.topology = toTopology(schedule.getTopology());
         ::m2n::Schedule steps = toSchedule(schedule);
         report.rows.push_back(
-            {steps.strategy,
+            {steps.strategy, false,
              ::m2n::estimateSchedule(steps, report.topology, elementBytes)});
       } else {
         FailureOr<::m2n::Topology> topology =
@@ -161,9 +173,17 @@ struct EstimatePass : public mlir::m2n::impl::EstimateBase<EstimatePass> {
              {::m2n::Strategy::Flat, ::m2n::Strategy::GatherBroadcast,
               ::m2n::Strategy::Hierarchical})
           report.rows.push_back(
-              {strategy, ::m2n::estimateSchedule(
-                             router.route(transfers, strategy),
-                             report.topology, elementBytes)});
+              {strategy, false,
+               ::m2n::estimateSchedule(router.route(transfers, strategy),
+                                       report.topology, elementBytes)});
+        // Reductions into replicas: also the reduce-share route.
+        if (srcLayout.numContributors() > 1 && !dstLayout.hasPartial())
+          report.rows.push_back(
+              {::m2n::Strategy::Hierarchical, true,
+               ::m2n::estimateSchedule(
+                   router.setReduceShare(true).route(
+                       transfers, ::m2n::Strategy::Hierarchical),
+                   report.topology, elementBytes)});
       }
       reports.push_back(std::move(report));
       return WalkResult::advance();
