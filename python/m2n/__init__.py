@@ -3,6 +3,7 @@ compiler and run by its runtime (see docs/python.md)."""
 from ._native import CompileError, M2NError, compiler_version
 from .api import all_gather, all_reduce, all_to_all, reduce_scatter, reshard
 from .comm import Communicator
+from .dtensor import redistribute
 from . import api as _api, jit as _jit
 from .jit import set_cache_dir, set_dump_dir, stats
 from .layout import Mesh, Partial, Replicate, Shard
@@ -20,4 +21,5 @@ __all__ = [
     "Mesh", "Shard", "Replicate", "Partial", "Communicator", "reshard", "all_gather",
     "reduce_scatter", "all_reduce", "all_to_all", "set_cache_dir", "set_dump_dir",
     "clear_memory_cache", "stats", "compiler_version", "M2NError", "CompileError",
+    "redistribute",
 ]

@@ -212,6 +212,39 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
                                        (ctypes.c_void_p * n)(*streams)))
 
 
+def compiled(comm: Communicator, src_mesh: Mesh, src_placements, dst_mesh: Mesh,
+             dst_placements, global_shape, dtype: str, options: str = "") -> jit.Artifact:
+    """The artifact of a reshard (JIT-compiled on first use, then cached)."""
+    src_placements, dst_placements = tuple(src_placements), tuple(dst_placements)
+    shape = tuple(int(d) for d in global_shape)
+    key = (comm.size, comm.backend, src_mesh, src_placements, dst_mesh, dst_placements,
+           shape, dtype, options)
+
+    def build_ir() -> str:
+        element = _IR_TYPES[dtype]
+        tensor = "x".join(str(d) for d in shape) + "x" + element
+        src_type = f"!m2n.dist<{tensor}, {layout_ir(src_mesh, src_placements, len(shape))}>"
+        dst_type = f"!m2n.dist<{tensor}, {layout_ir(dst_mesh, dst_placements, len(shape))}>"
+        comm_type = f"!m2n.comm<{comm.size}>"
+        return (f"func.func @reshard(%c: {comm_type}, %x: {src_type}) {{\n"
+                f"  %0 = m2n.reshard %x on %c : {comm_type}, {src_type} -> {dst_type}\n"
+                f"  return\n}}\n")
+
+    return jit.get(key, build_ir, options, comm.target)
+
+
+def local_shape(comm: Communicator, rank: int, *, mesh: Mesh, placements, global_shape,
+                dtype, other_mesh: Optional[Mesh] = None, other_placements=None,
+                options: str = "") -> Optional[Tuple[int, ...]]:
+    """Rank `rank`'s part of a tensor of `global_shape` in (mesh, placements),
+    or None outside the mesh: m2n's split rule (the first parts one larger
+    when a dimension does not divide), to allocate a reshard's destination."""
+    dtype = str(dtype).replace("torch.", "")
+    artifact = compiled(comm, other_mesh or mesh, other_placements or placements, mesh,
+                        placements, global_shape, dtype, options)
+    return artifact.local_shape(rank, source=False)
+
+
 def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
              global_shape, options, dtype=None) -> _Prepared:
     """The first call of a signature: checks everything, compiles (or finds
@@ -242,20 +275,8 @@ def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
     shape = tuple(int(d) for d in global_shape) if global_shape is not None else \
         _infer_global_shape([(src_mesh, src_placements), (dst_mesh, dst_placements)],
                             [sources, destinations])
-    key = (comm.size, comm.backend, src_mesh, src_placements, dst_mesh, dst_placements,
-           shape, dtype, options)
-
-    def build_ir() -> str:
-        element = _IR_TYPES[dtype]
-        tensor = "x".join(str(d) for d in shape) + "x" + element
-        src_type = f"!m2n.dist<{tensor}, {layout_ir(src_mesh, src_placements, len(shape))}>"
-        dst_type = f"!m2n.dist<{tensor}, {layout_ir(dst_mesh, dst_placements, len(shape))}>"
-        comm_type = f"!m2n.comm<{comm.size}>"
-        return (f"func.func @reshard(%c: {comm_type}, %x: {src_type}) {{\n"
-                f"  %0 = m2n.reshard %x on %c : {comm_type}, {src_type} -> {dst_type}\n"
-                f"  return\n}}\n")
-
-    artifact = jit.get(key, build_ir, options, comm.target)
+    artifact = compiled(comm, src_mesh, src_placements, dst_mesh, dst_placements, shape,
+                        dtype, options)
     _check(sources, artifact, comm, True, dtype, "src")
     _check(destinations, artifact, comm, False, dtype, "dst")
     return _Prepared(artifact, sources, destinations, comm)

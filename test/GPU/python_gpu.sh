@@ -13,6 +13,9 @@ export M2N_LIB_DIR=$libs/lib LD_LIBRARY_PATH=$libs/lib${LD_LIBRARY_PATH:+:$LD_LI
 export M2N_CACHE_DIR=$out/m2n-cache
 status=0
 python3 -m pytest -q -p no:cacheprovider "$root/python/tests" 2>&1 | tee "$out/pytest.log" || status=1
+# DTensor in and out, one process per GPU (the process-group communicator).
+torchrun --nproc-per-node "$(nvidia-smi -L | wc -l)" "$root/python/tests/gpu_dtensor_check.py" 2>&1 \
+  | tee "$out/dtensor.log" || status=1
 for example in example_a example_b; do
   python3 "$root/examples/python/$example.py" --cuda 2>&1 | tee -a "$out/examples.log" || status=1
 done
