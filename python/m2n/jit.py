@@ -113,6 +113,19 @@ def _write_atomically(path: Path, data: bytes) -> None:
         raise
 
 
+def _topology_contents(options: str) -> str:
+    """The text of the topology file an option names: an edited file must
+    not be served by an artifact routed for the old one."""
+    for word in options.split():
+        if word.startswith("topology="):
+            path = Path(word[len("topology="):])
+            try:
+                return path.read_text()
+            except OSError as error:
+                raise _native.CompileError(f"cannot read the topology file {path}: {error}")
+    return ""
+
+
 def get(key: tuple, build_ir, options: str, target: str = "sm_90a") -> Artifact:
     """The artifact for `key`: from memory, from disk, or compiled from the
     IR that `build_ir()` returns."""
@@ -122,7 +135,8 @@ def get(key: tuple, build_ir, options: str, target: str = "sm_90a") -> Artifact:
         return artifact
     ir = build_ir()
     digest = hashlib.sha256("\0".join(
-        [ir, options, target, _native.compiler_identity()]).encode()).hexdigest()
+        [ir, options, _topology_contents(options), target,
+         _native.compiler_identity()]).encode()).hexdigest()
     directory = cache_dir()
     path = directory / f"{digest}.m2n" if directory is not None else None
     data = None

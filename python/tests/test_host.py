@@ -132,6 +132,23 @@ def test_jit_caches_in_memory_and_on_disk(fresh_cache, tmp_path):
     np.testing.assert_array_equal(dst[0], np.ones(32, np.float32))
 
 
+def test_topology_files_are_part_of_the_key(tmp_path):
+    comm = m2n.Communicator.host(2)
+    topology = tmp_path / "t.json"
+    src = [np.ones(16, np.float32)] * 2
+    dst = [np.zeros(32, np.float32) for _ in range(2)]
+    before = m2n.stats.compiles
+    for domains in ("[[0, 1]]", "[[0], [1]]"):
+        topology.write_text('{"nvlink_gbps": 450, "network_gbps": 50, "domains": %s}' % domains)
+        m2n.clear_memory_cache()
+        m2n.all_gather(src, dst, comm, options=f"topology={topology}")
+        np.testing.assert_array_equal(dst[0], np.ones(32, np.float32))
+    # The same path with other contents compiled again.
+    assert m2n.stats.compiles == before + 2
+    with pytest.raises(m2n.CompileError, match="cannot read the topology file"):
+        m2n.all_gather(src, dst, comm, options=f"topology={tmp_path / 'missing.json'}")
+
+
 def test_dump_dir_holds_every_stage(tmp_path):
     m2n.set_dump_dir(tmp_path / "dump")
     try:
