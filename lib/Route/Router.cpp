@@ -2,6 +2,8 @@
 
 #include "m2n/Route/Router.h"
 
+#include "m2n/Route/CostModel.h"
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -255,12 +257,35 @@ std::set<size_t> TopologyRouter::routeReduceShare(const ReshardPlan &plan,
   return routed;
 }
 
+std::optional<ReduceShare> parseReduceShare(const std::string &text) {
+  if (text == "on" || text == "true")
+    return ReduceShare::On;
+  if (text == "off" || text == "false")
+    return ReduceShare::Off;
+  if (text == "auto")
+    return ReduceShare::Auto;
+  return std::nullopt;
+}
+
 Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
+  if (reduceShare == ReduceShare::Auto) {
+    // Only reductions into replicas can differ; then the cheaper route.
+    TopologyRouter direct = *this, shared = *this;
+    direct.reduceShare = ReduceShare::Off;
+    Schedule directSchedule = direct.routeHierarchical(fullPlan);
+    if (src.numContributors() < 2 || dst.hasPartial())
+      return directSchedule;
+    shared.reduceShare = ReduceShare::On;
+    Schedule sharedSchedule = shared.routeHierarchical(fullPlan);
+    double directMs = estimateSchedule(directSchedule, topology, 1).solMs();
+    double sharedMs = estimateSchedule(sharedSchedule, topology, 1).solMs();
+    return sharedMs < directMs * (1 - 1e-9) ? sharedSchedule : directSchedule;
+  }
   Schedule schedule;
   schedule.strategy = Strategy::Hierarchical;
   // Regions reduced for several replicas of one domain: reduce, then share.
   std::set<size_t> routed;
-  if (reduceShare)
+  if (reduceShare == ReduceShare::On)
     routed = routeReduceShare(fullPlan, schedule);
   ReshardPlan plan;
   for (size_t i = 0; i < fullPlan.transfers.size(); ++i)

@@ -55,10 +55,11 @@ static cl::opt<std::string> topologyFile(
 static cl::opt<int64_t> chunkBytes(
     "chunk-bytes", cl::desc("Chunk size for --route (0: no chunking)"),
     cl::init(4 << 20));
-static cl::opt<bool> reduceShare(
+static cl::opt<std::string> reduceShare(
     "reduce-share",
-    cl::desc("--route hierarchical: reduce once per domain, then share"),
-    cl::init(false));
+    cl::desc("--route hierarchical: reduce once per domain, then share "
+             "(on, off, auto)"),
+    cl::init("auto"));
 
 static int fail(const Twine &message) {
   llvm::outs() << "m2n-sim: FAIL: " << message << "\n";

@@ -76,6 +76,27 @@ TEST(RouterTest, PaperExampleAHierarchical) {
 // NVLink domain per group, 50 GB/s per NIC. The paper's 143.36 ms =
 // 7168e6 B / 50e9 B/s, so the tensor here has exactly 7.168e9 bytes
 // (256 x 2000 x 7000 bf16).
+TEST(RouterTest, AutoReduceShareFollowsTheCostModel) {
+  // 2 replicas: the same bytes either way, so the direct route; 4: half the
+  // NVLink bytes, so reduce-share.
+  for (int64_t ranks : {2, 4}) {
+    Layout src{Mesh::contiguous({ranks}), {Placement::partial(Reduction::Sum)}};
+    Layout dst{Mesh::contiguous({ranks}), {Placement::replicate()}};
+    std::vector<int64_t> shape = {16, 4};
+    Topology topology = Topology::singleDomain(ranks);
+    ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+    TopologyRouter router(src, dst, shape, topology);
+    int64_t fromDestinations = 0;
+    for (const Step &step :
+         router.setReduceShare(ReduceShare::Auto).route(plan, Strategy::Hierarchical).steps)
+      fromDestinations += step.from.kind == BufferKind::Destination;
+    EXPECT_EQ(fromDestinations > 0, ranks == 4) << ranks << " ranks";
+  }
+  EXPECT_EQ(parseReduceShare("auto"), ReduceShare::Auto);
+  EXPECT_EQ(parseReduceShare("true"), ReduceShare::On);
+  EXPECT_EQ(parseReduceShare("sometimes"), std::nullopt);
+}
+
 TEST(RouterTest, ReduceShareReducesEachChunkOnce) {
   // All-reduce over 4 ranks of one domain: each rank reduces a quarter of
   // every peer's contribution, then copies the other three reduced quarters.

@@ -23,7 +23,9 @@
 //    setReduceShare, a region reduced for several replicas of one domain is
 //    reduced once, chunk by chunk (each replica reduces one chunk of every
 //    contribution), and the replicas copy each other's reduced chunks:
-//    reduce-scatter, then all-gather.
+//    reduce-scatter, then all-gather. Auto picks the route with the smaller
+//    T_SOL (the direct one on ties: 2 replicas move the same bytes either
+//    way; 4 move half, 8 a quarter with reduce-share).
 //
 // Every strategy delivers exactly what the plan delivers (the same bytes
 // into the same destination boxes); the schedules differ in the path.
@@ -37,9 +39,17 @@
 #include "m2n/Route/Schedule.h"
 #include "m2n/Route/Topology.h"
 
+#include <optional>
 #include <set>
+#include <string>
 
 namespace m2n {
+
+/// Whether hierarchical routes reduce, then share (routeReduceShare): always,
+/// never, or where the cost model (CostModel.h) finds it cheaper.
+enum class ReduceShare { Off, On, Auto };
+/// "off", "on" (or "true"/"false") and "auto"; std::nullopt otherwise.
+std::optional<ReduceShare> parseReduceShare(const std::string &text);
 
 class TopologyRouter {
 public:
@@ -51,10 +61,13 @@ public:
   Schedule route(const ReshardPlan &plan, Strategy strategy) const;
 
   /// Hierarchical routes reduce, then share (routeReduceShare) where they
-  /// can. Off by default until measured on GPUs.
-  TopologyRouter &setReduceShare(bool enabled) {
-    reduceShare = enabled;
+  /// can: Off by default here; the passes default to Auto.
+  TopologyRouter &setReduceShare(ReduceShare mode) {
+    reduceShare = mode;
     return *this;
+  }
+  TopologyRouter &setReduceShare(bool enabled) {
+    return setReduceShare(enabled ? ReduceShare::On : ReduceShare::Off);
   }
 
 private:
@@ -68,7 +81,7 @@ private:
   const Layout &dst;
   std::vector<int64_t> shape;
   const Topology &topology;
-  bool reduceShare = false;
+  ReduceShare reduceShare = ReduceShare::Off;
 };
 
 } // namespace m2n

@@ -31,11 +31,12 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
   Option<int64_t> chunkBytes{*this, "chunk-bytes",
                              llvm::cl::desc("Split steps larger than this"),
                              llvm::cl::init(4 << 20)};
-  Option<bool> reduceShare{
+  Option<std::string> reduceShare{
       *this, "reduce-share",
       llvm::cl::desc("Reduce regions shared by several replicas once, then "
-                     "share them (reduce-scatter + all-gather)"),
-      llvm::cl::init(false)};
+                     "share them (reduce-scatter + all-gather): on, off or "
+                     "auto (where the cost model finds it cheaper)"),
+      llvm::cl::init("auto")};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("Target GPU"),
                            llvm::cl::init("sm_90a")};
   Option<std::string> features{*this, "features",

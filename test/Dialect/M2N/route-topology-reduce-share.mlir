@@ -1,7 +1,9 @@
 // RUN: m2n-opt %s --m2n-expand-collectives --m2n-plan-intersections "--m2n-route-topology=reduce-share=true chunk-bytes=0" --mlir-print-local-scope | FileCheck %s
-// RUN: m2n-opt %s --m2n-expand-collectives --m2n-plan-intersections "--m2n-route-topology=chunk-bytes=0" --mlir-print-local-scope | FileCheck %s --check-prefix=DIRECT
+// RUN: m2n-opt %s --m2n-expand-collectives --m2n-plan-intersections "--m2n-route-topology=reduce-share=off chunk-bytes=0" --mlir-print-local-scope | FileCheck %s --check-prefix=DIRECT
+// RUN: m2n-opt %s --m2n-expand-collectives --m2n-plan-intersections "--m2n-route-topology=chunk-bytes=0" --mlir-print-local-scope | FileCheck %s
+// RUN: not m2n-opt %s --m2n-expand-collectives --m2n-plan-intersections "--m2n-route-topology=reduce-share=maybe" 2>&1 | FileCheck %s --check-prefix=BADMODE
 // RUN: m2n-opt %s --m2n-expand-collectives --m2n-plan-intersections --m2n-estimate -o /dev/null | FileCheck %s --check-prefix=ESTIMATE
-// RUN: m2n-sim %s --route hierarchical --reduce-share --chunk-bytes 16 | FileCheck %s --check-prefix=SIM
+// RUN: m2n-sim %s --route hierarchical --reduce-share=on --chunk-bytes 16 | FileCheck %s --check-prefix=SIM
 
 // reduce-share: an all-reduce over 4 ranks of one NVLink domain becomes a
 // reduce-scatter (rank r combines every contribution to rows [2r, 2r+2))
@@ -16,7 +18,9 @@
 // CHECK-NEXT: m2n.step 7 copy src(1) [2:4, 0:4] -> dst(1) [2:4, 0:4] via local
 // CHECK:      m2n.step 27 copy dst(3) [6:8, 0:4] -> dst(2) [6:8, 0:4] via nvlink
 
-// Without it, every rank reduces the whole tensor of every peer.
+// reduce-share=auto (the default) takes it too: the cost model finds half the
+// NVLink bytes. Without it, every rank reduces the whole tensor of every peer.
+// BADMODE: error: unknown reduce-share mode 'maybe'; expected on, off or auto
 // DIRECT:     m2n.step 1 reduce<sum> src(0) [0:8, 0:4] -> dst(1) [0:8, 0:4] via nvlink
 
 // The reference executor runs the reduce-share schedule (chunked too); the

@@ -37,6 +37,14 @@ struct RouteTopologyPass
       getOperation()->emitError() << "chunk-bytes must be non-negative";
       return signalPassFailure();
     }
+    std::optional<::m2n::ReduceShare> share =
+        ::m2n::parseReduceShare(reduceShare);
+    if (!share) {
+      getOperation()->emitError()
+          << "unknown reduce-share mode '" << reduceShare
+          << "'; expected on, off or auto";
+      return signalPassFailure();
+    }
     SmallVector<PlanOp> plans;
     getOperation()->walk([&](PlanOp plan) { plans.push_back(plan); });
     for (PlanOp plan : plans) {
@@ -51,7 +59,7 @@ struct RouteTopologyPass
       int64_t elementBytes = src.getElementType().getIntOrFloatBitWidth() / 8;
       ::m2n::Schedule schedule = ::m2n::chunkSchedule(
           ::m2n::TopologyRouter(srcLayout, dstLayout, shape, *topology)
-              .setReduceShare(reduceShare)
+              .setReduceShare(*share)
               .route(toReshardPlan(plan), *parsed),
           elementBytes, chunkBytes);
       ::m2n::addDataDependencies(schedule);

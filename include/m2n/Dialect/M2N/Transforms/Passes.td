@@ -132,10 +132,11 @@ def RouteTopology : Pass<"m2n-route-topology"> {
            "JSON topology file (overrides m2n.topology attributes)">,
     Option<"chunkBytes", "chunk-bytes", "int64_t", "4194304",
            "Split steps larger than this many bytes (0: never)">,
-    Option<"reduceShare", "reduce-share", "bool", "false",
+    Option<"reduceShare", "reduce-share", "std::string", "\"auto\"",
            "Hierarchical: reduce a region needed by several replicas of one "
            "domain once, chunk by chunk, then share it (reduce-scatter + "
-           "all-gather)">
+           "all-gather): on, off, or auto (where the cost model finds it "
+           "cheaper)">
   ];
   let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }
