@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # On the GPU machine (it has CUDA but no MLIR): builds the two GPU drivers and
-# runs them on files m2n produced here:
+# runs them on files m2n produced here (test/GPU/prepare.sh writes them all):
 #   build/bin/m2n-opt examples/example_a.mlir --m2n-pipeline |
 #     python3 test/Utils/extract_ptx.py - > .gpu/m2n_transfer.ptx
 #   build/bin/m2n-opt test/GPU/reshards.mlir "--m2n-pipeline=artifact=.gpu/reshards.m2n" -o /dev/null

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Here (with the m2n build): writes everything the GPU machine runs into
+# .gpu/ (carry it): the kernel's PTX for the kernel driver, the test
+# matrix, the network-step cases, and the benchmark's artifacts.
+#   test/GPU/prepare.sh            then, on the GPU machine:
+#   test/GPU/run.sh .gpu OUT       and  bench/gpu/run.sh measure OUT
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+opt="$root/build/bin/m2n-opt"
+mkdir -p "$root/.gpu"
+"$opt" "$root/examples/example_a.mlir" --m2n-pipeline | python3 "$root/test/Utils/extract_ptx.py" - > "$root/.gpu/m2n_transfer.ptx"
+"$opt" "$root/test/GPU/reshards.mlir" "--m2n-pipeline=artifact=$root/.gpu/reshards.m2n" -o /dev/null
+"$opt" "$root/test/GPU/network.mlir" \
+  "--m2n-pipeline=artifact=$root/.gpu/network.m2n topology=$root/test/GPU/split-by-gpu.json" -o /dev/null
+"$root/bench/gpu/run.sh" compile
+du -sh "$root/.gpu"
