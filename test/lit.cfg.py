@@ -36,3 +36,15 @@ ptxas = os.environ.get("M2N_PTXAS", "/usr/local/cuda/bin/ptxas")
 if os.path.exists(ptxas):
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
+
+# A GPU (nvidia-smi lists one): tests that run kernels REQUIRE `cuda`, the
+# no-GPU behaviour is UNSUPPORTED there.
+import shutil
+import subprocess
+if shutil.which("nvidia-smi"):
+    try:
+        listed = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30)
+        if listed.returncode == 0 and "GPU" in listed.stdout:
+            config.available_features.add("cuda")
+    except (OSError, subprocess.SubprocessError):
+        pass

@@ -1,6 +1,7 @@
 //===- m2n-run.cpp - compile a program and run it through the runtime ------===//
 //
-//   m2n-run FILE.mlir [--pipeline=OPTIONS] [--seed N] [--backend host]
+//   m2n-run FILE.mlir [--pipeline=OPTIONS] [--seed N] [--backend host|cuda]
+//           [--bench N]
 //
 // Compiles FILE.mlir with --m2n-pipeline (the same C++ pipeline as m2n-opt
 // and the JIT), loads the artifact through the runtime's C API and executes
@@ -9,8 +10,9 @@
 // element is checked against the reduction of the contributions it should
 // hold. One line per reshard, then "N passed, M failed".
 //
-// Backends: host (the runtime's host backend). The CUDA backend arrives with
-// the runtime's GPU path.
+// Backends (Backends.h): host (the runtime's host backend) or cuda (rank r on
+// GPU r % count, one process). --bench N runs each reshard N times and
+// reports the median; the destinations are checked after the last run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +21,8 @@
 #include "m2n/Sim/ElementType.h"
 #include "m2n/Sim/RankData.h"
 #include "m2n/runtime.h"
+
+#include "Backends.h"
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -42,16 +46,24 @@ static cl::opt<std::string> pipelineOptions(
 static cl::opt<uint64_t> seedOption(
     "seed", cl::desc("Seed of the source values (default: from the clock)"),
     cl::init(0));
-static cl::opt<std::string> backend("backend", cl::desc("host"),
+static cl::opt<std::string> backend("backend",
+                                    cl::desc("Where to run: host or cuda"),
                                     cl::init("host"));
+static cl::opt<int> benchRuns(
+    "bench", cl::desc("Run each reshard N times and report the median"),
+    cl::init(1));
 
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::ParseCommandLineOptions(argc, argv, "m2n compile-and-run driver\n");
-  if (backend != "host") {
-    llvm::errs() << "m2n-run: backend '" << backend
-                 << "' is not available (host is)\n";
+  if (backend != "host" && backend != "cuda") {
+    llvm::errs() << "m2n-run: unknown backend '" << backend
+                 << "' (host or cuda)\n";
+    return 2;
+  }
+  if (benchRuns < 1) {
+    llvm::errs() << "m2n-run: --bench needs a positive count\n";
     return 2;
   }
   uint64_t seed = seedOption ? seedOption.getValue()
@@ -97,30 +109,21 @@ int main(int argc, char **argv) {
     const m2n::CompiledReshard &r = parsed.reshards[index];
     int ranks = 0;
     (void)m2n_artifact_reshard_ranks(artifact, index, &ranks);
-    std::vector<std::vector<uint8_t>> src(ranks), dst(ranks);
-    std::vector<const void *> srcPointers(ranks, nullptr);
-    std::vector<void *> dstPointers(ranks, nullptr);
-    std::vector<size_t> srcBytes(ranks, 0), dstBytes(ranks, 0);
+    m2n::run::Buffers src(ranks), dst(ranks);
+    int64_t movedBytes = 0;
     for (int rank = 0; rank < ranks; ++rank) {
-      (void)m2n_artifact_buffer_bytes(artifact, index, rank, &srcBytes[rank],
-                                      &dstBytes[rank]);
+      size_t srcBytes = 0, dstBytes = 0;
+      (void)m2n_artifact_buffer_bytes(artifact, index, rank, &srcBytes,
+                                      &dstBytes);
       src[rank] = m2n::sourceBytes(r.src, r.shape, r.type, rank, seed);
-      dst[rank].assign(dstBytes[rank], m2n::kPoisonByte);
-      if (!src[rank].empty())
-        srcPointers[rank] = src[rank].data();
-      if (r.dst.mesh.indexOf(rank))
-        dstPointers[rank] = dst[rank].data();
+      dst[rank].assign(dstBytes, m2n::kPoisonByte);
+      movedBytes += dstBytes;
     }
-    auto start = std::chrono::steady_clock::now();
-    m2n_status status = m2n_host_execute(
-        artifact, index, ranks, srcPointers.data(), srcBytes.data(),
-        dstPointers.data(), dstBytes.data());
-    double ms = std::chrono::duration<double, std::milli>(
-                    std::chrono::steady_clock::now() - start)
-                    .count();
-    std::string problem;
-    if (status != M2N_SUCCESS)
-      problem = std::string(m2n_status_name(status)) + ": " + m2n_last_error();
+    m2n::run::RunResult result =
+        backend == "cuda"
+            ? m2n::run::runOnCuda(artifact, index, src, dst, benchRuns)
+            : m2n::run::runOnHost(artifact, index, src, dst, benchRuns);
+    std::string problem = result.problem;
     for (int rank = 0; rank < ranks && problem.empty(); ++rank)
       if (std::optional<std::string> wrong = m2n::checkDestination(
               r.src, r.dst, r.shape, r.type, rank, seed, dst[rank].data()))
@@ -128,8 +131,12 @@ int main(int argc, char **argv) {
     llvm::outs() << llvm::format("%-32s %s", r.name.c_str(),
                                  problem.empty() ? "PASS" : "FAIL")
                  << "  " << r.strategy << ", " << ranks << " ranks, "
-                 << llvm::format("%.2f", ms) << " ms"
-                 << (problem.empty() ? "" : "  " + problem) << "\n";
+                 << llvm::format("%.3f", result.medianMs) << " ms";
+    if (benchRuns > 1)
+      llvm::outs() << llvm::format(" (median of %d, %.1f GB/s of destination)",
+                                   static_cast<int>(benchRuns),
+                                   movedBytes / (result.medianMs * 1e6));
+    llvm::outs() << (problem.empty() ? "" : "  " + problem) << "\n";
     (problem.empty() ? passed : failedCount)++;
   }
   m2n_artifact_destroy(artifact);

@@ -1,0 +1,97 @@
+//===- CudaBackend.cpp - m2n-run on GPUs through the runtime's CUDA API ---===//
+
+#include "Backends.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace m2n::run {
+
+namespace {
+/// The first failing CUDA call of a run, as a problem.
+struct CudaCheck {
+  std::string &problem;
+  bool operator()(cudaError_t error, const char *what) {
+    if (error != cudaSuccess && problem.empty())
+      problem = std::string(what) + ": " + cudaGetErrorString(error);
+    return error == cudaSuccess;
+  }
+};
+} // namespace
+
+RunResult runOnCuda(m2n_artifact artifact, int reshard, const Buffers &src,
+                    Buffers &dst, int repeat) {
+  RunResult result;
+  CudaCheck check{result.problem};
+  const int ranks = static_cast<int>(src.size());
+  int devices = 0;
+  if (!check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount"))
+    return result;
+  std::vector<int> deviceOf(ranks);
+  for (int rank = 0; rank < ranks; ++rank)
+    deviceOf[rank] = rank % devices;
+  std::vector<void *> srcPointers(ranks, nullptr), dstPointers(ranks, nullptr);
+  std::vector<size_t> srcBytes(ranks), dstBytes(ranks);
+  auto release = [&]() {
+    for (int rank = 0; rank < ranks; ++rank) {
+      cudaSetDevice(deviceOf[rank]);
+      cudaFree(srcPointers[rank]);
+      cudaFree(dstPointers[rank]);
+    }
+  };
+  for (int rank = 0; rank < ranks && result.problem.empty(); ++rank) {
+    srcBytes[rank] = src[rank].size();
+    dstBytes[rank] = dst[rank].size();
+    check(cudaSetDevice(deviceOf[rank]), "cudaSetDevice");
+    if (srcBytes[rank] &&
+        check(cudaMalloc(&srcPointers[rank], srcBytes[rank]), "cudaMalloc"))
+      check(cudaMemcpy(srcPointers[rank], src[rank].data(), srcBytes[rank],
+                       cudaMemcpyHostToDevice),
+            "cudaMemcpy");
+    if (dstBytes[rank] &&
+        check(cudaMalloc(&dstPointers[rank], dstBytes[rank]), "cudaMalloc"))
+      check(cudaMemcpy(dstPointers[rank], dst[rank].data(), dstBytes[rank],
+                       cudaMemcpyHostToDevice),
+            "cudaMemcpy");
+  }
+  m2n_cuda_context context = nullptr;
+  auto fail = [&](m2n_status status) {
+    if (status != M2N_SUCCESS && result.problem.empty())
+      result.problem =
+          std::string(m2n_status_name(status)) + ": " + m2n_last_error();
+    return status == M2N_SUCCESS;
+  };
+  if (result.problem.empty() &&
+      fail(m2n_cuda_context_create(artifact, ranks, deviceOf.data(), 10000,
+                                   &context))) {
+    std::vector<double> times;
+    for (int run = 0; run < repeat && result.problem.empty(); ++run) {
+      auto start = std::chrono::steady_clock::now();
+      if (fail(m2n_cuda_execute(context, reshard, srcPointers.data(),
+                                srcBytes.data(), dstPointers.data(),
+                                dstBytes.data(), nullptr)) &&
+          fail(m2n_cuda_synchronize(context)))
+        times.push_back(std::chrono::duration<double, std::milli>(
+                            std::chrono::steady_clock::now() - start)
+                            .count());
+    }
+    if (!times.empty()) {
+      std::sort(times.begin(), times.end());
+      result.medianMs = times[times.size() / 2];
+    }
+    m2n_cuda_context_destroy(context);
+  }
+  for (int rank = 0; rank < ranks && result.problem.empty(); ++rank)
+    if (dstBytes[rank]) {
+      check(cudaSetDevice(deviceOf[rank]), "cudaSetDevice");
+      check(cudaMemcpy(dst[rank].data(), dstPointers[rank], dstBytes[rank],
+                       cudaMemcpyDeviceToHost),
+            "cudaMemcpy");
+    }
+  release();
+  return result;
+}
+
+} // namespace m2n::run

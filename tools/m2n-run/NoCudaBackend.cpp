@@ -1,0 +1,11 @@
+//===- NoCudaBackend.cpp - m2n-run in a build without CUDA ----------------===//
+
+#include "Backends.h"
+
+namespace m2n::run {
+
+RunResult runOnCuda(m2n_artifact, int, const Buffers &, Buffers &, int) {
+  return {"this m2n-run was built without CUDA", 0};
+}
+
+} // namespace m2n::run
