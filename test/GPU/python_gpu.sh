@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine: unpacks the compiler libraries packed here by
-# pack_compiler_libs.sh and runs the Python frontend's GPU tests and the
-# paper's examples with torch CUDA tensors.
+# pack_compiler_libs.sh and runs m2n-run's CUDA backend on the GPU matrix,
+# the Python frontend's GPU tests, the DTensor check and the paper's examples
+# with torch CUDA tensors.
 #   test/GPU/python_gpu.sh ARCHIVE.tar.xz OUT_DIR
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,6 +13,11 @@ tar -C "$libs" -xJf "$archive"
 export M2N_LIB_DIR=$libs/lib LD_LIBRARY_PATH=$libs/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export M2N_CACHE_DIR=$out/m2n-cache
 status=0
+nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))" 2>/dev/null || true)
+export LD_LIBRARY_PATH=${nccl:+$nccl:}$LD_LIBRARY_PATH
+"$libs/bin/m2n-run" "$root/test/GPU/reshards.mlir" --backend cuda --bench 3 2>&1 | tee "$out/m2n-run.log" || status=1
+"$libs/bin/m2n-run" "$root/test/GPU/network.mlir" --backend cuda \
+  --pipeline="topology=$root/test/GPU/split-by-gpu.json" 2>&1 | tee -a "$out/m2n-run.log" || status=1
 python3 -m pytest -q -p no:cacheprovider "$root/python/tests" 2>&1 | tee "$out/pytest.log" || status=1
 # DTensor in and out, one process per GPU (the process-group communicator).
 torchrun --nproc-per-node "$(nvidia-smi -L | wc -l)" "$root/python/tests/gpu_dtensor_check.py" 2>&1 \
