@@ -298,8 +298,6 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
       if (--pending[after] == 0)
         ready[classOf(after)].insert({hops[after], after});
   }
-  if (static_cast<int64_t>(order.size()) != count)
-    return std::string("the schedule's dependencies form a cycle");
 
   // Each step with dependents signals a counter on its executor once per
   // movement; `signalled[i]` is (counter, number of movements).

@@ -51,6 +51,11 @@ struct ReshardState {
   std::map<int64_t, uint64_t> itemCounts;    // Local ranks.
   std::map<int, CUtensorMap *> maps;         // By local device.
   uint64_t networkLaunches = 0; // Host-side epoch of the network steps.
+  /// The network movements in step order (with their receiving rank) and
+  /// each counter they signal with its full value per launch: planned once
+  /// at bind (planNetwork), walked by every launch.
+  std::vector<std::pair<int64_t, const Movement *>> networkMoves;
+  std::map<std::pair<int64_t, int64_t>, uint64_t> networkSignals;
 };
 
 /// Counters of `rank` in `program`, plus the two epoch words after them.
@@ -63,6 +68,8 @@ inline size_t counterWords(const m2n::TransferProgram &program, int64_t rank) {
 /// send/receive between processes or devices, a copy between virtual ranks
 /// of one device; see network.cpp.
 bool hasNetworkSteps(const CompiledReshard &reshard);
+/// Fills state.networkMoves and state.networkSignals.
+void planNetwork(const CompiledReshard &reshard, ReshardState &state);
 /// Sets up NCCL over this context's devices or processes. Collective.
 m2n_status createNetwork(m2n_cuda_context context, Network *&network);
 void destroyNetwork(Network *network);

@@ -627,9 +627,12 @@ m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
                   r->name + " needs rank " + std::to_string(rank) +
                       ", the context has " + std::to_string(context->ranks));
   }
-  if (m2n::runtime::hasNetworkSteps(*r) && !context->network)
-    M2N_TRY(m2n::runtime::createNetwork(context, context->network));
   ReshardState &state = context->reshards[reshard];
+  if (m2n::runtime::hasNetworkSteps(*r)) {
+    if (!context->network)
+      M2N_TRY(m2n::runtime::createNetwork(context, context->network));
+    m2n::runtime::planNetwork(*r, state);
+  }
   state.bound = false;
   M2N_TRY(allocateOwned(context, *r, state));
   m2n_status local = checkBuffers(context, *r, src, src_bytes, dst, dst_bytes);
@@ -656,7 +659,7 @@ m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
   const m2n::Artifact &a = context->artifact->artifact;
   void *errorDevice = nullptr;
   M2N_CUDA(cudaHostGetDevicePointer(&errorDevice, context->errorRecord, 0));
-  const bool network = m2n::runtime::hasNetworkSteps(r);
+  const bool network = !state.networkMoves.empty();
   if (network)
     M2N_TRY(m2n::runtime::networkBeforeKernels(context, streams));
   for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {

@@ -115,6 +115,31 @@ bool hasNetworkSteps(const CompiledReshard &reshard) {
   return false;
 }
 
+void planNetwork(const CompiledReshard &reshard, ReshardState &state) {
+  struct Pending {
+    int64_t step, rank;
+    size_t index;
+    const Movement *movement;
+  };
+  std::vector<Pending> movements;
+  state.networkSignals.clear();
+  for (const auto &[rank, program] : reshard.program.ranks)
+    for (size_t i = 0; i < program.receives.size(); ++i) {
+      const Movement &m = program.receives[i];
+      movements.push_back({m.step, rank, i, &m});
+      if (m.signal)
+        ++state.networkSignals[{m.signal->rank, m.signal->index}];
+    }
+  std::stable_sort(movements.begin(), movements.end(),
+                   [](const Pending &a, const Pending &b) {
+                     return std::tie(a.step, a.rank, a.index) <
+                            std::tie(b.step, b.rank, b.index);
+                   });
+  state.networkMoves.clear();
+  for (const Pending &pending : movements)
+    state.networkMoves.emplace_back(pending.rank, pending.movement);
+}
+
 m2n_status createNetwork(m2n_cuda_context context, Network *&result) {
   M2N_TRY(nccl.load());
   auto network = std::make_unique<Network>();
@@ -220,32 +245,10 @@ m2n_status enqueueNetwork(m2n_cuda_context context,
                                          counter.index);
   };
 
-  // Every network movement, in step order, with how many receives signal
-  // each counter (the counter's full value per launch).
-  struct Pending {
-    int64_t step, rank;
-    size_t index;
-    const Movement *movement;
-  };
-  std::vector<Pending> movements;
-  std::map<std::pair<int64_t, int64_t>, uint64_t> signalTotal;
-  for (const auto &[rank, program] : reshard.program.ranks)
-    for (size_t i = 0; i < program.receives.size(); ++i) {
-      const Movement &m = program.receives[i];
-      movements.push_back({m.step, rank, i, &m});
-      if (m.signal)
-        ++signalTotal[{m.signal->rank, m.signal->index}];
-    }
-  std::stable_sort(movements.begin(), movements.end(),
-                   [](const Pending &a, const Pending &b) {
-                     return std::tie(a.step, a.rank, a.index) <
-                            std::tie(b.step, b.rank, b.index);
-                   });
-
   std::map<std::pair<int64_t, int64_t>, uint64_t> signalled;
-  for (const Pending &pending : movements) {
-    const Movement &m = *pending.movement;
-    const int64_t to = pending.rank, from = m.src.rank;
+  for (const auto &[to, movement] : state.networkMoves) {
+    const Movement &m = *movement;
+    const int64_t from = m.src.rank;
     const bool sends = context->isLocal(from), receives = context->isLocal(to);
     if (!sends && !receives)
       continue;
@@ -293,12 +296,13 @@ m2n_status enqueueNetwork(m2n_cuda_context context,
     // The receiver signals once the step's last receive has landed.
     if (receives && m.signal) {
       auto key = std::make_pair(m.signal->rank, m.signal->index);
-      if (++signalled[key] == signalTotal[key]) {
+      const uint64_t total = state.networkSignals.at(key);
+      if (++signalled[key] == total) {
         int device = deviceOf(to);
         M2N_CUDA(cudaSetDevice(device));
         M2N_CU(driver.streamWriteValue64(network.streams[device],
                                          counterAddress(*m.signal),
-                                         signalTotal[key] * epoch, 0));
+                                         total * epoch, 0));
       }
     }
   }

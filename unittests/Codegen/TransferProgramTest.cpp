@@ -168,6 +168,23 @@ TEST(TransferProgramTest, OnlyLoadsFromSourcesRunAheadOfTheirWaits) {
                     program);
   ASSERT_TRUE(error);
   EXPECT_NE(error->find("writes a source buffer"), std::string::npos);
+
+  // Dependencies that form a cycle are rejected, not ordered.
+  Schedule cyclic;
+  Step first;
+  first.from = {BufferKind::Source, 0, -1};
+  first.fromBox = Box{{0}, {8}};
+  first.to = {BufferKind::Destination, 0, -1};
+  first.toBox = Box{{0}, {8}};
+  first.deps = {1};
+  Step second = first;
+  second.to = {BufferKind::Destination, 1, -1};
+  second.deps = {0};
+  cyclic.steps = {first, second};
+  error = lowerSchedule(cyclic, partial, replicated, {16}, ElementType::F32, {},
+                        program);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("form a cycle"), std::string::npos);
 }
 
 TEST(TransferProgramTest, ManyDependenciesAreJoined) {
