@@ -101,6 +101,13 @@ def test_uneven_shards_need_the_global_shape():
     m2n.reshard(src, dst, comm, global_shape=(5, 4), **kwargs)
     for d in dst:
         np.testing.assert_array_equal(d, w)
+    # The split rule, for allocating destinations.
+    shapes = [m2n.api.local_shape(comm, r, mesh=Mesh([2]), placements=[Shard(0)],
+                                  global_shape=(5, 4), dtype="float32") for r in range(2)]
+    assert shapes == [(3, 4), (2, 4)]
+    assert m2n.api.local_shape(m2n.Communicator.host(3), 2, mesh=Mesh([2]),
+                               placements=[Shard(0)], global_shape=(5, 4),
+                               dtype="float32") is None
 
 
 def test_jit_caches_in_memory_and_on_disk(fresh_cache, tmp_path):
@@ -147,6 +154,15 @@ def test_topology_files_are_part_of_the_key(tmp_path):
     assert m2n.stats.compiles == before + 2
     with pytest.raises(m2n.CompileError, match="cannot read the topology file"):
         m2n.all_gather(src, dst, comm, options=f"topology={tmp_path / 'missing.json'}")
+
+
+def test_disk_cache_can_be_disabled(fresh_cache):
+    m2n.set_cache_dir(None)
+    comm = m2n.Communicator.host(2)
+    dst = [np.zeros(8, np.float32) for _ in range(2)]
+    m2n.all_gather([np.ones(4, np.float32)] * 2, dst, comm)
+    np.testing.assert_array_equal(dst[1], np.ones(8, np.float32))
+    assert not fresh_cache.exists() or not list(fresh_cache.glob("*.m2n"))
 
 
 def test_dump_dir_holds_every_stage(tmp_path):
