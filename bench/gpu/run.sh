@@ -2,7 +2,9 @@
 # The GPU benchmark of issue 6: m2n against its baselines, every row measured
 # in the same run on 2 GPUs. Two halves, because the GPU machine has no MLIR:
 #   here:            bench/gpu/run.sh compile        (writes .gpu/bench.m2n)
-#   GPU machine:     bench/gpu/run.sh measure OUT    (carry .gpu)
+#   GPU machine:     bench/gpu/run.sh measure OUT    (carry .gpu), or its
+#                    halves measure-m2n OUT and measure-baselines OUT, then
+#                    bench/gpu/run.sh report OUT (numpy only)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 case "${1:-}" in
@@ -14,17 +16,28 @@ compile)
   python3 "$root/bench/gpu/make_bench_ir.py" --only all_reduce,p_to_r > "$root/.gpu/bench-share.mlir"
   "$root/build/bin/m2n-opt" "$root/.gpu/bench-share.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench-share.m2n reduce-share=true" -o /dev/null
   echo "wrote $root/.gpu/bench.m2n and $root/.gpu/bench-share.m2n" ;;
-measure)
+measure|measure-m2n|measure-baselines)
+  # `measure` runs both halves and the report; the halves alone fit the GPU
+  # machine's 10-minute calls (then: run.sh report OUT here).
   out=${2:?usage: run.sh measure OUT_DIR}
   mkdir -p "$out"
   export NCCL_NVLS_ENABLE=0
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
-  "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
-  timeout 400 /tmp/m2n_artifact_runner "$root/.gpu/bench.m2n" --repeat 10 --csv "$out/m2n.csv" 2>&1 | tee "$out/m2n.log"
-  timeout 200 /tmp/m2n_artifact_runner "$root/.gpu/bench-share.m2n" --repeat 10 --csv "$out/m2n-share.csv" 2>&1 | tee "$out/m2n-share.log"
-  timeout 300 torchrun --nproc-per-node 2 "$root/bench/gpu/baselines.py" "$out/baselines.csv" --repeat 10 2>&1 | tee "$out/baselines.log"
+  if [ "$1" != measure-baselines ]; then
+    "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
+    timeout 400 /tmp/m2n_artifact_runner "$root/.gpu/bench.m2n" --repeat 10 --checks 1 --csv "$out/m2n.csv" 2>&1 | tee "$out/m2n.log"
+    timeout 200 /tmp/m2n_artifact_runner "$root/.gpu/bench-share.m2n" --repeat 10 --checks 1 --csv "$out/m2n-share.csv" 2>&1 | tee "$out/m2n-share.log"
+  fi
+  if [ "$1" != measure-m2n ]; then
+    timeout 300 torchrun --nproc-per-node 2 "$root/bench/gpu/baselines.py" "$out/baselines.csv" --repeat 10 2>&1 | tee "$out/baselines.log"
+  fi
+  if [ "$1" = measure ]; then
+    "$0" report "$out"
+  fi ;;
+report)
+  out=${2:?usage: run.sh report OUT_DIR}
   python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" --svg "$out/collectives.svg" \
     --variant "reduce-share=$out/m2n-share.csv" | tee "$out/table.md" ;;
 *)
-  echo "usage: $0 compile | measure OUT_DIR" >&2; exit 2 ;;
+  echo "usage: $0 compile | measure OUT_DIR | measure-m2n OUT_DIR | measure-baselines OUT_DIR | report OUT_DIR" >&2; exit 2 ;;
 esac

@@ -313,6 +313,32 @@ int main(int argc, char **argv) {
             cudaGetErrorName(e));
   }
 
+  // 3c. A zero-byte item (a gate that only signals) between loads: it takes
+  //     a stage slot like any item, so the stage's barrier parity must still
+  //     advance, or the later items on that stage store before their bytes
+  //     arrive (the previous item's bytes instead).
+  {
+    uint64_t *counter;
+    CUDA_CHECK(cudaMalloc(&counter, 8));
+    CUDA_CHECK(cudaMemset(counter, 0, 8));
+    char *out;
+    const size_t bytes = 32 << 14;
+    CUDA_CHECK(cudaMalloc(&out, bytes));
+    CUDA_CHECK(cudaMemset(out, 0, bytes));
+    std::vector<Item> copies = contiguousItems(a0, out, bytes, 1 << 14);
+    Item gate{};
+    gate.signal = (uint64_t)counter;
+    std::vector<Item> items = {copies[0], gate};
+    items.insert(items.end(), copies.begin() + 1, copies.end());
+    Item *dev = nullptr;
+    launch(kernel, items, 1, 1 << 14, 2, stream, &dev);
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    uint64_t count = 0;
+    CUDA_CHECK(cudaMemcpy(&count, counter, 8, cudaMemcpyDeviceToHost));
+    verdict("zero-byte gate between loads", checkEqual(a0, out, bytes) && count == 1,
+            "counter " + std::to_string(count));
+  }
+
   if (devices >= 2) {
     int can = 0;
     CUDA_CHECK(cudaDeviceCanAccessPeer(&can, 0, 1));

@@ -653,6 +653,14 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
         %srcp = llvm.load %recp : !llvm.ptr<1> -> !llvm.ptr<1>
         nvvm.cp.async.bulk.shared.cluster.global %stage7, %srcp, %bar, %bytes : !llvm.ptr<7>, !llvm.ptr<1>
       }
+    } else {
+      // A zero-byte item (a gate that only waits and signals) still completes
+      // one phase of its stage's barrier: the parity the loop waits for is
+      // counted in items, so a skipped phase would let a later item on this
+      // stage store before its bytes arrived.
+      %s = arith.remui %k, %stages : i64
+      %bar = llvm.getelementptr %barBase[%s] : (!llvm.ptr<3>, i64) -> !llvm.ptr<3>, i64
+      nvvm.mbarrier.arrive %bar : !llvm.ptr<3>
     }
     }
     return
