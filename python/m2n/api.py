@@ -99,9 +99,9 @@ def _check(tensors: List[Optional[_Tensor]], artifact: jit.Artifact, comm: Commu
         if comm.backend != "host":
             if t.kind != "torch" or t.device is None:
                 raise TypeError(f"{t.what} must be a CUDA tensor")
-            if t.device != comm.devices[rank]:
+            if t.device != comm.device_of(rank):
                 raise ValueError(f"{t.what} is on cuda:{t.device}, rank {rank} runs on "
-                                 f"cuda:{comm.devices[rank]}")
+                                 f"cuda:{comm.device_of(rank)}")
 
 
 class _Prepared:

@@ -77,6 +77,10 @@ class Communicator:
         comm._allgather = _native.ALLGATHER(allgather)  # Kept alive here.
         return comm
 
+    def device_of(self, rank: int) -> int:
+        """The CUDA device of `rank`, one of this process's ranks."""
+        return self.devices[self.local_ranks.index(rank)]
+
     @property
     def rank(self) -> int:
         """This process's rank when it runs one (process-group mode)."""

@@ -105,6 +105,12 @@ struct m2n_cuda_context_t {
   std::vector<int> processOf;           // By rank: the process running it.
   m2n::runtime::Network *network = nullptr; // Set up by the first bind
                                             // that has network steps.
+  /// By slot, for ranks that share a device: a stream forked from the
+  /// caller's when another rank launches on the same stream (ranks that wait
+  /// for each other must run at the same time), with its fork and join
+  /// events. Created by the first bind, so that launches stay capturable.
+  std::vector<cudaStream_t> helperStreams;
+  std::vector<cudaEvent_t> forkEvents, joinEvents;
 
   bool isLocal(int64_t rank) const { return slotOf.count(rank) != 0; }
 

@@ -552,6 +552,44 @@ m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
 
 } // namespace
 
+// A helper stream and its events for every slot whose device runs another
+// local rank too (see m2n_cuda_context_t::helperStreams); once per context.
+static m2n_status createHelperStreams(m2n_cuda_context context) {
+  const size_t slots = context->localRanks.size();
+  if (!context->helperStreams.empty())
+    return M2N_SUCCESS;
+  std::vector<cudaStream_t> helpers(slots, nullptr);
+  std::vector<cudaEvent_t> forks(slots, nullptr), joins(slots, nullptr);
+  m2n_status status = M2N_SUCCESS;
+  for (size_t slot = 0; slot < slots && status == M2N_SUCCESS; ++slot) {
+    const int device = context->localDevices[slot];
+    if (std::count(context->localDevices.begin(), context->localDevices.end(),
+                   device) < 2)
+      continue;
+    cudaError_t error = cudaSetDevice(device);
+    if (error == cudaSuccess)
+      error = cudaStreamCreateWithFlags(&helpers[slot], cudaStreamNonBlocking);
+    if (error == cudaSuccess)
+      error = cudaEventCreateWithFlags(&forks[slot], cudaEventDisableTiming);
+    if (error == cudaSuccess)
+      error = cudaEventCreateWithFlags(&joins[slot], cudaEventDisableTiming);
+    if (error != cudaSuccess)
+      status = m2n::runtime::cudaFailure(error, "creating a helper stream");
+  }
+  if (status != M2N_SUCCESS) {
+    for (size_t slot = 0; slot < slots; ++slot) {
+      if (helpers[slot]) cudaStreamDestroy(helpers[slot]);
+      if (forks[slot]) cudaEventDestroy(forks[slot]);
+      if (joins[slot]) cudaEventDestroy(joins[slot]);
+    }
+    return status;
+  }
+  context->helperStreams = std::move(helpers);
+  context->forkEvents = std::move(forks);
+  context->joinEvents = std::move(joins);
+  return M2N_SUCCESS;
+}
+
 extern "C" {
 
 m2n_status m2n_cuda_context_create(m2n_artifact artifact, int ranks,
@@ -601,6 +639,14 @@ void m2n_cuda_context_destroy(m2n_cuda_context context) {
       cudaFree(p);
   }
   m2n::runtime::destroyNetwork(context->network);
+  for (size_t slot = 0; slot < context->helperStreams.size(); ++slot) {
+    if (!context->helperStreams[slot])
+      continue;
+    cudaSetDevice(context->localDevices[slot]);
+    cudaStreamDestroy(context->helperStreams[slot]);
+    cudaEventDestroy(context->forkEvents[slot]);
+    cudaEventDestroy(context->joinEvents[slot]);
+  }
   if (!context->opened.empty()) {
     cudaSetDevice(context->localDevices[0]);
     for (auto &[key, base] : context->opened)
@@ -634,6 +680,7 @@ m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
     m2n::runtime::planNetwork(*r, state);
   }
   state.bound = false;
+  M2N_TRY(createHelperStreams(context));
   M2N_TRY(allocateOwned(context, *r, state));
   m2n_status local = checkBuffers(context, *r, src, src_bytes, dst, dst_bytes);
   M2N_TRY(resolveAddresses(context, *r, state, src, dst, local));
@@ -662,15 +709,39 @@ m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
   const bool network = !state.networkMoves.empty();
   if (network)
     M2N_TRY(m2n::runtime::networkBeforeKernels(context, streams));
-  for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
+  // Which stream each rank's kernel runs on: the caller's, or a helper
+  // forked from it when an earlier rank already launches there.
+  const size_t slots = context->localRanks.size();
+  std::vector<cudaStream_t> kernelStream(slots, nullptr);
+  std::vector<bool> forked(slots, false);
+  std::set<std::pair<int, cudaStream_t>> taken;
+  for (size_t slot = 0; slot < slots; ++slot) {
+    auto count = state.itemCounts.find(context->localRanks[slot]);
+    if (count == state.itemCounts.end() || count->second == 0)
+      continue;
+    const int device = context->localDevices[slot];
+    cudaStream_t stream =
+        streams ? static_cast<cudaStream_t>(streams[slot]) : nullptr;
+    kernelStream[slot] = stream;
+    if (taken.insert({device, stream}).second)
+      continue;
+    // The fork point is recorded before any kernel on `stream`, so the
+    // helper does not wait for the ranks launched there.
+    M2N_CUDA(cudaSetDevice(device));
+    M2N_CUDA(cudaEventRecord(context->forkEvents[slot], stream));
+    M2N_CUDA(cudaStreamWaitEvent(context->helperStreams[slot],
+                                 context->forkEvents[slot]));
+    kernelStream[slot] = context->helperStreams[slot];
+    forked[slot] = true;
+  }
+  for (size_t slot = 0; slot < slots; ++slot) {
     const int rank = context->localRanks[slot];
     auto count = state.itemCounts.find(rank);
     if (count == state.itemCounts.end() || count->second == 0)
       continue;
     const int device = context->localDevices[slot];
     M2N_CUDA(cudaSetDevice(device));
-    cudaStream_t stream =
-        streams ? static_cast<cudaStream_t>(streams[slot]) : nullptr;
+    cudaStream_t stream = kernelStream[slot];
     uint64_t items = count->second, timeout = context->timeoutCycles;
     uint64_t stageBytes = a.kernel.stageBytes, stages = a.kernel.stages;
     uint64_t *epochWords =
@@ -681,6 +752,13 @@ m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
                                a.kernel.threads, 1, 1,
                                static_cast<unsigned>(stageBytes * stages),
                                stream, args, nullptr));
+    if (forked[slot]) { // Join: the caller's stream waits for the helper.
+      cudaStream_t caller =
+          streams ? static_cast<cudaStream_t>(streams[slot]) : nullptr;
+      M2N_CUDA(cudaEventRecord(context->joinEvents[slot], stream));
+      M2N_CUDA(cudaStreamWaitEvent(caller, context->joinEvents[slot]));
+      stream = caller;
+    }
     context->pending.insert({device, stream});
   }
   if (network) {
