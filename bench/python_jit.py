@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """JIT costs of the Python frontend: cold compile, disk-cache hit, and the
 warm per-call host overhead (the time of a call minus the time of the
-runtime's execute call it makes), on the host backend.
+runtime call it makes), on the host backend (numpy) or, with --cuda, with
+torch CUDA tensors on the GPUs of this machine (two ranks, one per GPU, or
+two virtual ranks on one GPU).
 
-  python3 bench/python_jit.py
+  python3 bench/python_jit.py [--cuda]
 """
 import ctypes
 import platform
@@ -47,6 +49,74 @@ def case(name, comm, call, repeat=5000):
           f"{execute * 1e6:.1f} | {(warm - execute) * 1e6:.1f} |")
     m2n.clear_memory_cache()
 
+
+def timed_each(fn, repeat, synchronize):
+    """Mean host time of fn, the device drained between calls (a full launch
+    queue would make a call wait for the GPU)."""
+    fn()
+    synchronize()
+    total = 0.0
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        total += time.perf_counter() - start
+        synchronize()
+    return total / repeat
+
+
+def cuda_case(name, comm, call, repeat=2000):
+    import torch
+    synchronize = torch.cuda.synchronize
+    m2n.set_cache_dir(tempfile.mkdtemp())
+    start = time.perf_counter()
+    call()
+    synchronize()
+    cold = time.perf_counter() - start
+    m2n.clear_memory_cache()
+    start = time.perf_counter()
+    call()
+    synchronize()
+    disk = time.perf_counter() - start
+    warm = timed_each(call, repeat, synchronize)
+    prepared = next(iter(_prepared.values()))
+    lib = _native.runtime()
+    context = comm.cuda_context(prepared.artifact)
+    streams = (ctypes.c_void_p * comm.size)(
+        *[torch.cuda.current_stream(d).cuda_stream for d in comm.devices])
+    launch = timed_each(lambda: _native.check(lib.m2n_cuda_launch(context, 0, streams)),
+                        repeat, synchronize)
+    print(f"| {name} | {cold * 1e3:.1f} | {disk * 1e3:.2f} | {warm * 1e6:.1f} | "
+          f"{launch * 1e6:.1f} | {(warm - launch) * 1e6:.1f} |")
+    m2n.clear_memory_cache()
+
+
+def run_cuda():
+    import torch
+    devices = [0, 1] if torch.cuda.device_count() >= 2 else [0, 0]
+    print(f"m2n JIT with torch CUDA tensors; {torch.cuda.get_device_name(0)} x "
+          f"{torch.cuda.device_count()}, ranks on devices {devices}, "
+          f"Python {platform.python_version()}, torch {torch.__version__}, "
+          f"{m2n.compiler_version()}")
+    print("| call | cold compile ms | disk-cache hit ms | warm call us | runtime launch us | "
+          "host overhead us |")
+    print("|---|---|---|---|---|---|")
+    two = m2n.Communicator.from_devices(devices)
+    src = [torch.ones(256, device=f"cuda:{d}") for d in devices]
+    dst = [torch.zeros(512, device=f"cuda:{d}") for d in devices]
+    cuda_case("all_gather 2 ranks, 1 KiB", two, lambda: m2n.all_gather(src, dst, two))
+    mesh = Mesh([2])
+    cuda_case("reshard Shard(0)->Replicate, 2 ranks", two, lambda: m2n.reshard(
+        src, dst, two, src_mesh=mesh, src_placements=[Shard(0)], dst_mesh=mesh,
+        dst_placements=[Replicate()]))
+    big = [torch.ones(1 << 20, device=f"cuda:{d}") for d in devices]
+    big_out = [torch.zeros(2 << 20, device=f"cuda:{d}") for d in devices]
+    cuda_case("all_gather 2 ranks, 8 MiB", two, lambda: m2n.all_gather(big, big_out, two),
+              repeat=500)
+
+
+if "--cuda" in sys.argv[1:]:
+    run_cuda()
+    sys.exit(0)
 
 print(f"m2n JIT on the host backend; {platform.processor() or platform.machine()}, "
       f"Python {platform.python_version()}, {m2n.compiler_version()}")

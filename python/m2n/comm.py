@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import ctypes
-from typing import Dict, Optional, Sequence
+from typing import Dict, Optional, Sequence, Tuple
 
 from . import _native
 
@@ -28,7 +28,8 @@ class Communicator:
         self.timeout_ms = timeout_ms
         self.local_ranks = tuple(range(size))
         self.group = None
-        self._contexts: Dict[str, ctypes.c_void_p] = {}
+        # By artifact key: the runtime context and the artifact it runs.
+        self._contexts: Dict[str, Tuple[ctypes.c_void_p, object]] = {}
         self._allgather = None
 
     @classmethod
@@ -92,7 +93,8 @@ class Communicator:
 
     def cuda_context(self, artifact) -> ctypes.c_void_p:
         """The runtime context of `artifact` on this communicator's devices."""
-        context = self._contexts.get(artifact.key_hash)
+        entry = self._contexts.get(artifact.key_hash)
+        context = entry[0] if entry else None
         if context is None:
             lib = _native.runtime()
             context = ctypes.c_void_p()
@@ -107,19 +109,21 @@ class Communicator:
                 _native.check(lib.m2n_cuda_context_create(
                     artifact.handle, self.size, devices, self.timeout_ms,
                     ctypes.byref(context)))
-            self._contexts[artifact.key_hash] = context
+            # The context uses the artifact's handle: keep that artifact alive
+            # as long as the context (the JIT's caches may drop it).
+            self._contexts[artifact.key_hash] = (context, artifact)
         return context
 
     def synchronize(self) -> None:
         """Waits for the CUDA work this communicator enqueued; a peer that
         never signalled raises M2NError (M2N_TIMEOUT)."""
         lib = _native.runtime()
-        for context in self._contexts.values():
+        for context, _artifact in self._contexts.values():
             _native.check(lib.m2n_cuda_synchronize(context))
 
     def close(self) -> None:
         lib = _native.runtime() if self._contexts else None
-        for context in self._contexts.values():
+        for context, _artifact in self._contexts.values():
             lib.m2n_cuda_context_destroy(context)
         self._contexts.clear()
 

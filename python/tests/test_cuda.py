@@ -70,3 +70,26 @@ def test_host_tensors_are_refused():
     comm = m2n.Communicator.from_devices(devices(2))
     with pytest.raises(TypeError, match="must be a CUDA tensor"):
         m2n.all_gather([torch.ones(4)] * 2, [torch.empty(8)] * 2, comm)
+
+
+def test_memory_cache_cleared_between_calls():
+    """The JIT may drop an artifact whose runtime context the communicator
+    still holds: the context keeps its artifact alive."""
+    import gc
+    comm = m2n.Communicator.from_devices(devices(2))
+    parts = [torch.randn(64, 32, device=f"cuda:{d}") for d in comm.devices]
+    out = [torch.empty(128, 32, device=f"cuda:{d}") for d in comm.devices]
+    for _ in range(3):
+        m2n.all_gather(parts, out, comm, dim=0)
+        comm.synchronize()
+        m2n.clear_memory_cache()
+        gc.collect()
+        m2n.reduce_scatter(out, parts, comm, dim=0)  # Another artifact between.
+        comm.synchronize()
+        m2n.clear_memory_cache()
+        gc.collect()
+    whole = torch.cat([p.cpu() for p in parts])
+    m2n.all_gather(parts, out, comm, dim=0)
+    comm.synchronize()
+    for o in out:
+        assert torch.equal(o.cpu(), whole)
