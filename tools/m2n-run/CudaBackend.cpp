@@ -19,11 +19,20 @@ struct CudaCheck {
     return error == cudaSuccess;
   }
 };
+
+/// Set once a kernel failure (a trap after a timeout, a fault) has left the
+/// process's CUDA context unusable: every later CUDA call would fail with
+/// the same error, so later reshards say so instead.
+std::string lostContext;
 } // namespace
 
 RunResult runOnCuda(m2n_artifact artifact, int reshard, const Buffers &src,
                     Buffers &dst, int repeat) {
   RunResult result;
+  if (!lostContext.empty()) {
+    result.problem = "not run: " + lostContext;
+    return result;
+  }
   CudaCheck check{result.problem};
   const int ranks = static_cast<int>(src.size());
   int devices = 0;
@@ -91,6 +100,14 @@ RunResult runOnCuda(m2n_artifact artifact, int reshard, const Buffers &src,
             "cudaMemcpy");
     }
   release();
+  if (!result.problem.empty())
+    for (int device = 0; device < devices; ++device)
+      if (cudaSetDevice(device) != cudaSuccess ||
+          cudaDeviceSynchronize() != cudaSuccess) {
+        lostContext = "an earlier kernel failure left the CUDA context "
+                      "unusable (run this reshard in a process of its own)";
+        break;
+      }
   return result;
 }
 
