@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""Baselines for the rows of bench/gpu/make_bench_ir.py, on 2 GPUs.
+"""Baselines for the rows of bench/gpu/make_bench_ir.py.
 
-Run with `torchrun --nproc-per-node 2 bench/gpu/baselines.py OUT.csv`.
+Run with `torchrun --nproc-per-node 2 bench/gpu/baselines.py OUT.csv`; with
+more processes (`--collectives-only`: the 1-to-1 and DTensor rows are the
+2-GPU rows) the collectives run over all of them. `--label` names the
+baseline (e.g. "NCCL (NCCL_MAX_CTAS=8)" when the environment sets it).
 Every row is timed the way artifact_runner times m2n: host clock around the
 operation and a device synchronize, after a barrier; the slower rank counts;
 the median of --repeat runs after one warm-up.
@@ -64,11 +67,11 @@ def dtensor_transition(name, dtype, rank):
 def collective(kind, size, dtype):
     n = size // torch.tensor([], dtype=dtype).element_size()
     full = torch.randn(n, device="cuda").to(dtype)
-    half = torch.empty(n // 2, dtype=dtype, device="cuda")
+    part = torch.empty(n // dist.get_world_size(), dtype=dtype, device="cuda")
     if kind == "all_gather":
-        return lambda: dist.all_gather_into_tensor(full, half)
+        return lambda: dist.all_gather_into_tensor(full, part)
     if kind == "reduce_scatter":
-        return lambda: dist.reduce_scatter_tensor(half, full)
+        return lambda: dist.reduce_scatter_tensor(part, full)
     return lambda: dist.all_reduce(full)
 
 
@@ -76,21 +79,25 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("out")
     parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--collectives-only", action="store_true")
+    parser.add_argument("--label", default="NCCL")
     args = parser.parse_args()
     os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
     dist.init_process_group("nccl")
     rank = dist.get_rank()
     torch.cuda.set_device(rank)
     rows = []
-    for size in (256 * MIB, 1024 * MIB):
+    pairs = () if args.collectives_only else (256 * MIB, 1024 * MIB)
+    transitions = () if args.collectives_only else ("s0_to_s1", "s0_to_r", "p_to_s0", "p_to_r")
+    for size in pairs:
         rows.append((f"one_to_one__f32__{size}", "NCCL send/recv",
                      timed(send_recv(size, rank), args.repeat)))
-    for name in ("s0_to_s1", "s0_to_r", "p_to_s0", "p_to_r"):
+    for name in transitions:
         rows.append((f"{name}__bf16__{8192 * 8192 * 2}", "DTensor redistribute",
                      timed(dtensor_transition(name, torch.bfloat16, rank), args.repeat)))
     for size in (1 * MIB, 16 * MIB, 256 * MIB, 1024 * MIB):
         for kind in ("all_gather", "reduce_scatter", "all_reduce"):
-            rows.append((f"{kind}__bf16__{size}", "NCCL",
+            rows.append((f"{kind}__bf16__{size}", args.label,
                          timed(collective(kind, size, torch.bfloat16), args.repeat)))
             torch.cuda.empty_cache()
     if rank == 0:

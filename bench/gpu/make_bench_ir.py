@@ -25,10 +25,13 @@ def func(name, ranks, src, op):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--only", help="comma-separated kinds (e.g. all_reduce,p_to_r)")
+    parser.add_argument("--ranks", type=int, default=2,
+                        help="collectives over this many ranks (the 2-GPU rows need 2)")
     args = parser.parse_args()
     out = []
+    ranks = args.ranks
     # 1-to-1: rank 0 -> rank 1 (GPU 0 -> GPU 1).
-    for size in (256 * MIB, 1024 * MIB):
+    for size in (256 * MIB, 1024 * MIB) if ranks == 2 else ():
         n = size // 4
         src = dist([n], "f32", "1", "replicate")
         dst = dist([n], "f32", "1", "replicate", base=1)
@@ -43,24 +46,25 @@ def main():
         "p_to_s0": ("partial<sum>", "shard<0>"),
         "p_to_r": ("partial<sum>", "replicate"),
     }
-    for name, (a, b) in transitions.items():
+    for name, (a, b) in transitions.items() if ranks == 2 else ():
         src = dist(shape, dtype, "2", a)
         dst = dist(shape, dtype, "2", b)
         out.append(func(f"{name}__{dtype}__{size}", 2, src,
                         f"m2n.reshard %x on %c : !m2n.comm<2>, {src} -> {dst}"))
-    # Collectives, 1 MiB .. 1 GiB of full tensor, bf16.
+    # Collectives, 1 MiB .. 1 GiB of full tensor, bf16, over `ranks` ranks.
     for size in (1 * MIB, 16 * MIB, 256 * MIB, 1024 * MIB):
         n = size // ELT_BYTES["bf16"]
         rows, cols = n // 4096, 4096
-        sharded = dist([rows, cols], "bf16", "2", "shard<0>")
-        partial = dist([rows, cols], "bf16", "2", "partial<sum>")
-        replicated = dist([rows, cols], "bf16", "2", "replicate")
-        out.append(func(f"all_gather__bf16__{size}", 2, sharded,
-                        f"m2n.all_gather %x on %c mesh_axes = [0] : !m2n.comm<2>, {sharded} -> {replicated}"))
-        out.append(func(f"reduce_scatter__bf16__{size}", 2, partial,
-                        f"m2n.reduce_scatter %x on %c mesh_axes = [0] scatter_dim = 0 : !m2n.comm<2>, {partial} -> {sharded}"))
-        out.append(func(f"all_reduce__bf16__{size}", 2, partial,
-                        f"m2n.all_reduce %x on %c mesh_axes = [0] : !m2n.comm<2>, {partial} -> {replicated}"))
+        r, c = str(ranks), f"!m2n.comm<{ranks}>"
+        sharded = dist([rows, cols], "bf16", r, "shard<0>")
+        partial = dist([rows, cols], "bf16", r, "partial<sum>")
+        replicated = dist([rows, cols], "bf16", r, "replicate")
+        out.append(func(f"all_gather__bf16__{size}", ranks, sharded,
+                        f"m2n.all_gather %x on %c mesh_axes = [0] : {c}, {sharded} -> {replicated}"))
+        out.append(func(f"reduce_scatter__bf16__{size}", ranks, partial,
+                        f"m2n.reduce_scatter %x on %c mesh_axes = [0] scatter_dim = 0 : {c}, {partial} -> {sharded}"))
+        out.append(func(f"all_reduce__bf16__{size}", ranks, partial,
+                        f"m2n.all_reduce %x on %c mesh_axes = [0] : {c}, {partial} -> {replicated}"))
     if args.only:
         kinds = set(args.only.split(","))
         out = [f for f in out if f.split("@", 1)[1].split("__", 1)[0] in kinds]
