@@ -135,7 +135,11 @@ m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
 /* Enqueues the bound reshard on each local rank's stream (`streams[i]`, a
  * cudaStream_t of its device, NULL for the device's default stream; `streams`
  * may be NULL). Capturable. Every rank's kernel must be launched the same
- * number of times. */
+ * number of times. Ranks of one device may share a stream (the runtime runs
+ * the second and later ones on helper streams forked from it, since ranks
+ * wait for each other); ranks of one device given different streams must
+ * not mix the legacy default stream with blocking streams, which it would
+ * serialize. */
 m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
                            void *const *streams);
 
