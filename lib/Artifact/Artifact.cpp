@@ -66,6 +66,11 @@ public:
       put<int64_t>(w.counter.index);
       put<uint64_t>(w.value);
     }
+    put<uint8_t>(m.readDone.has_value());
+    if (m.readDone) {
+      put<int64_t>(m.readDone->rank);
+      put<int64_t>(m.readDone->index);
+    }
     put<int64_t>(m.step);
   }
   void layout(const Layout &l) {
@@ -166,6 +171,9 @@ public:
       wait.value = get<uint64_t>("a wait value");
       m.waits.push_back(wait);
     }
+    if (get<uint8_t>("a read-done flag"))
+      m.readDone = CounterRef{get<int64_t>("a read-done rank"),
+                              get<int64_t>("a read-done counter")};
     m.step = get<int64_t>("a step index");
     if (!error && (m.bytes < 0 || m.srcOffset < 0 || m.dstOffset < 0))
       fail("artifact has a movement with a negative size or offset");

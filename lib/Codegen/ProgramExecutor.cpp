@@ -125,6 +125,8 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
     }
     if (m.signal)
       ++counters[{m.signal->rank, m.signal->index}];
+    if (m.readDone)
+      ++counters[{m.readDone->rank, m.readDone->index}];
     return std::nullopt;
   };
 

@@ -96,6 +96,8 @@ std::string Movement::str() const {
   for (const CounterWait &wait : waits)
     os << " wait " << wait.counter.rank << ':' << wait.counter.index
        << ">=" << wait.value;
+  if (readDone)
+    os << " read-done " << readDone->rank << ':' << readDone->index;
   return os.str();
 }
 
@@ -196,6 +198,38 @@ std::optional<std::string> planTiles(const Box &fromBox, const Dims &fromShape,
     }
     if (d < 0)
       return std::nullopt;
+  }
+}
+
+/// Reads-done: every kernel item that reads another rank's buffer increments
+/// a counter of that rank once its bytes are read, and each rank whose
+/// buffers are read ends its kernel with a zero-byte item waiting for all of
+/// those reads. Without it, a rank whose own work finishes first would hand
+/// its buffers back to its caller (the next kernel on its stream may
+/// overwrite them, the next execution writes its destination) while peers
+/// still pull from them.
+void addReadsDone(TransferProgram &program) {
+  std::map<int64_t, uint64_t> reads;     // Owner -> reads of its buffers.
+  std::map<int64_t, BufferRef> readable; // Owner -> a buffer peers read.
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const Movement &m : rankProgram.items)
+      if (m.bytes > 0 && m.src.rank != rank) {
+        ++reads[m.src.rank];
+        readable.emplace(m.src.rank, m.src);
+      }
+  std::map<int64_t, CounterRef> counterOf;
+  for (const auto &[owner, count] : reads)
+    counterOf[owner] = CounterRef{owner, program.ranks[owner].counters++};
+  for (auto &[rank, rankProgram] : program.ranks)
+    for (Movement &m : rankProgram.items)
+      if (m.bytes > 0 && m.src.rank != rank)
+        m.readDone = counterOf.at(m.src.rank);
+  for (const auto &[owner, count] : reads) {
+    Movement done;
+    done.src = readable.at(owner);
+    done.dst = readable.at(owner);
+    done.waits.push_back({counterOf.at(owner), count});
+    program.ranks[owner].items.push_back(std::move(done));
   }
 }
 
@@ -431,6 +465,7 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
     if (signal)
       signalled[i] = std::make_pair(*signal, movements);
   }
+  addReadsDone(program);
   return std::nullopt;
 }
 

@@ -533,6 +533,8 @@ m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
         it.wait1 = counterOf(m.waits[1].counter);
         it.value1 = m.waits[1].value;
       }
+      if (m.readDone)
+        it.readDone = counterOf(*m.readDone);
       items.push_back(it);
     }
     if (state.itemCounts[rank] < items.size() || !state.tables.count(rank)) {

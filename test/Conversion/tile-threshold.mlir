@@ -6,12 +6,13 @@
 // RUN: m2n-opt %s "--m2n-pipeline=artifact=%t.bulk.m2n tile-below-run-bytes=0" -o /dev/null
 // RUN: m2n-artifact-dump %t.bulk.m2n | FileCheck %s --check-prefix=BULK
 
-// Rank 0 keeps rows 0-31 of columns 0-2047: 32 runs of 4 KiB.
+// Rank 0 keeps rows 0-31 of columns 0-2047: 32 runs of 4 KiB (and waits,
+// last, until rank 1 has read its part).
 // TILES: map0 over src(0) [32x4096] box [32x256]
-// TILES: rank 0: 16 items
+// TILES: rank 0: 17 items
 // TILES-NEXT: item copy tile src(0) map0(0,0) -> dst(0) map1(0,0) 16384B
 // BULK-NOT: map0
-// BULK: rank 0: 64 items
+// BULK: rank 0: 65 items
 // BULK-NEXT: item copy src(0)+0 -> dst(0)+0 4096B
 // BULK-NEXT: item copy src(0)+8192 -> dst(0)+4096 4096B
 

@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 #include <iostream>
 
 using namespace m2n;
@@ -25,6 +28,37 @@ std::optional<std::string> lower(const Layout &src, const Layout &dst,
       TopologyRouter(src, dst, shape, topology).route(plan, strategy);
   addDataDependencies(schedule);
   return lowerSchedule(schedule, src, dst, shape, type, options, program);
+}
+
+/// The reads-done contract: every kernel item reading another rank's buffer
+/// increments one counter of that rank, and a rank whose buffers are read
+/// ends with a zero-byte item waiting for exactly that many reads.
+std::optional<std::string> readsDoneProblem(const TransferProgram &program) {
+  std::map<int64_t, uint64_t> reads;
+  std::map<int64_t, CounterRef> counters;
+  for (const auto &[rank, rp] : program.ranks)
+    for (const Movement &m : rp.items) {
+      bool remote = m.bytes > 0 && m.src.rank != rank;
+      if (remote != m.readDone.has_value())
+        return "rank " + std::to_string(rank) + ": " + m.str();
+      if (!remote)
+        continue;
+      if (m.readDone->rank != m.src.rank)
+        return "read-done on the wrong rank: " + m.str();
+      auto [it, fresh] = counters.emplace(m.src.rank, *m.readDone);
+      if (!fresh && !(it->second == *m.readDone))
+        return "two read-done counters for rank " + std::to_string(m.src.rank);
+      ++reads[m.src.rank];
+    }
+  for (const auto &[owner, count] : reads) {
+    const Movement &last = program.ranks.at(owner).items.back();
+    if (last.bytes != 0 || last.waits.size() != 1 ||
+        !(last.waits[0].counter == counters.at(owner)) ||
+        last.waits[0].value != count)
+      return "rank " + std::to_string(owner) + " does not end waiting for " +
+             std::to_string(count) + " reads: " + last.str();
+  }
+  return std::nullopt;
 }
 
 TEST(TransferProgramTest, PaperExampleAHierarchical) {
@@ -45,8 +79,12 @@ TEST(TransferProgramTest, PaperExampleAHierarchical) {
   ASSERT_EQ(rank4.receives.size(), 1u);
   EXPECT_EQ(rank4.receives[0].str(),
             "copy src(0)+0 -> dst(4)+0 16B signal 4:0");
-  ASSERT_EQ(rank4.items.size(), 1u);
-  EXPECT_EQ(rank4.items[0].str(), "copy dst(6)+16 -> dst(4)+16 16B wait 6:0>=1");
+  // It tells rank 6 once it has read, and waits (its last item) until rank
+  // 6 has read row 0 from it.
+  ASSERT_EQ(rank4.items.size(), 2u);
+  EXPECT_EQ(rank4.items[0].str(),
+            "copy dst(6)+16 -> dst(4)+16 16B wait 6:0>=1 read-done 6:1");
+  EXPECT_EQ(rank4.items[1].str(), "copy dst(4)+0 -> dst(4)+0 0B wait 4:1>=1");
 
   ReshardSimulator simulator(src, dst, shape, ElementType::BF16);
   ASSERT_EQ(executeProgram(program, simulator, 2), std::nullopt);
@@ -67,10 +105,13 @@ TEST(TransferProgramTest, StridedBoxesBecomeRowsAndItemsAreCut) {
   ASSERT_EQ(lower(src, dst, shape, topology, Strategy::Flat,
                   ElementType::F32, options, program),
             std::nullopt);
-  // Each rank receives 2 rows x 8 columns from itself and from the other.
-  EXPECT_EQ(program.ranks.at(0).items.size(), 2u * 2 * 2);
+  // Each rank receives 2 rows x 8 columns from itself and from the other,
+  // then waits until the other has read its part (reads-done).
+  EXPECT_EQ(program.ranks.at(0).items.size(), 2u * 2 * 2 + 1);
   EXPECT_EQ(program.ranks.at(1).items[0].str(),
-            "copy src(0)+32 -> dst(1)+0 16B");
+            "copy src(0)+32 -> dst(1)+0 16B read-done 0:0");
+  EXPECT_EQ(program.ranks.at(0).items.back().str(),
+            "copy src(0)+0 -> src(0)+0 0B wait 0:0>=4");
   ReshardSimulator simulator(src, dst, shape, ElementType::F32);
   ASSERT_EQ(executeProgram(program, simulator, 3), std::nullopt);
   EXPECT_TRUE(simulator.check().passed);
@@ -90,11 +131,11 @@ TEST(TransferProgramTest, ShortRowsBecomeTiles) {
   // Rank 1 pulls rows [0, 300) x columns [8, 16) of rank 0: 300 rows in
   // tiles of 256 and 44 rows.
   const RankProgram &rank1 = program.ranks.at(1);
-  ASSERT_EQ(rank1.items.size(), 4u);
+  ASSERT_EQ(rank1.items.size(), 5u);
   EXPECT_EQ(rank1.items[0].str(),
-            "copy tile src(0) map0(0,8) -> dst(1) map6(0,0) 8192B");
+            "copy tile src(0) map0(0,8) -> dst(1) map6(0,0) 8192B read-done 0:0");
   EXPECT_EQ(rank1.items[1].str(),
-            "copy tile src(0) map2(256,8) -> dst(1) map7(256,0) 1408B");
+            "copy tile src(0) map2(256,8) -> dst(1) map7(256,0) 1408B read-done 0:0");
   // Maps are shared: rank 0's own columns use the same source map.
   EXPECT_EQ(program.maps[0].box, (Dims{256, 8}));
   EXPECT_EQ(program.maps[2].box, (Dims{44, 8}));
@@ -103,6 +144,36 @@ TEST(TransferProgramTest, ShortRowsBecomeTiles) {
   ReshardSimulator simulator(src, dst, shape, ElementType::F32);
   ASSERT_EQ(executeProgram(program, simulator, 2), std::nullopt);
   EXPECT_TRUE(simulator.check().passed);
+}
+
+// A rank whose buffers peers read does not finish before they have read:
+// without a reader's item, its last item would wait forever (a deadlock the
+// executor reports; the GPU reports the timeout).
+TEST(TransferProgramTest, ReadsDoneHoldsTheReadRankUntilPeersRead) {
+  Layout src{Mesh::contiguous({2}), {Placement::shard(0)}};
+  Layout dst{Mesh::contiguous({2}), {Placement::replicate()}};
+  std::vector<int64_t> shape = {64, 16};
+  TransferProgram program;
+  ASSERT_EQ(lower(src, dst, shape, Topology::singleDomain(2), Strategy::Flat,
+                  ElementType::F32, {}, program),
+            std::nullopt);
+  ASSERT_EQ(readsDoneProblem(program), std::nullopt);
+  EXPECT_EQ(program.ranks.at(0).items.back().str(),
+            "copy src(0)+0 -> src(0)+0 0B wait 0:0>=1");
+  {
+    ReshardSimulator simulator(src, dst, shape, ElementType::F32);
+    ASSERT_EQ(executeProgram(program, simulator, 2), std::nullopt);
+    EXPECT_TRUE(simulator.check().passed);
+  }
+  // Rank 1 never pulls rank 0's half.
+  std::vector<Movement> &rank1 = program.ranks.at(1).items;
+  rank1.erase(std::remove_if(rank1.begin(), rank1.end(),
+                             [](const Movement &m) { return m.src.rank == 0; }),
+              rank1.end());
+  ReshardSimulator simulator(src, dst, shape, ElementType::F32);
+  std::optional<std::string> error = executeProgram(program, simulator, 2);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("deadlock"), std::string::npos) << *error;
 }
 
 TEST(TransferProgramTest, RejectsWhatTmaCannotDo) {
@@ -252,6 +323,7 @@ TEST(TransferProgramPropertyTest, LoweredSchedulesRunCorrectly) {
       continue;
     }
     ++lowered;
+    ASSERT_EQ(readsDoneProblem(program), std::nullopt);
     items += program.itemCount();
     for (const auto &[r, rp] : program.ranks)
       for (const Movement &m : rp.items)

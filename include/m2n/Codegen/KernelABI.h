@@ -9,6 +9,7 @@
 #ifndef M2N_CODEGEN_KERNELABI_H
 #define M2N_CODEGEN_KERNELABI_H
 
+#include <cstddef>
 #include <cstdint>
 
 namespace m2n {
@@ -21,7 +22,9 @@ struct KernelItem {
   uint32_t kind, rank;  // 0 bulk, 1 tile; tile rank (1-5).
   int32_t srcCoords[5], dstCoords[5]; // Tile corners, innermost first.
   uint32_t flags;       // KernelItemFlags.
-  uint8_t pad[12];
+  uint32_t pad;
+  uint64_t readDone;    // A peer's counter to increment once the bytes are
+                        // read (the item reads that peer's buffer), or 0.
 };
 
 /// Bits of KernelItem::flags.
@@ -30,6 +33,9 @@ enum KernelItemFlags : uint32_t {
   kStoreWaits = 1,
 };
 static_assert(sizeof(KernelItem) == 128, "the kernel reads 128-byte items");
+static_assert(offsetof(KernelItem, flags) == 112 &&
+                  offsetof(KernelItem, readDone) == 120,
+              "field offsets are the kernel's (TransferKernel.mlir)");
 
 } // namespace m2n
 

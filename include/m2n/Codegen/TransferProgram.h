@@ -23,7 +23,10 @@
 //    reaches its item count. An item waits for at most two counters: more
 //    dependencies are combined by zero-byte join items;
 //  * the items of a rank are in a topological order of the steps, so that
-//    CTAs walking their share of the table in order cannot deadlock.
+//    CTAs walking their share of the table in order cannot deadlock;
+//  * reads-done: an item reading another rank's buffer increments a counter
+//    of that rank, which ends its table waiting for all those reads, so its
+//    kernel ends only when its buffers may be reused.
 //
 //===----------------------------------------------------------------------===//
 
@@ -105,6 +108,11 @@ struct Movement {
   ItemOp op = ItemOp::Copy;
   std::optional<CounterRef> signal;
   std::vector<CounterWait> waits;
+  /// A kernel item that reads another rank's buffer increments this counter
+  /// of that rank once its bytes have been read; that rank's kernel ends
+  /// only when every such read is done (its "reads-done" item), so that its
+  /// caller may overwrite the buffer once the stream passes the kernel.
+  std::optional<CounterRef> readDone;
   int64_t step = -1; // The schedule step it comes from (-1: a join).
 
   std::string str() const;

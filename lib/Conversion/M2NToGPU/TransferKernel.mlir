@@ -15,7 +15,7 @@
 //   32 wait0 address u64 | 40 wait0 value u64 | 48 wait1 address u64 |
 //   56 wait1 value u64 | 64 kind u32 | 68 rank u32 |
 //   72 source coordinates i32 x 5 | 92 destination coordinates i32 x 5 |
-//   112 flags u32
+//   112 flags u32 | 120 read-done u64
 // kind 0 (bulk): src and dst are addresses of `bytes` contiguous bytes.
 // kind 1 (tile): src and dst are CUtensorMap addresses (global memory), the
 //   coordinates (innermost first, `rank` of them) select the box, `bytes`
@@ -27,6 +27,10 @@
 // Flags: bit 0 (store waits): the item's source is never written by the
 //   reshard, so its waits order only the store; its load is issued ahead like
 //   that of an item without waits.
+// Read-done: an item that reads a peer's buffer adds 1 to that peer's
+//   counter at `read-done` once its bytes are in shared memory; the peer's
+//   last item waits for all of them, so its kernel ends only when nobody
+//   reads its buffers any more.
 // Signals: a CTA adds up its items' signals to the same counter and releases
 //   the sum once, when the next item signals another counter, before it waits
 //   for any counter (the wait may need the sum) and at the end.
@@ -155,6 +159,15 @@ gpu.module @m2n_kernels [#nvvm.target<chip = "@CHIP@", features = "@FEATURES@">]
         scf.if %moves {
           %ticks = arith.constant 1000000 : i32
           nvvm.mbarrier.try_wait.parity %bar, %parity, %ticks : !llvm.ptr<3>, i32, i32
+          // The bytes are read: tell the peer they came from.
+          %rdpp = llvm.getelementptr %recp[120] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
+          %rdp = llvm.load %rdpp : !llvm.ptr<1> -> !llvm.ptr<1>
+          %rdi = llvm.ptrtoint %rdp : !llvm.ptr<1> to i64
+          %readsPeer = arith.cmpi ne, %rdi, %l0 : i64
+          scf.if %readsPeer {
+            %one = arith.constant 1 : i64
+            nvvm.inline_ptx "red.release.sys.global.add.u64 [$0], $1;" ro(%rdp, %one : !llvm.ptr<1>, i64)
+          }
           %kindp = llvm.getelementptr %recp[64] : (!llvm.ptr<1>) -> !llvm.ptr<1>, i8
           %kind = llvm.load %kindp : !llvm.ptr<1> -> i32
           %tiled = arith.cmpi ne, %kind, %i0 : i32

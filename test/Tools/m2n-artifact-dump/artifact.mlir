@@ -14,7 +14,7 @@
 // RUN: not m2n-artifact-dump %s 2>&1 | FileCheck %s --check-prefix=MAGIC
 // RUN: not m2n-artifact-dump %t/missing.m2n 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// CHECK: m2n artifact version 2, chip sm_90a, PTX {{[0-9]+}} bytes
+// CHECK: m2n artifact version 3, chip sm_90a, PTX {{[0-9]+}} bytes
 // CHECK-NEXT: kernel m2n_transfer: 8 CTAs x 32 threads, 3 stages of 65536 bytes
 // CHECK-NEXT: reshard @transpose#0: f32[8x16] hierarchical
 // CHECK-NEXT: src mesh [2] ranks [0, 1], [shard<0>]
@@ -26,30 +26,33 @@
 // CHECK-NEXT: map1 over dst(0) [8x8] box [2x8]
 // CHECK-NEXT: map2 over src(1) [4x16] box [2x8]
 // CHECK-NEXT: map3 over dst(1) [8x8] box [2x8]
-// CHECK-NEXT: rank 0: 4 items, 0 network receives, 0 counters
-// Local and NVLink steps interleave in proportion to their bytes.
+// CHECK-NEXT: rank 0: 5 items, 0 network receives, 1 counters
+// Local and NVLink steps interleave in proportion to their bytes. Reads of
+// the peer's buffer tell the peer (read-done); each rank's last item waits
+// until the peer has read what it pulls from this rank.
 // CHECK-NEXT: item copy tile src(0) map0(0,0) -> dst(0) map1(0,0) 64B
-// CHECK-NEXT: item copy tile src(1) map2(0,0) -> dst(0) map1(4,0) 64B
+// CHECK-NEXT: item copy tile src(1) map2(0,0) -> dst(0) map1(4,0) 64B read-done 1:0
 // CHECK-NEXT: item copy tile src(0) map0(2,0) -> dst(0) map1(2,0) 64B
-// CHECK-NEXT: item copy tile src(1) map2(2,0) -> dst(0) map1(6,0) 64B
-// CHECK-NEXT: rank 1: 4 items, 0 network receives, 0 counters
-// CHECK-NEXT: item copy tile src(0) map0(0,8) -> dst(1) map3(0,0) 64B
+// CHECK-NEXT: item copy tile src(1) map2(2,0) -> dst(0) map1(6,0) 64B read-done 1:0
+// CHECK-NEXT: item copy src(0)+0 -> src(0)+0 0B wait 0:0>=2
+// CHECK-NEXT: rank 1: 5 items, 0 network receives, 1 counters
+// CHECK-NEXT: item copy tile src(0) map0(0,8) -> dst(1) map3(0,0) 64B read-done 0:0
 // CHECK-NEXT: item copy tile src(1) map2(0,8) -> dst(1) map3(4,0) 64B
 // CHECK: reshard @all_reduce#1: f32[64] hierarchical
 // Copy the own contribution, then reduce the other one onto each chunk once
 // its copy has landed; chunk by chunk, the two interleave.
-// CHECK: rank 0: 8 items, 0 network receives, 4 counters
+// CHECK: rank 0: 9 items, 0 network receives, 5 counters
 // CHECK-NEXT: item copy src(0)+0 -> dst(0)+0 64B signal 0:0
-// CHECK-NEXT: item add.f32 src(1)+0 -> dst(0)+0 64B wait 0:0>=1
+// CHECK-NEXT: item add.f32 src(1)+0 -> dst(0)+0 64B wait 0:0>=1 read-done 1:4
 // CHECK-NEXT: item copy src(0)+64 -> dst(0)+64 64B signal 0:1
-// CHECK-NEXT: item add.f32 src(1)+64 -> dst(0)+64 64B wait 0:1>=1
+// CHECK-NEXT: item add.f32 src(1)+64 -> dst(0)+64 64B wait 0:1>=1 read-done 1:4
 
 // PTX: --- PTX ---
 // PTX: .visible .entry m2n_transfer(
 
 // TRUNCATED: m2n-artifact-dump: {{.*}}truncated.m2n: artifact truncated: the header announces {{[0-9]+}} payload bytes, the file has 76
 // CORRUPTED: m2n-artifact-dump: {{.*}}flipped.m2n: artifact corrupted: checksum mismatch
-// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 9 is not supported (this build reads version 2)
+// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 9 is not supported (this build reads version 3)
 // MAGIC: m2n-artifact-dump: {{.*}}artifact.mlir: not an m2n artifact (bad magic)
 // MISSING: m2n-artifact-dump: cannot open '{{.*}}missing.m2n'
 
