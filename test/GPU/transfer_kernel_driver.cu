@@ -325,7 +325,12 @@ int main(int argc, char **argv) {
     const size_t bytes = 32 << 14;
     CUDA_CHECK(cudaMalloc(&out, bytes));
     CUDA_CHECK(cudaMemset(out, 0, bytes));
+    uint64_t *readsDone;
+    CUDA_CHECK(cudaMalloc(&readsDone, 8));
+    CUDA_CHECK(cudaMemset(readsDone, 0, 8));
     std::vector<Item> copies = contiguousItems(a0, out, bytes, 1 << 14);
+    for (Item &copy : copies) // As if a0 were a peer's: count the reads.
+      copy.readDone = (uint64_t)readsDone;
     Item gate{};
     gate.signal = (uint64_t)counter;
     std::vector<Item> items = {copies[0], gate};
@@ -333,10 +338,12 @@ int main(int argc, char **argv) {
     Item *dev = nullptr;
     launch(kernel, items, 1, 1 << 14, 2, stream, &dev);
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    uint64_t count = 0;
+    uint64_t count = 0, reads = 0;
     CUDA_CHECK(cudaMemcpy(&count, counter, 8, cudaMemcpyDeviceToHost));
-    verdict("zero-byte gate between loads", checkEqual(a0, out, bytes) && count == 1,
-            "counter " + std::to_string(count));
+    CUDA_CHECK(cudaMemcpy(&reads, readsDone, 8, cudaMemcpyDeviceToHost));
+    verdict("zero-byte gate between loads, read-done",
+            checkEqual(a0, out, bytes) && count == 1 && reads == copies.size(),
+            "counter " + std::to_string(count) + ", reads done " + std::to_string(reads));
   }
 
   if (devices >= 2) {
