@@ -15,7 +15,9 @@ compile)
   # The reductions again, routed reduce-scatter + all-gather (reduce-share).
   python3 "$root/bench/gpu/make_bench_ir.py" --only all_reduce,p_to_r > "$root/.gpu/bench-share.mlir"
   "$root/build/bin/m2n-opt" "$root/.gpu/bench-share.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench-share.m2n reduce-share=true" -o /dev/null
-  echo "wrote $root/.gpu/bench.m2n and $root/.gpu/bench-share.m2n" ;;
+  # Every row again with each rank's own copy on the copy engine.
+  "$root/build/bin/m2n-opt" "$root/.gpu/bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench-engine.m2n copy-engine=true" -o /dev/null
+  echo "wrote $root/.gpu/bench.m2n, bench-share.m2n and bench-engine.m2n" ;;
 measure|measure-m2n|measure-baselines)
   # `measure` runs both halves and the report; the halves alone fit the GPU
   # machine's 10-minute calls (then: run.sh report OUT here).
@@ -27,6 +29,9 @@ measure|measure-m2n|measure-baselines)
     "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
     timeout 400 /tmp/m2n_artifact_runner "$root/.gpu/bench.m2n" --repeat 10 --checks 1 --csv "$out/m2n.csv" 2>&1 | tee "$out/m2n.log"
     timeout 200 /tmp/m2n_artifact_runner "$root/.gpu/bench-share.m2n" --repeat 10 --checks 1 --csv "$out/m2n-share.csv" 2>&1 | tee "$out/m2n-share.log"
+    if [ -f "$root/.gpu/bench-engine.m2n" ]; then
+      timeout 400 /tmp/m2n_artifact_runner "$root/.gpu/bench-engine.m2n" --repeat 10 --checks 1 --csv "$out/m2n-engine.csv" 2>&1 | tee "$out/m2n-engine.log"
+    fi
   fi
   if [ "$1" != measure-m2n ]; then
     timeout 300 torchrun --nproc-per-node 2 "$root/bench/gpu/baselines.py" "$out/baselines.csv" --repeat 10 2>&1 | tee "$out/baselines.log"
@@ -36,8 +41,12 @@ measure|measure-m2n|measure-baselines)
   fi ;;
 report)
   out=${2:?usage: run.sh report OUT_DIR}
+  variants=(--variant "reduce-share=$out/m2n-share.csv")
+  if [ -f "$out/m2n-engine.csv" ]; then
+    variants+=(--variant "own copy on the copy engine=$out/m2n-engine.csv")
+  fi
   python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" --svg "$out/collectives.svg" \
-    --variant "reduce-share=$out/m2n-share.csv" | tee "$out/table.md" ;;
+    "${variants[@]}" | tee "$out/table.md" ;;
 *)
   echo "usage: $0 compile | measure OUT_DIR | measure-m2n OUT_DIR | measure-baselines OUT_DIR | report OUT_DIR" >&2; exit 2 ;;
 esac

@@ -254,6 +254,9 @@ std::string serializeArtifact(const Artifact &artifact) {
       w.put<uint32_t>(program.receives.size());
       for (const Movement &m : program.receives)
         w.movement(m);
+      w.put<uint32_t>(program.engineCopies.size());
+      for (const Movement &m : program.engineCopies)
+        w.movement(m);
     }
   }
   std::string header(kMagic, 4);
@@ -336,6 +339,9 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
       uint32_t receives = r.count("receives", 60);
       for (uint32_t m = 0; m < receives && !r.error; ++m)
         program.receives.push_back(r.movement());
+      uint32_t copies = r.count("copy-engine copies", 60);
+      for (uint32_t m = 0; m < copies && !r.error; ++m)
+        program.engineCopies.push_back(r.movement());
     }
     result.reshards.push_back(std::move(c));
   }
@@ -381,7 +387,12 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
     for (const auto &[rank, program] : r.program.ranks) {
       os << "  rank " << rank << ": " << program.items.size() << " items, "
          << program.receives.size() << " network receives, "
-         << program.counters << " counters\n";
+         << program.counters << " counters";
+      if (!program.engineCopies.empty())
+        os << ", " << program.engineCopies.size() << " copy-engine copies";
+      os << '\n';
+      for (const Movement &m : program.engineCopies)
+        os << "    engine " << m.str() << '\n';
       for (const Movement &m : program.items)
         os << "    item " << m.str() << '\n';
       for (const Movement &m : program.receives)

@@ -358,6 +358,62 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
     RankProgram &executor = program.ranks[step.executor()];
     const bool network = step.link == LinkClass::Network;
 
+    // A rank's own source into its destination, depending on nothing and
+    // contiguous in both (a strided box would be many small copies, which
+    // tiles move better): the copy engine copies it before the kernel
+    // starts (LoweringOptions::copyEngine).
+    int64_t engineRuns = 0;
+    if (options.copyEngine && !network && op == ItemOp::Copy &&
+        step.deps.empty() && step.from.kind == BufferKind::Source &&
+        step.to.kind == BufferKind::Destination &&
+        step.from.rank == step.to.rank)
+      forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
+                 [&](int64_t, int64_t, int64_t) { ++engineRuns; });
+    if (engineRuns == 1) {
+      std::vector<Movement> &copies = executor.engineCopies;
+      forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
+                 [&](int64_t from, int64_t to, int64_t elements) {
+                   Movement copy;
+                   copy.src = step.from;
+                   copy.srcOffset = from * elementBytes;
+                   copy.dst = step.to;
+                   copy.dstOffset = to * elementBytes;
+                   copy.bytes = elements * elementBytes;
+                   copy.step = i;
+                   const bool follows =
+                       !copies.empty() && copies.back().src == copy.src &&
+                       copies.back().dst == copy.dst &&
+                       copies.back().srcOffset + copies.back().bytes ==
+                           copy.srcOffset &&
+                       copies.back().dstOffset + copies.back().bytes ==
+                           copy.dstOffset;
+                   if (follows)
+                     copies.back().bytes += copy.bytes;
+                   else
+                     copies.push_back(copy);
+                 });
+      // Kernel items of this rank run after the copy (stream order); other
+      // ranks and network steps wait for a zero-byte item that signals as
+      // the kernel starts.
+      const bool seenElsewhere =
+          std::any_of(dependents[i].begin(), dependents[i].end(),
+                      [&](int64_t d) {
+                        const Step &after = schedule.steps[d];
+                        return after.executor() != step.executor() ||
+                               after.link == LinkClass::Network;
+                      });
+      if (seenElsewhere) {
+        Movement done;
+        done.src = step.from;
+        done.dst = step.to;
+        done.signal = CounterRef{step.executor(), executor.counters++};
+        done.step = i;
+        executor.items.push_back(done);
+        signalled[i] = std::make_pair(*done.signal, uint64_t{1});
+      }
+      continue;
+    }
+
     // Waits: at most two per movement; more are combined by join items.
     std::vector<CounterWait> waits;
     for (int64_t dep : step.deps)

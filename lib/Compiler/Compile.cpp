@@ -79,6 +79,8 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
       artifactOptions.maxCtas = number;
     else if (key == "tile-below-run-bytes" && !value.getAsInteger(10, wide))
       artifactOptions.tileBelowRunBytes = wide;
+    else if (key == "copy-engine")
+      artifactOptions.copyEngine = value == "true" || value == "1" || value == "on";
     else if (key == "artifact") {
       errors << "the artifact option writes a file; the compiler API returns "
                 "the artifact instead\n";

@@ -13,6 +13,7 @@
 
 #include "m2n/Codegen/KernelABI.h"
 
+#include <array>
 #include <map>
 #include <memory>
 #include <set>
@@ -49,6 +50,9 @@ struct ReshardState {
   std::map<int64_t, char *> ownScratch;      // By scratch index.
   std::map<int64_t, Item *> tables;          // Local ranks.
   std::map<int64_t, uint64_t> itemCounts;    // Local ranks.
+  /// Local ranks: copy-engine copies (destination, source, bytes) enqueued
+  /// on the rank's stream before its kernel.
+  std::map<int64_t, std::vector<std::array<uint64_t, 3>>> engineCopies;
   std::map<int, CUtensorMap *> maps;         // By local device.
   uint64_t networkLaunches = 0; // Host-side epoch of the network steps.
   /// The network movements in step order (with their receiving rank) and

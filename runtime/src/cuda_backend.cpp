@@ -548,6 +548,13 @@ m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
     M2N_CUDA(cudaMemcpy(state.tables[rank], items.data(),
                         items.size() * sizeof(Item), cudaMemcpyHostToDevice));
     state.itemCounts[rank] = items.size();
+    std::vector<std::array<uint64_t, 3>> &copies = state.engineCopies[rank];
+    copies.clear();
+    for (const m2n::Movement &m : rankProgram.engineCopies)
+      copies.push_back(
+          {reinterpret_cast<uint64_t>(addressOf(m.dst) + m.dstOffset),
+           reinterpret_cast<uint64_t>(addressOf(m.src) + m.srcOffset),
+           static_cast<uint64_t>(m.bytes)});
   }
   return M2N_SUCCESS;
 }
@@ -717,9 +724,15 @@ m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
   std::vector<cudaStream_t> kernelStream(slots, nullptr);
   std::vector<bool> forked(slots, false);
   std::set<std::pair<int, cudaStream_t>> taken;
+  // A rank runs something: kernel items or copy-engine copies.
+  auto runs = [&](int rank) {
+    auto count = state.itemCounts.find(rank);
+    auto copies = state.engineCopies.find(rank);
+    return (count != state.itemCounts.end() && count->second > 0) ||
+           (copies != state.engineCopies.end() && !copies->second.empty());
+  };
   for (size_t slot = 0; slot < slots; ++slot) {
-    auto count = state.itemCounts.find(context->localRanks[slot]);
-    if (count == state.itemCounts.end() || count->second == 0)
+    if (!runs(context->localRanks[slot]))
       continue;
     const int device = context->localDevices[slot];
     cudaStream_t stream =
@@ -738,22 +751,27 @@ m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
   }
   for (size_t slot = 0; slot < slots; ++slot) {
     const int rank = context->localRanks[slot];
-    auto count = state.itemCounts.find(rank);
-    if (count == state.itemCounts.end() || count->second == 0)
+    if (!runs(rank))
       continue;
     const int device = context->localDevices[slot];
     M2N_CUDA(cudaSetDevice(device));
     cudaStream_t stream = kernelStream[slot];
-    uint64_t items = count->second, timeout = context->timeoutCycles;
+    // The rank's own bytes, by the copy engine, before its kernel.
+    for (const std::array<uint64_t, 3> &copy : state.engineCopies[rank])
+      M2N_CUDA(cudaMemcpyAsync(reinterpret_cast<void *>(copy[0]),
+                               reinterpret_cast<const void *>(copy[1]),
+                               copy[2], cudaMemcpyDeviceToDevice, stream));
+    uint64_t items = state.itemCounts[rank], timeout = context->timeoutCycles;
     uint64_t stageBytes = a.kernel.stageBytes, stages = a.kernel.stages;
     uint64_t *epochWords =
         state.ownCounters.at(rank) + counterWords(r.program, rank) - 2;
     void *args[] = {&state.tables[rank], &items,  &errorDevice, &timeout,
                     &stageBytes,         &stages, &epochWords};
-    M2N_CU(driver.launchKernel(context->kernels.at(device), a.kernel.ctas, 1, 1,
-                               a.kernel.threads, 1, 1,
-                               static_cast<unsigned>(stageBytes * stages),
-                               stream, args, nullptr));
+    if (items > 0)
+      M2N_CU(driver.launchKernel(context->kernels.at(device), a.kernel.ctas, 1,
+                                 1, a.kernel.threads, 1, 1,
+                                 static_cast<unsigned>(stageBytes * stages),
+                                 stream, args, nullptr));
     if (forked[slot]) { // Join: the caller's stream waits for the helper.
       cudaStream_t caller =
           streams ? static_cast<cudaStream_t>(streams[slot]) : nullptr;

@@ -10,6 +10,8 @@ opt="$root/build/bin/m2n-opt"
 mkdir -p "$root/.gpu"
 "$opt" "$root/examples/example_a.mlir" --m2n-pipeline | python3 "$root/test/Utils/extract_ptx.py" - > "$root/.gpu/m2n_transfer.ptx"
 "$opt" "$root/test/GPU/reshards.mlir" "--m2n-pipeline=artifact=$root/.gpu/reshards.m2n" -o /dev/null
+# The same matrix with each rank's own copy on the copy engine.
+"$opt" "$root/test/GPU/reshards.mlir" "--m2n-pipeline=artifact=$root/.gpu/reshards-engine.m2n copy-engine=true" -o /dev/null
 "$opt" "$root/test/GPU/network.mlir" \
   "--m2n-pipeline=artifact=$root/.gpu/network.m2n topology=$root/test/GPU/split-by-gpu.json" -o /dev/null
 "$root/bench/gpu/run.sh" compile

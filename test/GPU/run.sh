@@ -17,6 +17,9 @@ status=0
 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" all 2>&1 | tee "$out/transfer_kernel.log" || status=1
 timeout 120 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" timeout 2>&1 | tee "$out/timeout.log" || status=1
 timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" 2>&1 | tee "$out/artifact_runner.log" || status=1
+if [ -f "$dir/reshards-engine.m2n" ]; then
+  timeout 300 /tmp/m2n_artifact_runner "$dir/reshards-engine.m2n" 2>&1 | tee "$out/artifact_runner_engine.log" || status=1
+fi
 # One process per GPU: buffer handles exchanged through an all-gather.
 gpus=$(nvidia-smi -L | wc -l)
 if [ "$gpus" -ge 2 ]; then

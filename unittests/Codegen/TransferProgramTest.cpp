@@ -176,6 +176,62 @@ TEST(TransferProgramTest, ReadsDoneHoldsTheReadRankUntilPeersRead) {
   EXPECT_NE(error->find("deadlock"), std::string::npos) << *error;
 }
 
+// With the copy engine, a rank's own partial is copied before its kernel
+// (one copy: the chunks are adjacent), and the reductions onto it wait for
+// nothing: stream order puts the copy first.
+TEST(TransferProgramTest, CopyEngineTakesTheOwnCopy) {
+  Layout src{Mesh::contiguous({2}), {Placement::partial(Reduction::Sum)}};
+  Layout dst{Mesh::contiguous({2}), {Placement::replicate()}};
+  std::vector<int64_t> shape = {64};
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  Schedule schedule = chunkSchedule(
+      TopologyRouter(src, dst, shape, Topology::singleDomain(2))
+          .route(plan, Strategy::Hierarchical),
+      4, 64);
+  addDataDependencies(schedule);
+  TransferProgram program;
+  LoweringOptions options;
+  options.copyEngine = true;
+  ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::F32, options,
+                          program),
+            std::nullopt);
+  const RankProgram &rank0 = program.ranks.at(0);
+  ASSERT_EQ(rank0.engineCopies.size(), 1u);
+  EXPECT_EQ(rank0.engineCopies[0].str(), "copy src(0)+0 -> dst(0)+0 256B");
+  ASSERT_EQ(rank0.items.size(), 5u); // 4 chunks reduced, then reads-done.
+  EXPECT_EQ(rank0.items[0].str(),
+            "add.f32 src(1)+0 -> dst(0)+0 64B read-done 1:0");
+  ReshardSimulator simulator(src, dst, shape, ElementType::F32);
+  ASSERT_EQ(executeProgram(program, simulator, 2), std::nullopt);
+  EXPECT_TRUE(simulator.check().passed);
+}
+
+// Reduce-share: peers gather the reduced chunks after the reductions, which
+// follow the engine copy; the peers see the copy through a zero-byte item
+// that signals once (the copy is done before the kernel starts).
+TEST(TransferProgramTest, CopyEngineSignalsPeersThatWait) {
+  Layout src{Mesh::contiguous({4}), {Placement::partial(Reduction::Sum)}};
+  Layout dst{Mesh::contiguous({4}), {Placement::replicate()}};
+  std::vector<int64_t> shape = {256};
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  Schedule schedule = TopologyRouter(src, dst, shape, Topology::singleDomain(4))
+                          .setReduceShare(true)
+                          .route(plan, Strategy::Hierarchical);
+  addDataDependencies(schedule);
+  TransferProgram program;
+  LoweringOptions options;
+  options.copyEngine = true;
+  ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::F32, options,
+                          program),
+            std::nullopt);
+  for (const auto &[rank, rp] : program.ranks)
+    EXPECT_EQ(rp.engineCopies.size(), 1u) << "rank " << rank;
+  ASSERT_EQ(readsDoneProblem(program), std::nullopt);
+  ReshardSimulator simulator(src, dst, shape, ElementType::F32);
+  ASSERT_EQ(executeProgram(program, simulator, 3), std::nullopt);
+  EXPECT_TRUE(simulator.check().passed);
+}
+
 TEST(TransferProgramTest, RejectsWhatTmaCannotDo) {
   Layout src{Mesh::contiguous({2}), {Placement::partial(Reduction::Max)}};
   Layout dst{Mesh::contiguous({2}), {Placement::replicate()}};
@@ -312,6 +368,7 @@ TEST(TransferProgramPropertyTest, LoweredSchedulesRunCorrectly) {
     options.maxItemBytes = 16 * random.uniform(1, 4);
     options.preferTiles = random.uniform(0, 2) == 0;
     options.tileBelowRunBytes = 16 * random.uniform(0, 4);
+    options.copyEngine = random.uniform(0, 1) == 1;
     std::optional<std::string> error =
         lowerSchedule(schedule, src, dst, shape, type, options, program);
     if (error) {

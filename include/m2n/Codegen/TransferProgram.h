@@ -129,6 +129,9 @@ struct RankProgram {
   /// Network transfers this rank receives (the runtime posts the matching
   /// send on the source rank), in a topological order.
   std::vector<Movement> receives;
+  /// Local copies the runtime makes with the copy engine before the kernel
+  /// (LoweringOptions::copyEngine): contiguous runs, adjacent runs merged.
+  std::vector<Movement> engineCopies;
   int64_t counters = 0;
 };
 
@@ -151,6 +154,14 @@ struct LoweringOptions {
   int64_t tileBelowRunBytes = 16384;
   /// Use tiles wherever tensor maps can describe the box.
   bool preferTiles = false;
+  /// Steps that copy a rank's own source into its destination, with no
+  /// dependencies and contiguous in both, become copy-engine copies the runtime enqueues on the
+  /// rank's stream before its kernel (RankProgram::engineCopies): the copy
+  /// engine moves local bytes ~6x faster than 16 CTAs of TMA (2.1 TB/s vs
+  /// 347 GB/s on H200). Their dependents on the same rank need no counter
+  /// (stream order); dependents elsewhere wait for a zero-byte item that
+  /// signals at the start of the kernel.
+  bool copyEngine = false;
 };
 
 /// The kernel's tile op for a bulk reduction (1 add, 2 min, 3 max; 0 copy),

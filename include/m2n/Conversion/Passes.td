@@ -57,7 +57,10 @@ def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
     Option<"stageBytes", "stage-bytes", "int64_t", "65536",
            "Bytes per stage, the largest work item">,
     Option<"tileBelowRunBytes", "tile-below-run-bytes", "int64_t", "16384",
-           "Boxes whose contiguous runs are shorter move as TMA tensor tiles">
+           "Boxes whose contiguous runs are shorter move as TMA tensor tiles">,
+    Option<"copyEngine", "copy-engine", "bool", "false",
+           "Copy each rank's own source into its destination with the copy "
+           "engine before its kernel, instead of with TMA items">
   ];
 }
 

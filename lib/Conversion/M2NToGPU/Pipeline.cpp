@@ -54,6 +54,11 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
       llvm::cl::desc("Boxes whose contiguous runs are shorter move as TMA "
                      "tensor tiles"),
       llvm::cl::init(16384)};
+  Option<bool> copyEngine{
+      *this, "copy-engine",
+      llvm::cl::desc("Copy each rank's own source into its destination with "
+                     "the copy engine before its kernel"),
+      llvm::cl::init(false)};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin, fatbin"),
@@ -92,6 +97,7 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
     write.path = options.artifact;
     write.maxCtas = options.maxCtas;
     write.tileBelowRunBytes = options.tileBelowRunBytes;
+    write.copyEngine = options.copyEngine;
     pm.addPass(m2n::createWriteArtifact(write));
   }
 }

@@ -59,6 +59,7 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
   ::m2n::LoweringOptions options;
   options.maxItemBytes = stageBytes;
   options.tileBelowRunBytes = settings.tileBelowRunBytes;
+  options.copyEngine = settings.copyEngine;
   int64_t index = 0;
   WalkResult walk = module.walk([&](mlir::m2n::ScheduleOp schedule) {
     mlir::m2n::DistType src = schedule.getInput().getType();
@@ -111,6 +112,7 @@ struct WriteArtifactPass
     settings.stages = stages;
     settings.stageBytes = stageBytes;
     settings.tileBelowRunBytes = tileBelowRunBytes;
+    settings.copyEngine = copyEngine;
     FailureOr<std::string> bytes = mlir::m2n::buildArtifact(module, settings);
     if (failed(bytes))
       return signalPassFailure();

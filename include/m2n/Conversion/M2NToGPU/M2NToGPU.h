@@ -22,6 +22,7 @@ struct ArtifactOptions {
   unsigned stages = 3;         // Shared-memory stages per CTA.
   int64_t stageBytes = 65536;  // Bytes per stage: the largest work item.
   int64_t tileBelowRunBytes = 16384;
+  bool copyEngine = false; // LoweringOptions::copyEngine.
 };
 
 /// The artifact of `module` (after --m2n-pipeline without `artifact=`): the
