@@ -189,6 +189,16 @@ def test_options_reach_the_compiler():
         m2n.all_gather(src, dst, comm, options="no-such-option=1")
 
 
+def test_own_copy_on_the_copy_engine():
+    comm = m2n.Communicator.host(2)
+    rng = np.random.default_rng(7)
+    parts = [rng.integers(-8, 8, 4096).astype(np.float32) for _ in range(2)]
+    out = [np.full(4096, np.nan, np.float32) for _ in range(2)]
+    m2n.all_reduce(parts, out, comm, options="copy-engine=true")
+    for o in out:
+        np.testing.assert_array_equal(o, parts[0] + parts[1])
+
+
 two = dict(src_mesh=Mesh([2]), src_placements=[Shard(0)], dst_mesh=Mesh([2]),
            dst_placements=[Replicate()])
 
