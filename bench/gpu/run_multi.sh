@@ -9,7 +9,8 @@
 # r % G, in one process and with one process per GPU).
 #
 # measure: collectives over G ranks (one per GPU) against NCCL with its
-# defaults and with NCCL_MAX_CTAS=8, all_reduce also with reduce-share=off;
+# defaults and with NCCL_MAX_CTAS=8, all_reduce also with reduce-share=off,
+# all of them also with copy-engine=true;
 # with 8 GPUs, the routing comparison on examples/topologies/h200-1x8-split4.json
 # (two domains of four GPUs; network steps through NCCL): flat,
 # gather-bcast and hierarchical, next to the estimator's T_SOL.
@@ -27,6 +28,7 @@ compile)
     python3 "$root/bench/gpu/make_bench_ir.py" --ranks "$g" --only all_reduce > "$dir/all-reduce-direct$g.mlir"
     "$opt" "$dir/all-reduce-direct$g.mlir" \
       "--m2n-pipeline=artifact=$dir/all-reduce-direct$g.m2n reduce-share=off" -o /dev/null
+    "$opt" "$dir/collectives$g.mlir" "--m2n-pipeline=artifact=$dir/collectives-engine$g.m2n copy-engine=true" -o /dev/null
   done
   (cd "$root/bench/gpu" && python3 make_routing_ir.py) > "$dir/routing.mlir"
   for s in flat gather-bcast hierarchical; do
@@ -60,6 +62,7 @@ measure)
   run() { timeout "$1" /tmp/m2n_artifact_runner "$2" --repeat 10 --checks 1 --csv "$3" 2>&1 | tee "$4"; }
   run 300 "$dir/collectives$gpus.m2n" "$out/m2n.csv" "$out/m2n.log"
   run 150 "$dir/all-reduce-direct$gpus.m2n" "$out/m2n-direct.csv" "$out/m2n-direct.log"
+  run 300 "$dir/collectives-engine$gpus.m2n" "$out/m2n-engine.csv" "$out/m2n-engine.log"
   if [ "$gpus" = 8 ]; then
     for s in flat gather-bcast hierarchical; do
       run 150 "$dir/routing-$s.m2n" "$out/routing-$s.csv" "$out/routing-$s.log"
@@ -75,7 +78,8 @@ report)
   gpus=$(cat "$out/gpu-count.txt")
   { cat "$out/nccl.csv"; tail -n +2 "$out/nccl-8ctas.csv"; } > "$out/baselines.csv"
   python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" \
-    --variant "reduce-share=off=$out/m2n-direct.csv" --svg "$out/collectives.svg" \
+    --variant "direct, no reduce-share=$out/m2n-direct.csv" \
+    --variant "own copy on the copy engine=$out/m2n-engine.csv" --svg "$out/collectives.svg" \
     --title "Collectives on ${gpus}x H200: m2n vs NCCL (tensor GB/s)" | tee "$out/table.md"
   if [ -f "$out/routing-flat.csv" ]; then
     python3 "$root/bench/gpu/report_routing.py" "$dir/routing-estimate.json" \
