@@ -3,7 +3,8 @@
 # steps, because the GPU machine has no MLIR:
 #   here:          bench/gpu/run_multi.sh compile           (writes .gpu-multi/)
 #   GPU machine:   bench/gpu/run_multi.sh measure OUT       (carry .gpu-multi;
-#                  uses every visible GPU: 4 or 8)
+#                  uses every visible GPU: 4 or 8; with 2, only the routing
+#                  comparison on virtual ranks)
 #   here:          bench/gpu/run_multi.sh report OUT        (numpy-free)
 # The GPU test matrix on the same machine is test/GPU/run.sh (rank r on GPU
 # r % G, in one process and with one process per GPU).
@@ -47,8 +48,8 @@ measure)
   gpus=$(nvidia-smi -L | wc -l)
   echo "$gpus" > "$out/gpu-count.txt"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
-  if [ "$gpus" != 4 ] && [ "$gpus" != 8 ]; then
-    echo "run_multi.sh: needs 4 or 8 GPUs, this machine has $gpus" >&2; exit 2
+  if [ "$gpus" != 2 ] && [ "$gpus" != 4 ] && [ "$gpus" != 8 ]; then
+    echo "run_multi.sh: needs 2 (routing only, virtual ranks), 4 or 8 GPUs; this machine has $gpus" >&2; exit 2
   fi
   nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], 'lib'))" 2>/dev/null || true)
   export LD_LIBRARY_PATH=${nccl:+$nccl:}${LD_LIBRARY_PATH:-}
@@ -60,6 +61,14 @@ measure)
   done
   dir=$work
   run() { timeout "$1" /tmp/m2n_artifact_runner "$2" --repeat 10 --checks 1 --csv "$3" 2>&1 | tee "$4"; }
+  if [ "$gpus" = 2 ]; then
+    # Two GPUs: only the routing comparison, on 8 virtual ranks (rank r on
+    # GPU r % 2, so each "domain" spans both GPUs): what the lent kinds allow.
+    for s in flat gather-bcast hierarchical; do
+      run 150 "$dir/routing-$s.m2n" "$out/routing-$s.csv" "$out/routing-$s.log"
+    done
+    exit 0
+  fi
   run 300 "$dir/collectives$gpus.m2n" "$out/m2n.csv" "$out/m2n.log"
   run 150 "$dir/all-reduce-direct$gpus.m2n" "$out/m2n-direct.csv" "$out/m2n-direct.log"
   run 300 "$dir/collectives-engine$gpus.m2n" "$out/m2n-engine.csv" "$out/m2n-engine.log"
@@ -76,11 +85,13 @@ measure)
 report)
   out=${2:?usage: run_multi.sh report OUT_DIR}
   gpus=$(cat "$out/gpu-count.txt")
-  { cat "$out/nccl.csv"; tail -n +2 "$out/nccl-8ctas.csv"; } > "$out/baselines.csv"
-  python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" \
-    --variant "direct, no reduce-share=$out/m2n-direct.csv" \
-    --variant "own copy on the copy engine=$out/m2n-engine.csv" --svg "$out/collectives.svg" \
-    --title "Collectives on ${gpus}x H200: m2n vs NCCL (tensor GB/s)" | tee "$out/table.md"
+  if [ -f "$out/nccl.csv" ]; then
+    { cat "$out/nccl.csv"; tail -n +2 "$out/nccl-8ctas.csv"; } > "$out/baselines.csv"
+    python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" \
+      --variant "direct, no reduce-share=$out/m2n-direct.csv" \
+      --variant "own copy on the copy engine=$out/m2n-engine.csv" --svg "$out/collectives.svg" \
+      --title "Collectives on ${gpus}x H200: m2n vs NCCL (tensor GB/s)" | tee "$out/table.md"
+  fi
   if [ -f "$out/routing-flat.csv" ]; then
     python3 "$root/bench/gpu/report_routing.py" "$dir/routing-estimate.json" \
       "flat=$out/routing-flat.csv" "gather-bcast=$out/routing-gather-bcast.csv" \
