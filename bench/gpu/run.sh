@@ -3,8 +3,9 @@
 # in the same run on 2 GPUs. Two halves, because the GPU machine has no MLIR:
 #   here:            bench/gpu/run.sh compile        (writes .gpu/bench.m2n)
 #   GPU machine:     bench/gpu/run.sh measure OUT    (carry .gpu), or its
-#                    halves measure-m2n OUT and measure-baselines OUT, then
-#                    bench/gpu/run.sh report OUT (numpy only)
+#                    parts measure-m2n, measure-variants, measure-baselines
+#                    (one call each, same warm machine), then
+#                    bench/gpu/run.sh report OUT here
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 case "${1:-}" in
@@ -18,22 +19,27 @@ compile)
   # Every row again with each rank's own copy on the copy engine.
   "$root/build/bin/m2n-opt" "$root/.gpu/bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench-engine.m2n copy-engine=true" -o /dev/null
   echo "wrote $root/.gpu/bench.m2n, bench-share.m2n and bench-engine.m2n" ;;
-measure|measure-m2n|measure-baselines)
-  # `measure` runs both halves and the report; the halves alone fit the GPU
-  # machine's 10-minute calls (then: run.sh report OUT here).
+measure|measure-m2n|measure-variants|measure-baselines)
+  # `measure` runs every part and the report; the parts alone fit the GPU
+  # machine's 10-minute calls (then: run.sh report OUT here, with the parts'
+  # files in one OUT).
   out=${2:?usage: run.sh measure OUT_DIR}
   mkdir -p "$out"
   export NCCL_NVLS_ENABLE=0
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
-  if [ "$1" != measure-baselines ]; then
-    "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
+  if [ "$1" = measure ] || [ "$1" = measure-m2n ] || [ "$1" = measure-variants ]; then
+    [ -x /tmp/m2n_artifact_runner ] || "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
+  fi
+  if [ "$1" = measure ] || [ "$1" = measure-m2n ]; then
     timeout 400 /tmp/m2n_artifact_runner "$root/.gpu/bench.m2n" --repeat 10 --checks 1 --csv "$out/m2n.csv" 2>&1 | tee "$out/m2n.log"
+  fi
+  if [ "$1" = measure ] || [ "$1" = measure-variants ]; then
     timeout 200 /tmp/m2n_artifact_runner "$root/.gpu/bench-share.m2n" --repeat 10 --checks 1 --csv "$out/m2n-share.csv" 2>&1 | tee "$out/m2n-share.log"
     if [ -f "$root/.gpu/bench-engine.m2n" ]; then
       timeout 400 /tmp/m2n_artifact_runner "$root/.gpu/bench-engine.m2n" --repeat 10 --checks 1 --csv "$out/m2n-engine.csv" 2>&1 | tee "$out/m2n-engine.log"
     fi
   fi
-  if [ "$1" != measure-m2n ]; then
+  if [ "$1" = measure ] || [ "$1" = measure-baselines ]; then
     timeout 300 torchrun --nproc-per-node 2 "$root/bench/gpu/baselines.py" "$out/baselines.csv" --repeat 10 2>&1 | tee "$out/baselines.log"
   fi
   if [ "$1" = measure ]; then
@@ -48,5 +54,5 @@ report)
   python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" --svg "$out/collectives.svg" \
     "${variants[@]}" | tee "$out/table.md" ;;
 *)
-  echo "usage: $0 compile | measure OUT_DIR | measure-m2n OUT_DIR | measure-baselines OUT_DIR | report OUT_DIR" >&2; exit 2 ;;
+  echo "usage: $0 compile | measure OUT_DIR | measure-m2n|measure-variants|measure-baselines OUT_DIR | report OUT_DIR" >&2; exit 2 ;;
 esac
