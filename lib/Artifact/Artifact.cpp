@@ -267,6 +267,35 @@ std::string serializeArtifact(const Artifact &artifact) {
   return header + h.out + w.out;
 }
 
+/// What the runtime would trust blindly: every counter an item signals,
+/// waits for or reports reads to exists (the kernel writes through these
+/// addresses), and copy-engine copies are plain copies.
+static std::optional<std::string> checkPrograms(const TransferProgram &program) {
+  auto exists = [&](const CounterRef &counter) {
+    auto it = program.ranks.find(counter.rank);
+    return it != program.ranks.end() && counter.index >= 0 &&
+           counter.index < it->second.counters;
+  };
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
+      for (const Movement &m : *movements) {
+        bool ok = !m.signal || exists(*m.signal);
+        for (const CounterWait &wait : m.waits)
+          ok = ok && exists(wait.counter);
+        ok = ok && (!m.readDone || exists(*m.readDone));
+        if (!ok)
+          return "rank " + std::to_string(rank) + ": " + m.str() +
+                 " names a counter that does not exist";
+      }
+    for (const Movement &copy : rankProgram.engineCopies)
+      if (copy.tile || copy.op != ItemOp::Copy || copy.signal ||
+          !copy.waits.empty() || copy.readDone)
+        return "rank " + std::to_string(rank) + ": copy-engine copy " +
+               copy.str() + " is not a plain copy";
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> deserializeArtifact(const std::string &bytes,
                                                Artifact &artifact) {
   if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, 4))
@@ -343,6 +372,9 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
       for (uint32_t m = 0; m < copies && !r.error; ++m)
         program.engineCopies.push_back(r.movement());
     }
+    if (!r.error)
+      if (std::optional<std::string> wrong = checkPrograms(c.program))
+        r.fail(c.name + ": " + *wrong);
     result.reshards.push_back(std::move(c));
   }
   if (r.error)

@@ -133,10 +133,7 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
   // Copy-engine copies run before each rank's kernel: before everything.
   for (const auto &[rank, rankProgram] : program.ranks)
     for (const Movement &copy : rankProgram.engineCopies)
-      if (copy.tile || copy.op != ItemOp::Copy || !copy.waits.empty() ||
-          copy.signal)
-        return "copy-engine copy " + copy.str() + " is not a plain copy";
-      else if (std::optional<std::string> error = run(copy))
+      if (std::optional<std::string> error = run(copy))
         return error;
 
   bool progress = true;

@@ -362,36 +362,33 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
     // contiguous in both (a strided box would be many small copies, which
     // tiles move better): the copy engine copies it before the kernel
     // starts (LoweringOptions::copyEngine).
-    int64_t engineRuns = 0;
+    int64_t ownRuns = 0;
+    Movement copy; // The first run.
     if (options.copyEngine && !network && op == ItemOp::Copy &&
         step.deps.empty() && step.from.kind == BufferKind::Source &&
         step.to.kind == BufferKind::Destination &&
         step.from.rank == step.to.rank)
       forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
-                 [&](int64_t, int64_t, int64_t) { ++engineRuns; });
-    if (engineRuns == 1) {
-      std::vector<Movement> &copies = executor.engineCopies;
-      forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
                  [&](int64_t from, int64_t to, int64_t elements) {
-                   Movement copy;
+                   if (ownRuns++)
+                     return;
                    copy.src = step.from;
                    copy.srcOffset = from * elementBytes;
                    copy.dst = step.to;
                    copy.dstOffset = to * elementBytes;
                    copy.bytes = elements * elementBytes;
                    copy.step = i;
-                   const bool follows =
-                       !copies.empty() && copies.back().src == copy.src &&
-                       copies.back().dst == copy.dst &&
-                       copies.back().srcOffset + copies.back().bytes ==
-                           copy.srcOffset &&
-                       copies.back().dstOffset + copies.back().bytes ==
-                           copy.dstOffset;
-                   if (follows)
-                     copies.back().bytes += copy.bytes;
-                   else
-                     copies.push_back(copy);
                  });
+    if (ownRuns == 1) {
+      // Chunks of one copy follow each other: one cudaMemcpyAsync.
+      std::vector<Movement> &copies = executor.engineCopies;
+      if (!copies.empty() && copies.back().src == copy.src &&
+          copies.back().dst == copy.dst &&
+          copies.back().srcOffset + copies.back().bytes == copy.srcOffset &&
+          copies.back().dstOffset + copies.back().bytes == copy.dstOffset)
+        copies.back().bytes += copy.bytes;
+      else
+        copies.push_back(copy);
       // Kernel items of this rank run after the copy (stream order); other
       // ranks and network steps wait for a zero-byte item that signals as
       // the kernel starts.

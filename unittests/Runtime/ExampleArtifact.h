@@ -10,9 +10,9 @@
 
 #include <string>
 
-/// An artifact with one reshard: rows of a 4 x 8 f32 tensor on ranks 0-1 to
-/// columns on ranks 1-2 (built with the compiler's plain C++ stages).
-inline std::string exampleArtifact() {
+/// One reshard: rows of a 4 x 8 f32 tensor on ranks 0-1 to columns on ranks
+/// 1-2 (built with the compiler's plain C++ stages).
+inline m2n::CompiledReshard exampleReshard() {
   m2n::CompiledReshard reshard;
   reshard.name = "@test#0";
   reshard.type = m2n::ElementType::F32;
@@ -31,6 +31,12 @@ inline std::string exampleArtifact() {
                                reshard.shape, reshard.type, {},
                                reshard.program),
             std::nullopt);
+  return reshard;
+}
+
+/// An artifact holding `reshard` (by default exampleReshard()).
+inline std::string
+exampleArtifact(const m2n::CompiledReshard &reshard = exampleReshard()) {
   m2n::Artifact artifact;
   artifact.ptx = "// no kernel needed on the host";
   artifact.chip = "sm_90a";

@@ -105,6 +105,38 @@ TEST(RuntimeArtifactTest, RejectsBadArtifactsWithAReason) {
   EXPECT_EQ(artifact, nullptr);
 }
 
+// The kernel writes through the counters items name: an artifact naming one
+// that does not exist (well formed, checksum and all) is refused at load.
+TEST(RuntimeArtifactTest, RejectsCountersThatDoNotExist) {
+  m2n::CompiledReshard reshard = exampleReshard();
+  m2n::Movement *reader = nullptr;
+  for (auto &[rank, program] : reshard.program.ranks)
+    for (m2n::Movement &m : program.items)
+      if (m.readDone)
+        reader = &m;
+  ASSERT_NE(reader, nullptr);
+  reader->readDone->index = 99;
+  std::string bytes = exampleArtifact(reshard);
+  m2n_artifact artifact = nullptr;
+  EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+            M2N_INVALID_ARTIFACT);
+  EXPECT_NE(std::string(m2n_last_error()).find("names a counter that does not exist"),
+            std::string::npos)
+      << m2n_last_error();
+  EXPECT_EQ(artifact, nullptr);
+
+  reshard = exampleReshard();
+  m2n::Movement copy = reshard.program.ranks.begin()->second.items.front();
+  copy.signal = m2n::CounterRef{copy.dst.rank, 0};
+  reshard.program.ranks.begin()->second.engineCopies.push_back(copy);
+  bytes = exampleArtifact(reshard);
+  EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+            M2N_INVALID_ARTIFACT);
+  EXPECT_NE(std::string(m2n_last_error()).find("is not a plain copy"),
+            std::string::npos)
+      << m2n_last_error();
+}
+
 // Without a GPU (CI) the CUDA backend answers with a status and a message,
 // never a crash; with one, a context for the artifact comes up.
 TEST_F(HostBackendTest, CudaBackendReportsItsAvailability) {
