@@ -28,7 +28,7 @@ measure|measure-m2n|measure-variants|measure-baselines)
   export NCCL_NVLS_ENABLE=0
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
   if [ "$1" = measure ] || [ "$1" = measure-m2n ] || [ "$1" = measure-variants ]; then
-    [ -x /tmp/m2n_artifact_runner ] || "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
+    "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner # never a stale one
   fi
   if [ "$1" = measure ] || [ "$1" = measure-m2n ]; then
     timeout 400 /tmp/m2n_artifact_runner "$root/.gpu/bench.m2n" --repeat 10 --checks 1 --csv "$out/m2n.csv" 2>&1 | tee "$out/m2n.log"
