@@ -79,8 +79,9 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
       artifactOptions.maxCtas = number;
     else if (key == "tile-below-run-bytes" && !value.getAsInteger(10, wide))
       artifactOptions.tileBelowRunBytes = wide;
-    else if (key == "copy-engine")
-      artifactOptions.copyEngine = value == "true" || value == "1" || value == "on";
+    else if (key == "copy-engine") // As the pipeline's bool option reads it.
+      artifactOptions.copyEngine =
+          value.empty() || value == "1" || value.equals_insensitive("true");
     else if (key == "artifact") {
       errors << "the artifact option writes a file; the compiler API returns "
                 "the artifact instead\n";

@@ -197,6 +197,10 @@ def test_own_copy_on_the_copy_engine():
     m2n.all_reduce(parts, out, comm, options="copy-engine=true")
     for o in out:
         np.testing.assert_array_equal(o, parts[0] + parts[1])
+    # The option reaches the lowering: the artifact is another one.
+    from m2n.api import compiled
+    args = (comm, Mesh([2]), [Partial("sum")], Mesh([2]), [Replicate()], [4096], "float32")
+    assert compiled(*args, options="copy-engine=true").data != compiled(*args).data
 
 
 two = dict(src_mesh=Mesh([2]), src_placements=[Shard(0)], dst_mesh=Mesh([2]),
