@@ -47,14 +47,15 @@ public:
     buffer(m.dst);
     put<int64_t>(m.dstOffset);
     put<int64_t>(m.bytes);
-    put<uint8_t>(m.tile);
-    if (m.tile) {
+    put<uint8_t>(static_cast<uint8_t>(m.mechanism));
+    if (m.isTile()) {
       put<int64_t>(m.srcMap);
       put<int64_t>(m.dstMap);
       ints(m.srcCoords.vec());
       ints(m.dstCoords.vec());
     }
-    put<uint32_t>(static_cast<uint32_t>(m.op));
+    // 0 copy, 1 + the Reduction.
+    put<uint8_t>(m.reduction ? 1 + static_cast<uint8_t>(*m.reduction) : 0);
     put<uint8_t>(m.signal.has_value());
     if (m.signal) {
       put<int64_t>(m.signal->rank);
@@ -146,8 +147,11 @@ public:
     m.dst = buffer();
     m.dstOffset = get<int64_t>("a destination offset");
     m.bytes = get<int64_t>("a byte count");
-    m.tile = get<uint8_t>("a tile flag");
-    if (m.tile) {
+    uint8_t mechanism = get<uint8_t>("a mechanism");
+    if (mechanism > static_cast<uint8_t>(Mechanism::Vector))
+      fail("artifact names an unknown mechanism " + std::to_string(mechanism));
+    m.mechanism = static_cast<Mechanism>(mechanism);
+    if (m.isTile()) {
       m.srcMap = get<int64_t>("a source tensor map");
       m.dstMap = get<int64_t>("a destination tensor map");
       m.srcCoords = Dims(ints("source coordinates"));
@@ -156,10 +160,11 @@ public:
                      m.dstMap >= maps))
         fail("artifact names a tensor map that does not exist");
     }
-    uint32_t op = get<uint32_t>("an item op");
-    if (op > static_cast<uint32_t>(ItemOp::AddF64))
+    uint8_t op = get<uint8_t>("an item op");
+    if (op > 1 + static_cast<uint8_t>(Reduction::Min))
       fail("artifact names an unknown item op " + std::to_string(op));
-    m.op = static_cast<ItemOp>(op);
+    if (op)
+      m.reduction = static_cast<Reduction>(op - 1);
     if (get<uint8_t>("a signal flag"))
       m.signal = CounterRef{get<int64_t>("a signal rank"),
                             get<int64_t>("a signal counter")};
@@ -269,7 +274,8 @@ std::string serializeArtifact(const Artifact &artifact) {
 
 /// What the runtime would trust blindly: every counter an item signals,
 /// waits for or reports reads to exists (the kernel writes through these
-/// addresses), and copy-engine copies are plain copies.
+/// addresses), every reduction is one the item's mechanism has and covers
+/// whole elements, and copy-engine copies are plain copies.
 static std::optional<std::string> checkPrograms(const TransferProgram &program) {
   auto exists = [&](const CounterRef &counter) {
     auto it = program.ranks.find(counter.rank);
@@ -284,14 +290,23 @@ static std::optional<std::string> checkPrograms(const TransferProgram &program) 
           ok = ok && exists(wait.counter);
         ok = ok && (!m.readDone || exists(*m.readDone));
         if (!ok)
-          return "rank " + std::to_string(rank) + ": " + m.str() +
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
                  " names a counter that does not exist";
+        if (m.reduction &&
+            ((m.mechanism == Mechanism::Bulk &&
+              !tmaBulkReduces(*m.reduction, program.type)) ||
+             (m.isTile() && !tmaTileReduces(*m.reduction, program.type))))
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 ": TMA has no such " + toString(m.mechanism) + " reduction";
+        if (m.reduction && m.bytes % elementSize(program.type))
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 " reduces a partial element";
       }
     for (const Movement &copy : rankProgram.engineCopies)
-      if (copy.tile || copy.op != ItemOp::Copy || copy.signal ||
+      if (copy.mechanism != Mechanism::Bulk || copy.reduction || copy.signal ||
           !copy.waits.empty() || copy.readDone)
         return "rank " + std::to_string(rank) + ": copy-engine copy " +
-               copy.str() + " is not a plain copy";
+               copy.str(program.type) + " is not a plain copy";
   }
   return std::nullopt;
 }
@@ -424,11 +439,11 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
         os << ", " << program.engineCopies.size() << " copy-engine copies";
       os << '\n';
       for (const Movement &m : program.engineCopies)
-        os << "    engine " << m.str() << '\n';
+        os << "    engine " << m.str(r.type) << '\n';
       for (const Movement &m : program.items)
-        os << "    item " << m.str() << '\n';
+        os << "    item " << m.str(r.type) << '\n';
       for (const Movement &m : program.receives)
-        os << "    recv " << m.str() << '\n';
+        os << "    recv " << m.str(r.type) << '\n';
     }
   }
   if (withPtx)

@@ -8,52 +8,6 @@
 
 namespace m2n {
 
-/// The element type an item op reduces.
-static ElementType reducedType(ItemOp op) {
-  switch (op) {
-  case ItemOp::AddF32:
-    return ElementType::F32;
-  case ItemOp::AddF16:
-  case ItemOp::MinF16:
-  case ItemOp::MaxF16:
-    return ElementType::F16;
-  case ItemOp::AddBF16:
-  case ItemOp::MinBF16:
-  case ItemOp::MaxBF16:
-    return ElementType::BF16;
-  case ItemOp::AddS32:
-  case ItemOp::MinS32:
-  case ItemOp::MaxS32:
-    return ElementType::I32;
-  case ItemOp::AddU64:
-  case ItemOp::MinS64:
-  case ItemOp::MaxS64:
-    return ElementType::I64;
-  case ItemOp::AddF64:
-    return ElementType::F64;
-  case ItemOp::Copy:
-    break;
-  }
-  return ElementType::I8;
-}
-
-static Reduction reductionOf(ItemOp op) {
-  switch (op) {
-  case ItemOp::MinF16:
-  case ItemOp::MinBF16:
-  case ItemOp::MinS32:
-  case ItemOp::MinS64:
-    return Reduction::Min;
-  case ItemOp::MaxF16:
-  case ItemOp::MaxBF16:
-  case ItemOp::MaxS32:
-  case ItemOp::MaxS64:
-    return Reduction::Max;
-  default:
-    return Reduction::Sum;
-  }
-}
-
 std::optional<std::string> executeProgram(const TransferProgram &program,
                                           ReshardSimulator &simulator,
                                           int64_t ctasPerRank) {
@@ -81,13 +35,13 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
   }
 
   auto run = [&](const Movement &m) -> std::optional<std::string> {
-    if (m.tile) {
+    if (m.isTile()) {
       auto from = resolve(m.src);
       auto to = resolve(m.dst);
       if (!from || !to || m.srcMap < 0 || m.dstMap < 0 ||
           m.srcMap >= static_cast<int64_t>(program.maps.size()) ||
           m.dstMap >= static_cast<int64_t>(program.maps.size()))
-        return "tile " + m.str() + " names a missing buffer or map";
+        return "tile " + m.str(program.type) + " names a missing buffer or map";
       const TensorMapSpec &srcMap = program.maps[m.srcMap];
       const TensorMapSpec &dstMap = program.maps[m.dstMap];
       Box fromBox{m.srcCoords, srcMap.box}, toBox{m.dstCoords, dstMap.box};
@@ -99,28 +53,29 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
           !toAll.contains(toBox) ||
           fromAll.volume() * size > from->second ||
           toAll.volume() * size > to->second)
-        return "tile " + m.str() + " leaves a buffer";
-      std::optional<Reduction> reduction;
-      if (m.op != ItemOp::Copy)
-        reduction = reductionOf(m.op);
+        return "tile " + m.str(program.type) + " leaves a buffer";
       moveBox(program.type, from->first, srcMap.extents, fromBox, to->first,
-              dstMap.extents, toBox, reduction);
+              dstMap.extents, toBox, m.reduction);
     } else if (m.bytes > 0) {
       auto from = resolve(m.src);
       auto to = resolve(m.dst);
       if (!from || !to || m.srcOffset < 0 || m.dstOffset < 0 ||
           m.srcOffset + m.bytes > from->second ||
           m.dstOffset + m.bytes > to->second)
-        return "movement " + m.str() + " leaves a buffer";
+        return "movement " + m.str(program.type) + " leaves a buffer";
       const uint8_t *src = from->first + m.srcOffset;
       uint8_t *dst = to->first + m.dstOffset;
-      if (m.op == ItemOp::Copy) {
+      // Bulk and vector items compute the same: the mechanism is the
+      // kernel's business.
+      if (m.isCopy()) {
         std::memmove(dst, src, m.bytes);
       } else {
-        ElementType type = reducedType(m.op);
-        int64_t size = elementSize(type);
+        const int64_t size = elementSize(program.type);
+        if (m.bytes % size)
+          return "reduction " + m.str(program.type) +
+                 " is not a whole number of elements";
         for (int64_t at = 0; at < m.bytes; at += size)
-          reduceElement(type, reductionOf(m.op), dst + at, src + at);
+          reduceElement(program.type, *m.reduction, dst + at, src + at);
       }
     }
     if (m.signal)
@@ -157,7 +112,8 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
   }
   for (const auto &queue : queues)
     if (!queue.empty())
-      return "deadlock: " + queue.front()->str() + " never became ready";
+      return "deadlock: " + queue.front()->str(program.type) +
+             " never became ready";
   return std::nullopt;
 }
 

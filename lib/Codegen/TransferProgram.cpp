@@ -9,70 +9,75 @@
 
 namespace m2n {
 
-const char *toString(ItemOp op) {
-  static const char *names[] = {
-      "copy",     "add.f32",  "add.f16", "add.bf16", "min.f16",
-      "max.f16",  "min.bf16", "max.bf16", "add.s32", "min.s32",
-      "max.s32",  "add.u64",  "min.s64", "max.s64",  "add.f64"};
-  uint32_t index = static_cast<uint32_t>(op);
-  return index < sizeof(names) / sizeof(names[0]) ? names[index] : "?";
+const char *toString(Mechanism mechanism) {
+  switch (mechanism) {
+  case Mechanism::Bulk:
+    return "bulk";
+  case Mechanism::Tile:
+    return "tile";
+  case Mechanism::Vector:
+    return "vector";
+  }
+  return "?";
 }
 
-std::optional<ItemOp> bulkReduction(Reduction reduction, ElementType type) {
+bool tmaBulkReduces(Reduction reduction, ElementType type) {
   switch (type) {
   case ElementType::F32:
-    if (reduction == Reduction::Sum)
-      return ItemOp::AddF32;
-    return std::nullopt;
   case ElementType::F64:
-    if (reduction == Reduction::Sum)
-      return ItemOp::AddF64;
-    return std::nullopt;
+    return reduction == Reduction::Sum;
   case ElementType::F16:
-    return reduction == Reduction::Sum   ? ItemOp::AddF16
-           : reduction == Reduction::Min ? ItemOp::MinF16
-                                         : ItemOp::MaxF16;
   case ElementType::BF16:
-    return reduction == Reduction::Sum   ? ItemOp::AddBF16
-           : reduction == Reduction::Min ? ItemOp::MinBF16
-                                         : ItemOp::MaxBF16;
   case ElementType::I32:
-    return reduction == Reduction::Sum   ? ItemOp::AddS32
-           : reduction == Reduction::Min ? ItemOp::MinS32
-                                         : ItemOp::MaxS32;
   case ElementType::I64:
-    // Two's complement addition is the same for u64 and s64.
-    return reduction == Reduction::Sum   ? ItemOp::AddU64
-           : reduction == Reduction::Min ? ItemOp::MinS64
-                                         : ItemOp::MaxS64;
+    return true;
   case ElementType::I8:
   case ElementType::I16:
-    return std::nullopt;
+    return false;
   }
-  return std::nullopt;
+  return false;
 }
 
-std::optional<uint32_t> tileOp(ItemOp op) {
-  switch (op) {
-  case ItemOp::Copy:
-    return 0;
-  case ItemOp::AddF32:
-  case ItemOp::AddF16:
-  case ItemOp::AddBF16:
-  case ItemOp::AddS32:
-  case ItemOp::AddU64:
-    return 1;
-  case ItemOp::MinF16:
-  case ItemOp::MinBF16:
-  case ItemOp::MinS32:
-    return 2;
-  case ItemOp::MaxF16:
-  case ItemOp::MaxBF16:
-  case ItemOp::MaxS32:
-    return 3;
+bool tmaTileReduces(Reduction reduction, ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+  case ElementType::I64:
+    return reduction == Reduction::Sum;
+  case ElementType::F16:
+  case ElementType::BF16:
+  case ElementType::I32:
+    return true;
   default:
-    return std::nullopt;
+    return false;
   }
+}
+
+std::string opName(std::optional<Reduction> reduction, ElementType type) {
+  if (!reduction)
+    return "copy";
+  const char *op = *reduction == Reduction::Sum   ? "add"
+                   : *reduction == Reduction::Min ? "min"
+                                                  : "max";
+  // PTX's spelling of the reduced type: signed integers, u64 for i64 sums
+  // (two's complement addition is the same).
+  std::string name;
+  switch (type) {
+  case ElementType::I8:
+    name = "s8";
+    break;
+  case ElementType::I16:
+    name = "s16";
+    break;
+  case ElementType::I32:
+    name = "s32";
+    break;
+  case ElementType::I64:
+    name = *reduction == Reduction::Sum ? "u64" : "s64";
+    break;
+  default:
+    name = toString(type);
+  }
+  return std::string(op) + "." + name;
 }
 
 static std::string coordsStr(const Dims &coords) {
@@ -82,15 +87,18 @@ static std::string coordsStr(const Dims &coords) {
   return text + ")";
 }
 
-std::string Movement::str() const {
+std::string Movement::str(ElementType type) const {
   std::ostringstream os;
-  if (tile)
-    os << toString(op) << " tile " << src.str() << " map" << srcMap
-       << coordsStr(srcCoords) << " -> " << dst.str() << " map" << dstMap
-       << coordsStr(dstCoords) << ' ' << bytes << "B";
+  os << opName(reduction, type);
+  if (mechanism != Mechanism::Bulk)
+    os << ' ' << toString(mechanism);
+  if (isTile())
+    os << ' ' << src.str() << " map" << srcMap << coordsStr(srcCoords)
+       << " -> " << dst.str() << " map" << dstMap << coordsStr(dstCoords)
+       << ' ' << bytes << "B";
   else
-    os << toString(op) << ' ' << src.str() << '+' << srcOffset << " -> "
-       << dst.str() << '+' << dstOffset << ' ' << bytes << "B";
+    os << ' ' << src.str() << '+' << srcOffset << " -> " << dst.str() << '+'
+       << dstOffset << ' ' << bytes << "B";
   if (signal)
     os << " signal " << signal->rank << ':' << signal->index;
   for (const CounterWait &wait : waits)
@@ -347,14 +355,7 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
     // (Movement::waitsOrderOnlyTheStore): sources must stay read-only.
     if (step.to.kind == BufferKind::Source)
       return where + "writes a source buffer, which a reshard only reads";
-    ItemOp op = ItemOp::Copy;
-    if (step.reduction) {
-      std::optional<ItemOp> reduce = bulkReduction(*step.reduction, type);
-      if (!reduce)
-        return where + "TMA has no bulk reduction " +
-               toString(*step.reduction) + " for " + toString(type);
-      op = *reduce;
-    }
+    const std::optional<Reduction> reduction = step.reduction;
     RankProgram &executor = program.ranks[step.executor()];
     const bool network = step.link == LinkClass::Network;
 
@@ -364,7 +365,7 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
     // starts (LoweringOptions::copyEngine).
     int64_t ownRuns = 0;
     Movement copy; // The first run.
-    if (options.copyEngine && !network && op == ItemOp::Copy &&
+    if (options.copyEngine && !network && !reduction &&
         step.deps.empty() && step.from.kind == BufferKind::Source &&
         step.to.kind == BufferKind::Destination &&
         step.from.rank == step.to.rank)
@@ -432,7 +433,7 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
 
     uint64_t movements = 0;
     auto emit = [&](Movement movement) {
-      movement.op = op;
+      movement.reduction = reduction;
       movement.signal = signal;
       movement.waits = waits;
       movement.step = i;
@@ -440,36 +441,45 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
       ++movements;
     };
 
+    // Network transfers go through NCCL: one per contiguous run.
+    if (network) {
+      forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
+                 [&](int64_t from, int64_t to, int64_t elements) {
+                   Movement movement;
+                   movement.src = step.from;
+                   movement.srcOffset = from * elementBytes;
+                   movement.dst = step.to;
+                   movement.dstOffset = to * elementBytes;
+                   movement.bytes = elements * elementBytes;
+                   emit(std::move(movement));
+                 });
+      if (signal)
+        signalled[i] = std::make_pair(*signal, movements);
+      continue;
+    }
+
     // Contiguous runs: are they all 16-byte aligned, and how long?
-    std::optional<std::string> unaligned;
+    bool aligned = true;
     int64_t runs = 0, runBytes = 0;
     forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
                [&](int64_t from, int64_t to, int64_t elements) {
                  ++runs;
                  runBytes = elements * elementBytes;
-                 if (!unaligned && ((from * elementBytes) % 16 ||
-                                    (to * elementBytes) % 16 || runBytes % 16))
-                   unaligned = "a run of " + std::to_string(runBytes) +
-                               " bytes at element offsets " +
-                               std::to_string(from) + " -> " +
-                               std::to_string(to) + " is not 16-byte aligned";
+                 aligned = aligned && (from * elementBytes) % 16 == 0 &&
+                           (to * elementBytes) % 16 == 0 && runBytes % 16 == 0;
                });
-    // Network transfers go through NCCL, which needs no alignment.
-    if (network)
-      unaligned.reset();
 
+    // Tiles where the runs are short or unaligned and tensor maps can
+    // describe the box; otherwise runs, each cut into bulk and vector items.
     std::vector<Box> tiles;
-    std::optional<std::string> noTiles;
-    bool wantTiles = !network && (options.preferTiles || unaligned ||
-                                  (runs > 1 && runBytes < options.tileBelowRunBytes));
-    if (wantTiles) {
-      noTiles = planTiles(step.fromBox, *fromShape, step.toBox, *toShape,
-                          elementBytes, options.maxItemBytes, tiles);
-      if (!noTiles && !tileOp(op))
-        noTiles = std::string("TMA tensor reductions do not cover ") +
-                  toString(op);
-    }
-    if (wantTiles && !noTiles) {
+    const bool wantTiles =
+        options.preferTiles || !aligned ||
+        (runs > 1 && runBytes < options.tileBelowRunBytes);
+    const bool tiled =
+        wantTiles && (!reduction || tmaTileReduces(*reduction, type)) &&
+        !planTiles(step.fromBox, *fromShape, step.toBox, *toShape,
+                   elementBytes, options.maxItemBytes, tiles);
+    if (tiled) {
       auto mapOf = [&](const BufferRef &buffer, const Dims &extents,
                        const Dims &box) {
         TensorMapSpec spec{buffer, extents, box};
@@ -481,7 +491,7 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
       };
       for (const Box &piece : tiles) {
         Movement movement;
-        movement.tile = true;
+        movement.mechanism = Mechanism::Tile;
         movement.src = step.from;
         movement.dst = step.to;
         movement.srcMap = mapOf(step.from, *fromShape, piece.sizes);
@@ -495,25 +505,45 @@ lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
         movement.bytes = piece.volume() * elementBytes;
         emit(std::move(movement));
       }
-    } else if (unaligned) {
-      return where + *unaligned +
-             (noTiles ? " and it cannot move as tiles either: " + *noTiles
-                      : std::string());
     } else {
-      forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
-                 [&](int64_t from, int64_t to, int64_t elements) {
-                   int64_t bytes = elements * elementBytes;
-                   int64_t piece = network ? bytes : options.maxItemBytes;
-                   for (int64_t at = 0; at < bytes; at += piece) {
-                     Movement movement;
-                     movement.src = step.from;
-                     movement.srcOffset = from * elementBytes + at;
-                     movement.dst = step.to;
-                     movement.dstOffset = to * elementBytes + at;
-                     movement.bytes = std::min(piece, bytes - at);
-                     emit(std::move(movement));
-                   }
-                 });
+      // Items of at most a stage each.
+      auto pieces = [&](Mechanism mechanism, int64_t from, int64_t to,
+                        int64_t bytes) {
+        for (int64_t at = 0; at < bytes; at += options.maxItemBytes) {
+          Movement movement;
+          movement.mechanism = mechanism;
+          movement.src = step.from;
+          movement.srcOffset = from + at;
+          movement.dst = step.to;
+          movement.dstOffset = to + at;
+          movement.bytes = std::min(options.maxItemBytes, bytes - at);
+          emit(std::move(movement));
+        }
+      };
+      const bool bulkReduces = !reduction || tmaBulkReduces(*reduction, type);
+      forEachRun(
+          step.fromBox, *fromShape, step.toBox, *toShape,
+          [&](int64_t fromElement, int64_t toElement, int64_t elements) {
+            const int64_t from = fromElement * elementBytes;
+            const int64_t to = toElement * elementBytes;
+            const int64_t bytes = elements * elementBytes;
+            // TMA bulk needs both addresses 16-byte aligned: only a run
+            // whose addresses agree modulo 16 has an aligned middle.
+            const int64_t head = (16 - from % 16) % 16;
+            const int64_t body =
+                bytes > head ? (bytes - head) / 16 * 16 : 0;
+            if (!bulkReduces || from % 16 != to % 16 ||
+                body < std::max<int64_t>(options.vectorBelowBytes, 16)) {
+              pieces(Mechanism::Vector, from, to, bytes);
+              return;
+            }
+            if (head)
+              pieces(Mechanism::Vector, from, to, head);
+            pieces(Mechanism::Bulk, from + head, to + head, body);
+            if (const int64_t tail = bytes - head - body)
+              pieces(Mechanism::Vector, from + head + body, to + head + body,
+                     tail);
+          });
     }
     if (signal)
       signalled[i] = std::make_pair(*signal, movements);

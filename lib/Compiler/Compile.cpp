@@ -67,28 +67,12 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
   });
 
   // Launch and lowering parameters of the artifact come from the same
-  // option string as the pipeline's.
-  mlir::m2n::ArtifactOptions artifactOptions;
-  llvm::SmallVector<llvm::StringRef> words;
-  options.split(words, ' ', -1, /*KeepEmpty=*/false);
-  for (llvm::StringRef word : words) {
-    auto [key, value] = word.split('=');
-    unsigned number = 0;
-    int64_t wide = 0;
-    if (key == "max-ctas" && !value.getAsInteger(10, number))
-      artifactOptions.maxCtas = number;
-    else if (key == "tile-below-run-bytes" && !value.getAsInteger(10, wide))
-      artifactOptions.tileBelowRunBytes = wide;
-    else if (key == "copy-engine") // As the pipeline's bool option reads it.
-      artifactOptions.copyEngine =
-          value.empty() || value == "1" || value.equals_insensitive("true");
-    else if (key == "artifact") {
-      errors << "the artifact option writes a file; the compiler API returns "
-                "the artifact instead\n";
-      return result;
-    }
+  // option string as the pipeline's, parsed the same way.
+  if (options.contains("artifact=")) {
+    errors << "the artifact option writes a file; the compiler API returns "
+              "the artifact instead\n";
+    return result;
   }
-
   mlir::OwningOpRef<mlir::ModuleOp> module =
       mlir::parseSourceString<mlir::ModuleOp>(ir, &context, sourceName);
   if (!module)
@@ -99,6 +83,11 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
     pipeline += "{" + options.str() + "}";
   if (failed(mlir::parsePassPipeline(pipeline, pm, errors)))
     return result;
+  mlir::FailureOr<mlir::m2n::ArtifactOptions> artifactOptions =
+      mlir::m2n::parseArtifactOptions(options, errors);
+  if (failed(artifactOptions))
+    return result;
+
   std::unique_ptr<llvm::raw_fd_ostream> dump;
   if (!dumpPath.empty()) {
     std::error_code ec;
@@ -118,7 +107,7 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
   if (failed(pm.run(*module)))
     return result;
   mlir::FailureOr<std::string> bytes =
-      mlir::m2n::buildArtifact(*module, artifactOptions);
+      mlir::m2n::buildArtifact(*module, *artifactOptions);
   if (failed(bytes))
     return result;
   result.artifact = std::move(*bytes);

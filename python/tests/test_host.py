@@ -47,7 +47,8 @@ def test_explicit_rank_lists():
     np.testing.assert_array_equal(dst[2], w)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int64,
+                                   np.int16, np.int8])
 def test_collectives(dtype):
     comm = m2n.Communicator.host(4)
     parts = [(rng.integers(-8, 8, (8, 12))).astype(dtype) for _ in range(4)]
@@ -69,14 +70,13 @@ def test_collectives(dtype):
     for r, o in enumerate(out):
         np.testing.assert_array_equal(o, total[2 * r:2 * (r + 1)])
 
-    out = [np.zeros((8, 12), dtype) for _ in range(4)]
-    if dtype in (np.float32, np.float64):  # TMA has no f32/f64 max.
-        with pytest.raises(m2n.CompileError, match="TMA has no bulk reduction max"):
-            m2n.all_reduce(parts, out, comm, op="max")
-        return
-    m2n.all_reduce(parts, out, comm, op="max")
-    for o in out:
-        np.testing.assert_array_equal(o, np.maximum.reduce(parts))
+    # Max and min on every type: TMA bulk reductions where they exist, the SM
+    # path where they do not (f32/f64 max/min, 8/16-bit integers).
+    for op, reduce in (("max", np.maximum), ("min", np.minimum)):
+        out = [np.zeros((8, 12), dtype) for _ in range(4)]
+        m2n.all_reduce(parts, out, comm, op=op)
+        for o in out:
+            np.testing.assert_array_equal(o, reduce.reduce(parts))
 
 
 def test_all_to_all():
@@ -284,8 +284,36 @@ def test_bad_arguments():
         m2n.all_gather([np.ones(2, np.complex64)] * 2, [np.zeros(4, np.complex64)] * 2, comm)
 
 
-def test_what_tma_cannot_reduce_is_a_compile_error():
-    comm = m2n.Communicator.host(2)
-    parts = [np.ones(16, np.float32)] * 2
-    with pytest.raises(m2n.CompileError, match="TMA has no bulk reduction max for f32"):
-        m2n.all_reduce(parts, [np.zeros(16, np.float32) for _ in range(2)], comm, op="max")
+def test_ordinary_shapes_that_tma_alone_cannot_move():
+    # 1000 f32 over 8 ranks: 125 elements (500 bytes) per shard.
+    comm = m2n.Communicator.host(8)
+    parts = [rng.integers(-8, 8, 1000).astype(np.float32) for _ in range(8)]
+    out = [np.zeros(1000, np.float32) for _ in range(8)]
+    m2n.all_reduce(parts, out, comm)
+    for o in out:
+        np.testing.assert_array_equal(o, sum(parts))
+
+    # A 7x5 Partial(sum) over 3 ranks to Shard(1) over 2 ranks: rows of 20
+    # and 12/8 bytes.
+    comm = m2n.Communicator.host(3)
+    parts = [rng.integers(-8, 8, (7, 5)).astype(np.float32) for _ in range(3)]
+    out = [np.zeros((7, 3), np.float32), np.zeros((7, 2), np.float32), None]
+    m2n.reshard(parts, out, comm, src_mesh=Mesh([3]), src_placements=[Partial("sum")],
+                dst_mesh=Mesh([2]), dst_placements=[Shard(1)])
+    total = sum(parts)
+    np.testing.assert_array_equal(out[0], total[:, :3])
+    np.testing.assert_array_equal(out[1], total[:, 3:])
+
+    # Loss scalars: 1-3 f32 per rank, gathered and summed.
+    for n in (1, 2, 3):
+        comm = m2n.Communicator.host(4)
+        losses = [rng.standard_normal(n).astype(np.float32) for _ in range(4)]
+        gathered = [np.zeros(4 * n, np.float32) for _ in range(4)]
+        m2n.all_gather(losses, gathered, comm)
+        for g in gathered:
+            np.testing.assert_array_equal(g, np.concatenate(losses))
+        summed = [np.zeros(n, np.float32) for _ in range(4)]
+        m2n.all_reduce(losses, summed, comm)
+        expected = sum(l.astype(np.float64) for l in losses)
+        for t in summed:
+            np.testing.assert_allclose(t, expected, rtol=1e-5)

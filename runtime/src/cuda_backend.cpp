@@ -505,8 +505,9 @@ m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
     items.reserve(rankProgram.items.size());
     for (const m2n::Movement &m : rankProgram.items) {
       Item it{};
-      if (m.tile) {
-        it.kind = 1;
+      it.kind = static_cast<uint32_t>(m.mechanism);
+      it.op = m2n::kernelOp(m, r.type);
+      if (m.isTile()) {
         it.rank = static_cast<uint32_t>(m.srcCoords.size());
         it.src = reinterpret_cast<uint64_t>(state.maps[device] + m.srcMap);
         it.dst = reinterpret_cast<uint64_t>(state.maps[device] + m.dstMap);
@@ -514,11 +515,18 @@ m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
           it.srcCoords[d] = static_cast<int32_t>(m.srcCoords[it.rank - 1 - d]);
           it.dstCoords[d] = static_cast<int32_t>(m.dstCoords[it.rank - 1 - d]);
         }
-        it.op = *m2n::tileOp(m.op);
       } else {
         it.src = reinterpret_cast<uint64_t>(addressOf(m.src) + m.srcOffset);
         it.dst = reinterpret_cast<uint64_t>(addressOf(m.dst) + m.dstOffset);
-        it.op = static_cast<uint32_t>(m.op);
+        // The lowering aligned bulk items for 16-byte aligned buffers; a
+        // caller's buffer that is not (a view at an odd offset) moves those
+        // items on the SM path, which the kernel has for every op that its
+        // bulk items use.
+        if (m.mechanism == m2n::Mechanism::Bulk && m.bytes > 0 &&
+            ((it.src | it.dst) % 16) != 0) {
+          it.kind = static_cast<uint32_t>(m2n::KernelItemKind::Vector);
+          it.op = m2n::vectorOp(m.reduction, r.type);
+        }
       }
       it.bytes = static_cast<uint32_t>(m.bytes);
       if (m.waitsOrderOnlyTheStore())

@@ -3,12 +3,13 @@
 //
 // RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline --mlir-print-local-scope | FileCheck %s --check-prefix=IR
 // RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - | FileCheck %s --check-prefix=PTX
-// RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - | FileCheck %s --check-prefix=TILES
+// RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - | FileCheck %s --check-prefix=SYNC
+// RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - | not grep -E "bulk_group\.(add\.f32|add\.f64|add\.noftz\.f16|min|max|add\.s32|add\.u64)|cp\.async\.bulk\.tensor"
 // RUN: m2n-opt %m2n_src_root/examples/example_a.mlir "--m2n-pipeline=strategy=flat chunk-bytes=1024" --mlir-print-local-scope | FileCheck %s --check-prefix=FLAT
 // RUN: %if ptxas %{ m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - > %t.ptx %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
 
-// IR: module attributes {gpu.container_module
+// IR: module attributes {gpu.container_module, m2n.kernel_ops = {bulk = array<i32: 0, 3>, tile = array<i32>, vector = array<i32: 0, 16>}
 // IR-LABEL: func.func @example_a
 // IR: m2n.schedule %{{.*}} on %{{.*}} strategy = "hierarchical"
 // IR-NEXT: m2n.step 0 copy src(0) [0:1, 0:8] -> dst(4) [0:1, 0:8] via network
@@ -31,29 +32,14 @@
 // PTX: cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes
 // PTX: mbarrier.try_wait.parity.shared.b64
 // PTX: cp.async.bulk.global.shared::cta.bulk_group
-// One bulk reduction per supported (operation, type):
-// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
-// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64
-// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16
-// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16
-// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f16
-// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16
-// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.s32
-// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s64
-// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u64
-// PTX: cp.async.bulk.commit_group;
-// PTX: red.release.sys.global.add.u64
-// PTX-DAG: cp.async.bulk.wait_group.read 0;
-// PTX-DAG: cp.async.bulk.wait_group.read 1;
-// PTX: cp.async.bulk.wait_group 0;
+// The kernel is specialized: Example A's reductions are bf16 sums, so it
+// has that bulk reduction (and its vector fallback) and no other.
+// PTX: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16
+// SYNC-DAG: cp.async.bulk.commit_group;
+// SYNC-DAG: red.release.sys.global.add.u64
+// SYNC-DAG: cp.async.bulk.wait_group.read 0;
+// SYNC-DAG: cp.async.bulk.wait_group.read 1;
+// SYNC-DAG: cp.async.bulk.wait_group 0;
 // The kernel keeps everything in registers: no local-memory spills.
 // PTX-NOT: ld.local
 // PTX-NOT: st.local
-
-// Tiles through tensor maps, 1 to 5 dimensions, copies and reductions:
-// TILES-DAG: cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-// TILES-DAG: cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
-// TILES-DAG: cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group
-// TILES-DAG: cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group
-// TILES-DAG: cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.bulk_group
-// TILES-DAG: cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.bulk_group

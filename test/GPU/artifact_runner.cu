@@ -422,7 +422,7 @@ int main(int argc, char **argv) {
     for (const auto &[rank, rp] : reshard.program.ranks)
       for (const m2n::Movement &m : rp.items) {
         movedBytes += m.bytes;
-        tiles += m.tile;
+        tiles += m.isTile();
       }
     double ms = times[times.size() / 2];
     if (reporter) {

@@ -40,11 +40,11 @@ std::optional<std::string> readsDoneProblem(const TransferProgram &program) {
     for (const Movement &m : rp.items) {
       bool remote = m.bytes > 0 && m.src.rank != rank;
       if (remote != m.readDone.has_value())
-        return "rank " + std::to_string(rank) + ": " + m.str();
+        return "rank " + std::to_string(rank) + ": " + m.str(program.type);
       if (!remote)
         continue;
       if (m.readDone->rank != m.src.rank)
-        return "read-done on the wrong rank: " + m.str();
+        return "read-done on the wrong rank: " + m.str(program.type);
       auto [it, fresh] = counters.emplace(m.src.rank, *m.readDone);
       if (!fresh && !(it->second == *m.readDone))
         return "two read-done counters for rank " + std::to_string(m.src.rank);
@@ -56,7 +56,7 @@ std::optional<std::string> readsDoneProblem(const TransferProgram &program) {
         !(last.waits[0].counter == counters.at(owner)) ||
         last.waits[0].value != count)
       return "rank " + std::to_string(owner) + " does not end waiting for " +
-             std::to_string(count) + " reads: " + last.str();
+             std::to_string(count) + " reads: " + last.str(program.type);
   }
   return std::nullopt;
 }
@@ -77,14 +77,14 @@ TEST(TransferProgramTest, PaperExampleAHierarchical) {
   // row 1 from rank 6 once rank 6's receive has signalled.
   const RankProgram &rank4 = program.ranks.at(4);
   ASSERT_EQ(rank4.receives.size(), 1u);
-  EXPECT_EQ(rank4.receives[0].str(),
+  EXPECT_EQ(rank4.receives[0].str(program.type),
             "copy src(0)+0 -> dst(4)+0 16B signal 4:0");
   // It tells rank 6 once it has read, and waits (its last item) until rank
   // 6 has read row 0 from it.
   ASSERT_EQ(rank4.items.size(), 2u);
-  EXPECT_EQ(rank4.items[0].str(),
+  EXPECT_EQ(rank4.items[0].str(program.type),
             "copy dst(6)+16 -> dst(4)+16 16B wait 6:0>=1 read-done 6:1");
-  EXPECT_EQ(rank4.items[1].str(), "copy dst(4)+0 -> dst(4)+0 0B wait 4:1>=1");
+  EXPECT_EQ(rank4.items[1].str(program.type), "copy dst(4)+0 -> dst(4)+0 0B wait 4:1>=1");
 
   ReshardSimulator simulator(src, dst, shape, ElementType::BF16);
   ASSERT_EQ(executeProgram(program, simulator, 2), std::nullopt);
@@ -108,9 +108,9 @@ TEST(TransferProgramTest, StridedBoxesBecomeRowsAndItemsAreCut) {
   // Each rank receives 2 rows x 8 columns from itself and from the other,
   // then waits until the other has read its part (reads-done).
   EXPECT_EQ(program.ranks.at(0).items.size(), 2u * 2 * 2 + 1);
-  EXPECT_EQ(program.ranks.at(1).items[0].str(),
+  EXPECT_EQ(program.ranks.at(1).items[0].str(program.type),
             "copy src(0)+32 -> dst(1)+0 16B read-done 0:0");
-  EXPECT_EQ(program.ranks.at(0).items.back().str(),
+  EXPECT_EQ(program.ranks.at(0).items.back().str(program.type),
             "copy src(0)+0 -> src(0)+0 0B wait 0:0>=4");
   ReshardSimulator simulator(src, dst, shape, ElementType::F32);
   ASSERT_EQ(executeProgram(program, simulator, 3), std::nullopt);
@@ -132,9 +132,9 @@ TEST(TransferProgramTest, ShortRowsBecomeTiles) {
   // tiles of 256 and 44 rows.
   const RankProgram &rank1 = program.ranks.at(1);
   ASSERT_EQ(rank1.items.size(), 5u);
-  EXPECT_EQ(rank1.items[0].str(),
+  EXPECT_EQ(rank1.items[0].str(program.type),
             "copy tile src(0) map0(0,8) -> dst(1) map6(0,0) 8192B read-done 0:0");
-  EXPECT_EQ(rank1.items[1].str(),
+  EXPECT_EQ(rank1.items[1].str(program.type),
             "copy tile src(0) map2(256,8) -> dst(1) map7(256,0) 1408B read-done 0:0");
   // Maps are shared: rank 0's own columns use the same source map.
   EXPECT_EQ(program.maps[0].box, (Dims{256, 8}));
@@ -158,7 +158,7 @@ TEST(TransferProgramTest, ReadsDoneHoldsTheReadRankUntilPeersRead) {
                   ElementType::F32, {}, program),
             std::nullopt);
   ASSERT_EQ(readsDoneProblem(program), std::nullopt);
-  EXPECT_EQ(program.ranks.at(0).items.back().str(),
+  EXPECT_EQ(program.ranks.at(0).items.back().str(program.type),
             "copy src(0)+0 -> src(0)+0 0B wait 0:0>=1");
   {
     ReshardSimulator simulator(src, dst, shape, ElementType::F32);
@@ -210,9 +210,9 @@ TEST(TransferProgramTest, CopyEngineTakesTheOwnCopy) {
   lowerAllReduceWithCopyEngine(2, 64, /*reduceShare=*/false, 64, program);
   const RankProgram &rank0 = program.ranks.at(0);
   ASSERT_EQ(rank0.engineCopies.size(), 1u);
-  EXPECT_EQ(rank0.engineCopies[0].str(), "copy src(0)+0 -> dst(0)+0 256B");
+  EXPECT_EQ(rank0.engineCopies[0].str(program.type), "copy src(0)+0 -> dst(0)+0 256B");
   ASSERT_EQ(rank0.items.size(), 5u); // 4 chunks reduced, then reads-done.
-  EXPECT_EQ(rank0.items[0].str(),
+  EXPECT_EQ(rank0.items[0].str(program.type),
             "add.f32 src(1)+0 -> dst(0)+0 64B read-done 1:0");
 }
 
@@ -231,25 +231,89 @@ TEST(TransferProgramTest, CopyEngineSignalsPeersThatWait) {
   }
 }
 
-TEST(TransferProgramTest, RejectsWhatTmaCannotDo) {
+/// The items of every rank, printed, in rank order.
+std::vector<std::string> itemsOf(const TransferProgram &program) {
+  std::vector<std::string> lines;
+  for (const auto &[rank, rp] : program.ranks)
+    for (const Movement &m : rp.items)
+      lines.push_back(m.str(program.type));
+  return lines;
+}
+
+TEST(TransferProgramTest, ReductionsTmaLacksTakeTheVectorPath) {
+  // f32 max has no TMA reduction: the reduction runs on the SM path; the
+  // copy of the own contribution stays a bulk item.
   Layout src{Mesh::contiguous({2}), {Placement::partial(Reduction::Max)}};
   Layout dst{Mesh::contiguous({2}), {Placement::replicate()}};
-  std::vector<int64_t> shape = {8};
   Topology topology = Topology::singleDomain(2);
   TransferProgram program;
-  std::optional<std::string> error = lower(
-      src, dst, shape, topology, Strategy::Flat, ElementType::F32, {}, program);
-  ASSERT_TRUE(error);
-  EXPECT_NE(error->find("TMA has no bulk reduction max for f32"),
-            std::string::npos);
-  // 3 bf16 elements: 6-byte runs.
+  ASSERT_EQ(lower(src, dst, {1024}, topology, Strategy::Flat,
+                  ElementType::F32, {}, program),
+            std::nullopt);
+  const RankProgram &rank0 = program.ranks.at(0);
+  ASSERT_EQ(rank0.items.size(), 3u);
+  EXPECT_EQ(rank0.items[0].str(program.type),
+            "copy src(0)+0 -> dst(0)+0 4096B signal 0:0");
+  EXPECT_EQ(rank0.items[1].str(program.type),
+            "max.f32 vector src(1)+0 -> dst(0)+0 4096B wait 0:0>=1 "
+            "read-done 1:1");
+  // 8-bit integer sums too.
+  Layout sums{Mesh::contiguous({2}), {Placement::partial(Reduction::Sum)}};
+  ASSERT_EQ(lower(sums, dst, {64}, topology,
+                  Strategy::Flat, ElementType::I8, {}, program),
+            std::nullopt);
+  EXPECT_EQ(program.ranks.at(0).items[1].mechanism, Mechanism::Vector);
+}
+
+TEST(TransferProgramTest, UnalignedRunsSplitIntoVectorHeadBulkBodyVectorTail) {
+  // 3 bf16 elements per shard: 6-byte runs, neither bulk nor tiles.
   Layout shards{Mesh::contiguous({2}), {Placement::shard(0)}};
   Layout whole{Mesh::contiguous({2}), {Placement::replicate()}};
-  std::vector<int64_t> odd = {6};
-  error = lower(shards, whole, odd, topology, Strategy::Flat, ElementType::BF16,
-                {}, program);
-  ASSERT_TRUE(error);
-  EXPECT_NE(error->find("is not 16-byte aligned"), std::string::npos);
+  Topology topology = Topology::singleDomain(2);
+  TransferProgram program;
+  ASSERT_EQ(lower(shards, whole, {6}, topology, Strategy::Flat,
+                  ElementType::BF16, {}, program),
+            std::nullopt);
+  EXPECT_EQ(program.ranks.at(0).items[1].str(program.type),
+            "copy vector src(1)+0 -> dst(0)+6 6B read-done 1:0");
+
+  // 2 x 1001 f32 to rank 1's half: the run from element 1001 starts 4 bytes
+  // past a 16-byte boundary in the destination, at 0 in the source; from
+  // rank 0's part: both at 0, 4004 bytes: a bulk body and a 4-byte tail.
+  LoweringOptions options;
+  options.vectorBelowBytes = 64;
+  ASSERT_EQ(lower(shards, whole, {2002}, topology, Strategy::Flat,
+                  ElementType::F32, options, program),
+            std::nullopt);
+  std::vector<std::string> lines = itemsOf(program);
+  auto has = [&](const std::string &line) {
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  };
+  // Rank 1's shard lands 4004 bytes into rank 0's destination (4 mod 16):
+  // the addresses disagree modulo 16, so all of it is vector.
+  EXPECT_TRUE(has("copy vector src(1)+0 -> dst(0)+4004 4004B read-done 1:0"));
+  // Rank 0's shard lands at 0 of rank 1's: an aligned bulk body and a
+  // 4-byte vector tail.
+  EXPECT_TRUE(has("copy src(0)+0 -> dst(1)+0 4000B read-done 0:0"));
+  EXPECT_TRUE(has("copy vector src(0)+4000 -> dst(1)+4000 4B read-done 0:0"));
+}
+
+TEST(TransferProgramTest, VectorThresholdDecidesShortRuns) {
+  // 64 f32 elements per rank (256 bytes, aligned): at the default threshold
+  // (256) a bulk item, below it a vector item.
+  Layout shards{Mesh::contiguous({2}), {Placement::shard(0)}};
+  Layout whole{Mesh::contiguous({2}), {Placement::replicate()}};
+  Topology topology = Topology::singleDomain(2);
+  for (int64_t threshold : {256, 257}) {
+    LoweringOptions options;
+    options.vectorBelowBytes = threshold;
+    TransferProgram program;
+    ASSERT_EQ(lower(shards, whole, {128}, topology, Strategy::Flat,
+                    ElementType::F32, options, program),
+              std::nullopt);
+    EXPECT_EQ(program.ranks.at(0).items[0].mechanism,
+              threshold == 256 ? Mechanism::Bulk : Mechanism::Vector);
+  }
 }
 
 TEST(TransferProgramTest, OnlyLoadsFromSourcesRunAheadOfTheirWaits) {
@@ -274,7 +338,7 @@ TEST(TransferProgramTest, OnlyLoadsFromSourcesRunAheadOfTheirWaits) {
             std::nullopt);
   int64_t reductions = 0;
   for (const Movement &m : program.ranks.at(0).items)
-    if (m.op != ItemOp::Copy) {
+    if (!m.isCopy()) {
       ++reductions;
       EXPECT_FALSE(m.waits.empty());
       EXPECT_TRUE(m.waitsOrderOnlyTheStore());
@@ -335,16 +399,17 @@ TEST(TransferProgramTest, ManyDependenciesAreJoined) {
 
 // Random reshards x topologies x strategies, lowered with tiny items and run
 // the way CTAs run them (round-robin, in order, waiting on counters).
-TEST(TransferProgramPropertyTest, LoweredSchedulesRunCorrectly) {
+TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
   const uint64_t seed = propertySeed();
-  const int64_t cases = propertyCases(2000);
+  const int64_t cases = propertyCases(10000);
   RandomLayouts random(seed ^ 0xc0de);
-  int64_t lowered = 0, unaligned = 0, noReduction = 0, items = 0,
-          tileItems = 0;
+  int64_t items = 0, tileItems = 0, vectorItems = 0, bulkItems = 0;
   for (int64_t n = 0; n < cases; ++n) {
     std::vector<int64_t> shape = random.shape();
-    if (!shape.empty())
-      shape.back() = 16 * random.uniform(1, 2); // Mostly aligned rows.
+    // Half the cases with 16-byte rows (bulk and tiles), half with odd
+    // inner extents (vector heads and tails).
+    if (!shape.empty() && random.uniform(0, 1))
+      shape.back() = 16 * random.uniform(1, 2);
     int64_t rank = static_cast<int64_t>(shape.size());
     Layout src = random.layout(rank, /*allowPartial=*/true);
     Layout dst = random.destination(src, rank);
@@ -367,23 +432,27 @@ TEST(TransferProgramPropertyTest, LoweredSchedulesRunCorrectly) {
     options.maxItemBytes = 16 * random.uniform(1, 4);
     options.preferTiles = random.uniform(0, 2) == 0;
     options.tileBelowRunBytes = 16 * random.uniform(0, 4);
+    options.vectorBelowBytes = 16 * random.uniform(0, 3);
     options.copyEngine = random.uniform(0, 1) == 1;
-    std::optional<std::string> error =
-        lowerSchedule(schedule, src, dst, shape, type, options, program);
-    if (error) {
-      bool aligned = error->find("16-byte aligned") == std::string::npos;
-      bool reducible = error->find("no bulk reduction") == std::string::npos;
-      ASSERT_FALSE(aligned && reducible) << *error;
-      unaligned += !aligned;
-      noReduction += !reducible;
-      continue;
-    }
-    ++lowered;
+    ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, type, options, program),
+              std::nullopt);
     ASSERT_EQ(readsDoneProblem(program), std::nullopt);
     items += program.itemCount();
     for (const auto &[r, rp] : program.ranks)
-      for (const Movement &m : rp.items)
-        tileItems += m.tile;
+      for (const Movement &m : rp.items) {
+        tileItems += m.isTile();
+        vectorItems += m.mechanism == Mechanism::Vector;
+        bulkItems += m.mechanism == Mechanism::Bulk && m.bytes > 0;
+        // What each mechanism can take.
+        if (m.mechanism == Mechanism::Bulk && m.bytes > 0) {
+          ASSERT_EQ(m.srcOffset % 16, 0) << m.str(type);
+          ASSERT_EQ(m.dstOffset % 16, 0) << m.str(type);
+          ASSERT_EQ(m.bytes % 16, 0) << m.str(type);
+          ASSERT_TRUE(!m.reduction || tmaBulkReduces(*m.reduction, type));
+        }
+        if (m.isTile())
+          ASSERT_TRUE(!m.reduction || tmaTileReduces(*m.reduction, type));
+      }
     ReshardSimulator simulator(src, dst, shape, type);
     ASSERT_EQ(executeProgram(program, simulator, random.uniform(1, 3)),
               std::nullopt);
@@ -392,13 +461,13 @@ TEST(TransferProgramPropertyTest, LoweredSchedulesRunCorrectly) {
     if (HasFailure())
       return;
   }
-  EXPECT_GT(lowered, cases / 3);
-  EXPECT_GT(tileItems, items / 20);
-  std::cout << "[ property ] seed " << seed << ": " << lowered << " of "
-            << cases << " lowered and run (" << items << " items, "
-            << tileItems << " of them tiles); "
-            << unaligned << " unaligned, " << noReduction
-            << " without a TMA reduction\n";
+  EXPECT_GT(tileItems, items / 50);
+  EXPECT_GT(vectorItems, items / 50);
+  EXPECT_GT(bulkItems, items / 50);
+  std::cout << "[ property ] seed " << seed << ": " << cases
+            << " reshards lowered and run (" << items << " items: "
+            << bulkItems << " bulk, " << tileItems << " tiles, "
+            << vectorItems << " vector)\n";
 }
 
 } // namespace

@@ -1,25 +1,34 @@
 //===- KernelABI.h - the transfer kernel's work-item record ------*- C++ -*-===//
 //
-// The host-side mirror of the 128-byte record the transfer kernel reads
-// (lib/Conversion/M2NToGPU/TransferKernel.mlir). The runtime fills it; its
-// layout is part of the artifact's contract with the kernel.
+// The one definition of the 128-byte record the transfer kernel reads: the
+// runtime fills it (runtime/src/cuda_backend.cpp) and the kernel generator
+// (lib/Conversion/M2NToGPU/TransferKernel.cpp) takes every field offset from
+// it with offsetof, so the two cannot drift apart. The op codes below are
+// also the kernel's: its generator emits one case per code an artifact uses.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef M2N_CODEGEN_KERNELABI_H
 #define M2N_CODEGEN_KERNELABI_H
 
+#include "m2n/Codegen/TransferProgram.h"
+
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
 
 namespace m2n {
 
 struct KernelItem {
-  uint64_t src, dst;    // Addresses (bulk) or CUtensorMap addresses (tile).
-  uint32_t bytes, op;   // Bytes moved; copy or reduction.
+  uint64_t src, dst;    // Addresses (bulk, vector) or CUtensorMap addresses
+                        // (tile).
+  uint32_t bytes, op;   // Bytes moved; the op code of the item's kind.
   uint64_t signal;      // Counter to increment once the bytes landed, or 0.
   uint64_t wait0, value0, wait1, value1; // Counters and values (x epoch).
-  uint32_t kind, rank;  // 0 bulk, 1 tile; tile rank (1-5).
+  uint32_t kind, rank;  // KernelItemKind; tile rank (1-5).
   int32_t srcCoords[5], dstCoords[5]; // Tile corners, innermost first.
   uint32_t flags;       // KernelItemFlags.
   uint32_t pad;
@@ -27,15 +36,71 @@ struct KernelItem {
                         // read (the item reads that peer's buffer), or 0.
 };
 
+/// KernelItem::kind: the item's Mechanism.
+enum class KernelItemKind : uint32_t { Bulk = 0, Tile = 1, Vector = 2 };
+
 /// Bits of KernelItem::flags.
 enum KernelItemFlags : uint32_t {
   /// The waits order only the store: the load may be issued ahead.
   kStoreWaits = 1,
 };
 static_assert(sizeof(KernelItem) == 128, "the kernel reads 128-byte items");
-static_assert(offsetof(KernelItem, flags) == 112 &&
-                  offsetof(KernelItem, readDone) == 120,
-              "field offsets are the kernel's (TransferKernel.mlir)");
+
+/// Op codes of bulk items: 0 copy, then one per TMA bulk reduction
+/// (cp.reduce.async.bulk .<op>.<type>; 16-bit floats with .noftz).
+enum class BulkOp : uint32_t {
+  Copy = 0,
+  AddF32 = 1,
+  AddF16 = 2,
+  AddBF16 = 3,
+  MinF16 = 4,
+  MaxF16 = 5,
+  MinBF16 = 6,
+  MaxBF16 = 7,
+  AddS32 = 8,
+  MinS32 = 9,
+  MaxS32 = 10,
+  AddU64 = 11,
+  MinS64 = 12,
+  MaxS64 = 13,
+  AddF64 = 14,
+};
+constexpr uint32_t kBulkOpCount = 15;
+
+/// The bulk op code of a copy or reduction on `type`, or std::nullopt when
+/// TMA has no such bulk reduction (tmaBulkReduces).
+std::optional<BulkOp> bulkOp(std::optional<Reduction> reduction,
+                             ElementType type);
+/// The tile op code: 0 copy, 1 add, 2 min, 3 max (the element type is the
+/// tensor map's).
+uint32_t tileOp(std::optional<Reduction> reduction);
+/// The vector op code: 0 copy (bytes, whatever the type), otherwise
+/// 1 + reduction + 3 * type, one per (reduction, element type).
+uint32_t vectorOp(std::optional<Reduction> reduction, ElementType type);
+constexpr uint32_t kVectorOpCount = 1 + 3 * 8;
+/// The (reduction, type) of vector op code `op` (1..kVectorOpCount-1).
+std::pair<Reduction, ElementType> vectorOpMeaning(uint32_t op);
+
+/// The op code of `movement` in its kind (KernelItem::op).
+uint32_t kernelOp(const Movement &movement, ElementType type);
+
+/// The op codes a transfer kernel implements, per kind: the generator emits
+/// only these (a kernel for a copy-only artifact has no reduction code).
+struct KernelOps {
+  std::set<uint32_t> bulk;                       // BulkOp codes.
+  std::set<std::pair<uint32_t, uint32_t>> tile;  // (tile op, tile rank).
+  std::set<uint32_t> vector;                     // Vector op codes.
+
+  /// Every op of every kind (hand-built tables, tests).
+  static KernelOps all();
+  /// Adds what the items of `program` use, and for every bulk item the
+  /// vector op of the same movement: the runtime moves a bulk item on the
+  /// SM path when a caller's buffer is not 16-byte aligned.
+  void add(const TransferProgram &program);
+  /// The first item of `program` the kernel cannot run, printed.
+  std::optional<std::string> missing(const TransferProgram &program) const;
+  bool empty() const { return bulk.empty() && tile.empty() && vector.empty(); }
+};
 
 } // namespace m2n
 

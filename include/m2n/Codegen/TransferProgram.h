@@ -44,28 +44,33 @@
 
 namespace m2n {
 
-/// The `op` field of a kernel item: a copy or a TMA bulk reduction.
-enum class ItemOp : uint32_t {
-  Copy = 0,
-  AddF32 = 1,
-  AddF16 = 2,
-  AddBF16 = 3,
-  MinF16 = 4,
-  MaxF16 = 5,
-  MinBF16 = 6,
-  MaxBF16 = 7,
-  AddS32 = 8,
-  MinS32 = 9,
-  MaxS32 = 10,
-  AddU64 = 11,
-  MinS64 = 12,
-  MaxS64 = 13,
-  AddF64 = 14,
+/// How the kernel moves a movement's bytes (LoweringOptions says which
+/// movement gets which).
+enum class Mechanism : uint8_t {
+  /// One TMA bulk copy or bulk reduction of contiguous bytes
+  /// (`cp.async.bulk`, `cp.reduce.async.bulk`): 16-byte aligned addresses
+  /// and sizes, reductions only where TMA has them (tmaBulkReduces).
+  Bulk = 0,
+  /// One box between two TMA tensor maps (`cp.async.bulk.tensor`,
+  /// `cp.reduce.async.bulk.tensor`).
+  Tile = 1,
+  /// The CTA's threads load, combine in registers and store contiguous
+  /// bytes with the widest vectors the addresses allow: any alignment, any
+  /// size, every reduction on every element type.
+  Vector = 2,
 };
-const char *toString(ItemOp op);
-/// The bulk reduction for `reduction` on `type`, or std::nullopt when TMA
-/// has none (f32 min/max, 8- and 16-bit integers, ...).
-std::optional<ItemOp> bulkReduction(Reduction reduction, ElementType type);
+const char *toString(Mechanism mechanism);
+
+/// Whether TMA bulk reductions (non-tensor) cover `reduction` on `type`.
+/// They exist for add on f32, f64, f16, bf16, s32, u64 (i64 sums) and
+/// min/max on f16, bf16, s32, s64: not f32/f64 min/max, not 8/16-bit
+/// integers.
+bool tmaBulkReduces(Reduction reduction, ElementType type);
+/// Whether TMA tensor reductions cover `reduction` on `type` (add on f32,
+/// f16, bf16, s32, u64; min/max on f16, bf16, s32).
+bool tmaTileReduces(Reduction reduction, ElementType type);
+/// "copy", or the reduction and type as PTX spells them ("add.f32").
+std::string opName(std::optional<Reduction> reduction, ElementType type);
 
 struct CounterRef {
   int64_t rank = 0;
@@ -100,12 +105,14 @@ struct Movement {
   BufferRef dst;
   int64_t dstOffset = 0;
   int64_t bytes = 0;
+  Mechanism mechanism = Mechanism::Bulk;
   /// Tiles: indices into TransferProgram::maps and the box's corner in each
   /// buffer (row-major); offsets are unused.
-  bool tile = false;
   int64_t srcMap = -1, dstMap = -1;
   Dims srcCoords, dstCoords;
-  ItemOp op = ItemOp::Copy;
+  /// Combine into the destination instead of copying (element type: the
+  /// program's).
+  std::optional<Reduction> reduction;
   std::optional<CounterRef> signal;
   std::vector<CounterWait> waits;
   /// A kernel item that reads another rank's buffer increments this counter
@@ -115,7 +122,11 @@ struct Movement {
   std::optional<CounterRef> readDone;
   int64_t step = -1; // The schedule step it comes from (-1: a join).
 
-  std::string str() const;
+  bool isTile() const { return mechanism == Mechanism::Tile; }
+  bool isCopy() const { return !reduction; }
+  /// E.g. "add.f32 src(1)+0 -> dst(0)+0 64B wait 0:0>=1"; mechanisms other
+  /// than bulk are named after the op ("copy vector ...", "copy tile ...").
+  std::string str(ElementType type) const;
 
   /// Whether the waits order only the store: the source is a reshard source,
   /// which no step writes (lowerSchedule rejects schedules that do), so the
@@ -154,6 +165,13 @@ struct LoweringOptions {
   int64_t tileBelowRunBytes = 16384;
   /// Use tiles wherever tensor maps can describe the box.
   bool preferTiles = false;
+  /// Runs shorter than this move on the SM path (Mechanism::Vector) instead
+  /// of as TMA bulk items, and so does what is left of a run once its
+  /// unaligned head and tail are cut off. Runs that TMA cannot take at all
+  /// (misaligned against each other, a reduction TMA lacks) take the SM
+  /// path whatever their size.
+  // 0 until measured on H200: the SM path takes only what TMA cannot.
+  int64_t vectorBelowBytes = 0;
   /// Steps that copy a rank's own source into its destination, with no
   /// dependencies and contiguous in both, become copy-engine copies the runtime enqueues on the
   /// rank's stream before its kernel (RankProgram::engineCopies): the copy
@@ -163,10 +181,6 @@ struct LoweringOptions {
   /// signals at the start of the kernel.
   bool copyEngine = false;
 };
-
-/// The kernel's tile op for a bulk reduction (1 add, 2 min, 3 max; 0 copy),
-/// or std::nullopt when TMA tensor reductions do not cover it.
-std::optional<uint32_t> tileOp(ItemOp op);
 
 /// Lowers `schedule` (of a reshard from `src` to `dst` of `shape`) into
 /// per-rank programs, or returns a message naming what cannot be lowered.

@@ -6,29 +6,46 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertToGPU : Pass<"m2n-convert-to-gpu", "::mlir::ModuleOp"> {
-  let summary = "Add the TMA transfer kernel that executes m2n schedules";
+  let summary = "Add the transfer kernel that executes the module's m2n schedules";
   let description = [{
-    Adds `gpu.module @m2n_kernels` with the transfer kernel `m2n_transfer`
-    (lib/Conversion/M2NToGPU/TransferKernel.mlir): one elected thread per CTA
-    walks a table of work items, waits for each item's dependencies on
-    peer-visible flags (bounded by a timeout that records the item and traps
-    instead of hanging), moves the item's bytes with a TMA bulk load into a
-    multi-stage shared-memory pipeline (`nvvm.cp.async.bulk.shared.cluster.global`,
-    `nvvm.mbarrier.*`) and a TMA bulk store
-    (`nvvm.cp.async.bulk.global.shared.cta`) or bulk reduction
-    (`cp.reduce.async.bulk ... .add/.min/.max`, inline PTX: MLIR 22 has no op
-    for the non-tensor form), and signals a counter once its bytes have
-    landed. The module is marked `gpu.container_module`.
+    Adds `gpu.module @m2n_kernels` with the transfer kernel `m2n_transfer`,
+    built with typed `gpu`, `scf`, `arith`, `llvm` and `nvvm` ops
+    (lib/Conversion/M2NToGPU/TransferKernel.cpp) and specialized to the op
+    codes the module's schedules use once lowered (`kernel-ops=used`, with
+    the lowering options below, which must be those of
+    `m2n-write-artifact`) or to every op (`kernel-ops=all`). The op codes are
+    recorded as the module attribute `m2n.kernel_ops`; `m2n-write-artifact`
+    refuses items the kernel cannot run. The module is marked
+    `gpu.container_module`; `nvvm-attach-target` adds the NVVM target.
 
-    The kernel also moves tiles of 1-5 dimensions through TMA tensor maps
-    (`nvvm.cp.async.bulk.tensor.*`, `nvvm.cp.async.bulk.tensor.reduce`).
-    Schedules stay in place: `m2n-write-artifact` lowers them to the per-rank
-    work-item tables this kernel walks.
+    Per CTA, one thread walks the rank's table of work items: it waits for
+    each item's dependencies on peer-visible counters (bounded by a timeout
+    that records the item and traps instead of hanging), moves bulk items
+    with TMA bulk loads into a multi-stage shared-memory pipeline
+    (`nvvm.cp.async.bulk.shared.cluster.global`, `nvvm.mbarrier.*`) and TMA
+    bulk stores (`nvvm.cp.async.bulk.global.shared.cta`) or bulk reductions
+    (`cp.reduce.async.bulk`, inline PTX: MLIR 22 has no op for the
+    non-tensor form), tiles through TMA tensor maps
+    (`nvvm.cp.async.bulk.tensor.*`), and signals counters once the bytes
+    have landed. Vector items (the SM path) are moved by every thread of the
+    CTA with the widest vector loads and stores the addresses allow,
+    reductions computed in registers.
   }];
   let options = [
-    Option<"chip", "chip", "std::string", "\"sm_90a\"", "Target GPU">,
-    Option<"features", "features", "std::string", "\"+ptx86\"",
-           "PTX features (the default +ptx60 cannot express TMA)">
+    Option<"kernelOps", "kernel-ops", "std::string", "\"used\"",
+           "Which op codes the kernel implements: 'used' (those of the "
+           "module's lowered schedules) or 'all'">,
+    Option<"stageBytes", "stage-bytes", "int64_t", "65536",
+           "Lowering: bytes per stage, the largest work item">,
+    Option<"tileBelowRunBytes", "tile-below-run-bytes", "int64_t", "16384",
+           "Lowering: boxes whose contiguous runs are shorter move as TMA "
+           "tensor tiles">,
+    Option<"vectorBelowBytes", "vector-below-bytes", "int64_t", "0",
+           "Lowering: runs (or aligned middles of runs) shorter than this "
+           "move on the SM path">,
+    Option<"copyEngine", "copy-engine", "bool", "false",
+           "Lowering: copy each rank's own source into its destination with "
+           "the copy engine">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
@@ -41,8 +58,10 @@ def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
   let summary = "Write the executable artifact: PTX, launch and per-rank programs";
   let description = [{
     Lowers every `m2n.schedule` to its per-rank programs
-    (`m2n::lowerSchedule`: contiguous runs cut into kernel work items,
-    network receives, counters for the dependencies) and writes them, with
+    (`m2n::lowerSchedule`: contiguous runs cut into kernel work items of a
+    mechanism each (TMA bulk, TMA tile, SM vector), network receives,
+    counters for the dependencies), checks that the kernel implements every
+    item's op (`m2n.kernel_ops`) and writes them, with
     the PTX of `gpu.binary @m2n_kernels` (gpu-module-to-binary with
     format=isa) and the kernel's launch configuration, as a versioned
     artifact (docs/artifact.md) to `path`, atomically (a temporary file,
@@ -58,6 +77,9 @@ def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
            "Bytes per stage, the largest work item">,
     Option<"tileBelowRunBytes", "tile-below-run-bytes", "int64_t", "16384",
            "Boxes whose contiguous runs are shorter move as TMA tensor tiles">,
+    Option<"vectorBelowBytes", "vector-below-bytes", "int64_t", "0",
+           "Runs (or aligned middles of runs) shorter than this move on the "
+           "SM path (vector items)">,
     Option<"copyEngine", "copy-engine", "bool", "false",
            "Copy each rank's own source into its destination with the copy "
            "engine before its kernel, instead of with TMA items">

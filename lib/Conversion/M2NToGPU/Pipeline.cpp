@@ -54,11 +54,20 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
       llvm::cl::desc("Boxes whose contiguous runs are shorter move as TMA "
                      "tensor tiles"),
       llvm::cl::init(16384)};
+  Option<int64_t> vectorBelowBytes{
+      *this, "vector-below-bytes",
+      llvm::cl::desc("Runs (or aligned middles of runs) shorter than this "
+                     "move on the SM path instead of as TMA bulk items"),
+      llvm::cl::init(0)};
   Option<bool> copyEngine{
       *this, "copy-engine",
       llvm::cl::desc("Copy each rank's own source into its destination with "
                      "the copy engine before its kernel"),
       llvm::cl::init(false)};
+  Option<int64_t> stageBytes{
+      *this, "stage-bytes",
+      llvm::cl::desc("Bytes per shared-memory stage: the largest work item"),
+      llvm::cl::init(65536)};
   Option<std::string> format{
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin, fatbin"),
@@ -66,19 +75,26 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
 };
 
 void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
-  pm.addPass(m2n::createExpandCollectives());
-  pm.addPass(m2n::createPlanIntersections());
-  pm.addPass(m2n::createVerifyPlan());
-  m2n::RouteTopologyOptions route;
+  pm.addPass(mlir::m2n::createExpandCollectives());
+  pm.addPass(mlir::m2n::createPlanIntersections());
+  pm.addPass(mlir::m2n::createVerifyPlan());
+  mlir::m2n::RouteTopologyOptions route;
   route.strategy = options.strategy;
   route.topologyFile = options.topology;
   route.chunkBytes = options.chunkBytes;
   route.reduceShare = options.reduceShare;
-  pm.addPass(m2n::createRouteTopology(route));
-  m2n::ConvertToGPUOptions gpu;
-  gpu.chip = options.chip;
-  gpu.features = options.features;
-  pm.addPass(m2n::createConvertToGPU(gpu));
+  pm.addPass(mlir::m2n::createRouteTopology(route));
+  mlir::m2n::ConvertToGPUOptions gpu;
+  gpu.stageBytes = options.stageBytes;
+  gpu.tileBelowRunBytes = options.tileBelowRunBytes;
+  gpu.vectorBelowBytes = options.vectorBelowBytes;
+  gpu.copyEngine = options.copyEngine;
+  pm.addPass(mlir::m2n::createConvertToGPU(gpu));
+  GpuNVVMAttachTargetOptions target;
+  target.moduleMatcher = mlir::m2n::kKernelModuleName.str();
+  target.chip = options.chip;
+  target.features = options.features;
+  pm.addPass(createGpuNVVMAttachTarget(target));
 
   // The kernel module: scf and arith to the LLVM dialect with NVVM
   // intrinsics, PTX-builder ops to inline assembly.
@@ -93,15 +109,32 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   pm.addPass(createGpuModuleToBinaryPass(binary));
 
   if (!options.artifact.empty()) {
-    m2n::WriteArtifactOptions write;
+    mlir::m2n::WriteArtifactOptions write;
     write.path = options.artifact;
     write.maxCtas = options.maxCtas;
+    write.stageBytes = options.stageBytes;
     write.tileBelowRunBytes = options.tileBelowRunBytes;
+    write.vectorBelowBytes = options.vectorBelowBytes;
     write.copyEngine = options.copyEngine;
-    pm.addPass(m2n::createWriteArtifact(write));
+    pm.addPass(mlir::m2n::createWriteArtifact(write));
   }
 }
 } // namespace
+
+FailureOr<mlir::m2n::ArtifactOptions>
+mlir::m2n::parseArtifactOptions(StringRef pipelineOptions,
+                                llvm::raw_ostream &errors) {
+  auto options = std::make_unique<M2NPipelineOptions>();
+  if (failed(options->parseFromString(pipelineOptions, errors)))
+    return failure();
+  ArtifactOptions settings;
+  settings.maxCtas = options->maxCtas;
+  settings.stageBytes = options->stageBytes;
+  settings.tileBelowRunBytes = options->tileBelowRunBytes;
+  settings.vectorBelowBytes = options->vectorBelowBytes;
+  settings.copyEngine = options->copyEngine;
+  return settings;
+}
 
 void mlir::m2n::registerM2NPipeline() {
   PassPipelineRegistration<M2NPipelineOptions>(

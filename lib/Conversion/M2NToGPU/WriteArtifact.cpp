@@ -1,12 +1,7 @@
-//===- WriteArtifact.cpp - schedules and PTX to the runtime's artifact
-//------===//
+//===- WriteArtifact.cpp - schedules and PTX to the runtime's artifact -----===//
 
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
-#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
-#include "m2n/Dialect/M2N/IR/M2NOps.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "llvm/Support/FileSystem.h"
@@ -24,11 +19,12 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
   const unsigned maxCtas = settings.maxCtas, stages = settings.stages;
   const int64_t stageBytes = settings.stageBytes;
   if (stages < 1 || stages > 8 || stageBytes < 16 || stageBytes % 16 ||
-      maxCtas < 1 || settings.tileBelowRunBytes < 0)
+      maxCtas < 1 || settings.tileBelowRunBytes < 0 ||
+      settings.vectorBelowBytes < 0)
     return module.emitError("m2n-write-artifact: stages must be 1-8, "
                             "stage-bytes a positive multiple of 16, "
-                            "max-ctas positive and tile-below-run-bytes "
-                            "not negative");
+                            "max-ctas positive and tile-below-run-bytes and "
+                            "vector-below-bytes not negative");
   ::m2n::Artifact artifact;
   artifact.kernel.ctas = maxCtas;
   artifact.kernel.stages = stages;
@@ -56,42 +52,32 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
     return failure();
   }
 
-  ::m2n::LoweringOptions options;
-  options.maxItemBytes = stageBytes;
-  options.tileBelowRunBytes = settings.tileBelowRunBytes;
-  options.copyEngine = settings.copyEngine;
-  int64_t index = 0;
-  WalkResult walk = module.walk([&](mlir::m2n::ScheduleOp schedule) {
-    mlir::m2n::DistType src = schedule.getInput().getType();
-    std::optional<::m2n::ElementType> type =
-        mlir::m2n::toElementType(src.getElementType());
-    if (!type) {
-      schedule.emitError("element type ")
-          << src.getElementType() << " has no executor yet";
-      return WalkResult::interrupt();
-    }
-    ::m2n::CompiledReshard reshard;
-    auto func = schedule->getParentOfType<func::FuncOp>();
-    reshard.name = (func ? "@" + func.getSymName().str() : std::string()) +
-                   "#" + std::to_string(index++);
-    reshard.type = *type;
-    reshard.shape.assign(src.getShape().begin(), src.getShape().end());
-    reshard.src = mlir::m2n::toLayout(src.getLayout());
-    reshard.dst =
-        mlir::m2n::toLayout(schedule.getResult().getType().getLayout());
-    reshard.strategy = schedule.getStrategy().str();
-    if (std::optional<std::string> error = ::m2n::lowerSchedule(
-            mlir::m2n::toSchedule(schedule), reshard.src, reshard.dst,
-            reshard.shape, *type, options, reshard.program)) {
-      schedule.emitError("cannot lower the schedule to kernel work items: ")
-          << *error;
-      return WalkResult::interrupt();
-    }
-    artifact.reshards.push_back(std::move(reshard));
-    return WalkResult::advance();
-  });
-  if (walk.wasInterrupted())
+  FailureOr<std::vector<::m2n::CompiledReshard>> reshards =
+      mlir::m2n::lowerSchedules(module, settings.lowering());
+  if (failed(reshards))
     return failure();
+  artifact.reshards = std::move(*reshards);
+
+  // The kernel was specialized by m2n-convert-to-gpu: every item must be one
+  // it implements (the two passes lowered with the same options).
+  std::optional<::m2n::KernelOps> ops = mlir::m2n::parseKernelOpsAttr(
+      module->getAttrOfType<DictionaryAttr>(mlir::m2n::kKernelOpsAttrName));
+  if (!ops) {
+    module.emitError("no valid ")
+        << mlir::m2n::kKernelOpsAttrName
+        << " attribute: the kernel must come from m2n-convert-to-gpu";
+    return failure();
+  }
+  for (const ::m2n::CompiledReshard &reshard : artifact.reshards)
+    if (std::optional<std::string> missing = ops->missing(reshard.program)) {
+      module.emitError("the transfer kernel cannot run ")
+          << reshard.name << "'s item " << *missing
+          << ": run m2n-convert-to-gpu with the lowering options of "
+             "m2n-write-artifact (or kernel-ops=all)";
+      return failure();
+    }
+  // Vector items are moved by every thread of a CTA.
+  artifact.kernel.threads = ops->vector.empty() ? 32 : 128;
 
   return ::m2n::serializeArtifact(artifact);
 }
@@ -112,6 +98,7 @@ struct WriteArtifactPass
     settings.stages = stages;
     settings.stageBytes = stageBytes;
     settings.tileBelowRunBytes = tileBelowRunBytes;
+    settings.vectorBelowBytes = vectorBelowBytes;
     settings.copyEngine = copyEngine;
     FailureOr<std::string> bytes = mlir::m2n::buildArtifact(module, settings);
     if (failed(bytes))

@@ -1,16 +1,38 @@
-// RUN: m2n-opt %s --m2n-convert-to-gpu | FileCheck %s
-// RUN: m2n-opt %s "--m2n-convert-to-gpu=chip=sm_100a features=+ptx88" | FileCheck %s --check-prefix=CHIP
+// m2n-convert-to-gpu builds the transfer kernel for the op codes the module's
+// schedules use once lowered, records them as m2n.kernel_ops, and leaves the
+// target to nvvm-attach-target. kernel-ops=all builds every path (the PTX
+// assembles for sm_90a).
+//
+// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology --m2n-convert-to-gpu | FileCheck %s
+// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology --m2n-convert-to-gpu | FileCheck %s --check-prefix=USED
+// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-convert-to-gpu=kernel-ops=all" | FileCheck %s --check-prefix=ALL
+// RUN: m2n-opt %s "--pass-pipeline=builtin.module(m2n-plan-intersections,m2n-route-topology,m2n-convert-to-gpu{kernel-ops=all},nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa})" | %extract_ptx - > %t.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
+// RUN: not m2n-opt %s "--m2n-convert-to-gpu=kernel-ops=some" 2>&1 | FileCheck %s --check-prefix=BAD
 
-// The transfer kernel: an elected thread, TMA bulk loads completing on
-// mbarriers, TMA bulk stores and bulk reductions, acquire/release flags with
-// a bounded wait that traps.
-// CHECK: module attributes {gpu.container_module}
-// The m2n IR stays as it was; the kernel module is added after it.
+// CHECK: module attributes {gpu.container_module, m2n.kernel_ops = {
+// The m2n IR stays as it was; the kernel module is added after it, without
+// a target.
 // CHECK: func.func @f
-// CHECK: m2n.reshard
-// CHECK: gpu.module @m2n_kernels [#nvvm.target<chip = "sm_90a", features = "+ptx86">]
+// CHECK: m2n.schedule
+// CHECK: gpu.module @m2n_kernels {
 // CHECK-DAG: llvm.mlir.global external @m2n_stages() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
 // CHECK-DAG: llvm.mlir.global internal @m2n_bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<8 x i64>
+// CHECK: func.func private @m2n_release
+// CHECK: nvvm.cp.async.bulk.wait_group 0
+// CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}
+// CHECK: red.release.sys.global.add.u64
+// CHECK: func.func private @m2n_wait
+// CHECK: scf.while
+// CHECK: ld.acquire.sys.global.u64
+// CHECK: llvm.intr.trap
+// CHECK: func.func private @m2n_issue
+// CHECK: call @m2n_wait
+// CHECK: nvvm.mbarrier.arrive.expect_tx
+// CHECK: nvvm.cp.async.bulk.shared.cluster.global
+// Zero-byte and vector items complete their stage's phase without bytes.
+// CHECK: nvvm.mbarrier.arrive
 // CHECK: gpu.func @m2n_transfer(%{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>) kernel
 // The epoch lives on the device: read at the start, advanced by the last CTA.
 // CHECK: llvm.load volatile
@@ -24,32 +46,61 @@
 // CHECK: call @m2n_issue
 // CHECK: call @m2n_wait
 // CHECK: nvvm.mbarrier.try_wait.parity
-// CHECK: nvvm.cp.async.bulk.tensor.global.shared.cta %{{.*}}, %{{.*}}, box[%{{.*}}] : !llvm.ptr, <3>
-// CHECK: nvvm.cp.async.bulk.tensor.reduce %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] {redKind = #nvvm.tma_redux_kind<max>}
 // CHECK: nvvm.cp.async.bulk.global.shared.cta
-// CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
-// CHECK: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16
 // CHECK: nvvm.cp.async.bulk.commit.group
+// Vector items: the whole CTA between two barriers.
+// CHECK: nvvm.barrier0
+// CHECK: nvvm.barrier0
 // CHECK: nvvm.cp.async.bulk.wait_group 1 {read}
 // CHECK: call @m2n_release
 // CHECK: llvm.atomicrmw add
 // CHECK: llvm.store volatile
-// CHECK: func.func private @m2n_release
-// CHECK: nvvm.cp.async.bulk.wait_group 0
-// CHECK: fence.proxy.async.global;
-// CHECK: red.release.sys.global.add.u64
-// CHECK: func.func private @m2n_issue
-// CHECK: call @m2n_wait
-// CHECK: nvvm.mbarrier.arrive.expect_tx
-// CHECK: nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.*}}, %{{.*}}, %{{.*}}, box[%{{.*}}] : !llvm.ptr<7>, !llvm.ptr
-// CHECK: nvvm.cp.async.bulk.shared.cluster.global
-// CHECK: func.func private @m2n_wait
-// CHECK: ld.acquire.sys.global.u64
-// CHECK: trap;
 
-// CHIP: gpu.module @m2n_kernels [#nvvm.target<chip = "sm_100a", features = "+ptx88">]
+// @f: 8 f32 sharded over 2 ranks to replicated (16-byte runs: bulk copies),
+// @g: an f32 max from partial (no TMA reduction: vector op 1 + 1 + 3 * 6),
+// with the vector fallback of the bulk copies (vector op 0).
+// USED: m2n.kernel_ops = {bulk = array<i32: 0>, tile = array<i32>, vector = array<i32: 0, 20>}
+// USED-NOT: cp.reduce.async.bulk
+// USED-NOT: nvvm.cp.async.bulk.tensor
+
+// ALL: m2n.kernel_ops = {bulk = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14>,
+// ALL-SAME: vector = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24>
+
+// Every bulk reduction, tiles of 1-5 dimensions, copies and reductions.
+// PTX: .visible .entry m2n_transfer(
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.min.f16
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.max.bf16
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.s32
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.max.s64
+// PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.u64
+// PTX-DAG: cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX-DAG: cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+// PTX-DAG: cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group
+// PTX-DAG: cp.reduce.async.bulk.tensor.2d.global.shared::cta.add.tile.bulk_group
+// PTX-DAG: cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.bulk_group
+// PTX-DAG: cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.bulk_group
+// The SM path: 16-byte vectors, f32 max as compare and select, 8-bit sums.
+// PTX-DAG: ld.global.v4.b32
+// PTX-DAG: st.global.v4.b32
+// PTX-DAG: setp.lt.f32
+// PTX-DAG: add.s16
+// PTX-DAG: bar.sync 0;
+// The kernel keeps everything in registers: no local-memory spills.
+// PTX-NOT: ld.local
+// PTX-NOT: st.local
+
+// BAD: error: m2n-convert-to-gpu: kernel-ops must be 'used' or 'all', not 'some'
 
 func.func @f(%c: !m2n.comm<2>, %x: !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
   %0 = m2n.reshard %x on %c : !m2n.comm<2>, !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+  return
+}
+
+func.func @g(%c: !m2n.comm<2>, %x: !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>) {
+  %0 = m2n.reshard %x on %c : !m2n.comm<2>, !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>> -> !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
   return
 }

@@ -53,6 +53,20 @@ LogicalResult M2NDialect::verifyOperationAttribute(Operation *op,
              << "' must be a #m2n.topology attribute, got " << attr.getValue();
     return success();
   }
+  if (attr.getName() == getKernelOpsAttrName()) {
+    auto dict = dyn_cast<DictionaryAttr>(attr.getValue());
+    auto codes = [&](StringRef key) {
+      return dict && isa_and_nonnull<DenseI32ArrayAttr>(dict.get(key));
+    };
+    if (!codes("bulk") || !codes("tile") || !codes("vector") ||
+        dict.size() != 3)
+      return op->emitError("'")
+             << getKernelOpsAttrName()
+             << "' must be {bulk = array<i32>, tile = array<i32>, vector = "
+                "array<i32>}, got "
+             << attr.getValue();
+    return success();
+  }
   return op->emitError("unknown m2n attribute '")
          << attr.getName().getValue() << "'";
 }

@@ -54,6 +54,13 @@ def M2N_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getTopologyAttrName() {
       return ::llvm::StringLiteral("m2n.topology");
     }
+
+    /// Name of the discardable module attribute naming the op codes of the
+    /// transfer kernel (m2n-convert-to-gpu):
+    /// `{bulk = array<i32: ...>, tile = array<i32: ...>, vector = array<i32: ...>}`.
+    static constexpr ::llvm::StringLiteral getKernelOpsAttrName() {
+      return ::llvm::StringLiteral("m2n.kernel_ops");
+    }
   }];
 }
 

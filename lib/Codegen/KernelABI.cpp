@@ -1,0 +1,125 @@
+//===- KernelABI.cpp - op codes of the transfer kernel's items --------------===//
+
+#include "m2n/Codegen/KernelABI.h"
+
+namespace m2n {
+
+std::optional<BulkOp> bulkOp(std::optional<Reduction> reduction,
+                             ElementType type) {
+  if (!reduction)
+    return BulkOp::Copy;
+  if (!tmaBulkReduces(*reduction, type))
+    return std::nullopt;
+  const Reduction r = *reduction;
+  auto pick = [r](BulkOp add, BulkOp min, BulkOp max) {
+    return r == Reduction::Sum ? add : r == Reduction::Min ? min : max;
+  };
+  switch (type) {
+  case ElementType::F32:
+    return BulkOp::AddF32;
+  case ElementType::F64:
+    return BulkOp::AddF64;
+  case ElementType::F16:
+    return pick(BulkOp::AddF16, BulkOp::MinF16, BulkOp::MaxF16);
+  case ElementType::BF16:
+    return pick(BulkOp::AddBF16, BulkOp::MinBF16, BulkOp::MaxBF16);
+  case ElementType::I32:
+    return pick(BulkOp::AddS32, BulkOp::MinS32, BulkOp::MaxS32);
+  case ElementType::I64:
+    return pick(BulkOp::AddU64, BulkOp::MinS64, BulkOp::MaxS64);
+  default:
+    return std::nullopt;
+  }
+}
+
+uint32_t tileOp(std::optional<Reduction> reduction) {
+  if (!reduction)
+    return 0;
+  switch (*reduction) {
+  case Reduction::Sum:
+    return 1;
+  case Reduction::Min:
+    return 2;
+  case Reduction::Max:
+    return 3;
+  }
+  return 0;
+}
+
+uint32_t vectorOp(std::optional<Reduction> reduction, ElementType type) {
+  if (!reduction)
+    return 0;
+  return 1 + static_cast<uint32_t>(*reduction) +
+         3 * static_cast<uint32_t>(type);
+}
+
+std::pair<Reduction, ElementType> vectorOpMeaning(uint32_t op) {
+  return {static_cast<Reduction>((op - 1) % 3),
+          static_cast<ElementType>((op - 1) / 3)};
+}
+
+uint32_t kernelOp(const Movement &movement, ElementType type) {
+  switch (movement.mechanism) {
+  case Mechanism::Bulk:
+    return static_cast<uint32_t>(
+        bulkOp(movement.reduction, type).value_or(BulkOp::Copy));
+  case Mechanism::Tile:
+    return tileOp(movement.reduction);
+  case Mechanism::Vector:
+    return vectorOp(movement.reduction, type);
+  }
+  return 0;
+}
+
+KernelOps KernelOps::all() {
+  KernelOps ops;
+  for (uint32_t op = 0; op < kBulkOpCount; ++op)
+    ops.bulk.insert(op);
+  for (uint32_t op = 0; op < 4; ++op)
+    for (uint32_t rank = 1; rank <= 5; ++rank)
+      ops.tile.insert({op, rank});
+  for (uint32_t op = 0; op < kVectorOpCount; ++op)
+    ops.vector.insert(op);
+  return ops;
+}
+
+void KernelOps::add(const TransferProgram &program) {
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const Movement &m : rankProgram.items) {
+      const uint32_t op = kernelOp(m, program.type);
+      switch (m.mechanism) {
+      case Mechanism::Bulk:
+        bulk.insert(op);
+        if (m.bytes > 0)
+          vector.insert(vectorOp(m.reduction, program.type));
+        break;
+      case Mechanism::Tile:
+        tile.insert({op, static_cast<uint32_t>(m.srcCoords.size())});
+        break;
+      case Mechanism::Vector:
+        vector.insert(op);
+        break;
+      }
+    }
+}
+
+std::optional<std::string>
+KernelOps::missing(const TransferProgram &program) const {
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const Movement &m : rankProgram.items) {
+      const uint32_t op = kernelOp(m, program.type);
+      const bool has =
+          m.mechanism == Mechanism::Bulk
+              ? bulk.count(op) &&
+                    (m.bytes == 0 ||
+                     vector.count(vectorOp(m.reduction, program.type)))
+          : m.mechanism == Mechanism::Tile
+              ? tile.count({op, static_cast<uint32_t>(m.srcCoords.size())}) > 0
+              : vector.count(op) > 0;
+      if (!has)
+        return "rank " + std::to_string(rank) + ": " + m.str(program.type);
+    }
+  return std::nullopt;
+}
+
+} // namespace m2n

@@ -1,0 +1,922 @@
+//===- TransferKernel.cpp - the transfer kernel, built for an artifact -----===//
+//
+// The GPU side of every m2n schedule: each rank launches this kernel over its
+// own table of work items (m2n/Codegen/KernelABI.h). It is built here with
+// typed ops (gpu, scf, arith, llvm, nvvm) and specialized to the op codes an
+// artifact's items use (KernelOps): a copy-only artifact gets no reduction
+// code, one without tiles no tensor-map code.
+//
+// Per CTA, thread 0 walks the items b, b + grid, ... of its rank's table:
+//  * it waits for an item's dependencies (counters in peer-visible memory,
+//    `ld.acquire.sys` polled up to a cycle budget; past it, it writes an error
+//    record to host-mapped memory and traps: a peer that never signals ends
+//    in a launch error, never a hang);
+//  * bulk and tile items: it loads the bytes with TMA into one of `stages`
+//    shared-memory stages (mbarrier completion) and stores or reduces them
+//    with TMA; loads of later items are in flight while earlier ones store;
+//  * vector items (the SM path): every thread of the CTA loads, combines in
+//    registers and stores, with the widest vectors both addresses allow;
+//  * signals are held back: the CTA adds up its items' signals to one
+//    counter and releases the sum once (bytes landed, async-proxy fence,
+//    `red.release.sys`), when the next item signals another counter, before
+//    it waits (the wait may need the sum) and at its end;
+//  * read-done: an item that read a peer's buffer adds 1 to that peer's
+//    counter once its bytes are read, so that the peer's kernel ends only
+//    when nobody reads its buffers any more;
+//  * epochs: counters are never reset, execution n waits for n times the
+//    values in the table; the epoch lives on the device (two words) so that
+//    CUDA-graph replays advance it.
+//
+// Item k of a CTA uses stage k % stages and completes one phase of that
+// stage's mbarrier, whatever its kind (zero-byte and vector items arrive
+// without bytes), so the parity a CTA waits for is its item count.
+//
+// Inline PTX only where MLIR 22 has no op, each in one helper below:
+// the non-tensor bulk reduction `cp.reduce.async.bulk`, `ld.acquire.sys`,
+// `red.release.sys`, `fence.sc.sys`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "m2n/Conversion/M2NToGPU/TransferKernel.h"
+#include "m2n/Codegen/KernelABI.h"
+#include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+#include <cstddef>
+
+using namespace mlir;
+using ::m2n::KernelItem;
+
+namespace {
+
+using Body = llvm::function_ref<void()>;
+using ValuesBody = llvm::function_ref<SmallVector<Value>()>;
+
+constexpr int64_t kMaxTileRank = 5;
+/// Vector items: chunks a thread loads before it combines and stores, to
+/// keep several loads in flight over NVLink.
+constexpr int64_t kVectorUnroll = 4;
+
+class KernelBuilder {
+public:
+  KernelBuilder(ImplicitLocOpBuilder &b, const ::m2n::KernelOps &ops)
+      : b(b), ops(ops), ctx(b.getContext()) {
+    i1 = b.getI1Type();
+    i8 = b.getI8Type();
+    i32 = b.getI32Type();
+    i64 = b.getI64Type();
+    global = LLVM::LLVMPointerType::get(ctx, 1);
+    shared = LLVM::LLVMPointerType::get(ctx, 3);
+    cluster = LLVM::LLVMPointerType::get(ctx, 7);
+    generic = LLVM::LLVMPointerType::get(ctx, 0);
+  }
+
+  void build();
+
+private:
+  // Constants and arithmetic.
+  Value c32(int64_t v) { return arith::ConstantIntOp::create(b, i32, v); }
+  Value c64(int64_t v) { return arith::ConstantIntOp::create(b, i64, v); }
+  Value cIdx(int64_t v) { return arith::ConstantIndexOp::create(b, v); }
+  Value cBool(bool v) { return arith::ConstantIntOp::create(b, i1, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, p, x, y);
+  }
+  Value ne0(Value x) {
+    return cmp(arith::CmpIPredicate::ne, x,
+               x.getType() == i32 ? c32(0) : c64(0));
+  }
+  Value both(Value x, Value y) { return arith::AndIOp::create(b, x, y); }
+  Value either(Value x, Value y) { return arith::OrIOp::create(b, x, y); }
+  Value negate(Value x) { return arith::XOrIOp::create(b, x, cBool(true)); }
+  Value toIndex(Value x) {
+    return arith::IndexCastOp::create(b, b.getIndexType(), x);
+  }
+  Value toI64(Value x) { return arith::IndexCastOp::create(b, i64, x); }
+  Value zext64(Value x) { return arith::ExtUIOp::create(b, i64, x); }
+
+  // Memory.
+  Value byteOffset(Value base, Value offset) {
+    return LLVM::GEPOp::create(b, base.getType(), i8, base,
+                               ValueRange{offset});
+  }
+  Value byteOffset(Value base, int64_t offset) {
+    return LLVM::GEPOp::create(b, base.getType(), i8, base,
+                               ArrayRef<LLVM::GEPArg>{offset});
+  }
+  Value elementAt(Value base, Type element, Value index) {
+    return LLVM::GEPOp::create(b, base.getType(), element, base,
+                               ValueRange{index});
+  }
+  /// The field at `offset` of the item record `record`.
+  Value field(Value record, size_t offset, Type type) {
+    return LLVM::LoadOp::create(b, type,
+                                byteOffset(record, static_cast<int64_t>(offset)));
+  }
+  Value pointerField(Value record, size_t offset, Type pointer) {
+    return field(record, offset, pointer);
+  }
+
+  // Structured control flow.
+  void ifThen(Value cond, Body then) {
+    scf::IfOp::create(b, cond, [&](OpBuilder &, Location) {
+      then();
+      scf::YieldOp::create(b);
+    });
+  }
+  SmallVector<Value> ifElse(Value cond, ValuesBody then, ValuesBody otherwise) {
+    auto op = scf::IfOp::create(
+        b, cond,
+        [&](OpBuilder &, Location) { scf::YieldOp::create(b, then()); },
+        [&](OpBuilder &, Location) { scf::YieldOp::create(b, otherwise()); });
+    return SmallVector<Value>(op.getResults());
+  }
+  /// for (i = lo; i < hi; i += step) body(i), on i64 values.
+  void forRange(Value lo, Value hi, Value step,
+                llvm::function_ref<void(Value)> body) {
+    scf::ForOp::create(b, toIndex(lo), toIndex(hi), toIndex(step),
+                       ValueRange{},
+                       [&](OpBuilder &, Location, Value iv, ValueRange) {
+                         body(toI64(iv));
+                         scf::YieldOp::create(b);
+                       });
+  }
+  /// One region per case of `cases` on the i32 `value`; others do nothing.
+  void switchOn(Value value, ArrayRef<int64_t> cases,
+                llvm::function_ref<void(int64_t)> body) {
+    if (cases.empty())
+      return;
+    auto op = scf::IndexSwitchOp::create(b, TypeRange{}, toIndex(value),
+                                         cases, cases.size());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&op.getDefaultRegion().emplaceBlock());
+    scf::YieldOp::create(b);
+    for (auto [region, value] : llvm::zip(op.getCaseRegions(), cases)) {
+      b.setInsertionPointToStart(&region.emplaceBlock());
+      body(value);
+      scf::YieldOp::create(b);
+    }
+  }
+
+  // PTX without an MLIR op.
+  void ptx(StringRef code, ValueRange operands = {}) {
+    NVVM::InlinePtxOp::create(b, TypeRange{}, operands, ValueRange{}, code,
+                              Value());
+  }
+  /// `ld.acquire.sys.global.u64`: polling a peer's counter.
+  Value loadAcquire(Value address) {
+    auto op = NVVM::InlinePtxOp::create(
+        b, TypeRange{i64}, ValueRange{address}, ValueRange{},
+        "ld.acquire.sys.global.u64 $0, [$1];", Value());
+    return op.getResult(0);
+  }
+  /// `red.release.sys.global.add.u64`: signalling a counter.
+  void addRelease(Value address, Value count) {
+    ptx("red.release.sys.global.add.u64 [$0], $1;", {address, count});
+  }
+  void fenceSystem() { ptx("fence.sc.sys;"); }
+  void fenceProxyAsync() {
+    NVVM::FenceProxyOp::create(b, NVVM::ProxyKind::async_global,
+                               NVVM::SharedSpaceAttr());
+  }
+
+  // Pieces of the kernel.
+  void declareSharedMemory();
+  void buildRelease();
+  void buildWait();
+  void buildIssue();
+  void buildKernel();
+  void storeBulk(Value dst, Value stage, Value bytes, Value op);
+  void storeTile(Value record, Value stage, Value op);
+  void loadTile(Value record, Value stage, Value bar);
+  void moveVector(Value src, Value dst, Value bytes, Value op, Value thread,
+                  Value threads);
+  void vectorLoop(Value src, Value dst, Value bytes, Value thread,
+                  Value threads, std::optional<::m2n::Reduction> reduction,
+                  ::m2n::ElementType type);
+  Value combine(::m2n::Reduction reduction, ::m2n::ElementType type, Value acc,
+                Value x);
+  Type elementType(::m2n::ElementType type);
+
+  void callRelease(Value address, Value count) {
+    func::CallOp::create(b, release, ValueRange{address, count});
+  }
+  void callWait(Value record, Value g, Value error, Value timeout,
+                Value epoch) {
+    func::CallOp::create(b, wait, ValueRange{record, g, error, timeout, epoch});
+  }
+
+  bool hasTiles() const { return !ops.tile.empty(); }
+  /// Vector items other than the no-op: the CTA's threads take part.
+  bool hasVectors() const { return !ops.vector.empty(); }
+  SmallVector<int64_t> tileRanks() const {
+    std::set<int64_t> ranks;
+    for (auto [op, rank] : ops.tile)
+      ranks.insert(rank);
+    return SmallVector<int64_t>(ranks.begin(), ranks.end());
+  }
+
+  ImplicitLocOpBuilder &b;
+  const ::m2n::KernelOps &ops;
+  MLIRContext *ctx;
+  Type i1, i8, i32, i64, global, shared, cluster, generic;
+  func::FuncOp release, wait, issue;
+};
+
+constexpr llvm::StringLiteral kStagesName = "m2n_stages";
+constexpr llvm::StringLiteral kBarriersName = "m2n_bars";
+constexpr int64_t kMaxStages = 8;
+
+void KernelBuilder::declareSharedMemory() {
+  LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(i8, 0),
+                         /*isConstant=*/false, LLVM::Linkage::External,
+                         kStagesName, Attribute(), /*alignment=*/128,
+                         /*addrSpace=*/3);
+  LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(i64, kMaxStages),
+                         /*isConstant=*/false, LLVM::Linkage::Internal,
+                         kBarriersName, Attribute(), /*alignment=*/8,
+                         /*addrSpace=*/3);
+}
+
+/// m2n_release(address, count): adds `count` to the counter at `address`
+/// once every store this thread issued has landed; nothing when it is 0.
+void KernelBuilder::buildRelease() {
+  release = func::FuncOp::create(b, "m2n_release",
+                                 b.getFunctionType({i64, i64}, {}));
+  release.setPrivate();
+  release->setAttr("always_inline", b.getUnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  Block *entry = release.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value address = entry->getArgument(0), count = entry->getArgument(1);
+  ifThen(ne0(count), [&] {
+    Value pointer = LLVM::IntToPtrOp::create(b, global, address);
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
+    fenceProxyAsync();
+    addRelease(pointer, count);
+  });
+  func::ReturnOp::create(b);
+}
+
+/// m2n_wait(record, g, error, timeout, epoch): waits until each of the item's
+/// counters reaches its value times the epoch; past the timeout, records
+/// the item (global index g) and traps.
+void KernelBuilder::buildWait() {
+  wait = func::FuncOp::create(
+      b, "m2n_wait", b.getFunctionType({global, i64, global, i64, i64}, {}));
+  wait.setPrivate();
+  wait->setAttr("always_inline", b.getUnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  Block *entry = wait.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value record = entry->getArgument(0), g = entry->getArgument(1),
+        error = entry->getArgument(2), timeout = entry->getArgument(3),
+        epoch = entry->getArgument(4);
+  for (auto [addressAt, valueAt] :
+       {std::pair{offsetof(KernelItem, wait0), offsetof(KernelItem, value0)},
+        std::pair{offsetof(KernelItem, wait1), offsetof(KernelItem, value1)}}) {
+    Value counter = pointerField(record, addressAt, global);
+    // Counters only grow: execution `epoch` waits for epoch x the count.
+    Value target = mul(field(record, valueAt, i64), epoch);
+    Value counterBits = LLVM::PtrToIntOp::create(b, i64, counter);
+    ifThen(ne0(counterBits), [&] {
+      Value start = NVVM::Clock64Op::create(b, i64);
+      auto loop = scf::WhileOp::create(
+          b, TypeRange{i64}, ValueRange{c64(0)},
+          [&](OpBuilder &, Location, ValueRange) {
+            Value seen = loadAcquire(counter);
+            Value ready = cmp(arith::CmpIPredicate::uge, seen, target);
+            Value elapsed = sub(NVVM::Clock64Op::create(b, i64), start);
+            Value late = cmp(arith::CmpIPredicate::ugt, elapsed, timeout);
+            scf::ConditionOp::create(b, negate(either(ready, late)),
+                                     ValueRange{seen});
+          },
+          [&](OpBuilder &, Location, ValueRange args) {
+            scf::YieldOp::create(b, args);
+          });
+      Value seen = loop.getResult(0);
+      Value ok = cmp(arith::CmpIPredicate::uge, seen, target);
+      ifElse(
+          ok,
+          [&] {
+            // Order the async-proxy loads after the acquire.
+            fenceProxyAsync();
+            return SmallVector<Value>{};
+          },
+          [&] {
+            auto word = [&](int64_t index) {
+              return elementAt(error, i64, c64(index));
+            };
+            LLVM::StoreOp::create(b, g, word(1), 0, /*isVolatile=*/true);
+            LLVM::StoreOp::create(b, counterBits, word(2), 0, true);
+            LLVM::StoreOp::create(b, seen, word(3), 0, true);
+            fenceSystem();
+            LLVM::StoreOp::create(b, c64(1), error, 0, true);
+            fenceSystem();
+            LLVM::Trap::create(b);
+            return SmallVector<Value>{};
+          });
+    });
+  }
+  func::ReturnOp::create(b);
+}
+
+/// Loads the tile of `record` through its source tensor map into `stage`.
+void KernelBuilder::loadTile(Value record, Value stage, Value bar) {
+  Value map = pointerField(record, offsetof(KernelItem, src), generic);
+  Value rank = field(record, offsetof(KernelItem, rank), i32);
+  Value stageCluster = LLVM::AddrSpaceCastOp::create(b, cluster, stage);
+  switchOn(rank, tileRanks(), [&](int64_t tileRank) {
+    SmallVector<Value> coords;
+    for (int64_t d = 0; d < tileRank; ++d)
+      coords.push_back(field(record, offsetof(KernelItem, srcCoords) + 4 * d,
+                             i32));
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, stageCluster, map, coords, bar, ValueRange{}, Value(), Value(),
+        NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+        NVVM::CTAGroupKindAttr(), Value());
+  });
+}
+
+/// m2n_issue(items, k, bid, grid, stages, stageBytes, stageBase, barBase,
+/// error, timeout, early, epoch): waits for item k's dependencies, then
+/// starts loading its bytes into stage k % stages. Ahead of time (`early`),
+/// an item whose load waits is left for later: its dependencies may be
+/// items of this very CTA that have not been stored yet.
+void KernelBuilder::buildIssue() {
+  issue = func::FuncOp::create(
+      b, "m2n_issue",
+      b.getFunctionType({global, i64, i64, i64, i64, i64, shared, shared,
+                         global, i64, i1, i64},
+                        {}));
+  issue.setPrivate();
+  issue->setAttr("always_inline", b.getUnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  Block *entry = issue.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value items = entry->getArgument(0), k = entry->getArgument(1),
+        bid = entry->getArgument(2), grid = entry->getArgument(3),
+        stages = entry->getArgument(4), stageBytes = entry->getArgument(5),
+        stageBase = entry->getArgument(6), barBase = entry->getArgument(7),
+        error = entry->getArgument(8), timeout = entry->getArgument(9),
+        early = entry->getArgument(10), epoch = entry->getArgument(11);
+  Value g = add(mul(k, grid), bid);
+  Value record = byteOffset(items, mul(g, c64(sizeof(KernelItem))));
+  Value hasWait = ne0(either(field(record, offsetof(KernelItem, wait0), i64),
+                             field(record, offsetof(KernelItem, wait1), i64)));
+  Value storeWaits =
+      ne0(arith::AndIOp::create(b, field(record, offsetof(KernelItem, flags), i32),
+                                c32(::m2n::kStoreWaits)));
+  Value waitsForLoad = both(hasWait, negate(storeWaits));
+  ifThen(negate(both(early, waitsForLoad)), [&] {
+    ifThen(waitsForLoad, [&] { callWait(record, g, error, timeout, epoch); });
+    Value bytes = field(record, offsetof(KernelItem, bytes), i32);
+    Value kind = field(record, offsetof(KernelItem, kind), i32);
+    Value slot = arith::RemUIOp::create(b, k, stages);
+    Value bar = elementAt(barBase, i64, slot);
+    Value loads = ne0(bytes);
+    if (hasVectors())
+      loads = both(loads, cmp(arith::CmpIPredicate::ne, kind,
+                              c32(static_cast<int64_t>(
+                                  ::m2n::KernelItemKind::Vector))));
+    ifElse(
+        loads,
+        [&] {
+          Value stage = byteOffset(stageBase, mul(slot, stageBytes));
+          NVVM::MBarrierArriveExpectTxOp::create(
+              b, Type(), bar, bytes, NVVM::MemScopeKind::CTA,
+              /*relaxed=*/false, Value());
+          auto bulkLoad = [&] {
+            Value src = pointerField(record, offsetof(KernelItem, src), global);
+            NVVM::CpAsyncBulkGlobalToSharedClusterOp::create(
+                b, LLVM::AddrSpaceCastOp::create(b, cluster, stage), src, bar,
+                bytes, Value(), Value());
+            return SmallVector<Value>{};
+          };
+          if (hasTiles())
+            ifElse(
+                cmp(arith::CmpIPredicate::eq, kind,
+                    c32(static_cast<int64_t>(::m2n::KernelItemKind::Tile))),
+                [&] {
+                  loadTile(record, stage, bar);
+                  return SmallVector<Value>{};
+                },
+                bulkLoad);
+          else
+            bulkLoad();
+          return SmallVector<Value>{};
+        },
+        [&] {
+          // A zero-byte item (a gate that only waits and signals) or a
+          // vector item still completes one phase of its stage's barrier:
+          // the parity the loop waits for is counted in items.
+          NVVM::MBarrierArriveOp::create(b, Type(), bar, Value(),
+                                         NVVM::MemScopeKind::CTA, false);
+          return SmallVector<Value>{};
+        });
+  });
+  func::ReturnOp::create(b);
+}
+
+/// The TMA store or bulk reduction of a bulk item's `bytes` from `stage`.
+void KernelBuilder::storeBulk(Value dst, Value stage, Value bytes, Value op) {
+  SmallVector<int64_t> cases(ops.bulk.begin(), ops.bulk.end());
+  switchOn(op, cases, [&](int64_t code) {
+    if (code == 0) {
+      NVVM::CpAsyncBulkSharedCTAToGlobalOp::create(b, dst, stage, bytes,
+                                                   Value(), Value());
+      return;
+    }
+    static const char *const names[] = {
+        "",         "add.f32",  "add.noftz.f16", "add.noftz.bf16",
+        "min.f16",  "max.f16",  "min.bf16",      "max.bf16",
+        "add.s32",  "min.s32",  "max.s32",       "add.u64",
+        "min.s64",  "max.s64",  "add.f64"};
+    static_assert(sizeof(names) / sizeof(names[0]) == ::m2n::kBulkOpCount);
+    // MLIR 22 has no op for the non-tensor bulk reduction.
+    ptx(std::string("cp.reduce.async.bulk.global.shared::cta.bulk_group.") +
+            names[code] + " [$0], [$1], $2;",
+        {dst, stage, bytes});
+  });
+}
+
+/// The TMA store or reduction of a tile through its destination map.
+void KernelBuilder::storeTile(Value record, Value stage, Value op) {
+  Value map = pointerField(record, offsetof(KernelItem, dst), generic);
+  Value rank = field(record, offsetof(KernelItem, rank), i32);
+  std::set<int64_t> codes;
+  for (auto [code, tileRank] : ops.tile)
+    codes.insert(code);
+  switchOn(op, SmallVector<int64_t>(codes.begin(), codes.end()),
+           [&](int64_t code) {
+             SmallVector<int64_t> ranks;
+             for (auto [c, tileRank] : ops.tile)
+               if (c == static_cast<uint32_t>(code))
+                 ranks.push_back(tileRank);
+             switchOn(rank, ranks, [&](int64_t tileRank) {
+               SmallVector<Value> coords;
+               for (int64_t d = 0; d < tileRank; ++d)
+                 coords.push_back(field(
+                     record, offsetof(KernelItem, dstCoords) + 4 * d, i32));
+               if (code == 0) {
+                 NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
+                     b, map, stage, coords, Value(), NVVM::TMAStoreMode::TILE,
+                     Value());
+                 return;
+               }
+               NVVM::TMAReduxKind kind = code == 1   ? NVVM::TMAReduxKind::ADD
+                                         : code == 2 ? NVVM::TMAReduxKind::MIN
+                                                     : NVVM::TMAReduxKind::MAX;
+               NVVM::CpAsyncBulkTensorReduceOp::create(
+                   b, map, stage, kind, NVVM::TMAStoreMode::TILE, coords,
+                   Value());
+             });
+           });
+}
+
+Type KernelBuilder::elementType(::m2n::ElementType type) {
+  switch (type) {
+  case ::m2n::ElementType::I8:
+    return i8;
+  case ::m2n::ElementType::I16:
+    return b.getI16Type();
+  case ::m2n::ElementType::I32:
+    return i32;
+  case ::m2n::ElementType::I64:
+    return i64;
+  case ::m2n::ElementType::F16:
+    return b.getF16Type();
+  case ::m2n::ElementType::BF16:
+    return b.getBF16Type();
+  case ::m2n::ElementType::F32:
+    return b.getF32Type();
+  case ::m2n::ElementType::F64:
+    return b.getF64Type();
+  }
+  return i8;
+}
+
+/// dst (op) src, on scalars or vectors, as the reference executor computes
+/// it (reduceElement):
+/// integers wrap in their own width; f16/bf16 through f32 (one rounding, so
+/// the same bits as a 16-bit add); max(a, b) = a < b ? b : a and
+/// min(a, b) = b < a ? b : a, as std::max / std::min.
+Value KernelBuilder::combine(::m2n::Reduction reduction,
+                             ::m2n::ElementType type, Value acc, Value x) {
+  Type vector = acc.getType();
+  const bool narrowFloat = type == ::m2n::ElementType::F16 ||
+                           type == ::m2n::ElementType::BF16;
+  if (!::m2n::isFloat(type)) {
+    switch (reduction) {
+    case ::m2n::Reduction::Sum:
+      return arith::AddIOp::create(b, acc, x);
+    case ::m2n::Reduction::Max:
+      return arith::MaxSIOp::create(b, acc, x);
+    case ::m2n::Reduction::Min:
+      return arith::MinSIOp::create(b, acc, x);
+    }
+  }
+  Value wideAcc = acc, wideX = x;
+  if (narrowFloat) {
+    Type wide = b.getF32Type();
+    if (auto lanes = dyn_cast<VectorType>(vector))
+      wide = VectorType::get(lanes.getShape(), wide);
+    wideAcc = arith::ExtFOp::create(b, wide, acc);
+    wideX = arith::ExtFOp::create(b, wide, x);
+  }
+  if (reduction == ::m2n::Reduction::Sum) {
+    Value sum = arith::AddFOp::create(b, wideAcc, wideX);
+    return narrowFloat ? Value(arith::TruncFOp::create(b, vector, sum)) : sum;
+  }
+  Value takeX =
+      reduction == ::m2n::Reduction::Max
+          ? arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, wideAcc, wideX)
+          : arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, wideX, wideAcc);
+  return arith::SelectOp::create(b, takeX, x, acc);
+}
+
+/// The CTA's threads move `bytes` from `src` to `dst` (copy or reduction on
+/// `type`): with vectors of `width` bytes where both addresses agree modulo
+/// `width`, the elements before the first and after the last full vector
+/// one by one.
+void KernelBuilder::vectorLoop(Value src, Value dst, Value bytes, Value thread,
+                               Value threads,
+                               std::optional<::m2n::Reduction> reduction,
+                               ::m2n::ElementType type) {
+  // Copies move bytes: their unit is one byte, whatever the type.
+  const int64_t unit = reduction ? ::m2n::elementSize(type) : 1;
+  Type scalar = reduction ? elementType(type) : i8;
+  Value s = LLVM::PtrToIntOp::create(b, i64, src);
+  Value d = LLVM::PtrToIntOp::create(b, i64, dst);
+  Value n = zext64(bytes);
+  Value misalignment = arith::AndIOp::create(b, sub(s, d), c64(15));
+
+  auto moveScalars = [&](Value from, Value count) {
+    // Elements [from, from + count) of the run, one per thread.
+    Value units = arith::DivUIOp::create(b, count, c64(unit));
+    forRange(thread, units, threads, [&](Value i) {
+      Value at = add(from, mul(i, c64(unit)));
+      Value in = LLVM::LoadOp::create(b, scalar, byteOffset(src, at), unit);
+      Value out = byteOffset(dst, at);
+      Value result = in;
+      if (reduction)
+        result = combine(*reduction, type,
+                         LLVM::LoadOp::create(b, scalar, out, unit), in);
+      LLVM::StoreOp::create(b, result, out, unit);
+    });
+  };
+
+  // Widths from 16 bytes down to the unit; the first that divides the
+  // misalignment takes the run.
+  SmallVector<int64_t> widths;
+  for (int64_t width = 16; width > unit; width /= 2)
+    widths.push_back(width);
+  std::function<void(size_t)> tryWidth = [&](size_t w) {
+    if (w == widths.size()) {
+      moveScalars(c64(0), n);
+      return;
+    }
+    const int64_t width = widths[w];
+    Value fits = cmp(arith::CmpIPredicate::eq,
+                     arith::AndIOp::create(b, misalignment, c64(width - 1)),
+                     c64(0));
+    ifElse(
+        fits,
+        [&] {
+          Type lanes = VectorType::get({width / unit}, scalar);
+          // Head: up to the first `width`-aligned source address.
+          Value head = arith::MinUIOp::create(
+              b, arith::AndIOp::create(b, sub(c64(width), arith::AndIOp::create(
+                                                              b, s, c64(width - 1))),
+                                       c64(width - 1)),
+              n);
+          Value chunks = arith::DivUIOp::create(b, sub(n, head), c64(width));
+          auto chunkAt = [&](Value c) { return add(head, mul(c, c64(width))); };
+          auto finish = [&](Value at, Value in) {
+            Value out = byteOffset(dst, at);
+            Value result = in;
+            if (reduction)
+              result = combine(*reduction, type,
+                               LLVM::LoadOp::create(b, lanes, out, width), in);
+            LLVM::StoreOp::create(b, result, out, width);
+          };
+          moveScalars(c64(0), head);
+          // Full rounds of kVectorUnroll chunks per thread, loads first.
+          Value round = mul(threads, c64(kVectorUnroll));
+          Value full = mul(arith::DivUIOp::create(b, chunks, round), round);
+          forRange(c64(0), full, round, [&](Value base) {
+            SmallVector<Value> at, in;
+            for (int64_t u = 0; u < kVectorUnroll; ++u) {
+              at.push_back(
+                  chunkAt(add(base, add(thread, mul(threads, c64(u))))));
+              in.push_back(LLVM::LoadOp::create(
+                  b, lanes, byteOffset(src, at.back()), width));
+            }
+            for (int64_t u = 0; u < kVectorUnroll; ++u)
+              finish(at[u], in[u]);
+          });
+          forRange(add(full, thread), chunks, threads, [&](Value c) {
+            Value at = chunkAt(c);
+            finish(at, LLVM::LoadOp::create(b, lanes, byteOffset(src, at),
+                                            width));
+          });
+          Value tail = chunkAt(chunks);
+          moveScalars(tail, sub(n, tail));
+          return SmallVector<Value>{};
+        },
+        [&] {
+          tryWidth(w + 1);
+          return SmallVector<Value>{};
+        });
+  };
+  tryWidth(0);
+}
+
+/// A vector item: every thread of the CTA takes part.
+void KernelBuilder::moveVector(Value src, Value dst, Value bytes, Value op,
+                               Value thread, Value threads) {
+  SmallVector<int64_t> cases(ops.vector.begin(), ops.vector.end());
+  switchOn(op, cases, [&](int64_t code) {
+    if (code == 0) {
+      vectorLoop(src, dst, bytes, thread, threads, std::nullopt,
+                 ::m2n::ElementType::I8);
+      return;
+    }
+    auto [reduction, type] = ::m2n::vectorOpMeaning(code);
+    vectorLoop(src, dst, bytes, thread, threads, reduction, type);
+  });
+}
+
+void KernelBuilder::buildKernel() {
+  auto kernel = gpu::GPUFuncOp::create(
+      b, mlir::m2n::kTransferKernelName,
+      b.getFunctionType({global, i64, global, i64, i64, i64, global}, {}));
+  kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
+  OpBuilder::InsertionGuard guard(b);
+  Block &entry = kernel.getBody().front();
+  b.setInsertionPointToStart(&entry);
+  Value items = entry.getArgument(0), numItems = entry.getArgument(1),
+        error = entry.getArgument(2), timeout = entry.getArgument(3),
+        stageBytes = entry.getArgument(4), stages = entry.getArgument(5),
+        epochWords = entry.getArgument(6);
+
+  Value tid32 = NVVM::ThreadIdXOp::create(b, i32);
+  Value elected = cmp(arith::CmpIPredicate::eq, tid32, c32(0));
+  Value thread = zext64(tid32);
+  Value threads = zext64(NVVM::BlockDimXOp::create(b, i32));
+  Value bid = zext64(NVVM::BlockIdXOp::create(b, i32));
+  Value grid = zext64(NVVM::GridDimXOp::create(b, i32));
+  Value stageBase = LLVM::AddressOfOp::create(b, shared, kStagesName);
+  Value barBase = LLVM::AddressOfOp::create(b, shared, kBarriersName);
+  // This CTA's items: b, b + grid, ...
+  Value rest = sub(numItems, bid);
+  Value mine = arith::SelectOp::create(
+      b, cmp(arith::CmpIPredicate::sgt, rest, c64(0)),
+      arith::DivUIOp::create(b, add(rest, sub(grid, c64(1))), grid), c64(0));
+
+  // Everything but vector work is thread 0's; without vector items the other
+  // threads have nothing to do.
+  auto body = [&] {
+    Value epoch = ifElse(
+        elected,
+        [&] {
+          Value finished =
+              LLVM::LoadOp::create(b, i64, epochWords, 0, /*isVolatile=*/true);
+          forRange(c64(0), stages, c64(1), [&](Value s) {
+            NVVM::MBarrierInitOp::create(b, elementAt(barBase, i64, s), c32(1),
+                                         Value());
+          });
+          NVVM::FenceMbarrierInitOp::create(b);
+          return SmallVector<Value>{add(finished, c64(1))};
+        },
+        [&] { return SmallVector<Value>{c64(0)}; })[0];
+    auto callIssue = [&](Value k, bool early) {
+      func::CallOp::create(b, issue,
+                           ValueRange{items, k, bid, grid, stages, stageBytes,
+                                      stageBase, barBase, error, timeout,
+                                      cBool(early), epoch});
+    };
+    // Prefetch the first `stages` items, then store item k and refill.
+    ifThen(elected, [&] {
+      forRange(c64(0), arith::MinUIOp::create(b, mine, stages), c64(1),
+               [&](Value k) { callIssue(k, true); });
+    });
+
+    auto loop = scf::ForOp::create(
+        b, cIdx(0), toIndex(mine), cIdx(1), ValueRange{c64(0), c64(0)},
+        [&](OpBuilder &, Location, Value iv, ValueRange pending) {
+          Value k = toI64(iv);
+          Value g = add(mul(k, grid), bid);
+          Value record = byteOffset(items, mul(g, c64(sizeof(KernelItem))));
+          Value kind = field(record, offsetof(KernelItem, kind), i32);
+          Value bytes = field(record, offsetof(KernelItem, bytes), i32);
+          Value op = field(record, offsetof(KernelItem, op), i32);
+          Value isVector = cmp(
+              arith::CmpIPredicate::eq, kind,
+              c32(static_cast<int64_t>(::m2n::KernelItemKind::Vector)));
+          Value readDone =
+              pointerField(record, offsetof(KernelItem, readDone), global);
+          Value readsPeer =
+              ne0(LLVM::PtrToIntOp::create(b, i64, readDone));
+          Value moves = ne0(bytes);
+
+          // Thread 0: waits, loads left for now, the TMA store.
+          SmallVector<Value> held = ifElse(
+              elected,
+              [&] {
+                Value slot = arith::RemUIOp::create(b, k, stages);
+                Value parity = arith::TruncIOp::create(
+                    b, i32,
+                    arith::AndIOp::create(
+                        b, arith::DivUIOp::create(b, k, stages), c64(1)));
+                Value bar = elementAt(barBase, i64, slot);
+                Value stage = byteOffset(stageBase, mul(slot, stageBytes));
+                Value waits = ne0(
+                    either(field(record, offsetof(KernelItem, wait0), i64),
+                           field(record, offsetof(KernelItem, wait1), i64)));
+                Value storeWaits = ne0(arith::AndIOp::create(
+                    b, field(record, offsetof(KernelItem, flags), i32),
+                    c32(::m2n::kStoreWaits)));
+                // Release the signals held back before waiting: the wait
+                // may need them.
+                SmallVector<Value> kept = ifElse(
+                    waits,
+                    [&] {
+                      callRelease(pending[0], pending[1]);
+                      return SmallVector<Value>{c64(0), c64(0)};
+                    },
+                    [&] { return SmallVector<Value>(pending); });
+                // An item whose load waits was not loaded ahead: load it now
+                // that every earlier item of this CTA is stored and
+                // signalled.
+                ifThen(both(waits, negate(storeWaits)), [&] {
+                  NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
+                  callIssue(k, false);
+                });
+                // An item whose store waits was loaded ahead: wait now.
+                ifThen(both(waits, storeWaits),
+                       [&] { callWait(record, g, error, timeout, epoch); });
+                // Every item completes its stage's phase (see buildIssue).
+                NVVM::MBarrierTryWaitParityOp::create(b, bar, parity,
+                                                      c32(1000000));
+                Value tma = moves;
+                if (hasVectors())
+                  tma = both(tma, negate(isVector));
+                ifThen(tma, [&] {
+                  // The bytes are read: tell the peer they came from.
+                  ifThen(readsPeer, [&] { addRelease(readDone, c64(1)); });
+                  auto bulkStore = [&] {
+                    storeBulk(pointerField(record, offsetof(KernelItem, dst),
+                                           global),
+                              stage, bytes, op);
+                    return SmallVector<Value>{};
+                  };
+                  if (hasTiles())
+                    ifElse(cmp(arith::CmpIPredicate::eq, kind,
+                               c32(static_cast<int64_t>(
+                                   ::m2n::KernelItemKind::Tile))),
+                           [&] {
+                             storeTile(record, stage, op);
+                             return SmallVector<Value>{};
+                           },
+                           bulkStore);
+                  else
+                    bulkStore();
+                  NVVM::CpAsyncBulkCommitGroupOp::create(b);
+                });
+                return kept;
+              },
+              [&] { return SmallVector<Value>(pending); });
+
+          // Vector items: the whole CTA, after thread 0's waits.
+          if (hasVectors())
+            ifThen(both(isVector, moves), [&] {
+              NVVM::Barrier0Op::create(b);
+              moveVector(
+                  pointerField(record, offsetof(KernelItem, src), global),
+                  pointerField(record, offsetof(KernelItem, dst), global),
+                  bytes, op, thread, threads);
+              // Later TMA accesses (async proxy) see these stores.
+              fenceProxyAsync();
+              NVVM::Barrier0Op::create(b);
+              ifThen(both(elected, readsPeer),
+                     [&] { addRelease(readDone, c64(1)); });
+            });
+
+          // Thread 0: hold the signal back (release the held sum first if
+          // it is for another counter), then refill a stage once the store
+          // reading it has read it.
+          SmallVector<Value> next = ifElse(
+              elected,
+              [&] {
+                Value signal = LLVM::PtrToIntOp::create(
+                    b, i64,
+                    pointerField(record, offsetof(KernelItem, signal), global));
+                SmallVector<Value> result = ifElse(
+                    ne0(signal),
+                    [&] {
+                      Value other = both(
+                          ne0(held[0]),
+                          cmp(arith::CmpIPredicate::ne, held[0], signal));
+                      Value base = ifElse(
+                          other,
+                          [&] {
+                            callRelease(held[0], held[1]);
+                            return SmallVector<Value>{c64(0)};
+                          },
+                          [&] { return SmallVector<Value>{held[1]}; })[0];
+                      return SmallVector<Value>{signal, add(base, c64(1))};
+                    },
+                    [&] { return SmallVector<Value>(held); });
+                // With one stage, refill it for the next item once this
+                // store has read it; with several, refill the previous
+                // item's stage, so that this store may still read its own.
+                ifElse(
+                    cmp(arith::CmpIPredicate::eq, stages, c64(1)),
+                    [&] {
+                      Value following = add(k, c64(1));
+                      ifThen(cmp(arith::CmpIPredicate::ult, following, mine),
+                             [&] {
+                               NVVM::CpAsyncBulkWaitGroupOp::create(
+                                   b, 0, b.getUnitAttr());
+                               callIssue(following, true);
+                             });
+                      return SmallVector<Value>{};
+                    },
+                    [&] {
+                      Value following = add(sub(k, c64(1)), stages);
+                      Value refill = both(
+                          cmp(arith::CmpIPredicate::uge, k, c64(1)),
+                          cmp(arith::CmpIPredicate::ult, following, mine));
+                      ifThen(refill, [&] {
+                        NVVM::CpAsyncBulkWaitGroupOp::create(b, 1,
+                                                             b.getUnitAttr());
+                        callIssue(following, true);
+                      });
+                      return SmallVector<Value>{};
+                    });
+                return result;
+              },
+              [&] { return SmallVector<Value>(held); });
+          scf::YieldOp::create(b, next);
+        });
+
+    ifThen(elected, [&] {
+      callRelease(loop.getResult(0), loop.getResult(1));
+      NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
+      // The last CTA to finish advances the epoch.
+      Value doneWord = elementAt(epochWords, i64, c64(1));
+      Value before = LLVM::AtomicRMWOp::create(
+          b, LLVM::AtomicBinOp::add, doneWord, c64(1),
+          LLVM::AtomicOrdering::acq_rel);
+      Value last = cmp(arith::CmpIPredicate::eq, before,
+                       sub(mul(epoch, grid), c64(1)));
+      ifThen(last, [&] {
+        LLVM::StoreOp::create(b, epoch, epochWords, 0, /*isVolatile=*/true);
+      });
+    });
+  };
+  if (hasVectors())
+    body();
+  else
+    ifThen(elected, body);
+  gpu::ReturnOp::create(b);
+}
+
+void KernelBuilder::build() {
+  declareSharedMemory();
+  buildRelease();
+  buildWait();
+  buildIssue();
+  buildKernel();
+}
+
+} // namespace
+
+LogicalResult mlir::m2n::buildTransferKernel(ModuleOp module,
+                                             const ::m2n::KernelOps &ops) {
+  if (SymbolTable::lookupSymbolIn(module, kKernelModuleName))
+    return success();
+  MLIRContext *ctx = module.getContext();
+  ctx->loadDialect<gpu::GPUDialect, NVVM::NVVMDialect, LLVM::LLVMDialect,
+                   scf::SCFDialect, arith::ArithDialect, func::FuncDialect>();
+  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                  UnitAttr::get(ctx));
+  ImplicitLocOpBuilder b(NameLoc::get(StringAttr::get(ctx, "m2n_transfer")),
+                         ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto kernels = gpu::GPUModuleOp::create(b, kKernelModuleName);
+  b.setInsertionPointToStart(kernels.getBody());
+  KernelBuilder(b, ops).build();
+  return success();
+}
