@@ -168,9 +168,17 @@ std::optional<std::string> planTiles(const Box &fromBox, const Dims &fromShape,
                                      int64_t elementBytes, int64_t maxBytes,
                                      std::vector<Box> &tiles) {
   const int64_t rank = fromBox.rank();
-  if (rank < 1 || rank > 5)
-    return "tensor maps have 1 to 5 dimensions, the box has " +
+  // A 1-D box is one contiguous run: bulk and vector items move it (and a
+  // 1-D tile at coordinate 39 of an f32 map raised an illegal instruction on
+  // H200, 2026-12-01).
+  if (rank < 2 || rank > 5)
+    return "tiles have 2 to 5 dimensions, the box has " +
            std::to_string(rank);
+  // Box corners whose innermost coordinate is not 16-byte aligned are left
+  // to the SM path: not yet run through TMA on a GPU.
+  if ((fromBox.offsets[rank - 1] * elementBytes) % 16 ||
+      (toBox.offsets[rank - 1] * elementBytes) % 16)
+    return std::string("the box's innermost start is not 16-byte aligned");
   for (const Dims *shape : {&fromShape, &toShape}) {
     int64_t pitch = elementBytes;
     for (int64_t d = rank - 1; d > 0; --d) {
@@ -243,10 +251,81 @@ void addReadsDone(TransferProgram &program) {
 
 } // namespace
 
+static std::optional<std::string>
+lowerScheduleOnce(const Schedule &schedule, const Layout &src,
+                  const Layout &dst, const std::vector<int64_t> &shape,
+                  ElementType type, const LoweringOptions &options,
+                  TransferProgram &program);
+
+namespace {
+
+bool overlaps(const Box &a, const Box &b) {
+  for (int64_t d = 0; d < a.rank(); ++d)
+    if (a.offsets[d] >= b.offsets[d] + b.sizes[d] ||
+        b.offsets[d] >= a.offsets[d] + a.sizes[d])
+      return false;
+  return true;
+}
+
+/// TMA reductions are atomic per element, so reductions of several steps
+/// onto the same bytes may run at once; a vector reduction loads, combines
+/// and stores, so it must not overlap any other reduction of those bytes.
+/// Returns `schedule` with every reduction step that writes bytes a vector
+/// reduction writes ordered after the earlier reduction steps onto those
+/// bytes (in the order `program`'s items list them), or std::nullopt when
+/// `program` has no vector reduction.
+std::optional<Schedule> orderVectorReductions(const Schedule &schedule,
+                                              const TransferProgram &program) {
+  std::set<int64_t> vectorSteps;
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const Movement &m : rankProgram.items)
+      if (m.mechanism == Mechanism::Vector && m.reduction && m.step >= 0)
+        vectorSteps.insert(m.step);
+  if (vectorSteps.empty())
+    return std::nullopt;
+  Schedule ordered = schedule;
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    // The reduction steps of this rank in a topological order.
+    std::vector<int64_t> steps;
+    std::set<int64_t> seen;
+    for (const Movement &m : rankProgram.items)
+      if (m.step >= 0 && schedule.steps[m.step].reduction &&
+          seen.insert(m.step).second)
+        steps.push_back(m.step);
+    for (size_t j = 0; j < steps.size(); ++j)
+      for (size_t i = 0; i < j; ++i) {
+        const Step &earlier = schedule.steps[steps[i]];
+        Step &later = ordered.steps[steps[j]];
+        if ((vectorSteps.count(steps[i]) || vectorSteps.count(steps[j])) &&
+            earlier.to == later.to && overlaps(earlier.toBox, later.toBox) &&
+            std::find(later.deps.begin(), later.deps.end(), steps[i]) ==
+                later.deps.end())
+          later.deps.push_back(steps[i]);
+      }
+  }
+  return ordered;
+}
+
+} // namespace
+
 std::optional<std::string>
 lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
               const std::vector<int64_t> &shape, ElementType type,
               const LoweringOptions &options, TransferProgram &program) {
+  if (std::optional<std::string> error = lowerScheduleOnce(
+          schedule, src, dst, shape, type, options, program))
+    return error;
+  std::optional<Schedule> ordered = orderVectorReductions(schedule, program);
+  if (!ordered)
+    return std::nullopt;
+  return lowerScheduleOnce(*ordered, src, dst, shape, type, options, program);
+}
+
+static std::optional<std::string>
+lowerScheduleOnce(const Schedule &schedule, const Layout &src,
+                  const Layout &dst, const std::vector<int64_t> &shape,
+                  ElementType type, const LoweringOptions &options,
+                  TransferProgram &program) {
   program = TransferProgram();
   program.type = type;
   program.scratches = schedule.scratches;

@@ -480,6 +480,14 @@ m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
         strides[d - 1] = pitch;
       pitch *= spec.extents[rank - 1 - d];
     }
+    // TMA tensor maps need 16-byte aligned global addresses. (Moving such
+    // tiles on the SM path instead is not implemented yet.)
+    if (reinterpret_cast<uintptr_t>(addressOf(spec.buffer)) % 16)
+      return fail(M2N_UNSUPPORTED,
+                  r.name + ": buffer " + spec.buffer.str() +
+                      " is not 16-byte aligned, and its tiles move through "
+                      "TMA tensor maps, which need that; pass 16-byte aligned "
+                      "buffers");
     M2N_CU(driver.tensorMapEncodeTiled(
         &maps[m], mapType(r.type), rank, addressOf(spec.buffer), dims, strides,
         box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,

@@ -2,6 +2,7 @@
 // on the GPUs of this machine and checks every destination.
 //
 //   artifact_runner ARTIFACT [--repeat N] [--csv FILE] [--processes P] [--checks C]
+//                   [--misalign BYTES]
 //
 // Rank r runs on GPU r % G (G GPUs; several ranks per GPU are virtual
 // ranks). With --processes P (P = G), P processes are forked, process p runs
@@ -106,28 +107,32 @@ int allgather(const void *send, void *recv, size_t bytes, void *) {
   return inStep ? 0 : 1;
 }
 
+/// Bytes every buffer starts past a 16-byte boundary (--misalign): the
+/// runtime then moves bulk items on the SM path.
+static size_t misalign = 0;
+
 /// A device buffer with guard bytes on both sides.
 struct Guarded {
   char *base = nullptr;
   size_t bytes = 0;
-  char *data() const { return base ? base + kGuard : nullptr; }
+  char *data() const { return base ? base + kGuard + misalign : nullptr; }
 };
 
 Guarded allocate(size_t bytes) {
   Guarded g;
   g.bytes = bytes;
-  CUDA_CHECK(cudaMalloc(&g.base, bytes + 2 * kGuard));
-  CUDA_CHECK(cudaMemset(g.base, kGuardByte, bytes + 2 * kGuard));
+  CUDA_CHECK(cudaMalloc(&g.base, bytes + 2 * kGuard + misalign));
+  CUDA_CHECK(cudaMemset(g.base, kGuardByte, bytes + 2 * kGuard + misalign));
   return g;
 }
 
 std::optional<std::string> guardsIntact(const Guarded &g) {
   std::vector<uint8_t> guard(kGuard);
-  for (char *at : {g.base, g.base + kGuard + g.bytes}) {
+  for (char *at : {g.base + misalign, g.base + kGuard + misalign + g.bytes}) {
     CUDA_CHECK(cudaMemcpy(guard.data(), at, kGuard, cudaMemcpyDeviceToHost));
     for (size_t i = 0; i < kGuard; ++i)
       if (guard[i] != kGuardByte)
-        return std::string(at == g.base ? "the guard before" : "the guard after") +
+        return std::string(at == g.base + misalign ? "the guard before" : "the guard after") +
                " a buffer was overwritten at byte " + std::to_string(i);
   }
   return std::nullopt;
@@ -145,6 +150,7 @@ int main(int argc, char **argv) {
   const char *csvPath = nullptr;
   for (int i = 2; i < argc; i += 2) {
     bool known = !std::strcmp(argv[i], "--repeat") || !std::strcmp(argv[i], "--csv") ||
+                 !std::strcmp(argv[i], "--misalign") ||
                  !std::strcmp(argv[i], "--processes") || !std::strcmp(argv[i], "--checks");
     if (!known || i + 1 == argc) {
       std::printf("artifact_runner: %s %s\n", argv[i], known ? "needs a value" : "is not an option");
@@ -152,6 +158,8 @@ int main(int argc, char **argv) {
     }
     if (!std::strcmp(argv[i], "--repeat"))
       repeat = std::max(1, std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--misalign"))
+      misalign = std::strtoul(argv[i + 1], nullptr, 10);
     else if (!std::strcmp(argv[i], "--processes"))
       processes = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--checks"))

@@ -8,7 +8,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 opt="$root/build/bin/m2n-opt"
 mkdir -p "$root/.gpu"
-"$opt" "$root/examples/example_a.mlir" --m2n-pipeline | python3 "$root/test/Utils/extract_ptx.py" - > "$root/.gpu/m2n_transfer.ptx"
+# The kernel driver's hand-built tables use every op: the kernel with all.
+"$opt" "$root/examples/example_a.mlir" "--pass-pipeline=builtin.module(m2n-convert-to-gpu{kernel-ops=all},nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa})" \
+  | python3 "$root/test/Utils/extract_ptx.py" - > "$root/.gpu/m2n_transfer.ptx"
+# The random matrix of small odd reshards (also run on the host in CI), with
+# the default lowering and with the SM path below 256 bytes.
+python3 "$root/test/GPU/random_matrix.py" --cases 240 > "$root/.gpu/random.mlir"
+"$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random.m2n" -o /dev/null
+"$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random-vector.m2n vector-below-bytes=256" -o /dev/null
 "$opt" "$root/test/GPU/reshards.mlir" "--m2n-pipeline=artifact=$root/.gpu/reshards.m2n" -o /dev/null
 # The same matrix with each rank's own copy on the copy engine.
 "$opt" "$root/test/GPU/reshards.mlir" "--m2n-pipeline=artifact=$root/.gpu/reshards-engine.m2n copy-engine=true" -o /dev/null

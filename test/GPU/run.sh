@@ -20,6 +20,16 @@ timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" 2>&1 | tee "$out/artifa
 if [ -f "$dir/reshards-engine.m2n" ]; then
   timeout 300 /tmp/m2n_artifact_runner "$dir/reshards-engine.m2n" 2>&1 | tee "$out/artifact_runner_engine.log" || status=1
 fi
+for matrix in random random-vector; do
+  if [ -f "$dir/$matrix.m2n" ]; then
+    timeout 300 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --repeat 1 2>&1 | tee "$out/artifact_runner_$matrix.log" || status=1
+  fi
+done
+# Buffers 8 bytes past a 16-byte boundary: bulk items move on the SM path
+# (reshards with tiles are skipped: tensor maps need aligned buffers).
+if [ -f "$dir/random.m2n" ]; then
+  timeout 300 /tmp/m2n_artifact_runner "$dir/random.m2n" --repeat 1 --misalign 8 2>&1 | tee "$out/artifact_runner_misaligned.log" || status=1
+fi
 # One process per GPU: buffer handles exchanged through an all-gather.
 gpus=$(nvidia-smi -L | wc -l)
 if [ "$gpus" -ge 2 ]; then

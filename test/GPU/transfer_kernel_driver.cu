@@ -2,7 +2,9 @@
 // GPUs with hand-built item tables, and checks the results: a local strided
 // copy, large local and cross-GPU copies (timed against the copy engine),
 // cross-GPU bulk reductions (f32, bf16), a cross-CTA dependency through a
-// flag, and the timeout of a wait that is never satisfied.
+// flag, vector items (the SM path: unaligned copies, f32 max, bf16 and i8
+// sums, 1 to 1e6 bytes at odd offsets) and the timeout of a wait that is
+// never satisfied. The PTX is the kernel with every op (kernel-ops=all).
 //
 //   transfer_kernel_driver PTX_FILE [all|timeout]
 //
@@ -60,7 +62,7 @@ static void launch(const Kernel &k, const std::vector<Item> &items, int ctas,
   CUDA_CHECK(cudaMemsetAsync(epochWords, 0, 2 * sizeof(uint64_t), stream));
   void *args[] = {deviceItems, &count,  &errorDevice, &timeout,
                   &stageBytes, &stages, &epochWords};
-  CU_CHECK(cuLaunchKernel(k.function, ctas, 1, 1, 32, 1, 1,
+  CU_CHECK(cuLaunchKernel(k.function, ctas, 1, 1, 128, 1, 1,
                           (unsigned)(stageBytes * stages), stream, args,
                           nullptr));
 }
@@ -205,6 +207,103 @@ int main(int argc, char **argv) {
         bad += out[r * 512 + c] != host[(8 + r) * cols + 256 + c];
     verdict("local strided copy 32x512 box of 64x1024 f32", bad == 0,
             std::to_string(bad) + " mismatches");
+  }
+
+  // 1b. Vector items (kind 2): every thread of the CTA moves the bytes, with
+  //     the widest vectors both addresses allow. Odd sizes and offsets that
+  //     agree modulo 16, 8, 4 or only 1; copies and reductions TMA lacks.
+  {
+    const size_t bytes = 4 << 20;
+    std::vector<uint8_t> a(bytes), b(bytes);
+    uint32_t x = 12345;
+    auto next = [&] { x = x * 1664525u + 1013904223u; return x; };
+    for (size_t i = 0; i < bytes; ++i) {
+      a[i] = (uint8_t)(next() >> 24);
+      b[i] = (uint8_t)(next() >> 24);
+    }
+    // Finite floats: clear the exponent's top bit of every f32 and bf16.
+    for (size_t i = 3; i < bytes; i += 4) {
+      a[i] &= 0xBF;
+      b[i] &= 0xBF;
+    }
+    for (size_t i = 1; i < bytes; i += 2) {
+      a[i] &= 0xBF;
+      b[i] &= 0xBF;
+    }
+    char *src, *dst;
+    CUDA_CHECK(cudaMalloc(&src, bytes));
+    CUDA_CHECK(cudaMalloc(&dst, bytes));
+    struct Case { const char *name; uint32_t op; int esz; size_t srcOff, dstOff, n; };
+    // Vector op codes: 0 copy, 1 + reduction (0 sum, 1 max, 2 min) + 3 * type
+    // (i8 0, i16 1, i32 2, i64 3, f16 4, bf16 5, f32 6, f64 7).
+    const Case cases[] = {
+        {"vector copy 1 byte", 0, 1, 3, 5, 1},
+        {"vector copy 17 bytes, offsets 1 / 2", 0, 1, 1, 2, 17},
+        {"vector copy 1000003 bytes, offsets 5 / 5", 0, 1, 5, 5, 1000003},
+        {"vector copy 65536 bytes, offsets 4 / 12", 0, 1, 4, 12, 65536},
+        {"vector max.f32 1000 elements, offsets 4 / 8", 1 + 1 + 3 * 6, 4, 4, 8, 4000},
+        {"vector min.f32 262144 elements, aligned", 1 + 2 + 3 * 6, 4, 0, 0, 1 << 20},
+        {"vector add.bf16 3 elements", 1 + 0 + 3 * 5, 2, 2, 6, 6},
+        {"vector add.bf16 500001 elements, offsets 2 / 2", 1 + 0 + 3 * 5, 2, 2, 2, 1000002},
+        {"vector add.s8 777 bytes, offsets 1 / 3", 1 + 0 + 3 * 0, 1, 1, 3, 777},
+        {"vector max.s16 4097 elements", 1 + 1 + 3 * 1, 2, 2, 4, 8194},
+    };
+    auto bf16ToFloat = [](uint16_t h) { return fromBf16(h); };
+    for (const Case &c : cases) {
+      CUDA_CHECK(cudaMemcpy(src, a.data(), bytes, cudaMemcpyHostToDevice));
+      CUDA_CHECK(cudaMemcpy(dst, b.data(), bytes, cudaMemcpyHostToDevice));
+      // Split into items of at most 64 KiB over 4 CTAs, offsets kept.
+      std::vector<Item> items;
+      for (size_t at = 0; at < c.n; at += 65536) {
+        Item it{};
+        it.kind = 2;
+        it.op = c.op;
+        it.src = (uint64_t)(src + c.srcOff + at);
+        it.dst = (uint64_t)(dst + c.dstOff + at);
+        it.bytes = (uint32_t)std::min<size_t>(65536, c.n - at);
+        items.push_back(it);
+      }
+      Item *dev = nullptr;
+      launch(kernel, items, 4, 65536, 3, stream, &dev);
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      std::vector<uint8_t> out(bytes);
+      CUDA_CHECK(cudaMemcpy(out.data(), dst, bytes, cudaMemcpyDeviceToHost));
+      std::vector<uint8_t> want = b;
+      for (size_t i = 0; i < c.n; i += c.esz) {
+        const uint8_t *in = &a[c.srcOff + i];
+        uint8_t *acc = &want[c.dstOff + i];
+        if (c.op == 0) {
+          *acc = *in;
+        } else if (c.op == 1 + 1 + 3 * 6 || c.op == 1 + 2 + 3 * 6) {
+          float p, q;
+          std::memcpy(&p, acc, 4);
+          std::memcpy(&q, in, 4);
+          float r = c.op == 1 + 1 + 3 * 6 ? (p < q ? q : p) : (q < p ? q : p);
+          std::memcpy(acc, &r, 4);
+        } else if (c.op == 1 + 3 * 5) {
+          uint16_t p, q;
+          std::memcpy(&p, acc, 2);
+          std::memcpy(&q, in, 2);
+          uint16_t r = toBf16(bf16ToFloat(p) + bf16ToFloat(q));
+          std::memcpy(acc, &r, 2);
+        } else if (c.op == 1) {
+          *acc = (uint8_t)(*acc + *in);
+        } else {
+          int16_t p, q;
+          std::memcpy(&p, acc, 2);
+          std::memcpy(&q, in, 2);
+          int16_t r = p < q ? q : p;
+          std::memcpy(acc, &r, 2);
+        }
+      }
+      size_t bad = 0;
+      for (size_t i = 0; i < bytes; ++i)
+        bad += out[i] != want[i];
+      verdict(c.name, bad == 0, std::to_string(bad) + " bytes differ (incl. outside the run)");
+      CUDA_CHECK(cudaFree(dev));
+    }
+    CUDA_CHECK(cudaFree(src));
+    CUDA_CHECK(cudaFree(dst));
   }
 
   // 2. Large local copy, then (with 2 GPUs) peer pull and push, timed against

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include <iostream>
 
@@ -57,6 +58,61 @@ std::optional<std::string> readsDoneProblem(const TransferProgram &program) {
         last.waits[0].value != count)
       return "rank " + std::to_string(owner) + " does not end waiting for " +
              std::to_string(count) + " reads: " + last.str(program.type);
+  }
+  return std::nullopt;
+}
+
+/// A vector reduction loads, combines and stores: no other write of its
+/// destination bytes may run at the same time. Returns the first vector
+/// reduction that overlaps another item's destination bytes without a
+/// dependency path between the two (through counters: an item waiting for
+/// a counter's full count comes after every item signalling it). The order
+/// of a CTA's items does not count: the CTA count is the runtime's.
+std::optional<std::string> unorderedVectorReduction(const TransferProgram &program) {
+  std::vector<std::pair<int64_t, const Movement *>> items;
+  for (const auto &[rank, rp] : program.ranks)
+    for (const Movement &m : rp.items)
+      items.push_back({rank, &m});
+  std::map<std::pair<int64_t, int64_t>, std::vector<size_t>> signalers;
+  for (size_t i = 0; i < items.size(); ++i)
+    if (items[i].second->signal)
+      signalers[{items[i].second->signal->rank, items[i].second->signal->index}]
+          .push_back(i);
+  std::map<size_t, std::set<size_t>> memo;
+  auto ancestors = [&](size_t start) -> const std::set<size_t> & {
+    auto found = memo.find(start);
+    if (found != memo.end())
+      return found->second;
+    std::set<size_t> &seen = memo[start];
+    std::vector<size_t> stack = {start};
+    while (!stack.empty()) {
+      size_t at = stack.back();
+      stack.pop_back();
+      for (const CounterWait &wait : items[at].second->waits)
+        for (size_t before : signalers[{wait.counter.rank, wait.counter.index}])
+          if (seen.insert(before).second)
+            stack.push_back(before);
+    }
+    return seen;
+  };
+  auto dstRange = [](const Movement &m) {
+    return std::make_pair(m.dstOffset, m.dstOffset + m.bytes);
+  };
+  for (size_t v = 0; v < items.size(); ++v) {
+    const Movement &vector = *items[v].second;
+    if (vector.mechanism != Mechanism::Vector || !vector.reduction || !vector.bytes)
+      continue;
+    const std::set<size_t> &before = ancestors(v);
+    for (size_t w = 0; w < items.size(); ++w) {
+      const Movement &other = *items[w].second;
+      if (w == v || !other.bytes || other.isTile() || !(other.dst == vector.dst))
+        continue;
+      auto [a0, a1] = dstRange(vector);
+      auto [b0, b1] = dstRange(other);
+      if (a1 <= b0 || b1 <= a0 || before.count(w) || ancestors(w).count(v))
+        continue;
+      return vector.str(program.type) + " races with " + other.str(program.type);
+    }
   }
   return std::nullopt;
 }
@@ -403,7 +459,8 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
   const uint64_t seed = propertySeed();
   const int64_t cases = propertyCases(10000);
   RandomLayouts random(seed ^ 0xc0de);
-  int64_t items = 0, tileItems = 0, vectorItems = 0, bulkItems = 0;
+  int64_t items = 0, tileItems = 0, vectorItems = 0, bulkItems = 0,
+          raceChecked = 0;
   for (int64_t n = 0; n < cases; ++n) {
     std::vector<int64_t> shape = random.shape();
     // Half the cases with 16-byte rows (bulk and tiles), half with odd
@@ -437,6 +494,11 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
     ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, type, options, program),
               std::nullopt);
     ASSERT_EQ(readsDoneProblem(program), std::nullopt);
+    // The race check is quadratic: on the small programs only (most).
+    if (program.itemCount() <= 1000) {
+      ASSERT_EQ(unorderedVectorReduction(program), std::nullopt);
+      ++raceChecked;
+    }
     items += program.itemCount();
     for (const auto &[r, rp] : program.ranks)
       for (const Movement &m : rp.items) {
@@ -464,10 +526,12 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
   EXPECT_GT(tileItems, items / 50);
   EXPECT_GT(vectorItems, items / 50);
   EXPECT_GT(bulkItems, items / 50);
+  EXPECT_GT(raceChecked, cases * 9 / 10);
   std::cout << "[ property ] seed " << seed << ": " << cases
             << " reshards lowered and run (" << items << " items: "
             << bulkItems << " bulk, " << tileItems << " tiles, "
-            << vectorItems << " vector)\n";
+            << vectorItems << " vector); " << raceChecked
+            << " checked for unordered vector reductions\n";
 }
 
 } // namespace

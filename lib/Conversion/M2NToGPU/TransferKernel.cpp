@@ -792,8 +792,12 @@ void KernelBuilder::buildKernel() {
                            bulkStore);
                   else
                     bulkStore();
-                  NVVM::CpAsyncBulkCommitGroupOp::create(b);
                 });
+                // One bulk group per item, empty for zero-byte and vector
+                // items: the refill below waits for all groups but the
+                // newest (this item's) to have read their stages, which
+                // holds only if every item counts.
+                NVVM::CpAsyncBulkCommitGroupOp::create(b);
                 return kept;
               },
               [&] { return SmallVector<Value>(pending); });
