@@ -3,6 +3,7 @@
 #include "m2n/Artifact/Artifact.h"
 
 #include <cstring>
+#include <map>
 #include <sstream>
 
 namespace m2n {
@@ -302,6 +303,30 @@ static std::optional<std::string> checkPrograms(const TransferProgram &program) 
           return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
                  " reduces a partial element";
       }
+  }
+  // Counters are never reset: execution n waits for n times a value, so a
+  // value must be exactly what one execution adds, or later executions
+  // would pass their waits early.
+  std::map<std::pair<int64_t, int64_t>, uint64_t> added;
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
+      for (const Movement &m : *movements) {
+        if (m.signal)
+          ++added[{m.signal->rank, m.signal->index}];
+        if (m.readDone)
+          ++added[{m.readDone->rank, m.readDone->index}];
+      }
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
+      for (const Movement &m : *movements)
+        for (const CounterWait &wait : m.waits)
+          if (added[{wait.counter.rank, wait.counter.index}] != wait.value)
+            return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                   " waits for " + std::to_string(wait.value) +
+                   " but one execution adds " +
+                   std::to_string(added[{wait.counter.rank, wait.counter.index}]) +
+                   " to counter " + std::to_string(wait.counter.rank) + ":" +
+                   std::to_string(wait.counter.index);
     for (const Movement &copy : rankProgram.engineCopies)
       if (copy.mechanism != Mechanism::Bulk || copy.reduction || copy.signal ||
           !copy.waits.empty() || copy.readDone)

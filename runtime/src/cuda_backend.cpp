@@ -532,8 +532,18 @@ m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
         // bulk items use.
         if (m.mechanism == m2n::Mechanism::Bulk && m.bytes > 0 &&
             ((it.src | it.dst) % 16) != 0) {
+          // TMA reductions of several steps may run at once (they are
+          // atomic); SM-path reductions may not, and the lowering ordered
+          // only those it chose itself.
+          if (m.reduction)
+            return fail(M2N_UNSUPPORTED,
+                        r.name + ": buffer " + m.dst.str() + " or " +
+                            m.src.str() +
+                            " is not 16-byte aligned, and its reductions "
+                            "were compiled for TMA; pass 16-byte aligned "
+                            "buffers");
           it.kind = static_cast<uint32_t>(m2n::KernelItemKind::Vector);
-          it.op = m2n::vectorOp(m.reduction, r.type);
+          it.op = m2n::vectorOp(std::nullopt, r.type);
         }
       }
       it.bytes = static_cast<uint32_t>(m.bytes);

@@ -405,7 +405,15 @@ int main(int argc, char **argv) {
         CUDA_CHECK(cudaSetDevice(localDevices[s]));
         CUDA_CHECK(cudaGraphLaunch(graphs[s], streams[s]));
       }
-      synchronize();
+      // Replays bypass the runtime, so m2n_cuda_synchronize does not know
+      // them (it waits for the streams of m2n's own launches): wait for the
+      // streams here. (Before 2026-12-01 the second replay was checked
+      // before it finished; slower kernels showed it as poisoned bytes.)
+      for (size_t s = 0; s < slots; ++s) {
+        CUDA_CHECK(cudaSetDevice(localDevices[s]));
+        CUDA_CHECK(cudaStreamSynchronize(streams[s]));
+      }
+      barrier();
       if (!problem && (problem = verify(seed)))
         *problem = "graph replay " + std::to_string(replay + 1) + ": " + *problem;
     }

@@ -553,6 +553,14 @@ void KernelBuilder::vectorLoop(Value src, Value dst, Value bytes, Value thread,
                                Value threads,
                                std::optional<::m2n::Reduction> reduction,
                                ::m2n::ElementType type) {
+  // Loads bypass the SM's L1 (volatile: relaxed at system scope): the bytes
+  // may have been written during this kernel by another CTA or GPU, after
+  // a neighbouring item brought their cache line into this SM's L1 (seen on
+  // H200 as stale bytes in runs of 2-3 bytes; TMA loads never use L1).
+  auto load = [&](Type type, Value address, int64_t alignment) -> Value {
+    return LLVM::LoadOp::create(b, type, address, alignment,
+                                /*isVolatile=*/true);
+  };
   // Copies move bytes: their unit is one byte, whatever the type.
   const int64_t unit = reduction ? ::m2n::elementSize(type) : 1;
   Type scalar = reduction ? elementType(type) : i8;
@@ -566,12 +574,11 @@ void KernelBuilder::vectorLoop(Value src, Value dst, Value bytes, Value thread,
     Value units = arith::DivUIOp::create(b, count, c64(unit));
     forRange(thread, units, threads, [&](Value i) {
       Value at = add(from, mul(i, c64(unit)));
-      Value in = LLVM::LoadOp::create(b, scalar, byteOffset(src, at), unit);
+      Value in = load(scalar, byteOffset(src, at), unit);
       Value out = byteOffset(dst, at);
       Value result = in;
       if (reduction)
-        result = combine(*reduction, type,
-                         LLVM::LoadOp::create(b, scalar, out, unit), in);
+        result = combine(*reduction, type, load(scalar, out, unit), in);
       LLVM::StoreOp::create(b, result, out, unit);
     });
   };
@@ -606,8 +613,7 @@ void KernelBuilder::vectorLoop(Value src, Value dst, Value bytes, Value thread,
             Value out = byteOffset(dst, at);
             Value result = in;
             if (reduction)
-              result = combine(*reduction, type,
-                               LLVM::LoadOp::create(b, lanes, out, width), in);
+              result = combine(*reduction, type, load(lanes, out, width), in);
             LLVM::StoreOp::create(b, result, out, width);
           };
           moveScalars(c64(0), head);
@@ -619,16 +625,14 @@ void KernelBuilder::vectorLoop(Value src, Value dst, Value bytes, Value thread,
             for (int64_t u = 0; u < kVectorUnroll; ++u) {
               at.push_back(
                   chunkAt(add(base, add(thread, mul(threads, c64(u))))));
-              in.push_back(LLVM::LoadOp::create(
-                  b, lanes, byteOffset(src, at.back()), width));
+              in.push_back(load(lanes, byteOffset(src, at.back()), width));
             }
             for (int64_t u = 0; u < kVectorUnroll; ++u)
               finish(at[u], in[u]);
           });
           forRange(add(full, thread), chunks, threads, [&](Value c) {
             Value at = chunkAt(c);
-            finish(at, LLVM::LoadOp::create(b, lanes, byteOffset(src, at),
-                                            width));
+            finish(at, load(lanes, byteOffset(src, at), width));
           });
           Value tail = chunkAt(chunks);
           moveScalars(tail, sub(n, tail));

@@ -84,7 +84,7 @@
 // PTX-DAG: cp.reduce.async.bulk.tensor.4d.global.shared::cta.max.tile.bulk_group
 // PTX-DAG: cp.reduce.async.bulk.tensor.5d.global.shared::cta.min.tile.bulk_group
 // The SM path: 16-byte vectors, f32 max as compare and select, 8-bit sums.
-// PTX-DAG: ld.global.v4.b32
+// PTX-DAG: ld.volatile.global.v4.b32
 // PTX-DAG: st.global.v4.b32
 // PTX-DAG: setp.lt.f32
 // PTX-DAG: add.s16
