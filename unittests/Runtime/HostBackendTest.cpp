@@ -105,6 +105,27 @@ TEST(RuntimeArtifactTest, RejectsBadArtifactsWithAReason) {
   EXPECT_EQ(artifact, nullptr);
 }
 
+// Counters are never reset: a wait value that is not exactly what one
+// execution adds would let a later execution pass its wait early.
+TEST(RuntimeArtifactTest, RejectsWaitsThatDriftAcrossExecutions) {
+  m2n::CompiledReshard reshard = exampleReshard();
+  m2n::Movement *waiter = nullptr;
+  for (auto &[rank, program] : reshard.program.ranks)
+    for (m2n::Movement &m : program.items)
+      if (!m.waits.empty())
+        waiter = &m;
+  ASSERT_NE(waiter, nullptr);
+  waiter->waits[0].value += 1;
+  std::string bytes = exampleArtifact(reshard);
+  m2n_artifact artifact = nullptr;
+  EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+            M2N_INVALID_ARTIFACT);
+  EXPECT_NE(std::string(m2n_last_error()).find("but one execution adds"),
+            std::string::npos)
+      << m2n_last_error();
+  EXPECT_EQ(artifact, nullptr);
+}
+
 // The kernel writes through the counters items name: an artifact naming one
 // that does not exist (well formed, checksum and all) is refused at load.
 TEST(RuntimeArtifactTest, RejectsCountersThatDoNotExist) {

@@ -2,26 +2,27 @@
 //
 // The host-side launch description of a schedule: for every rank, the table
 // of work items its transfer kernel walks (lib/Conversion/M2NToGPU/
-// TransferKernel.mlir), the network transfers its runtime posts through
+// TransferKernel.cpp), the network transfers its runtime posts through
 // NCCL, and the counters that order them. Plain C++, shared by the compiler,
 // the artifact and the runtime.
 //
-// Lowering a schedule:
+// Lowering a schedule (docs/codegen.md, "Mechanisms"):
 //  * every step becomes contiguous runs of bytes (the box decomposed along
-//    the dimensions it does not cover entirely in both buffers), cut into
-//    items of at most `maxItemBytes`, or, when the runs are short or not
-//    16-byte aligned (TMA bulk copies need that), tiles: boxes of up to 256
-//    elements per dimension that one TMA tensor copy moves through tensor
-//    maps over the two buffers (rank 1-5, 16-byte row pitches, tile rows of
-//    a multiple of 16 bytes). Boxes neither path can move are rejected;
+//    the dimensions it does not cover entirely in both buffers); where the
+//    runs are short or unaligned and tensor maps can describe the box, tiles
+//    (Mechanism::Tile); otherwise each run is cut into an aligned middle of
+//    TMA bulk items and SM-path (Mechanism::Vector) heads and tails, or is
+//    all vector where TMA cannot take it (misaligned addresses, reductions
+//    TMA lacks, short runs). Nothing is refused for its shape or type;
 //  * local and NVLink steps become kernel items on the rank they write to
-//    (the executor pulls from peers: on 2x H200, pushing part of a copy from
-//    the source rank made it slower); network steps become network
+//    (the executor pulls from peers); network steps become network
 //    transfers;
 //  * each step with dependents gets a counter on its executor, incremented
 //    once per item; a dependent item waits until each dependency's counter
 //    reaches its item count. An item waits for at most two counters: more
 //    dependencies are combined by zero-byte join items;
+//  * vector reductions are not atomic: reduction steps onto bytes a vector
+//    reduction writes are ordered;
 //  * the items of a rank are in a topological order of the steps, so that
 //    CTAs walking their share of the table in order cannot deadlock;
 //  * reads-done: an item reading another rank's buffer increments a counter

@@ -187,6 +187,12 @@ func.func private @f(!m2n.dist<?x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
 
 // -----
 
+// 2^62 x 4 f32: 2^66 bytes, which no 64-bit offset reaches.
+// expected-error@+1 {{distributed tensor of 4611686018427387904x4 'f32' elements has more than 2^63 - 1 bytes}}
+func.func private @f(!m2n.dist<4611686018427387904x4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
+
+// -----
+
 // expected-error@+1 {{element type 'i1' is not supported; expected an integer or float type of 1 to 8 whole bytes}}
 func.func private @f(!m2n.dist<8xi1, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
 

@@ -1,5 +1,7 @@
 //===- M2NTypes.cpp - communicator and distributed tensor types -------------===//
 
+#include "llvm/Support/MathExtras.h"
+#include "llvm/Support/InterleavedRange.h"
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
 
 #include "mlir/IR/Builders.h"
@@ -73,6 +75,15 @@ LogicalResult DistType::verify(function_ref<InFlightDiagnostic()> emitError,
                           "type of 1 to 8 whole bytes";
   if (!layout)
     return emitError() << "distributed tensor needs a layout";
+  // Byte offsets and sizes are 64-bit everywhere downstream: the tensor's
+  // size in bytes must fit.
+  int64_t bytes = llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8);
+  for (int64_t size : shape)
+    if (llvm::MulOverflow(bytes, size, bytes))
+      return emitError() << "distributed tensor of "
+                         << llvm::interleaved(shape, "x") << " "
+                         << elementType
+                         << " elements has more than 2^63 - 1 bytes";
   int64_t rank = shape.size();
   for (auto [axis, placement] : llvm::enumerate(layout.getPlacements())) {
     auto shard = dyn_cast<ShardAttr>(placement);
