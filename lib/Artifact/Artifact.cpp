@@ -370,7 +370,7 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
     CompiledReshard c;
     c.name = r.string("a reshard name");
     uint32_t type = r.get<uint32_t>("an element type");
-    if (type > static_cast<uint32_t>(ElementType::F64))
+    if (type >= static_cast<uint32_t>(kElementTypeCount))
       r.fail("artifact names an unknown element type");
     c.type = static_cast<ElementType>(type);
     c.program.type = c.type;

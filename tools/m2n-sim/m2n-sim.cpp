@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
       llvm::raw_string_ostream os(name);
       os << srcType.getElementType();
       return fail(where + ": element type " + name +
-                  " is not simulated (i8-i64, f16, bf16, f32, f64 are)");
+                  " is not simulated");
     }
     std::vector<int64_t> shape(srcType.getShape().begin(),
                                srcType.getShape().end());

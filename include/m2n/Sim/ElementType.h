@@ -11,13 +11,20 @@
 
 namespace m2n {
 
-enum class ElementType { I8, I16, I32, I64, F16, BF16, F32, F64 };
+/// The types m2n moves. The 8-bit floats (OCP FP8: E4M3 finite-only with one
+/// NaN encoding, E5M2 IEEE-like) are moved, never reduced: a reshard that
+/// reduces them is refused by the verifier.
+enum class ElementType { I8, I16, I32, I64, F16, BF16, F32, F64, F8E4M3FN, F8E5M2 };
+constexpr int kElementTypeCount = 10;
 
-/// MLIR spelling: "i8", ..., "f16", "bf16", "f32", "f64".
+/// MLIR spelling: "i8", ..., "f16", "bf16", "f32", "f64", "f8E4M3FN",
+/// "f8E5M2".
 const char *toString(ElementType type);
 std::optional<ElementType> parseElementType(const std::string &name);
 int64_t elementSize(ElementType type);
 bool isFloat(ElementType type);
+/// Whether reductions on `type` exist (every type but the 8-bit floats).
+bool isReducible(ElementType type);
 
 /// Stores `value` (rounded to nearest even for floats, wrapped modulo 2^bits
 /// for integers) at `dst`.

@@ -502,6 +502,9 @@ Type KernelBuilder::elementType(::m2n::ElementType type) {
     return b.getF32Type();
   case ::m2n::ElementType::F64:
     return b.getF64Type();
+  case ::m2n::ElementType::F8E4M3FN: // Never reduced: moved as bytes.
+  case ::m2n::ElementType::F8E5M2:
+    return i8;
   }
   return i8;
 }

@@ -187,13 +187,25 @@ func.func private @f(!m2n.dist<?x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
 
 // -----
 
+// fp8 is moved, never reduced.
+// expected-error@+1 {{partial placements of 'f8E4M3FN' would need a reduction in 8 bits; reduce in bf16 or f32 and cast}}
+func.func private @f(!m2n.dist<64xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>)
+
+// -----
+
+// Types without an executor are refused here, not at the last stage.
+// expected-error@+1 {{element type 'f8E4M3FNUZ' is not supported}}
+func.func private @f(!m2n.dist<64xf8E4M3FNUZ, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
+
+// -----
+
 // 2^62 x 4 f32: 2^66 bytes, which no 64-bit offset reaches.
 // expected-error@+1 {{distributed tensor of 4611686018427387904x4 'f32' elements has more than 2^63 - 1 bytes}}
 func.func private @f(!m2n.dist<4611686018427387904x4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
 
 // -----
 
-// expected-error@+1 {{element type 'i1' is not supported; expected an integer or float type of 1 to 8 whole bytes}}
+// expected-error@+1 {{element type 'i1' is not supported; expected i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN or f8E5M2}}
 func.func private @f(!m2n.dist<8xi1, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
 
 // -----

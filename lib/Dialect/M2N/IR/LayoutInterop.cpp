@@ -62,6 +62,10 @@ std::optional<::m2n::ElementType> toElementType(Type type) {
     return ::m2n::ElementType::F32;
   if (type.isF64())
     return ::m2n::ElementType::F64;
+  if (isa<Float8E4M3FNType>(type))
+    return ::m2n::ElementType::F8E4M3FN;
+  if (isa<Float8E5M2Type>(type))
+    return ::m2n::ElementType::F8E5M2;
   if (auto integer = dyn_cast<IntegerType>(type)) {
     switch (integer.getWidth()) {
     case 8:

@@ -1,13 +1,14 @@
 //===- M2NTypes.cpp - communicator and distributed tensor types -------------===//
 
-#include "llvm/Support/MathExtras.h"
-#include "llvm/Support/InterleavedRange.h"
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
+#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/InterleavedRange.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::m2n;
@@ -54,12 +55,9 @@ void DistType::print(AsmPrinter &printer) const {
   printer << '>';
 }
 
-/// Element types the code generator can move: whole-byte integers and floats.
+/// Element types every stage moves: exactly those with an executor.
 static bool isSupportedElementType(Type type) {
-  if (!isa<IntegerType, FloatType>(type))
-    return false;
-  unsigned width = type.getIntOrFloatBitWidth();
-  return width >= 8 && width <= 64 && width % 8 == 0;
+  return toElementType(type).has_value();
 }
 
 LogicalResult DistType::verify(function_ref<InFlightDiagnostic()> emitError,
@@ -71,8 +69,8 @@ LogicalResult DistType::verify(function_ref<InFlightDiagnostic()> emitError,
                             "shape";
   if (!elementType || !isSupportedElementType(elementType))
     return emitError() << "element type " << elementType
-                       << " is not supported; expected an integer or float "
-                          "type of 1 to 8 whole bytes";
+                       << " is not supported; expected i8, i16, i32, i64, "
+                          "f16, bf16, f32, f64, f8E4M3FN or f8E5M2";
   if (!layout)
     return emitError() << "distributed tensor needs a layout";
   // Byte offsets and sizes are 64-bit everywhere downstream: the tensor's
@@ -84,6 +82,11 @@ LogicalResult DistType::verify(function_ref<InFlightDiagnostic()> emitError,
                          << llvm::interleaved(shape, "x") << " "
                          << elementType
                          << " elements has more than 2^63 - 1 bytes";
+  if (!::m2n::isReducible(*toElementType(elementType)) &&
+      !layout.getPartialAxes().empty())
+    return emitError() << "partial placements of " << elementType
+                       << " would need a reduction in 8 bits; reduce in "
+                          "bf16 or f32 and cast";
   int64_t rank = shape.size();
   for (auto [axis, placement] : llvm::enumerate(layout.getPlacements())) {
     auto shard = dyn_cast<ShardAttr>(placement);
