@@ -152,8 +152,10 @@ m2n_status m2n_cuda_execute(m2n_cuda_context context, int reshard,
                             void *const *dst, const size_t *dst_bytes,
                             void *const *streams);
 
-/* Waits for the work enqueued so far; a kernel that waited longer than the
- * timeout for a peer is reported as M2N_TIMEOUT naming the item. */
+/* Waits for the work m2n_cuda_launch / m2n_cuda_execute enqueued since the
+ * last call; a kernel that waited longer than the timeout for a peer is
+ * reported as M2N_TIMEOUT naming the item. Replays of a CUDA graph that
+ * captured a launch are the caller's: synchronize their streams yourself. */
 m2n_status m2n_cuda_synchronize(m2n_cuda_context context);
 
 #ifdef __cplusplus
