@@ -90,8 +90,8 @@ void KernelOps::add(const TransferProgram &program) {
       switch (m.mechanism) {
       case Mechanism::Bulk:
         bulk.insert(op);
-        if (m.bytes > 0)
-          vector.insert(vectorOp(m.reduction, program.type));
+        if (m.bytes > 0 && !m.reduction)
+          vector.insert(vectorOp(std::nullopt, program.type));
         break;
       case Mechanism::Tile:
         tile.insert({op, static_cast<uint32_t>(m.srcCoords.size())});
@@ -111,8 +111,8 @@ KernelOps::missing(const TransferProgram &program) const {
       const bool has =
           m.mechanism == Mechanism::Bulk
               ? bulk.count(op) &&
-                    (m.bytes == 0 ||
-                     vector.count(vectorOp(m.reduction, program.type)))
+                    (m.bytes == 0 || m.reduction ||
+                     vector.count(vectorOp(std::nullopt, program.type)))
           : m.mechanism == Mechanism::Tile
               ? tile.count({op, static_cast<uint32_t>(m.srcCoords.size())}) > 0
               : vector.count(op) > 0;

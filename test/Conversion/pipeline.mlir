@@ -9,7 +9,7 @@
 // RUN: %if ptxas %{ m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - > %t.ptx %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
 
-// IR: module attributes {gpu.container_module, m2n.kernel_ops = {bulk = array<i32: 0, 3>, tile = array<i32>, vector = array<i32: 0, 16>}
+// IR: module attributes {gpu.container_module, m2n.kernel_ops = {bulk = array<i32: 0, 3>, tile = array<i32>, vector = array<i32: 0>}
 // IR-LABEL: func.func @example_a
 // IR: m2n.schedule %{{.*}} on %{{.*}} strategy = "hierarchical"
 // IR-NEXT: m2n.step 0 copy src(0) [0:1, 0:8] -> dst(4) [0:1, 0:8] via network
@@ -33,7 +33,8 @@
 // PTX: mbarrier.try_wait.parity.shared.b64
 // PTX: cp.async.bulk.global.shared::cta.bulk_group
 // The kernel is specialized: Example A's reductions are bf16 sums, so it
-// has that bulk reduction (and its vector fallback) and no other.
+// has that bulk reduction and no other, and the vector copy (the runtime's
+// fallback for bulk copies over unaligned buffers).
 // PTX: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16
 // SYNC-DAG: cp.async.bulk.commit_group;
 // SYNC-DAG: red.release.sys.global.add.u64

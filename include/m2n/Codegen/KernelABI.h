@@ -93,9 +93,9 @@ struct KernelOps {
 
   /// Every op of every kind (hand-built tables, tests).
   static KernelOps all();
-  /// Adds what the items of `program` use, and for every bulk item the
-  /// vector op of the same movement: the runtime moves a bulk item on the
-  /// SM path when a caller's buffer is not 16-byte aligned.
+  /// Adds what the items of `program` use, and the vector copy when it has
+  /// bulk copies: the runtime moves a bulk copy on the SM path when a
+  /// caller's buffer is not 16-byte aligned (bulk reductions it refuses).
   void add(const TransferProgram &program);
   /// The first item of `program` the kernel cannot run, printed.
   std::optional<std::string> missing(const TransferProgram &program) const;

@@ -208,6 +208,24 @@ private:
                 Value x);
   Type elementType(::m2n::ElementType type);
 
+  /// A private, always-inlined helper function; the builder is left at the
+  /// start of its body (callers keep an InsertionGuard).
+  func::FuncOp beginHelper(StringRef name, ArrayRef<Type> arguments) {
+    auto helper =
+        func::FuncOp::create(b, name, b.getFunctionType(arguments, {}));
+    helper.setPrivate();
+    helper->setAttr("always_inline", b.getUnitAttr());
+    b.setInsertionPointToStart(helper.addEntryBlock());
+    return helper;
+  }
+  /// The `rank` tile coordinates of `record` starting at byte `offset`.
+  SmallVector<Value> tileCoords(Value record, size_t offset, int64_t rank) {
+    SmallVector<Value> coords;
+    for (int64_t d = 0; d < rank; ++d)
+      coords.push_back(field(record, offset + 4 * d, i32));
+    return coords;
+  }
+
   void callRelease(Value address, Value count) {
     func::CallOp::create(b, release, ValueRange{address, count});
   }
@@ -251,13 +269,9 @@ void KernelBuilder::declareSharedMemory() {
 /// m2n_release(address, count): adds `count` to the counter at `address`
 /// once every store this thread issued has landed; nothing when it is 0.
 void KernelBuilder::buildRelease() {
-  release = func::FuncOp::create(b, "m2n_release",
-                                 b.getFunctionType({i64, i64}, {}));
-  release.setPrivate();
-  release->setAttr("always_inline", b.getUnitAttr());
   OpBuilder::InsertionGuard guard(b);
-  Block *entry = release.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  release = beginHelper("m2n_release", {i64, i64});
+  Block *entry = &release.front();
   Value address = entry->getArgument(0), count = entry->getArgument(1);
   ifThen(ne0(count), [&] {
     Value pointer = LLVM::IntToPtrOp::create(b, global, address);
@@ -272,13 +286,9 @@ void KernelBuilder::buildRelease() {
 /// counters reaches its value times the epoch; past the timeout, records
 /// the item (global index g) and traps.
 void KernelBuilder::buildWait() {
-  wait = func::FuncOp::create(
-      b, "m2n_wait", b.getFunctionType({global, i64, global, i64, i64}, {}));
-  wait.setPrivate();
-  wait->setAttr("always_inline", b.getUnitAttr());
   OpBuilder::InsertionGuard guard(b);
-  Block *entry = wait.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  wait = beginHelper("m2n_wait", {global, i64, global, i64, i64});
+  Block *entry = &wait.front();
   Value record = entry->getArgument(0), g = entry->getArgument(1),
         error = entry->getArgument(2), timeout = entry->getArgument(3),
         epoch = entry->getArgument(4);
@@ -337,12 +347,9 @@ void KernelBuilder::loadTile(Value record, Value stage, Value bar) {
   Value rank = field(record, offsetof(KernelItem, rank), i32);
   Value stageCluster = LLVM::AddrSpaceCastOp::create(b, cluster, stage);
   switchOn(rank, tileRanks(), [&](int64_t tileRank) {
-    SmallVector<Value> coords;
-    for (int64_t d = 0; d < tileRank; ++d)
-      coords.push_back(field(record, offsetof(KernelItem, srcCoords) + 4 * d,
-                             i32));
     NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
-        b, stageCluster, map, coords, bar, ValueRange{}, Value(), Value(),
+        b, stageCluster, map,
+        tileCoords(record, offsetof(KernelItem, srcCoords), tileRank), bar, ValueRange{}, Value(), Value(),
         NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
         NVVM::CTAGroupKindAttr(), Value());
   });
@@ -354,16 +361,10 @@ void KernelBuilder::loadTile(Value record, Value stage, Value bar) {
 /// an item whose load waits is left for later: its dependencies may be
 /// items of this very CTA that have not been stored yet.
 void KernelBuilder::buildIssue() {
-  issue = func::FuncOp::create(
-      b, "m2n_issue",
-      b.getFunctionType({global, i64, i64, i64, i64, i64, shared, shared,
-                         global, i64, i1, i64},
-                        {}));
-  issue.setPrivate();
-  issue->setAttr("always_inline", b.getUnitAttr());
   OpBuilder::InsertionGuard guard(b);
-  Block *entry = issue.addEntryBlock();
-  b.setInsertionPointToStart(entry);
+  issue = beginHelper("m2n_issue", {global, i64, i64, i64, i64, i64, shared,
+                                    shared, global, i64, i1, i64});
+  Block *entry = &issue.front();
   Value items = entry->getArgument(0), k = entry->getArgument(1),
         bid = entry->getArgument(2), grid = entry->getArgument(3),
         stages = entry->getArgument(4), stageBytes = entry->getArgument(5),
@@ -464,10 +465,8 @@ void KernelBuilder::storeTile(Value record, Value stage, Value op) {
                if (c == static_cast<uint32_t>(code))
                  ranks.push_back(tileRank);
              switchOn(rank, ranks, [&](int64_t tileRank) {
-               SmallVector<Value> coords;
-               for (int64_t d = 0; d < tileRank; ++d)
-                 coords.push_back(field(
-                     record, offsetof(KernelItem, dstCoords) + 4 * d, i32));
+               SmallVector<Value> coords = tileCoords(
+                   record, offsetof(KernelItem, dstCoords), tileRank);
                if (code == 0) {
                  NVVM::CpAsyncBulkTensorSharedCTAToGlobalOp::create(
                      b, map, stage, coords, Value(), NVVM::TMAStoreMode::TILE,
