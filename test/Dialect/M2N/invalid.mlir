@@ -168,6 +168,12 @@ module attributes {m2n.topology = "dgx"} {}
 
 // -----
 
+// The transfer kernel's op codes (m2n-convert-to-gpu) have a fixed form.
+// expected-error@+1 {{'m2n.kernel_ops' must be {bulk = array<i32>, tile = array<i32>, vector = array<i32>}, got {bulk = array<i32: 0>}}}
+module attributes {m2n.kernel_ops = {bulk = array<i32: 0>}} {}
+
+// -----
+
 // expected-error@+1 {{unknown m2n attribute 'm2n.plan'}}
 module attributes {m2n.plan = 1} {}
 
