@@ -267,17 +267,58 @@ std::optional<std::string> validateReshard(const Layout &src,
     return "source: " + *error;
   if (auto error = validateLayout(dst, shape, commSize))
     return "destination: " + *error;
+  return checkPartialDestination(src, dst);
+}
+
+std::optional<std::string> checkPartialDestination(const Layout &src,
+                                                   const Layout &dst) {
   if (!dst.hasPartial())
     return std::nullopt;
   if (src.mesh.shape != dst.mesh.shape || src.mesh.ranks != dst.mesh.ranks)
-    return "a partial destination must use the source mesh";
-  for (size_t axis = 0; axis < src.placements.size(); ++axis)
-    if (src.placements[axis].isPartial() != dst.placements[axis].isPartial())
-      return "a partial destination must be partial on the same mesh axes as "
-             "the source";
+    return "destination has partial placements, so its mesh must be the "
+           "source mesh: a reshard keeps partial contributions on the ranks "
+           "that hold them";
+  for (size_t axis = 0; axis < dst.placements.size(); ++axis)
+    if (dst.placements[axis].isPartial() &&
+        !src.placements[axis].isPartial())
+      return "destination is partial on mesh axis " + std::to_string(axis) +
+             " where the source is " + src.placements[axis].str() +
+             "; a reshard reduces partial axes or keeps them, it does not "
+             "create them";
   if (src.reduction() != dst.reduction())
-    return "a partial destination must keep the source reduction";
+    return std::string("destination reduction '") + toString(*dst.reduction()) +
+           "' differs from source reduction '" + toString(*src.reduction()) +
+           "'";
   return std::nullopt;
+}
+
+int64_t keptContributor(const Layout &src, const Layout &dst,
+                        int64_t srcContributor) {
+  // Peel the source contributor's coordinates off, last partial axis first,
+  // and keep those of the axes that stay partial.
+  int64_t kept = 0, keptStride = 1;
+  for (size_t a = src.placements.size(); a-- > 0;) {
+    if (!src.placements[a].isPartial())
+      continue;
+    int64_t extent = src.mesh.shape[a];
+    int64_t coord = srcContributor % extent;
+    srcContributor /= extent;
+    if (a < dst.placements.size() && dst.placements[a].isPartial()) {
+      kept += coord * keptStride;
+      keptStride *= extent;
+    }
+  }
+  return kept;
+}
+
+std::vector<int64_t> contributorsOf(const Layout &src, const Layout &dst,
+                                    int64_t dstLinearIndex) {
+  const int64_t own = dst.contributorIndex(dstLinearIndex);
+  std::vector<int64_t> result;
+  for (int64_t c = 0; c < src.numContributors(); ++c)
+    if (keptContributor(src, dst, c) == own)
+      result.push_back(c);
+  return result;
 }
 
 int64_t linearize(const std::vector<int64_t> &index,

@@ -170,16 +170,12 @@ ReshardPlan IntersectionPlanner::plan() const {
     // The contributors this destination needs, the copied one first: its
     // own contribution when it is a source contributor (a local copy that
     // waits for nobody), otherwise the lowest.
-    std::vector<int64_t> contributors;
-    if (dst.hasPartial()) {
-      contributors = {dst.contributorIndex(j)};
-    } else {
-      std::optional<int64_t> own = src.mesh.indexOf(dst.mesh.rankAt(j));
-      int64_t first = own ? src.contributorIndex(*own) : 0;
-      contributors.push_back(first);
-      for (int64_t c = 0; c < numContributors; ++c)
-        if (c != first)
-          contributors.push_back(c);
+    std::vector<int64_t> contributors = contributorsOf(src, dst, j);
+    if (std::optional<int64_t> own = src.mesh.indexOf(dst.mesh.rankAt(j))) {
+      auto it = std::find(contributors.begin(), contributors.end(),
+                          src.contributorIndex(*own));
+      if (it != contributors.end())
+        std::rotate(contributors.begin(), it, it + 1);
     }
     for (int64_t c : contributors)
       index.forEachOverlap(dstBoxes[j], c, [&](int64_t group) {
@@ -342,10 +338,10 @@ std::vector<PlanIssue> verifyPlan(const Layout &src, const Layout &dst,
                                 : std::string("has no partial placement")));
       continue;
     }
-    if (dst.hasPartial() && src.contributorIndex(srcIt->second) !=
-                                dst.contributorIndex(dstIt->second)) {
-      report(id, "moves contributor " +
-                     std::to_string(src.contributorIndex(srcIt->second)) +
+    const int64_t srcContributor = src.contributorIndex(srcIt->second);
+    if (keptContributor(src, dst, srcContributor) !=
+        dst.contributorIndex(dstIt->second)) {
+      report(id, "moves contributor " + std::to_string(srcContributor) +
                      " into destination contributor " +
                      std::to_string(dst.contributorIndex(dstIt->second)));
       continue;
@@ -414,7 +410,7 @@ std::vector<PlanIssue> verifyPlan(const Layout &src, const Layout &dst,
           break;
       }
     }
-    int64_t ownContributor = dst.hasPartial() ? dst.contributorIndex(j) : -1;
+    const int64_t ownContributor = dst.contributorIndex(j);
     std::vector<int64_t> cell(rank, 0);
     for (int64_t linear = 0; linear < cells; ++linear) {
       int64_t rest = linear;
@@ -436,7 +432,7 @@ std::vector<PlanIssue> verifyPlan(const Layout &src, const Layout &dst,
       }
       for (int64_t c = 0; c < numContributors; ++c) {
         int32_t expected =
-            ownContributor < 0 || ownContributor == c ? 1 : 0;
+            keptContributor(src, dst, c) == ownContributor ? 1 : 0;
         int32_t got = received[linear * numContributors + c];
         if (got != expected) {
           report(-1, prefix + " receive contributor " + std::to_string(c) +

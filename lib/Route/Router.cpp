@@ -86,14 +86,16 @@ Schedule TopologyRouter::routeGatherBroadcast() const {
   Schedule schedule;
   schedule.strategy = Strategy::GatherBroadcast;
   const int64_t root = src.mesh.rankAt(0);
-  const bool keep = dst.hasPartial();
-  const int64_t contributors = src.numContributors();
-  const int64_t copies = keep ? contributors : 1;
+  const int64_t copies = dst.numContributors();
   const Dims full(shape);
+  // Source contributor c lands in the root's full tensor keptContributor(c):
+  // the lowest contributor of each copies, the others reduce into it.
+  std::vector<int64_t> copyingContributor(copies, -1);
+  for (int64_t c = src.numContributors() - 1; c >= 0; --c)
+    copyingContributor[keptContributor(src, dst, c)] = c;
 
   // Gather: one replica of every source box into the root's full tensor
-  // (one per contributor when the destination keeps them apart; otherwise
-  // contributor 0 copies and the others reduce).
+  // (one per destination contributor).
   std::vector<BufferRef> rootScratch;
   for (int64_t k = 0; k < copies; ++k)
     rootScratch.push_back(addScratch(schedule, root, full));
@@ -115,12 +117,13 @@ Schedule TopologyRouter::routeGatherBroadcast() const {
   }
   for (const auto &[key, rank] : injector) {
     int64_t contributor = key.first;
+    int64_t kept = keptContributor(src, dst, contributor);
     Box box = src.localBox(shape, *src.mesh.indexOf(rank));
     std::optional<Reduction> reduction;
-    if (!keep && contributor != 0)
+    if (contributor != copyingContributor[kept])
       reduction = src.reduction();
     addStep(schedule, topology, source(rank), wholeBox(box.sizes),
-            rootScratch[keep ? contributor : 0], box, reduction);
+            rootScratch[kept], box, reduction);
   }
 
   // Broadcast: a ring through the destination ranks, the root's domain
@@ -155,7 +158,7 @@ Schedule TopologyRouter::routeGatherBroadcast() const {
     if (box.empty())
       continue;
     int64_t rank = dst.mesh.rankAt(j);
-    int64_t k = keep ? dst.contributorIndex(j) : 0;
+    int64_t k = dst.contributorIndex(j);
     addStep(schedule, topology, fullCopyOf[rank][k], box, destination(rank),
             wholeBox(box.sizes), std::nullopt);
   }
@@ -177,9 +180,10 @@ Schedule TopologyRouter::routeGatherBroadcast() const {
 std::set<size_t> TopologyRouter::routeReduceShare(const ReshardPlan &plan,
                                                   Schedule &schedule) const {
   std::set<size_t> routed;
-  if (src.numContributors() < 2 || dst.hasPartial())
+  if (!reducesContributions(src, dst))
     return routed;
-  // Transfers by the global region they fill (offsets, then sizes).
+  // Transfers by the value they fill: destination contributor, then the
+  // global region (offsets, then sizes).
   std::map<std::vector<int64_t>, std::vector<size_t>> byRegion;
   std::vector<Box> dstBoxes(dst.mesh.size());
   for (int64_t j = 0; j < dst.mesh.size(); ++j)
@@ -189,7 +193,9 @@ std::set<size_t> TopologyRouter::routeReduceShare(const ReshardPlan &plan,
   };
   for (size_t i = 0; i < plan.transfers.size(); ++i) {
     Box region = globalOf(plan.transfers[i]);
-    std::vector<int64_t> key(region.offsets.begin(), region.offsets.end());
+    std::vector<int64_t> key = {
+        dst.contributorIndex(*dst.mesh.indexOf(plan.transfers[i].dstRank))};
+    key.insert(key.end(), region.offsets.begin(), region.offsets.end());
     key.insert(key.end(), region.sizes.begin(), region.sizes.end());
     byRegion[key].push_back(i);
   }
@@ -273,7 +279,7 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
     TopologyRouter direct = *this, shared = *this;
     direct.reduceShare = ReduceShare::Off;
     Schedule directSchedule = direct.routeHierarchical(fullPlan);
-    if (src.numContributors() < 2 || dst.hasPartial())
+    if (!reducesContributions(src, dst))
       return directSchedule;
     shared.reduceShare = ReduceShare::On;
     Schedule sharedSchedule = shared.routeHierarchical(fullPlan);
@@ -337,7 +343,7 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
 
   // Raw partial contributions cannot be forwarded from a destination buffer
   // that already holds their reduction: leaders land them in scratch.
-  const bool viaScratch = src.numContributors() > 1 && !dst.hasPartial();
+  const bool viaScratch = reducesContributions(src, dst);
   std::map<int64_t, int64_t> egressBytes, leaderLoad, forwardBytes;
 
   for (const Delivery &delivery : deliveries) {

@@ -324,27 +324,27 @@ static double maxFinite(ElementType type) {
 SimulationReport ReshardSimulator::check() const {
   SimulationReport report;
   const int64_t size = elementSize(type);
-  const int64_t contributors = src.numContributors();
   const std::optional<Reduction> op = src.reduction();
   std::vector<uint8_t> expected(size), term(size);
   for (size_t j = 0; j < dstBoxes.size(); ++j) {
     const std::vector<uint8_t> &buffer = dstBuffers[j];
-    int64_t own = dst.hasPartial() ? dst.contributorIndex(j) : -1;
+    const std::vector<int64_t> contributors =
+        contributorsOf(src, dst, static_cast<int64_t>(j));
     bool failed = false;
     forEachElement(dstBoxes[j], shape, [&](int64_t local, int64_t g) {
       if (failed)
         return;
       ++report.checkedElements;
-      // The logical value: the left fold of the contributions in the element
-      // type, contributor 0 first (or only this rank's own contribution).
+      // The logical value: the left fold, in the element type and in
+      // increasing contributor order, of the contributions this rank
+      // combines.
       double magnitude = 0;
-      int64_t first = own >= 0 ? own : 0;
-      int64_t last = own >= 0 ? own + 1 : contributors;
-      for (int64_t q = first; q < last; ++q) {
-        std::vector<uint8_t> &slot = q == first ? expected : term;
+      for (int64_t q : contributors) {
+        bool first = q == contributors.front();
+        std::vector<uint8_t> &slot = first ? expected : term;
         storeElement(type, slot.data(), fillValue(g, q));
         magnitude += std::fabs(loadElement(type, slot.data()));
-        if (q != first)
+        if (!first)
           reduceElement(type, *op, expected.data(), term.data());
       }
       const uint8_t *got = buffer.data() + local * size;
@@ -352,7 +352,7 @@ SimulationReport ReshardSimulator::check() const {
         return;
       double gotValue = loadElement(type, got);
       double want = loadElement(type, expected.data());
-      int64_t terms = last - first;
+      int64_t terms = static_cast<int64_t>(contributors.size());
       if (isFloat(type) && terms > 1 && *op == Reduction::Sum) {
         if (std::fabs(gotValue - want) <=
             2.0 * terms * unitRoundoff(type) * magnitude)

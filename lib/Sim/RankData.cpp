@@ -60,23 +60,21 @@ checkDestination(const Layout &src, const Layout &dst,
   if (!index)
     return std::nullopt;
   const int64_t size = elementSize(type);
-  const int64_t contributors = src.numContributors();
   const std::optional<Reduction> op = src.reduction();
-  // A Partial destination keeps only this rank's own contribution.
-  const int64_t own = dst.hasPartial() ? dst.contributorIndex(*index) : -1;
-  const int64_t first = own >= 0 ? own : 0;
-  const int64_t last = own >= 0 ? own + 1 : contributors;
+  // The contributions this rank's value combines (all of them, or those of
+  // its own coordinates on the partial axes a destination keeps).
+  const std::vector<int64_t> contributors = contributorsOf(src, dst, *index);
   std::vector<uint8_t> expected(size), term(size);
   std::optional<std::string> problem;
   forEachElementOf(dst.localBox(shape, *index), shape,
                    [&](int64_t local, int64_t g) {
                      if (problem)
                        return;
-                     for (int64_t q = first; q < last; ++q) {
-                       std::vector<uint8_t> &slot =
-                           q == first ? expected : term;
+                     for (int64_t q : contributors) {
+                       bool first = q == contributors.front();
+                       std::vector<uint8_t> &slot = first ? expected : term;
                        storeElement(type, slot.data(), sourceValue(seed, g, q));
-                       if (q != first)
+                       if (!first)
                          reduceElement(type, *op, expected.data(),
                                        term.data());
                      }

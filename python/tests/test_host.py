@@ -284,6 +284,33 @@ def test_bad_arguments():
         m2n.all_gather([np.ones(2, np.complex64)] * 2, [np.zeros(4, np.complex64)] * 2, comm)
 
 
+def test_reduce_some_partial_axes_and_keep_the_others():
+    # DTensor's [Partial, Shard(0), Partial] -> [Shard(1), Shard(0), Partial]
+    # on a [2, 1, 4] mesh: rank (a0, 0, a2) holds columns a0 of the sum of
+    # the contributions of (0, 0, a2) and (1, 0, a2), still a Partial.
+    comm = m2n.Communicator.host(8)
+    parts = [rng.integers(-8, 8, (6, 10)).astype(np.int32) for _ in range(8)]
+    out = [np.full((6, 5), -99, np.int32) for _ in range(8)]
+    m2n.reshard(parts, out, comm, src_mesh=Mesh([2, 1, 4]),
+                src_placements=[Partial("sum"), Shard(0), Partial("sum")],
+                dst_mesh=Mesh([2, 1, 4]),
+                dst_placements=[Shard(1), Shard(0), Partial("sum")])
+    for r in range(8):
+        a0, a2 = divmod(r, 4)
+        kept = parts[a2] + parts[4 + a2]
+        np.testing.assert_array_equal(out[r], kept[:, 5 * a0:5 * (a0 + 1)])
+    # The logical tensor is unchanged: the kept partials still sum to it.
+    whole = np.concatenate([sum(out[4 * a0 + a2] for a2 in range(4)) for a0 in range(2)], 1)
+    np.testing.assert_array_equal(whole, sum(parts))
+
+    # Creating a partial axis is refused before anything runs.
+    with pytest.raises(m2n.CompileError, match="does not create them"):
+        m2n.reshard(parts, out, comm, src_mesh=Mesh([2, 1, 4]),
+                    src_placements=[Partial("sum"), Shard(0), Replicate()],
+                    dst_mesh=Mesh([2, 1, 4]),
+                    dst_placements=[Shard(1), Shard(0), Partial("sum")])
+
+
 def test_ordinary_shapes_that_tma_alone_cannot_move():
     # 1000 f32 over 8 ranks: 125 elements (500 bytes) per shard.
     comm = m2n.Communicator.host(8)

@@ -74,6 +74,59 @@ TEST(PlannerTest, PartialToReplicateCopiesOwnThenReduces) {
                             }));
 }
 
+// DTensor's [P(sum), S(0), P(sum)] -> [S(1), S(0), P(sum)] on a [2, 1, 4]
+// mesh: mesh axis 0 is reduced (and scatters dim 1), axis 2 stays partial.
+// Rank (a0, 0, a2) combines the contributions of (0, 0, a2) and (1, 0, a2).
+TEST(PlannerTest, ReducesSomePartialAxesAndKeepsTheOthers) {
+  Mesh mesh = Mesh::contiguous({2, 1, 4});
+  Layout src{mesh,
+             {Placement::partial(Reduction::Sum), Placement::shard(0),
+              Placement::partial(Reduction::Sum)}};
+  Layout dst{mesh,
+             {Placement::shard(1), Placement::shard(0),
+              Placement::partial(Reduction::Sum)}};
+  const std::vector<int64_t> shape = {4, 6};
+  ASSERT_EQ(validateReshard(src, dst, shape, 8), std::nullopt);
+  EXPECT_TRUE(reducesContributions(src, dst));
+  EXPECT_EQ(keptContributor(src, dst, 6), 2);
+  EXPECT_EQ(contributorsOf(src, dst, 5), (std::vector<int64_t>{1, 5}));
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  std::vector<std::string> lines = describe(plan);
+  ASSERT_EQ(lines.size(), 16u);
+  EXPECT_EQ(lines[0], "0 [0:4, 0:3] -> 0 [0:4, 0:3] copy");
+  EXPECT_EQ(lines[1], "4 [0:4, 0:3] -> 0 [0:4, 0:3] sum");
+  EXPECT_EQ(lines[10], "5 [0:4, 3:6] -> 5 [0:4, 0:3] copy");
+  EXPECT_EQ(lines[11], "1 [0:4, 3:6] -> 5 [0:4, 0:3] sum");
+  EXPECT_TRUE(verifyPlan(src, dst, shape, plan).empty());
+  ReshardSimulator simulator(src, dst, shape, ElementType::I32);
+  ASSERT_EQ(simulator.execute(plan), std::nullopt);
+  SimulationReport report = simulator.check();
+  EXPECT_TRUE(report.passed) << report.message;
+
+  // A contribution sent to a rank that keeps a different one is caught.
+  ReshardPlan wrong = plan;
+  wrong.transfers[1].srcRank = 5;
+  std::vector<PlanIssue> issues = verifyPlan(src, dst, shape, wrong);
+  ASSERT_FALSE(issues.empty());
+  EXPECT_EQ(issues[0].message,
+            "moves contributor 5 into destination contributor 0");
+}
+
+TEST(PlannerTest, PartialDestinationsNeverCreatePartialAxes) {
+  Mesh mesh = Mesh::contiguous({2, 2});
+  Layout src{mesh, {Placement::partial(Reduction::Max), Placement::shard(0)}};
+  Layout dst{mesh, {Placement::replicate(), Placement::partial(Reduction::Max)}};
+  EXPECT_EQ(checkPartialDestination(src, dst),
+            "destination is partial on mesh axis 1 where the source is "
+            "shard<0>; a reshard reduces partial axes or keeps them, it does "
+            "not create them");
+  dst.placements = {Placement::partial(Reduction::Min), Placement::shard(0)};
+  EXPECT_EQ(checkPartialDestination(src, dst),
+            "destination reduction 'min' differs from source reduction 'max'");
+  dst = {Mesh::contiguous({2, 2}, 4), src.placements};
+  EXPECT_NE(checkPartialDestination(src, dst), std::nullopt);
+}
+
 TEST(PlannerTest, VerifierReportsMissingAndDuplicateData) {
   Layout src{Mesh::contiguous({2}), {Placement::shard(0)}};
   Layout dst{Mesh::contiguous({1}, 2), {Placement::replicate()}};
@@ -144,7 +197,7 @@ TEST(PlannerPropertyTest, RandomReshardsAreExactBalancedAndDeterministic) {
   const uint64_t seed = propertySeed();
   const int64_t cases = propertyCases(10000);
   RandomLayouts random(seed);
-  int64_t withPartial = 0, keptPartial = 0, transfers = 0;
+  int64_t withPartial = 0, keptPartial = 0, partlyReduced = 0, transfers = 0;
   for (int64_t n = 0; n < cases; ++n) {
     std::vector<int64_t> shape = random.shape();
     int64_t rank = static_cast<int64_t>(shape.size());
@@ -157,6 +210,7 @@ TEST(PlannerPropertyTest, RandomReshardsAreExactBalancedAndDeterministic) {
     ASSERT_EQ(validateReshard(src, dst, shape, kCommSize), std::nullopt);
     withPartial += src.hasPartial();
     keptPartial += dst.hasPartial();
+    partlyReduced += dst.hasPartial() && reducesContributions(src, dst);
 
     ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
     transfers += static_cast<int64_t>(plan.transfers.size());
@@ -177,10 +231,12 @@ TEST(PlannerPropertyTest, RandomReshardsAreExactBalancedAndDeterministic) {
   // The generator must exercise the interesting cases, not only trivia.
   EXPECT_GT(withPartial, cases / 10);
   EXPECT_GT(keptPartial, cases / 100);
+  EXPECT_GT(partlyReduced, cases / 1000);
   EXPECT_GT(transfers, cases);
   std::cout << "[ property ] seed " << seed << ": " << cases << " cases, "
             << withPartial << " with partial sources, " << keptPartial
-            << " keeping partial axes, " << transfers << " transfers\n";
+            << " keeping partial axes (" << partlyReduced
+            << " reducing the others), " << transfers << " transfers\n";
 }
 
 } // namespace

@@ -68,20 +68,30 @@ public:
     return result;
   }
 
-  /// A destination that keeps the source's partial axes.
+  /// A destination that keeps a non-empty subset of the source's partial
+  /// axes (all of them half of the time) and reduces the others.
   Layout keepPartial(const Layout &src, int64_t tensorRank) {
     Layout result = src;
-    for (Placement &placement : result.placements)
-      if (!placement.isPartial())
+    bool keepAll = uniform(0, 1) == 0, keptOne = false;
+    for (Placement &placement : result.placements) {
+      bool keep = placement.isPartial() &&
+                  (keepAll || !keptOne || uniform(0, 1) == 0);
+      keptOne |= keep;
+      if (!keep)
         placement = this->placement(tensorRank, false, Reduction::Sum);
+    }
     return result;
   }
 
   /// The destination of a random reshard from `src`: a fresh layout without
-  /// partials or, one time in four when `src` has partial axes, one that
-  /// keeps them.
+  /// partials or, when `src` has partial axes, one that keeps some of them
+  /// (one time in five; one time in two with several partial axes).
   Layout destination(const Layout &src, int64_t tensorRank) {
-    if (src.hasPartial() && uniform(0, 4) == 0)
+    int64_t partialAxes = std::count_if(
+        src.placements.begin(), src.placements.end(),
+        [](const Placement &placement) { return placement.isPartial(); });
+    // Several partial axes: keep some of them half of the time.
+    if (partialAxes > 0 && uniform(0, partialAxes > 1 ? 1 : 4) == 0)
       return keepPartial(src, tensorRank);
     return layout(tensorRank, /*allowPartial=*/false);
   }

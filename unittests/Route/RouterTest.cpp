@@ -263,6 +263,37 @@ Topology randomTopology(RandomLayouts &random) {
   return topology;
 }
 
+// all_reduce over mesh axis 1 of [P, P]: axis 0 stays partial, so the two
+// replicas of each row of the mesh share the reduction of their own column
+// contributions only, and every route keeps the rows apart.
+TEST(RouterTest, PartlyReducedPartialsShareOnlyTheirOwnContributions) {
+  Mesh mesh = Mesh::contiguous({2, 2});
+  Layout src{mesh, {Placement::partial(Reduction::Sum),
+                    Placement::partial(Reduction::Sum)}};
+  Layout dst{mesh, {Placement::partial(Reduction::Sum),
+                    Placement::replicate()}};
+  std::vector<int64_t> shape = {8, 3};
+  Topology topology = Topology::singleDomain(4);
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  TopologyRouter router(src, dst, shape, topology);
+  for (int variant = 0; variant < 4; ++variant) {
+    Strategy strategy = static_cast<Strategy>(std::min(variant, 2));
+    router.setReduceShare(variant == 3);
+    Schedule schedule = router.route(plan, strategy);
+    if (variant == 3) {
+      int64_t shared = 0;
+      for (const Step &step : schedule.steps)
+        shared += step.from.kind == BufferKind::Destination;
+      EXPECT_EQ(shared, 4) << "each replica copies one reduced half";
+    }
+    addDataDependencies(schedule);
+    ReshardSimulator simulator(src, dst, shape, ElementType::I64);
+    ASSERT_EQ(simulator.execute(schedule), std::nullopt);
+    SimulationReport report = simulator.check();
+    EXPECT_TRUE(report.passed) << toString(strategy) << ": " << report.message;
+  }
+}
+
 TEST(RouterPropertyTest, EveryStrategyDeliversTheReshard) {
   const uint64_t seed = propertySeed();
   const int64_t cases = propertyCases(3000);

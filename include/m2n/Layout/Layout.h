@@ -194,8 +194,35 @@ std::optional<std::string> validateLayout(const Layout &layout,
                                           const std::vector<int64_t> &shape,
                                           int64_t commSize);
 
+/// The rule for a partial destination, shared by every front end: it uses the
+/// source mesh, is partial only on mesh axes where the source is partial
+/// (a reshard reduces some partial axes and keeps the others, as DTensor
+/// does; it never creates one) and keeps the source reduction. Returns a
+/// message naming the problem, or std::nullopt.
+std::optional<std::string> checkPartialDestination(const Layout &src,
+                                                   const Layout &dst);
+
+/// The destination contributor that source contributor `srcContributor`
+/// feeds: its coordinates on the mesh axes that `dst` keeps partial (0 when
+/// `dst` has none). `dst` must pass checkPartialDestination.
+int64_t keptContributor(const Layout &src, const Layout &dst,
+                        int64_t srcContributor);
+
+/// The source contributors, in increasing order, whose reduction destination
+/// grid position `dstLinearIndex` holds: all of them for a destination
+/// without partial axes, those with its coordinates on the kept axes
+/// otherwise.
+std::vector<int64_t> contributorsOf(const Layout &src, const Layout &dst,
+                                    int64_t dstLinearIndex);
+
+/// Whether a reshard from `src` to `dst` combines contributions (some source
+/// partial axis is not kept).
+inline bool reducesContributions(const Layout &src, const Layout &dst) {
+  return src.numContributors() > dst.numContributors();
+}
+
 /// Checks that a reshard from `src` to `dst` is well defined (both layouts
-/// valid, partial destinations only where contributions stay in place).
+/// valid, checkPartialDestination).
 std::optional<std::string> validateReshard(const Layout &src,
                                            const Layout &dst,
                                            const std::vector<int64_t> &shape,

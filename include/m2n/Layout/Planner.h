@@ -8,8 +8,9 @@
 // Invariants of a plan (checked by verifyPlan, tested on random layouts):
 //  1. Exact. Every element of a destination rank's local box receives one
 //     copy, plus one reduce for every further partial contributor it needs
-//     (all source contributors, or only its own one when the destination
-//     keeps the partial axes). Nothing else is sent.
+//     (contributorsOf: all source contributors, or those that share its
+//     coordinates on the partial axes the destination keeps). Nothing else
+//     is sent.
 //  2. Whole boxes. A transfer moves the full intersection of one source
 //     rank's box with one destination rank's box, so there is at most one
 //     transfer per (source box, destination rank, contributor): no
@@ -23,8 +24,8 @@
 //     rank derives the same plan with no communication.
 //  5. Order. For each destination rank the copied contributor comes first
 //     (its own contribution when it is a source contributor, so that the
-//     copy is local; otherwise contributor 0), then the others in increasing
-//     order as reduces.
+//     copy is local; otherwise the lowest it needs), then the others in
+//     increasing order as reduces.
 //
 //===----------------------------------------------------------------------===//
 

@@ -45,3 +45,20 @@ func.func @mixed(%c: !m2n.comm<4>, %x: !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[4
   %1 = m2n.all_gather %0 on %c mesh_axes = [0] : !m2n.comm<4>, !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
   return
 }
+
+// Reducing one of two partial axes keeps the other partial: the expansion is
+// the reshard that the verifier accepts by the same rule.
+// CHECK-LABEL: func.func @all_reduce_one_of_two_partial_axes
+// CHECK-NOT: m2n.all_reduce
+// CHECK: m2n.reshard %{{.*}} : !m2n.comm<4>, !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, partial<sum>]>> -> !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, replicate]>>
+func.func @all_reduce_one_of_two_partial_axes(%c: !m2n.comm<4>, %x: !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, partial<sum>]>>) {
+  %0 = m2n.all_reduce %x on %c mesh_axes = [1] : !m2n.comm<4>, !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, partial<sum>]>> -> !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, replicate]>>
+  return
+}
+
+// CHECK-LABEL: func.func @reduce_scatter_one_of_two_partial_axes
+// CHECK: m2n.reshard %{{.*}} -> !m2n.dist<6xi32, #m2n.layout<#m2n.mesh<[2, 3]>, [shard<0>, partial<max>]>>
+func.func @reduce_scatter_one_of_two_partial_axes(%c: !m2n.comm<6>, %x: !m2n.dist<6xi32, #m2n.layout<#m2n.mesh<[2, 3]>, [partial<max>, partial<max>]>>) {
+  %0 = m2n.reduce_scatter %x on %c mesh_axes = [0] scatter_dim = 0 : !m2n.comm<6>, !m2n.dist<6xi32, #m2n.layout<#m2n.mesh<[2, 3]>, [partial<max>, partial<max>]>> -> !m2n.dist<6xi32, #m2n.layout<#m2n.mesh<[2, 3]>, [shard<0>, partial<max>]>>
+  return
+}

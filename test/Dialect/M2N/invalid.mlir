@@ -286,7 +286,7 @@ func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>
 // -----
 
 func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, shard<0>]>>) {
-  // expected-error@+1 {{'m2n.reshard' op destination is partial on mesh axes [1] but the source on [0]; a reshard reduces partial axes or keeps them, it does not create them}}
+  // expected-error@+1 {{'m2n.reshard' op destination is partial on mesh axis 1 where the source is shard<0>; a reshard reduces partial axes or keeps them, it does not create them}}
   %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, shard<0>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, partial<sum>]>>
   return
 }
@@ -294,7 +294,7 @@ func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2, 
 // -----
 
 func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
-  // expected-error@+1 {{'m2n.reshard' op destination is partial on mesh axes [0] but the source on []}}
+  // expected-error@+1 {{'m2n.reshard' op destination is partial on mesh axis 0 where the source is shard<0>}}
   %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<max>]>>
   return
 }

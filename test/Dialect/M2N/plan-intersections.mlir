@@ -1,7 +1,7 @@
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-verify-plan | FileCheck %s
 // RUN: m2n-sim %s | FileCheck %s --check-prefix=SIM
 
-// SIM: m2n-sim: PASS: 7 plans, 38 transfers
+// SIM: m2n-sim: PASS: 8 plans, 54 transfers
 
 // The M2N paper's Example B, one PP stage: the stage's TP2 rows land in
 // the generator's full tensor.
@@ -109,3 +109,20 @@ func.func @scalar(%c: !m2n.comm<3>, %x: !m2n.dist<f64, #m2n.layout<#m2n.mesh<[3]
   return %0 : !m2n.dist<f64, #m2n.layout<#m2n.mesh<[1], ranks = [1]>, [replicate]>>
 }
 
+
+// DTensor's [P, S(0), P] -> [S(1), S(0), P] on a [2, 1, 4] mesh: rank
+// (a0, 0, a2) copies its own contribution to its column half and reduces the
+// one of (1 - a0, 0, a2); the kept axis 2 is never mixed.
+// CHECK-LABEL: func.func @reduce_one_partial_axis_keep_the_other
+// CHECK: m2n.plan
+// CHECK-NEXT: m2n.transfer copy from 0 [0:2, 0:2] to 0 [0:2, 0:2]
+// CHECK-NEXT: m2n.transfer reduce<sum> from 4 [0:2, 0:2] to 0 [0:2, 0:2]
+// CHECK-NEXT: m2n.transfer copy from 1 [0:2, 0:2] to 1 [0:2, 0:2]
+// CHECK-NEXT: m2n.transfer reduce<sum> from 5 [0:2, 0:2] to 1 [0:2, 0:2]
+// CHECK:      m2n.transfer copy from 7 [0:2, 2:4] to 7 [0:2, 0:2]
+// CHECK-NEXT: m2n.transfer reduce<sum> from 3 [0:2, 2:4] to 7 [0:2, 0:2]
+// CHECK-NEXT: }
+func.func @reduce_one_partial_axis_keep_the_other(%c: !m2n.comm<8>, %x: !m2n.dist<2x4xf32, #m2n.layout<#m2n.mesh<[2, 1, 4]>, [partial<sum>, shard<0>, partial<sum>]>>) {
+  %0 = m2n.reshard %x on %c : !m2n.comm<8>, !m2n.dist<2x4xf32, #m2n.layout<#m2n.mesh<[2, 1, 4]>, [partial<sum>, shard<0>, partial<sum>]>> -> !m2n.dist<2x4xf32, #m2n.layout<#m2n.mesh<[2, 1, 4]>, [shard<1>, shard<0>, partial<sum>]>>
+  return
+}

@@ -38,9 +38,9 @@ static std::string formatShape(ArrayRef<int64_t> shape) {
 // ReshardOp
 //===----------------------------------------------------------------------===//
 
-/// The rules shared by m2n.reshard and m2n.plan: same element type and
-/// global shape, both meshes inside the communicator, partial destinations
-/// only where contributions stay in place.
+/// The rules shared by m2n.reshard, m2n.plan and the collectives: same
+/// element type and global shape, both meshes inside the communicator, and
+/// checkPartialDestination.
 static LogicalResult verifyReshardSignature(Operation *op, DistType src,
                                             DistType dst, CommType comm) {
   if (src.getElementType() != dst.getElementType())
@@ -56,29 +56,10 @@ static LogicalResult verifyReshardSignature(Operation *op, DistType src,
       failed(verifyMeshInComm(op, "destination", dst.getLayout(), comm)))
     return failure();
 
-  // Partial destinations: contributions stay on the ranks that hold them.
-  LayoutAttr srcLayout = src.getLayout(), dstLayout = dst.getLayout();
-  SmallVector<int64_t> dstPartialAxes = dstLayout.getPartialAxes();
-  if (dstPartialAxes.empty())
-    return success();
-  if (!srcLayout.getMesh().isSameGrid(dstLayout.getMesh()))
-    return op->emitOpError()
-           << "destination has partial placements, so its mesh must be the "
-              "source mesh: a reshard keeps partial contributions on the "
-              "ranks that hold them";
-  if (srcLayout.getPartialAxes() != dstPartialAxes)
-    return op->emitOpError()
-           << "destination is partial on mesh axes "
-           << formatShape(dstPartialAxes) << " but the source on "
-           << formatShape(srcLayout.getPartialAxes())
-           << "; a reshard reduces partial axes or keeps them, it does not "
-              "create them";
-  if (srcLayout.getPartialReduction() != dstLayout.getPartialReduction())
-    return op->emitOpError()
-           << "destination reduction '"
-           << stringifyReductionKind(*dstLayout.getPartialReduction())
-           << "' differs from source reduction '"
-           << stringifyReductionKind(*srcLayout.getPartialReduction()) << "'";
+  // Partial destinations: the rule the planner and the simulator share.
+  if (std::optional<std::string> problem = ::m2n::checkPartialDestination(
+          toLayout(src.getLayout()), toLayout(dst.getLayout())))
+    return op->emitOpError() << *problem;
   return success();
 }
 
@@ -168,8 +149,9 @@ static FailureOr<DistType> rewritePlacements(
   return input.withLayout(layout.withPlacements(placements));
 }
 
-/// Verifies a collective: mesh axes, the mesh inside the communicator, and the
-/// declared result type against the inferred one.
+/// Verifies a collective: mesh axes, the mesh inside the communicator, the
+/// declared result type against the inferred one, and the reshard it expands
+/// into.
 template <typename OpTy, typename InferFn>
 static LogicalResult verifyCollective(OpTy op, InferFn infer) {
   auto emitError = [&]() { return op.emitOpError(); };
@@ -184,7 +166,8 @@ static LogicalResult verifyCollective(OpTy op, InferFn infer) {
   if (*expected != op.getResult().getType())
     return op.emitOpError() << "result type must be " << *expected
                             << ", got " << op.getResult().getType();
-  return success();
+  // The collective expands into a reshard: one rule for both.
+  return verifyReshardSignature(op, input, *expected, op.getComm().getType());
 }
 
 static InFlightDiagnostic expectedPlacement(

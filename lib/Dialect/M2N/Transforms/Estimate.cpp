@@ -177,7 +177,7 @@ struct EstimatePass : public mlir::m2n::impl::EstimateBase<EstimatePass> {
                ::m2n::estimateSchedule(router.route(transfers, strategy),
                                        report.topology, elementBytes)});
         // Reductions into replicas: also the reduce-share route.
-        if (srcLayout.numContributors() > 1 && !dstLayout.hasPartial())
+        if (::m2n::reducesContributions(srcLayout, dstLayout))
           report.rows.push_back(
               {::m2n::Strategy::Hierarchical, true,
                ::m2n::estimateSchedule(
