@@ -224,15 +224,28 @@ std::optional<std::string> planTiles(const Box &fromBox, const Dims &fromShape,
 /// its buffers back to its caller (the next kernel on its stream may
 /// overwrite them, the next execution writes its destination) while peers
 /// still pull from them.
+///
+/// Copy-engine copies from a peer's buffer are done when the reader's kernel
+/// starts (stream order): a zero-byte item first in the reader's kernel
+/// reports them, one per peer.
 void addReadsDone(TransferProgram &program) {
   std::map<int64_t, uint64_t> reads;     // Owner -> reads of its buffers.
   std::map<int64_t, BufferRef> readable; // Owner -> a buffer peers read.
-  for (const auto &[rank, rankProgram] : program.ranks)
+  auto count = [&](const BufferRef &buffer) {
+    ++reads[buffer.rank];
+    readable.emplace(buffer.rank, buffer);
+  };
+  // Reader -> (owner -> a buffer of its copy-engine copies).
+  std::map<int64_t, std::map<int64_t, BufferRef>> enginePeers;
+  for (const auto &[rank, rankProgram] : program.ranks) {
     for (const Movement &m : rankProgram.items)
-      if (m.bytes > 0 && m.src.rank != rank) {
-        ++reads[m.src.rank];
-        readable.emplace(m.src.rank, m.src);
-      }
+      if (m.bytes > 0 && m.src.rank != rank)
+        count(m.src);
+    for (const Movement &copy : rankProgram.engineCopies)
+      if (copy.src.rank != rank &&
+          enginePeers[rank].emplace(copy.src.rank, copy.src).second)
+        count(copy.src);
+  }
   std::map<int64_t, CounterRef> counterOf;
   for (const auto &[owner, count] : reads)
     counterOf[owner] = CounterRef{owner, program.ranks[owner].counters++};
@@ -240,6 +253,18 @@ void addReadsDone(TransferProgram &program) {
     for (Movement &m : rankProgram.items)
       if (m.bytes > 0 && m.src.rank != rank)
         m.readDone = counterOf.at(m.src.rank);
+  for (const auto &[reader, peers] : enginePeers) {
+    std::vector<Movement> reports;
+    for (const auto &[owner, buffer] : peers) {
+      Movement report;
+      report.src = buffer;
+      report.dst = buffer;
+      report.readDone = counterOf.at(owner);
+      reports.push_back(report);
+    }
+    std::vector<Movement> &items = program.ranks[reader].items;
+    items.insert(items.begin(), reports.begin(), reports.end());
+  }
   for (const auto &[owner, count] : reads) {
     Movement done;
     done.src = readable.at(owner);
@@ -438,19 +463,19 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
     RankProgram &executor = program.ranks[step.executor()];
     const bool network = step.link == LinkClass::Network;
 
-    // A rank's own source into its destination, depending on nothing and
-    // contiguous in both (a strided box would be many small copies, which
-    // tiles move better): the copy engine copies it before the kernel
-    // starts (LoweringOptions::copyEngine).
-    int64_t ownRuns = 0;
+    // A source (this rank's or a peer's over NVLink) into this rank's
+    // destination, depending on nothing, contiguous in both (a strided box
+    // would be many small copies, which tiles move better) and large enough
+    // to pay for a copy of its own: the copy engine copies it before the
+    // kernel starts (LoweringOptions::copyEngine, engineMinBytes).
+    int64_t engineRuns = 0;
     Movement copy; // The first run.
     if (options.copyEngine && !network && !reduction &&
         step.deps.empty() && step.from.kind == BufferKind::Source &&
-        step.to.kind == BufferKind::Destination &&
-        step.from.rank == step.to.rank)
+        step.to.kind == BufferKind::Destination)
       forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
                  [&](int64_t from, int64_t to, int64_t elements) {
-                   if (ownRuns++)
+                   if (engineRuns++)
                      return;
                    copy.src = step.from;
                    copy.srcOffset = from * elementBytes;
@@ -459,7 +484,7 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
                    copy.bytes = elements * elementBytes;
                    copy.step = i;
                  });
-    if (ownRuns == 1) {
+    if (engineRuns == 1 && copy.bytes >= options.engineMinBytes) {
       // Chunks of one copy follow each other: one cudaMemcpyAsync.
       std::vector<Movement> &copies = executor.engineCopies;
       if (!copies.empty() && copies.back().src == copy.src &&

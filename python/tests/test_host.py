@@ -194,13 +194,13 @@ def test_own_copy_on_the_copy_engine():
     rng = np.random.default_rng(7)
     parts = [rng.integers(-8, 8, 4096).astype(np.float32) for _ in range(2)]
     out = [np.full(4096, np.nan, np.float32) for _ in range(2)]
-    m2n.all_reduce(parts, out, comm, options="copy-engine=true")
+    m2n.all_reduce(parts, out, comm, options="copy-engine=true engine-min-bytes=0")
     for o in out:
         np.testing.assert_array_equal(o, parts[0] + parts[1])
     # The option reaches the lowering: the artifact is another one.
     from m2n.api import compiled
     args = (comm, Mesh([2]), [Partial("sum")], Mesh([2]), [Replicate()], [4096], "float32")
-    assert compiled(*args, options="copy-engine=true").data != compiled(*args).data
+    assert compiled(*args, options="copy-engine=true engine-min-bytes=0").data != compiled(*args).data
 
 
 two = dict(src_mesh=Mesh([2]), src_placements=[Shard(0)], dst_mesh=Mesh([2]),

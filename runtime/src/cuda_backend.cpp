@@ -788,7 +788,7 @@ m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
     for (const std::array<uint64_t, 3> &copy : state.engineCopies[rank])
       M2N_CUDA(cudaMemcpyAsync(reinterpret_cast<void *>(copy[0]),
                                reinterpret_cast<const void *>(copy[1]),
-                               copy[2], cudaMemcpyDeviceToDevice, stream));
+                               copy[2], cudaMemcpyDefault, stream));
     uint64_t items = state.itemCounts[rank], timeout = context->timeoutCycles;
     uint64_t stageBytes = a.kernel.stageBytes, stages = a.kernel.stages;
     uint64_t *epochWords =

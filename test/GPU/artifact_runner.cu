@@ -2,7 +2,7 @@
 // on the GPUs of this machine and checks every destination.
 //
 //   artifact_runner ARTIFACT [--repeat N] [--csv FILE] [--processes P] [--checks C]
-//                   [--misalign BYTES]
+//                   [--misalign BYTES] [--refs MIB,MIB]
 //
 // Rank r runs on GPU r % G (G GPUs; several ranks per GPU are virtual
 // ranks). With --processes P (P = G), P processes are forked, process p runs
@@ -148,9 +148,11 @@ int main(int argc, char **argv) {
   setvbuf(stdout, nullptr, _IOLBF, 0); // Complete lines, even when killed.
   int repeat = 5, processes = 1, checks = 3;
   const char *csvPath = nullptr;
+  // Copy-engine references after the reshards (--refs MIB,MIB; 0: none).
+  std::vector<size_t> refSizes = {(size_t)256 << 20, (size_t)1 << 30};
   for (int i = 2; i < argc; i += 2) {
     bool known = !std::strcmp(argv[i], "--repeat") || !std::strcmp(argv[i], "--csv") ||
-                 !std::strcmp(argv[i], "--misalign") ||
+                 !std::strcmp(argv[i], "--misalign") || !std::strcmp(argv[i], "--refs") ||
                  !std::strcmp(argv[i], "--processes") || !std::strcmp(argv[i], "--checks");
     if (!known || i + 1 == argc) {
       std::printf("artifact_runner: %s %s\n", argv[i], known ? "needs a value" : "is not an option");
@@ -164,6 +166,13 @@ int main(int argc, char **argv) {
       processes = std::max(1, std::atoi(argv[i + 1]));
     else if (!std::strcmp(argv[i], "--checks"))
       checks = std::clamp(std::atoi(argv[i + 1]), 1, 3);
+    else if (!std::strcmp(argv[i], "--refs")) {
+      refSizes.clear();
+      std::stringstream list(argv[i + 1]);
+      for (std::string mib; std::getline(list, mib, ',');)
+        if (std::strtoull(mib.c_str(), nullptr, 10) > 0)
+          refSizes.push_back(std::strtoull(mib.c_str(), nullptr, 10) << 20);
+    }
     else
       csvPath = argv[i + 1];
   }
@@ -459,9 +468,38 @@ int main(int argc, char **argv) {
       if (dst[s].base) CUDA_CHECK(cudaFree(dst[s].base));
     }
   }
-  if (devices >= 2 && processes == 1) {
+  if (processes == 1 && !refSizes.empty()) {
+    // The copy engine on GPU 0, device to device, for reference: timed the
+    // way the reshards are (one copy, then synchronize; median).
+    CUDA_CHECK(cudaSetDevice(0));
+    cudaStream_t stream;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    for (size_t bytes : refSizes) {
+      char *a, *b;
+      CUDA_CHECK(cudaMalloc(&a, bytes));
+      CUDA_CHECK(cudaMalloc(&b, bytes));
+      std::vector<double> times;
+      for (int r = 0; r <= repeat; ++r) {
+        auto start = std::chrono::steady_clock::now();
+        CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        if (r) // the first copy warms up
+          times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+      }
+      std::sort(times.begin(), times.end());
+      double ms = times[times.size() / 2];
+      std::printf("%-28s REF   cudaMemcpyAsync GPU0 -> GPU0, %zu MiB: %.3f ms, %.1f GB/s (host-timed)\n",
+                  "copy engine", bytes >> 20, ms, bytes / (ms * 1e-3) / 1e9);
+      if (csv)
+        std::fprintf(csv, "same_gpu_copy__u8__%zu,REF,0,0,%zu,%.6f\n", bytes, bytes, ms);
+      CUDA_CHECK(cudaFree(a));
+      CUDA_CHECK(cudaFree(b));
+    }
+    CUDA_CHECK(cudaStreamDestroy(stream));
+  }
+  if (devices >= 2 && processes == 1 && !refSizes.empty()) {
     // The copy engine between the first two GPUs, for reference.
-    for (size_t bytes : {(size_t)256 << 20, (size_t)1 << 30}) {
+    for (size_t bytes : refSizes) {
       char *a, *b;
       CUDA_CHECK(cudaSetDevice(1));
       CUDA_CHECK(cudaMalloc(&a, bytes));

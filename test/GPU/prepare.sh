@@ -17,8 +17,10 @@ python3 "$root/test/GPU/random_matrix.py" --cases 240 > "$root/.gpu/random.mlir"
 "$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random.m2n" -o /dev/null
 "$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random-vector.m2n vector-below-bytes=256" -o /dev/null
 "$opt" "$root/test/GPU/reshards.mlir" "--m2n-pipeline=artifact=$root/.gpu/reshards.m2n" -o /dev/null
-# The same matrix with each rank's own copy on the copy engine.
-"$opt" "$root/test/GPU/reshards.mlir" "--m2n-pipeline=artifact=$root/.gpu/reshards-engine.m2n copy-engine=true" -o /dev/null
+# The same matrices with every contiguous source copy, a rank's own and its
+# peers', on the copy engine (engine-min-bytes=0: whatever the size).
+"$opt" "$root/test/GPU/reshards.mlir" "--m2n-pipeline=artifact=$root/.gpu/reshards-engine.m2n copy-engine=true engine-min-bytes=0" -o /dev/null
+"$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random-engine.m2n copy-engine=true engine-min-bytes=0" -o /dev/null
 "$opt" "$root/test/GPU/network.mlir" \
   "--m2n-pipeline=artifact=$root/.gpu/network.m2n topology=$root/test/GPU/split-by-gpu.json" -o /dev/null
 "$root/bench/gpu/run.sh" compile

@@ -20,7 +20,7 @@ timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" 2>&1 | tee "$out/artifa
 if [ -f "$dir/reshards-engine.m2n" ]; then
   timeout 300 /tmp/m2n_artifact_runner "$dir/reshards-engine.m2n" 2>&1 | tee "$out/artifact_runner_engine.log" || status=1
 fi
-for matrix in random random-vector; do
+for matrix in random random-vector random-engine; do
   if [ -f "$dir/$matrix.m2n" ]; then
     timeout 300 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --repeat 1 2>&1 | tee "$out/artifact_runner_$matrix.log" || status=1
   fi

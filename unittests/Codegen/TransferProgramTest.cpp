@@ -37,9 +37,17 @@ std::optional<std::string> lower(const Layout &src, const Layout &dst,
 std::optional<std::string> readsDoneProblem(const TransferProgram &program) {
   std::map<int64_t, uint64_t> reads;
   std::map<int64_t, CounterRef> counters;
-  for (const auto &[rank, rp] : program.ranks)
+  for (const auto &[rank, rp] : program.ranks) {
+    // Copy-engine copies from peers: one zero-byte report per peer.
+    std::set<int64_t> enginePeers, reported;
+    for (const Movement &copy : rp.engineCopies)
+      if (copy.src.rank != rank)
+        enginePeers.insert(copy.src.rank);
     for (const Movement &m : rp.items) {
-      bool remote = m.bytes > 0 && m.src.rank != rank;
+      bool report = m.bytes == 0 && m.src.rank != rank &&
+                    enginePeers.count(m.src.rank) && m.waits.empty() &&
+                    !m.signal && reported.insert(m.src.rank).second;
+      bool remote = (m.bytes > 0 && m.src.rank != rank) || report;
       if (remote != m.readDone.has_value())
         return "rank " + std::to_string(rank) + ": " + m.str(program.type);
       if (!remote)
@@ -51,6 +59,10 @@ std::optional<std::string> readsDoneProblem(const TransferProgram &program) {
         return "two read-done counters for rank " + std::to_string(m.src.rank);
       ++reads[m.src.rank];
     }
+    if (reported != enginePeers)
+      return "rank " + std::to_string(rank) +
+             " does not report each peer its copy-engine copies read";
+  }
   for (const auto &[owner, count] : reads) {
     const Movement &last = program.ranks.at(owner).items.back();
     if (last.bytes != 0 || last.waits.size() != 1 ||
@@ -249,6 +261,7 @@ void lowerAllReduceWithCopyEngine(int64_t ranks, int64_t elements,
   addDataDependencies(schedule);
   LoweringOptions options;
   options.copyEngine = true;
+  options.engineMinBytes = 0;
   ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::F32, options,
                           program),
             std::nullopt);
@@ -495,6 +508,7 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
     options.tileBelowRunBytes = 16 * random.uniform(0, 4);
     options.vectorBelowBytes = 16 * random.uniform(0, 3);
     options.copyEngine = random.uniform(0, 1) == 1;
+    options.engineMinBytes = 16 * random.uniform(0, 4);
     ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, type, options, program),
               std::nullopt);
     ASSERT_EQ(readsDoneProblem(program), std::nullopt);

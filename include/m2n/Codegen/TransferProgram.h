@@ -173,14 +173,22 @@ struct LoweringOptions {
   /// path whatever their size.
   // 0 until measured on H200: the SM path takes only what TMA cannot.
   int64_t vectorBelowBytes = 0;
-  /// Steps that copy a rank's own source into its destination, with no
-  /// dependencies and contiguous in both, become copy-engine copies the runtime enqueues on the
-  /// rank's stream before its kernel (RankProgram::engineCopies): the copy
-  /// engine moves local bytes ~6x faster than 16 CTAs of TMA (2.1 TB/s vs
-  /// 347 GB/s on H200). Their dependents on the same rank need no counter
-  /// (stream order); dependents elsewhere wait for a zero-byte item that
-  /// signals at the start of the kernel.
+  /// Steps that copy a source (the rank's own, or a peer's over NVLink) into
+  /// the executing rank's destination, with no dependencies, one contiguous
+  /// run in both and at least engineMinBytes, become copy-engine copies the
+  /// runtime enqueues on the executor's stream before its kernel
+  /// (RankProgram::engineCopies). The copy engine moves same-GPU bytes ~6x
+  /// faster than 16 CTAs of TMA (2.1 TB/s vs 347 GB/s on H200: a rank's own
+  /// copy, virtual ranks, a trainer and a generator sharing a GPU) and uses
+  /// no SM; across NVLink it matched TMA (394 vs 370 GB/s, 1 GiB, 2 H200).
+  /// Their dependents on the same rank need no counter (stream order);
+  /// dependents elsewhere wait for a zero-byte item that signals at the
+  /// start of the kernel, and a zero-byte item there reports the reads to
+  /// each peer read from (reads-done).
   bool copyEngine = false;
+  /// The smallest run the copy engine takes: below, enqueueing a copy costs
+  /// more than the kernel's items (a few microseconds per copy).
+  int64_t engineMinBytes = 1 << 20;
 };
 
 /// Lowers `schedule` (of a reshard from `src` to `dst` of `shape`) into

@@ -44,8 +44,10 @@ def ConvertToGPU : Pass<"m2n-convert-to-gpu", "::mlir::ModuleOp"> {
            "Lowering: runs (or aligned middles of runs) shorter than this "
            "move on the SM path">,
     Option<"copyEngine", "copy-engine", "bool", "false",
-           "Lowering: copy each rank's own source into its destination with "
-           "the copy engine">
+           "Lowering: copy contiguous, dependency-free source-to-destination "
+           "runs (a rank's own or a peer's over NVLink) with the copy engine">,
+    Option<"engineMinBytes", "engine-min-bytes", "int64_t", "1048576",
+           "Lowering: the smallest run the copy engine takes">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
@@ -81,8 +83,11 @@ def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
            "Runs (or aligned middles of runs) shorter than this move on the "
            "SM path (vector items)">,
     Option<"copyEngine", "copy-engine", "bool", "false",
-           "Copy each rank's own source into its destination with the copy "
-           "engine before its kernel, instead of with TMA items">
+           "Copy contiguous, dependency-free source-to-destination runs (a "
+           "rank's own or a peer's over NVLink) with the copy engine before "
+           "the kernel, instead of with TMA items">,
+    Option<"engineMinBytes", "engine-min-bytes", "int64_t", "1048576",
+           "The smallest run the copy engine takes">
   ];
 }
 

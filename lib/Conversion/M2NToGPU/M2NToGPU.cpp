@@ -24,6 +24,7 @@ using namespace mlir;
   options.tileBelowRunBytes = tileBelowRunBytes;
   options.vectorBelowBytes = vectorBelowBytes;
   options.copyEngine = copyEngine;
+  options.engineMinBytes = engineMinBytes;
   return options;
 }
 
@@ -119,6 +120,7 @@ struct ConvertToGPUPass
       settings.tileBelowRunBytes = tileBelowRunBytes;
       settings.vectorBelowBytes = vectorBelowBytes;
       settings.copyEngine = copyEngine;
+      settings.engineMinBytes = engineMinBytes;
       FailureOr<std::vector<::m2n::CompiledReshard>> reshards =
           mlir::m2n::lowerSchedules(module, settings.lowering());
       if (failed(reshards))

@@ -61,9 +61,14 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
       llvm::cl::init(0)};
   Option<bool> copyEngine{
       *this, "copy-engine",
-      llvm::cl::desc("Copy each rank's own source into its destination with "
-                     "the copy engine before its kernel"),
+      llvm::cl::desc("Copy contiguous, dependency-free source-to-destination "
+                     "runs (a rank's own or a peer's over NVLink) with the "
+                     "copy engine before the kernel"),
       llvm::cl::init(false)};
+  Option<int64_t> engineMinBytes{
+      *this, "engine-min-bytes",
+      llvm::cl::desc("The smallest run the copy engine takes"),
+      llvm::cl::init(1 << 20)};
   Option<int64_t> stageBytes{
       *this, "stage-bytes",
       llvm::cl::desc("Bytes per shared-memory stage: the largest work item"),
@@ -89,6 +94,7 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   gpu.tileBelowRunBytes = options.tileBelowRunBytes;
   gpu.vectorBelowBytes = options.vectorBelowBytes;
   gpu.copyEngine = options.copyEngine;
+  gpu.engineMinBytes = options.engineMinBytes;
   pm.addPass(mlir::m2n::createConvertToGPU(gpu));
   GpuNVVMAttachTargetOptions target;
   target.moduleMatcher = mlir::m2n::kKernelModuleName.str();
@@ -116,6 +122,7 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
     write.tileBelowRunBytes = options.tileBelowRunBytes;
     write.vectorBelowBytes = options.vectorBelowBytes;
     write.copyEngine = options.copyEngine;
+    write.engineMinBytes = options.engineMinBytes;
     pm.addPass(mlir::m2n::createWriteArtifact(write));
   }
 }
@@ -133,6 +140,7 @@ mlir::m2n::parseArtifactOptions(StringRef pipelineOptions,
   settings.tileBelowRunBytes = options->tileBelowRunBytes;
   settings.vectorBelowBytes = options->vectorBelowBytes;
   settings.copyEngine = options->copyEngine;
+  settings.engineMinBytes = options->engineMinBytes;
   return settings;
 }
 

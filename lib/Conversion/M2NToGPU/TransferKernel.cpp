@@ -775,12 +775,17 @@ void KernelBuilder::buildKernel() {
                 // Every item completes its stage's phase (see buildIssue).
                 NVVM::MBarrierTryWaitParityOp::create(b, bar, parity,
                                                       c32(1000000));
+                Value notVector =
+                    hasVectors() ? negate(both(isVector, moves)) : cBool(true);
+                // The bytes are read (TMA items), or the copy-engine copies
+                // before this kernel are (zero-byte items): tell the peer
+                // they came from.
+                ifThen(both(readsPeer, notVector),
+                       [&] { addRelease(readDone, c64(1)); });
                 Value tma = moves;
                 if (hasVectors())
                   tma = both(tma, negate(isVector));
                 ifThen(tma, [&] {
-                  // The bytes are read: tell the peer they came from.
-                  ifThen(readsPeer, [&] { addRelease(readDone, c64(1)); });
                   auto bulkStore = [&] {
                     storeBulk(pointerField(record, offsetof(KernelItem, dst),
                                            global),

@@ -20,11 +20,12 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
   const int64_t stageBytes = settings.stageBytes;
   if (stages < 1 || stages > 8 || stageBytes < 16 || stageBytes % 16 ||
       maxCtas < 1 || settings.tileBelowRunBytes < 0 ||
-      settings.vectorBelowBytes < 0)
+      settings.vectorBelowBytes < 0 || settings.engineMinBytes < 0)
     return module.emitError("m2n-write-artifact: stages must be 1-8, "
                             "stage-bytes a positive multiple of 16, "
                             "max-ctas positive and tile-below-run-bytes and "
-                            "vector-below-bytes not negative");
+                            "vector-below-bytes and engine-min-bytes not "
+                            "negative");
   ::m2n::Artifact artifact;
   artifact.kernel.ctas = maxCtas;
   artifact.kernel.stages = stages;
@@ -100,6 +101,7 @@ struct WriteArtifactPass
     settings.tileBelowRunBytes = tileBelowRunBytes;
     settings.vectorBelowBytes = vectorBelowBytes;
     settings.copyEngine = copyEngine;
+    settings.engineMinBytes = engineMinBytes;
     FailureOr<std::string> bytes = mlir::m2n::buildArtifact(module, settings);
     if (failed(bytes))
       return signalPassFailure();

@@ -34,6 +34,7 @@ struct ArtifactOptions {
   int64_t tileBelowRunBytes = 16384;
   int64_t vectorBelowBytes = 0; // LoweringOptions::vectorBelowBytes.
   bool copyEngine = false;      // LoweringOptions::copyEngine.
+  int64_t engineMinBytes = 1 << 20; // LoweringOptions::engineMinBytes.
 
   ::m2n::LoweringOptions lowering() const;
 };
