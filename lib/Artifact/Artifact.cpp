@@ -273,69 +273,6 @@ std::string serializeArtifact(const Artifact &artifact) {
   return header + h.out + w.out;
 }
 
-/// What the runtime would trust blindly: every counter an item signals,
-/// waits for or reports reads to exists (the kernel writes through these
-/// addresses), every reduction is one the item's mechanism has and covers
-/// whole elements, and copy-engine copies are plain copies.
-static std::optional<std::string> checkPrograms(const TransferProgram &program) {
-  auto exists = [&](const CounterRef &counter) {
-    auto it = program.ranks.find(counter.rank);
-    return it != program.ranks.end() && counter.index >= 0 &&
-           counter.index < it->second.counters;
-  };
-  for (const auto &[rank, rankProgram] : program.ranks) {
-    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
-      for (const Movement &m : *movements) {
-        bool ok = !m.signal || exists(*m.signal);
-        for (const CounterWait &wait : m.waits)
-          ok = ok && exists(wait.counter);
-        ok = ok && (!m.readDone || exists(*m.readDone));
-        if (!ok)
-          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
-                 " names a counter that does not exist";
-        if (m.reduction &&
-            ((m.mechanism == Mechanism::Bulk &&
-              !tmaBulkReduces(*m.reduction, program.type)) ||
-             (m.isTile() && !tmaTileReduces(*m.reduction, program.type))))
-          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
-                 ": TMA has no such " + toString(m.mechanism) + " reduction";
-        if (m.reduction && m.bytes % elementSize(program.type))
-          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
-                 " reduces a partial element";
-      }
-  }
-  // Counters are never reset: execution n waits for n times a value, so a
-  // value must be exactly what one execution adds, or later executions
-  // would pass their waits early.
-  std::map<std::pair<int64_t, int64_t>, uint64_t> added;
-  for (const auto &[rank, rankProgram] : program.ranks)
-    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
-      for (const Movement &m : *movements) {
-        if (m.signal)
-          ++added[{m.signal->rank, m.signal->index}];
-        if (m.readDone)
-          ++added[{m.readDone->rank, m.readDone->index}];
-      }
-  for (const auto &[rank, rankProgram] : program.ranks) {
-    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
-      for (const Movement &m : *movements)
-        for (const CounterWait &wait : m.waits)
-          if (added[{wait.counter.rank, wait.counter.index}] != wait.value)
-            return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
-                   " waits for " + std::to_string(wait.value) +
-                   " but one execution adds " +
-                   std::to_string(added[{wait.counter.rank, wait.counter.index}]) +
-                   " to counter " + std::to_string(wait.counter.rank) + ":" +
-                   std::to_string(wait.counter.index);
-    for (const Movement &copy : rankProgram.engineCopies)
-      if (copy.mechanism != Mechanism::Bulk || copy.reduction || copy.signal ||
-          !copy.waits.empty() || copy.readDone)
-        return "rank " + std::to_string(rank) + ": copy-engine copy " +
-               copy.str(program.type) + " is not a plain copy";
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> deserializeArtifact(const std::string &bytes,
                                                Artifact &artifact) {
   if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, 4))
@@ -412,8 +349,15 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
       for (uint32_t m = 0; m < copies && !r.error; ++m)
         program.engineCopies.push_back(r.movement());
     }
+    // The layouts first: the program's bounds are computed from them.
     if (!r.error)
-      if (std::optional<std::string> wrong = checkPrograms(c.program))
+      if (std::optional<std::string> wrong = validateReshard(
+              c.src, c.dst, c.shape,
+              std::max(c.src.mesh.maxRank(), c.dst.mesh.maxRank()) + 1))
+        r.fail(c.name + ": " + *wrong);
+    if (!r.error)
+      if (std::optional<std::string> wrong = verifyTransferProgram(
+              c.program, c.src, c.dst, c.shape))
         r.fail(c.name + ": " + *wrong);
     result.reshards.push_back(std::move(c));
   }

@@ -6,6 +6,7 @@
 #include <array>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace m2n {
 
@@ -107,6 +108,143 @@ std::string Movement::str(ElementType type) const {
   if (readDone)
     os << " read-done " << readDone->rank << ':' << readDone->index;
   return os.str();
+}
+
+/// Where a movement's bytes lie: inside buffers that exist, tiles through
+/// tensor maps of their own buffers and inside them.
+static std::optional<std::string>
+checkBounds(const TransferProgram &program, const Layout &src,
+            const Layout &dst, const std::vector<int64_t> &shape) {
+  const int64_t elementBytes = elementSize(program.type);
+  auto shapeOf = [&](const BufferRef &buffer) -> std::optional<Dims> {
+    if (buffer.kind == BufferKind::Scratch) {
+      if (buffer.scratch < 0 ||
+          buffer.scratch >= static_cast<int64_t>(program.scratches.size()) ||
+          program.scratches[buffer.scratch].rank != buffer.rank)
+        return std::nullopt;
+      return program.scratches[buffer.scratch].shape;
+    }
+    const Layout &layout = buffer.kind == BufferKind::Source ? src : dst;
+    std::optional<int64_t> index = layout.mesh.indexOf(buffer.rank);
+    if (!index)
+      return std::nullopt;
+    return layout.localBox(shape, *index).sizes;
+  };
+  auto volume = [](const Dims &extents) {
+    int64_t count = 1;
+    for (int64_t e : extents)
+      count *= e;
+    return count;
+  };
+  for (size_t m = 0; m < program.maps.size(); ++m) {
+    const TensorMapSpec &map = program.maps[m];
+    std::optional<Dims> extents = shapeOf(map.buffer);
+    if (!extents || *extents != map.extents || map.box.size() != map.extents.size())
+      return "tensor map " + std::to_string(m) + " does not describe " +
+             map.buffer.str() + " as it is";
+  }
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const auto *movements :
+         {&rankProgram.items, &rankProgram.receives, &rankProgram.engineCopies})
+      for (const Movement &m : *movements) {
+        std::string where = "rank " + std::to_string(rank) + ": " +
+                            m.str(program.type);
+        std::optional<Dims> from = shapeOf(m.src), to = shapeOf(m.dst);
+        if (!from || !to)
+          return where + " names a buffer that does not exist";
+        if (m.isTile()) {
+          for (auto [mapIndex, buffer, coords] :
+               {std::make_tuple(m.srcMap, m.src, &m.srcCoords),
+                std::make_tuple(m.dstMap, m.dst, &m.dstCoords)}) {
+            if (mapIndex < 0 ||
+                mapIndex >= static_cast<int64_t>(program.maps.size()) ||
+                !(program.maps[mapIndex].buffer == buffer))
+              return where + " names a tensor map of another buffer";
+            const TensorMapSpec &map = program.maps[mapIndex];
+            if (coords->size() != map.extents.size())
+              return where + " has tile coordinates of the wrong rank";
+            for (size_t d = 0; d < coords->size(); ++d)
+              if ((*coords)[d] < 0 ||
+                  (*coords)[d] + map.box[d] > map.extents[d])
+                return where + " has a tile outside its buffer";
+          }
+          continue;
+        }
+        if (m.bytes < 0 || m.srcOffset < 0 || m.dstOffset < 0 ||
+            m.srcOffset + m.bytes > volume(*from) * elementBytes ||
+            m.dstOffset + m.bytes > volume(*to) * elementBytes)
+          return where + " reaches outside its buffers";
+      }
+  return std::nullopt;
+}
+
+/// What the runtime would trust blindly: every byte inside its buffers,
+/// every counter an item signals, waits for or reports reads to exists (the
+/// kernel writes through these addresses), every reduction is one the
+/// item's mechanism has and covers whole elements, and copy-engine copies
+/// are plain copies.
+std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
+                                                 const Layout &src,
+                                                 const Layout &dst,
+                                                 const std::vector<int64_t> &shape) {
+  if (std::optional<std::string> error = checkBounds(program, src, dst, shape))
+    return error;
+  auto exists = [&](const CounterRef &counter) {
+    auto it = program.ranks.find(counter.rank);
+    return it != program.ranks.end() && counter.index >= 0 &&
+           counter.index < it->second.counters;
+  };
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
+      for (const Movement &m : *movements) {
+        bool ok = !m.signal || exists(*m.signal);
+        for (const CounterWait &wait : m.waits)
+          ok = ok && exists(wait.counter);
+        ok = ok && (!m.readDone || exists(*m.readDone));
+        if (!ok)
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 " names a counter that does not exist";
+        if (m.reduction &&
+            ((m.mechanism == Mechanism::Bulk &&
+              !tmaBulkReduces(*m.reduction, program.type)) ||
+             (m.isTile() && !tmaTileReduces(*m.reduction, program.type))))
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 ": TMA has no such " + toString(m.mechanism) + " reduction";
+        if (m.reduction && m.bytes % elementSize(program.type))
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 " reduces a partial element";
+      }
+  }
+  // Counters are never reset: execution n waits for n times a value, so a
+  // value must be exactly what one execution adds, or later executions
+  // would pass their waits early.
+  std::map<std::pair<int64_t, int64_t>, uint64_t> added;
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
+      for (const Movement &m : *movements) {
+        if (m.signal)
+          ++added[{m.signal->rank, m.signal->index}];
+        if (m.readDone)
+          ++added[{m.readDone->rank, m.readDone->index}];
+      }
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
+      for (const Movement &m : *movements)
+        for (const CounterWait &wait : m.waits)
+          if (added[{wait.counter.rank, wait.counter.index}] != wait.value)
+            return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                   " waits for " + std::to_string(wait.value) +
+                   " but one execution adds " +
+                   std::to_string(added[{wait.counter.rank, wait.counter.index}]) +
+                   " to counter " + std::to_string(wait.counter.rank) + ":" +
+                   std::to_string(wait.counter.index);
+    for (const Movement &copy : rankProgram.engineCopies)
+      if (copy.mechanism != Mechanism::Bulk || copy.reduction || copy.signal ||
+          !copy.waits.empty() || copy.readDone)
+        return "rank " + std::to_string(rank) + ": copy-engine copy " +
+               copy.str(program.type) + " is not a plain copy";
+  }
+  return std::nullopt;
 }
 
 int64_t TransferProgram::itemCount() const {

@@ -43,7 +43,7 @@
 // TMA-NOT: engine copy
 // TMA: item copy src(0)+0 -> dst(0)+0 4096B signal 0:0
 // EXEC: 2 passed, 0 failed
-// BAD: engine-min-bytes not negative
+// BAD: engine-min-bytes must not be negative
 
 func.func @all_reduce(%c: !m2n.comm<2>, %x: !m2n.dist<4096xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>) {
   %0 = m2n.all_reduce %x on %c mesh_axes = [0] : !m2n.comm<2>, !m2n.dist<4096xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>> -> !m2n.dist<4096xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>

@@ -1,5 +1,6 @@
 // The named pipeline takes the paper's Example A from layouts to routed
-// schedules and the PTX of the transfer kernel; the PTX assembles for sm_90a.
+// schedules, per-rank programs and the PTX of the transfer kernel; the PTX
+// assembles for sm_90a.
 //
 // RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline --mlir-print-local-scope | FileCheck %s --check-prefix=IR
 // RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - | FileCheck %s --check-prefix=PTX
@@ -11,16 +12,17 @@
 
 // IR: module attributes {gpu.container_module, m2n.kernel_ops = {bulk = array<i32: 0, 3>, tile = array<i32>, vector = array<i32: 0>}
 // IR-LABEL: func.func @example_a
-// IR: m2n.schedule %{{.*}} on %{{.*}} strategy = "hierarchical"
-// IR-NEXT: m2n.step 0 copy src(0) [0:1, 0:8] -> dst(4) [0:1, 0:8] via network
+// IR: m2n.program %{{.*}} on %{{.*}} strategy = "hierarchical"
+// IR-NEXT: m2n.rank 4 counters = 2 {
+// IR-NEXT: m2n.move network copy src(0)+0 -> dst(4)+0 16B signal 4:0 step 0
 // IR-LABEL: func.func @refit_after_allreduce
-// IR: m2n.schedule
+// IR: m2n.program
 // IR-NOT: m2n.reshard
 // IR-NOT: m2n.all_reduce
 // IR: gpu.binary @m2n_kernels [#gpu.object<#nvvm.target<chip = "sm_90a", features = "+ptx86">
 
 // FLAT-LABEL: func.func @refit_after_allreduce
-// FLAT: m2n.schedule %{{.*}} strategy = "flat"
+// FLAT: m2n.program %{{.*}} strategy = "flat"
 
 // PTX: .version 8.6
 // PTX: .target sm_90a

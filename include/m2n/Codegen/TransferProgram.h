@@ -191,6 +191,17 @@ struct LoweringOptions {
   int64_t engineMinBytes = 1 << 20;
 };
 
+/// Checks what the runtime trusts blindly in a program of a reshard from
+/// `src` to `dst` of `shape`: every move inside existing buffers (tiles
+/// through tensor maps of their own buffers), every counter it names
+/// existing and every wait value exactly what one execution adds, every
+/// reduction one its mechanism has, over whole elements, copy-engine copies
+/// plain copies. Returns a message naming the first problem.
+std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
+                                                 const Layout &src,
+                                                 const Layout &dst,
+                                                 const std::vector<int64_t> &shape);
+
 /// Lowers `schedule` (of a reshard from `src` to `dst` of `shape`) into
 /// per-rank programs, or returns a message naming what cannot be lowered.
 std::optional<std::string>

@@ -11,9 +11,9 @@ def ConvertToGPU : Pass<"m2n-convert-to-gpu", "::mlir::ModuleOp"> {
     Adds `gpu.module @m2n_kernels` with the transfer kernel `m2n_transfer`,
     built with typed `gpu`, `scf`, `arith`, `llvm` and `nvvm` ops
     (lib/Conversion/M2NToGPU/TransferKernel.cpp) and specialized to the op
-    codes the module's schedules use once lowered (`kernel-ops=used`, with
-    the lowering options below, which must be those of
-    `m2n-write-artifact`) or to every op (`kernel-ops=all`). The op codes are
+    codes the moves of the module's `m2n.program` ops use
+    (`kernel-ops=used`; run `m2n-lower-schedule` first) or to every op
+    (`kernel-ops=all`). The op codes are
     recorded as the module attribute `m2n.kernel_ops`; `m2n-write-artifact`
     refuses items the kernel cannot run. The module is marked
     `gpu.container_module`; `nvvm-attach-target` adds the NVVM target.
@@ -34,20 +34,7 @@ def ConvertToGPU : Pass<"m2n-convert-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"kernelOps", "kernel-ops", "std::string", "\"used\"",
            "Which op codes the kernel implements: 'used' (those of the "
-           "module's lowered schedules) or 'all'">,
-    Option<"stageBytes", "stage-bytes", "int64_t", "65536",
-           "Lowering: bytes per stage, the largest work item">,
-    Option<"tileBelowRunBytes", "tile-below-run-bytes", "int64_t", "16384",
-           "Lowering: boxes whose contiguous runs are shorter move as TMA "
-           "tensor tiles">,
-    Option<"vectorBelowBytes", "vector-below-bytes", "int64_t", "0",
-           "Lowering: runs (or aligned middles of runs) shorter than this "
-           "move on the SM path">,
-    Option<"copyEngine", "copy-engine", "bool", "false",
-           "Lowering: copy contiguous, dependency-free source-to-destination "
-           "runs (a rank's own or a peer's over NVLink) with the copy engine">,
-    Option<"engineMinBytes", "engine-min-bytes", "int64_t", "1048576",
-           "Lowering: the smallest run the copy engine takes">
+           "module's m2n.program moves) or 'all'">
   ];
   let dependentDialects = [
     "::mlir::gpu::GPUDialect", "::mlir::NVVM::NVVMDialect",
@@ -59,11 +46,10 @@ def ConvertToGPU : Pass<"m2n-convert-to-gpu", "::mlir::ModuleOp"> {
 def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
   let summary = "Write the executable artifact: PTX, launch and per-rank programs";
   let description = [{
-    Lowers every `m2n.schedule` to its per-rank programs
-    (`m2n::lowerSchedule`: contiguous runs cut into kernel work items of a
-    mechanism each (TMA bulk, TMA tile, SM vector), network receives,
-    counters for the dependencies), checks that the kernel implements every
-    item's op (`m2n.kernel_ops`) and writes them, with
+    Translates every `m2n.program` (the program level, from
+    `m2n-lower-schedule`; it lowers nothing itself), checks that the kernel
+    implements every move's op (`m2n.kernel_ops`) and that no move is larger
+    than a stage, and writes them, with
     the PTX of `gpu.binary @m2n_kernels` (gpu-module-to-binary with
     format=isa) and the kernel's launch configuration, as a versioned
     artifact (docs/artifact.md) to `path`, atomically (a temporary file,
@@ -76,19 +62,36 @@ def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
     Option<"stages", "stages", "unsigned", "3",
            "Shared-memory stages per CTA">,
     Option<"stageBytes", "stage-bytes", "int64_t", "65536",
-           "Bytes per stage, the largest work item">,
+           "Bytes per stage, the largest work item">
+  ];
+}
+
+def LowerSchedule : Pass<"m2n-lower-schedule", "::mlir::ModuleOp"> {
+  let summary = "Lower every m2n.schedule to per-rank programs (m2n.program)";
+  let description = [{
+    Replaces each `m2n.schedule` by an `m2n.program` with the same operands
+    and result (`m2n::lowerSchedule`): every step's contiguous runs or
+    tiles become moves of one mechanism each, chosen by the cost rule of
+    docs/codegen.md with the thresholds below (TMA bulk, TMA tensor tiles,
+    the SM path, the copy engine), network steps become receives, and the
+    dependencies become counters, signals and waits.
+  }];
+  let options = [
+    Option<"stageBytes", "stage-bytes", "int64_t", "65536",
+           "The largest move: bytes per shared-memory stage of the kernel">,
     Option<"tileBelowRunBytes", "tile-below-run-bytes", "int64_t", "16384",
            "Boxes whose contiguous runs are shorter move as TMA tensor tiles">,
     Option<"vectorBelowBytes", "vector-below-bytes", "int64_t", "0",
            "Runs (or aligned middles of runs) shorter than this move on the "
-           "SM path (vector items)">,
+           "SM path (vector moves)">,
     Option<"copyEngine", "copy-engine", "bool", "false",
            "Copy contiguous, dependency-free source-to-destination runs (a "
            "rank's own or a peer's over NVLink) with the copy engine before "
-           "the kernel, instead of with TMA items">,
+           "the kernel, instead of with TMA moves">,
     Option<"engineMinBytes", "engine-min-bytes", "int64_t", "1048576",
            "The smallest run the copy engine takes">
   ];
+  let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }
 
 #endif // M2N_CONVERSION_PASSES_TD

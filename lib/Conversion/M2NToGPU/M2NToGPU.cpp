@@ -18,47 +18,23 @@ namespace mlir::m2n {
 
 using namespace mlir;
 
-::m2n::LoweringOptions mlir::m2n::ArtifactOptions::lowering() const {
-  ::m2n::LoweringOptions options;
-  options.maxItemBytes = stageBytes;
-  options.tileBelowRunBytes = tileBelowRunBytes;
-  options.vectorBelowBytes = vectorBelowBytes;
-  options.copyEngine = copyEngine;
-  options.engineMinBytes = engineMinBytes;
-  return options;
-}
-
 FailureOr<std::vector<::m2n::CompiledReshard>>
-mlir::m2n::lowerSchedules(ModuleOp module,
-                          const ::m2n::LoweringOptions &options) {
+mlir::m2n::collectPrograms(ModuleOp module) {
   std::vector<::m2n::CompiledReshard> reshards;
   int64_t index = 0;
-  WalkResult walk = module.walk([&](mlir::m2n::ScheduleOp schedule) {
-    mlir::m2n::DistType src = schedule.getInput().getType();
-    std::optional<::m2n::ElementType> type =
-        mlir::m2n::toElementType(src.getElementType());
-    if (!type) {
-      schedule.emitError("element type ")
-          << src.getElementType() << " has no executor yet";
+  WalkResult walk = module.walk([&](Operation *op) {
+    if (isa<mlir::m2n::ScheduleOp>(op)) {
+      op->emitError("the schedule is not lowered to per-rank programs: run "
+                    "m2n-lower-schedule first");
       return WalkResult::interrupt();
     }
-    ::m2n::CompiledReshard reshard;
-    auto func = schedule->getParentOfType<func::FuncOp>();
+    auto program = dyn_cast<mlir::m2n::ProgramOp>(op);
+    if (!program)
+      return WalkResult::advance();
+    ::m2n::CompiledReshard reshard = mlir::m2n::toCompiledReshard(program);
+    auto func = program->getParentOfType<func::FuncOp>();
     reshard.name = (func ? "@" + func.getSymName().str() : std::string()) +
                    "#" + std::to_string(index++);
-    reshard.type = *type;
-    reshard.shape.assign(src.getShape().begin(), src.getShape().end());
-    reshard.src = mlir::m2n::toLayout(src.getLayout());
-    reshard.dst =
-        mlir::m2n::toLayout(schedule.getResult().getType().getLayout());
-    reshard.strategy = schedule.getStrategy().str();
-    if (std::optional<std::string> error = ::m2n::lowerSchedule(
-            mlir::m2n::toSchedule(schedule), reshard.src, reshard.dst,
-            reshard.shape, *type, options, reshard.program)) {
-      schedule.emitError("cannot lower the schedule to kernel work items: ")
-          << *error;
-      return WalkResult::interrupt();
-    }
     reshards.push_back(std::move(reshard));
     return WalkResult::advance();
   });
@@ -115,19 +91,13 @@ struct ConvertToGPUPass
     if (kernelOps == "all") {
       ops = ::m2n::KernelOps::all();
     } else if (kernelOps == "used") {
-      mlir::m2n::ArtifactOptions settings;
-      settings.stageBytes = stageBytes;
-      settings.tileBelowRunBytes = tileBelowRunBytes;
-      settings.vectorBelowBytes = vectorBelowBytes;
-      settings.copyEngine = copyEngine;
-      settings.engineMinBytes = engineMinBytes;
       FailureOr<std::vector<::m2n::CompiledReshard>> reshards =
-          mlir::m2n::lowerSchedules(module, settings.lowering());
+          mlir::m2n::collectPrograms(module);
       if (failed(reshards))
         return signalPassFailure();
       for (const ::m2n::CompiledReshard &reshard : *reshards)
         ops.add(reshard.program);
-      // A module without schedules still gets a kernel that can copy.
+      // A module without programs still gets a kernel that can copy.
       if (ops.empty())
         ops.bulk.insert(static_cast<uint32_t>(::m2n::BulkOp::Copy));
     } else {

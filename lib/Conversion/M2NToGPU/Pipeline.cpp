@@ -3,7 +3,8 @@
 // The same C++ pipeline serves m2n-opt and the Python JIT. Stages, with
 // verification between them:
 //   expand collectives -> plan -> verify plan -> route over the topology ->
-//   add the transfer kernel -> lower it to NVVM -> serialize to PTX.
+//   lower to per-rank programs -> add the transfer kernel -> lower it to
+//   NVVM -> serialize to PTX (-> write the artifact).
 //
 //===----------------------------------------------------------------------===//
 
@@ -89,13 +90,14 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   route.chunkBytes = options.chunkBytes;
   route.reduceShare = options.reduceShare;
   pm.addPass(mlir::m2n::createRouteTopology(route));
-  mlir::m2n::ConvertToGPUOptions gpu;
-  gpu.stageBytes = options.stageBytes;
-  gpu.tileBelowRunBytes = options.tileBelowRunBytes;
-  gpu.vectorBelowBytes = options.vectorBelowBytes;
-  gpu.copyEngine = options.copyEngine;
-  gpu.engineMinBytes = options.engineMinBytes;
-  pm.addPass(mlir::m2n::createConvertToGPU(gpu));
+  mlir::m2n::LowerScheduleOptions lower;
+  lower.stageBytes = options.stageBytes;
+  lower.tileBelowRunBytes = options.tileBelowRunBytes;
+  lower.vectorBelowBytes = options.vectorBelowBytes;
+  lower.copyEngine = options.copyEngine;
+  lower.engineMinBytes = options.engineMinBytes;
+  pm.addPass(mlir::m2n::createLowerSchedule(lower));
+  pm.addPass(mlir::m2n::createConvertToGPU());
   GpuNVVMAttachTargetOptions target;
   target.moduleMatcher = mlir::m2n::kKernelModuleName.str();
   target.chip = options.chip;
@@ -119,10 +121,6 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
     write.path = options.artifact;
     write.maxCtas = options.maxCtas;
     write.stageBytes = options.stageBytes;
-    write.tileBelowRunBytes = options.tileBelowRunBytes;
-    write.vectorBelowBytes = options.vectorBelowBytes;
-    write.copyEngine = options.copyEngine;
-    write.engineMinBytes = options.engineMinBytes;
     pm.addPass(mlir::m2n::createWriteArtifact(write));
   }
 }
@@ -137,10 +135,6 @@ mlir::m2n::parseArtifactOptions(StringRef pipelineOptions,
   ArtifactOptions settings;
   settings.maxCtas = options->maxCtas;
   settings.stageBytes = options->stageBytes;
-  settings.tileBelowRunBytes = options->tileBelowRunBytes;
-  settings.vectorBelowBytes = options->vectorBelowBytes;
-  settings.copyEngine = options->copyEngine;
-  settings.engineMinBytes = options->engineMinBytes;
   return settings;
 }
 

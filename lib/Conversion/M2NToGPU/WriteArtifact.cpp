@@ -1,4 +1,4 @@
-//===- WriteArtifact.cpp - schedules and PTX to the runtime's artifact -----===//
+//===- WriteArtifact.cpp - programs and PTX to the runtime's artifact ------===//
 
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
@@ -19,13 +19,10 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
   const unsigned maxCtas = settings.maxCtas, stages = settings.stages;
   const int64_t stageBytes = settings.stageBytes;
   if (stages < 1 || stages > 8 || stageBytes < 16 || stageBytes % 16 ||
-      maxCtas < 1 || settings.tileBelowRunBytes < 0 ||
-      settings.vectorBelowBytes < 0 || settings.engineMinBytes < 0)
+      maxCtas < 1)
     return module.emitError("m2n-write-artifact: stages must be 1-8, "
-                            "stage-bytes a positive multiple of 16, "
-                            "max-ctas positive and tile-below-run-bytes and "
-                            "vector-below-bytes and engine-min-bytes not "
-                            "negative");
+                            "stage-bytes a positive multiple of 16 and "
+                            "max-ctas positive");
   ::m2n::Artifact artifact;
   artifact.kernel.ctas = maxCtas;
   artifact.kernel.stages = stages;
@@ -54,10 +51,22 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
   }
 
   FailureOr<std::vector<::m2n::CompiledReshard>> reshards =
-      mlir::m2n::lowerSchedules(module, settings.lowering());
+      mlir::m2n::collectPrograms(module);
   if (failed(reshards))
     return failure();
   artifact.reshards = std::move(*reshards);
+  // A kernel move goes through one stage.
+  for (const ::m2n::CompiledReshard &reshard : artifact.reshards)
+    for (const auto &[rank, rankProgram] : reshard.program.ranks)
+      for (const ::m2n::Movement &m : rankProgram.items)
+        if (m.bytes > stageBytes) {
+          module.emitError("the transfer kernel cannot run ")
+              << reshard.name << "'s move " << m.str(reshard.type) << " of "
+              << m.bytes << " bytes through stages of " << stageBytes
+              << ": lower with m2n-lower-schedule{stage-bytes=" << stageBytes
+              << "}";
+          return failure();
+        }
 
   // The kernel was specialized by m2n-convert-to-gpu: every item must be one
   // it implements (the two passes lowered with the same options).
@@ -73,8 +82,8 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
     if (std::optional<std::string> missing = ops->missing(reshard.program)) {
       module.emitError("the transfer kernel cannot run ")
           << reshard.name << "'s item " << *missing
-          << ": run m2n-convert-to-gpu with the lowering options of "
-             "m2n-write-artifact (or kernel-ops=all)";
+          << ": run m2n-convert-to-gpu on the lowered programs (or with "
+             "kernel-ops=all)";
       return failure();
     }
   // Vector items are moved by every thread of a CTA.
@@ -98,10 +107,6 @@ struct WriteArtifactPass
     settings.maxCtas = maxCtas;
     settings.stages = stages;
     settings.stageBytes = stageBytes;
-    settings.tileBelowRunBytes = tileBelowRunBytes;
-    settings.vectorBelowBytes = vectorBelowBytes;
-    settings.copyEngine = copyEngine;
-    settings.engineMinBytes = engineMinBytes;
     FailureOr<std::string> bytes = mlir::m2n::buildArtifact(module, settings);
     if (failed(bytes))
       return signalPassFailure();

@@ -12,6 +12,7 @@
 namespace mlir::m2n {
 
 #define GEN_PASS_DECL_CONVERTTOGPU
+#define GEN_PASS_DECL_LOWERSCHEDULE
 #define GEN_PASS_DECL_WRITEARTIFACT
 #include "m2n/Conversion/Passes.h.inc"
 
@@ -25,30 +26,22 @@ constexpr llvm::StringLiteral kTransferKernelName = "m2n_transfer";
 constexpr llvm::StringLiteral kKernelOpsAttrName = "m2n.kernel_ops";
 // (The m2n dialect verifies it: M2NDialect::getKernelOpsAttrName.)
 
-/// How schedules are lowered and the kernel launched (both passes and the
-/// compiler API take them from the same --m2n-pipeline options).
+/// How the kernel is launched (m2n-write-artifact and the compiler API take
+/// them from the same --m2n-pipeline options).
 struct ArtifactOptions {
-  unsigned maxCtas = 16;       // CTAs per rank.
-  unsigned stages = 3;         // Shared-memory stages per CTA.
-  int64_t stageBytes = 65536;  // Bytes per stage: the largest work item.
-  int64_t tileBelowRunBytes = 16384;
-  int64_t vectorBelowBytes = 0; // LoweringOptions::vectorBelowBytes.
-  bool copyEngine = false;      // LoweringOptions::copyEngine.
-  int64_t engineMinBytes = 1 << 20; // LoweringOptions::engineMinBytes.
-
-  ::m2n::LoweringOptions lowering() const;
+  unsigned maxCtas = 16;      // CTAs per rank.
+  unsigned stages = 3;        // Shared-memory stages per CTA.
+  int64_t stageBytes = 65536; // Bytes per stage: the largest work item.
 };
 
-/// Every m2n.schedule of `module` lowered to per-rank programs, in walk
-/// order. Reports what cannot be lowered on the offending op.
-FailureOr<std::vector<::m2n::CompiledReshard>>
-lowerSchedules(ModuleOp module, const ::m2n::LoweringOptions &options);
+/// The reshards of `module`'s m2n.program ops, in walk order, named
+/// "@func#index". Fails, on the op, where a schedule is not lowered yet.
+FailureOr<std::vector<::m2n::CompiledReshard>> collectPrograms(ModuleOp module);
 
-/// The artifact of `module` (after --m2n-pipeline without `artifact=`): the
-/// PTX of its kernel binary and every m2n.schedule lowered to per-rank work
-/// items. Reports what cannot be lowered on the offending op.
+/// The artifact of a module through m2n-convert-to-gpu and
+/// gpu-module-to-binary (PTX): its programs, the PTX and the launch.
 FailureOr<std::string> buildArtifact(ModuleOp module,
-                                     const ArtifactOptions &options);
+                                     const ArtifactOptions &settings);
 
 /// The ArtifactOptions of an --m2n-pipeline option string ("max-ctas=8
 /// copy-engine=true ..."), parsed the way the pipeline parses it.

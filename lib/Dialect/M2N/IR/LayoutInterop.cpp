@@ -115,7 +115,6 @@ void buildTransfers(OpBuilder &builder, Location loc,
                        t.dstBox.offsets, t.srcBox.sizes, reduction);
   }
 }
-
 } // namespace mlir::m2n
 
 namespace mlir::m2n {
@@ -212,6 +211,142 @@ void buildSchedule(OpBuilder &builder, Location loc,
         step.to.scratch, step.toBox.offsets.vec(), step.fromBox.sizes.vec(),
         reduction, static_cast<LinkClass>(static_cast<int>(step.link)),
         step.deps);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Program level
+//===----------------------------------------------------------------------===//
+
+static std::optional<::m2n::CounterRef> toCounterRef(ArrayRef<int64_t> pair) {
+  if (pair.size() != 2)
+    return std::nullopt;
+  return ::m2n::CounterRef{pair[0], pair[1]};
+}
+
+static ::m2n::Movement toMovement(MoveOp move) {
+  ::m2n::Movement m;
+  switch (move.getMechanism()) {
+  case MechanismKind::Tile:
+    m.mechanism = ::m2n::Mechanism::Tile;
+    break;
+  case MechanismKind::Vector:
+    m.mechanism = ::m2n::Mechanism::Vector;
+    break;
+  default:
+    m.mechanism = ::m2n::Mechanism::Bulk;
+  }
+  if (std::optional<ReductionKind> kind = move.getReduction())
+    m.reduction = toReduction(*kind);
+  m.src = toBufferRef(move.getSrcKind(), move.getSrcRank(),
+                      move.getSrcScratch());
+  m.srcOffset = move.getSrcOffset();
+  m.dst = toBufferRef(move.getDstKind(), move.getDstRank(),
+                      move.getDstScratch());
+  m.dstOffset = move.getDstOffset();
+  m.bytes = move.getBytes();
+  m.srcMap = move.getSrcMap();
+  m.dstMap = move.getDstMap();
+  m.srcCoords = ::m2n::Dims(move.getSrcCoords().begin(),
+                            move.getSrcCoords().end());
+  m.dstCoords = ::m2n::Dims(move.getDstCoords().begin(),
+                            move.getDstCoords().end());
+  m.signal = toCounterRef(move.getSignal());
+  ArrayRef<int64_t> waits = move.getWaits();
+  for (size_t w = 0; w + 2 < waits.size(); w += 3)
+    m.waits.push_back({::m2n::CounterRef{waits[w], waits[w + 1]},
+                       static_cast<uint64_t>(waits[w + 2])});
+  m.readDone = toCounterRef(move.getReadDone());
+  m.step = move.getStep();
+  return m;
+}
+
+::m2n::CompiledReshard toCompiledReshard(ProgramOp program) {
+  ::m2n::CompiledReshard reshard;
+  DistType src = program.getInput().getType();
+  reshard.type = toElementType(src.getElementType())
+                     .value_or(::m2n::ElementType::F32);
+  reshard.program.type = reshard.type;
+  reshard.shape.assign(src.getShape().begin(), src.getShape().end());
+  reshard.src = toLayout(src.getLayout());
+  reshard.dst = toLayout(program.getResult().getType().getLayout());
+  reshard.strategy = program.getStrategy().str();
+  for (Operation &op : program.getBody().front()) {
+    if (auto scratch = dyn_cast<ScratchOp>(op)) {
+      reshard.program.scratches.push_back(
+          {scratch.getRank(), ::m2n::Dims(scratch.getShape().begin(),
+                                          scratch.getShape().end())});
+    } else if (auto map = dyn_cast<TensorMapOp>(op)) {
+      reshard.program.maps.push_back(
+          {toBufferRef(map.getKind(), map.getRank(), map.getScratch()),
+           ::m2n::Dims(map.getExtents().begin(), map.getExtents().end()),
+           ::m2n::Dims(map.getBox().begin(), map.getBox().end())});
+    } else if (auto rank = dyn_cast<RankOp>(op)) {
+      ::m2n::RankProgram &rankProgram = reshard.program.ranks[rank.getRank()];
+      rankProgram.counters = rank.getCounters();
+      for (MoveOp move : rank.getBody().front().getOps<MoveOp>()) {
+        ::m2n::Movement m = toMovement(move);
+        switch (move.getMechanism()) {
+        case MechanismKind::Engine:
+          rankProgram.engineCopies.push_back(std::move(m));
+          break;
+        case MechanismKind::Network:
+          rankProgram.receives.push_back(std::move(m));
+          break;
+        default:
+          rankProgram.items.push_back(std::move(m));
+        }
+      }
+    }
+  }
+  return reshard;
+}
+
+static void buildMove(OpBuilder &builder, Location loc,
+                      const ::m2n::Movement &m, MechanismKind mechanism) {
+  MLIRContext *ctx = builder.getContext();
+  ReductionKindAttr reduction;
+  if (m.reduction)
+    reduction = ReductionKindAttr::get(ctx, toReductionKind(*m.reduction));
+  auto pair = [](const std::optional<::m2n::CounterRef> &counter) {
+    return counter ? SmallVector<int64_t>{counter->rank, counter->index}
+                   : SmallVector<int64_t>{};
+  };
+  SmallVector<int64_t> waits;
+  for (const ::m2n::CounterWait &wait : m.waits)
+    waits.append({wait.counter.rank, wait.counter.index,
+                  static_cast<int64_t>(wait.value)});
+  MoveOp::create(builder, loc, mechanism, reduction, toBufferKind(m.src.kind),
+                 m.src.rank, m.src.scratch, m.srcOffset,
+                 toBufferKind(m.dst.kind), m.dst.rank, m.dst.scratch,
+                 m.dstOffset, m.bytes, m.srcMap, m.srcCoords.vec(), m.dstMap,
+                 m.dstCoords.vec(), pair(m.signal), waits, pair(m.readDone),
+                 m.step);
+}
+
+void buildProgram(OpBuilder &builder, Location loc,
+                  const ::m2n::TransferProgram &program) {
+  for (auto [id, scratch] : llvm::enumerate(program.scratches))
+    ScratchOp::create(builder, loc, static_cast<int64_t>(id), scratch.rank,
+                      scratch.shape.vec());
+  for (auto [id, map] : llvm::enumerate(program.maps))
+    TensorMapOp::create(builder, loc, static_cast<int64_t>(id),
+                        toBufferKind(map.buffer.kind), map.buffer.rank,
+                        map.buffer.scratch, map.extents.vec(), map.box.vec());
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    auto rankOp = RankOp::create(builder, loc, rank, rankProgram.counters);
+    rankOp.getBody().push_back(new Block());
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToEnd(&rankOp.getBody().front());
+    for (const ::m2n::Movement &m : rankProgram.engineCopies)
+      buildMove(builder, loc, m, MechanismKind::Engine);
+    for (const ::m2n::Movement &m : rankProgram.receives)
+      buildMove(builder, loc, m, MechanismKind::Network);
+    for (const ::m2n::Movement &m : rankProgram.items)
+      buildMove(builder, loc, m,
+                m.mechanism == ::m2n::Mechanism::Tile     ? MechanismKind::Tile
+                : m.mechanism == ::m2n::Mechanism::Vector ? MechanismKind::Vector
+                                                          : MechanismKind::Bulk);
   }
 }
 

@@ -730,3 +730,288 @@ void StepOp::print(OpAsmPrinter &printer) {
        getSizesAttrName(), getReductionAttrName(), getLinkAttrName(),
        getDepsAttrName()});
 }
+
+//===----------------------------------------------------------------------===//
+// Program level
+//===----------------------------------------------------------------------===//
+
+void ProgramOp::build(OpBuilder &builder, OperationState &state,
+                      Type resultType, Value input, Value comm,
+                      StringRef strategy) {
+  state.addOperands({input, comm});
+  state.addTypes(resultType);
+  state.addAttribute(getStrategyAttrName(state.name),
+                     builder.getStringAttr(strategy));
+  Region *body = state.addRegion();
+  body->push_back(new Block());
+}
+
+LogicalResult ProgramOp::verify() {
+  DistType src = getInput().getType(), dst = getResult().getType();
+  CommType comm = getComm().getType();
+  if (failed(verifyReshardSignature(*this, src, dst, comm)))
+    return failure();
+  if (!toElementType(src.getElementType()))
+    return emitOpError() << "element type " << src.getElementType()
+                         << " has no executor yet";
+  int64_t scratches = 0, maps = 0;
+  llvm::SmallDenseSet<int64_t> ranks;
+  for (Operation &op : getBody().front()) {
+    if (auto scratch = dyn_cast<ScratchOp>(op)) {
+      if (scratch.getId() != scratches++)
+        return scratch.emitOpError()
+               << "has id " << scratch.getId() << ", expected "
+               << scratches - 1 << " (scratch ids count from 0 in order)";
+      if (scratch.getRank() < 0 || scratch.getRank() >= comm.getSize())
+        return scratch.emitOpError()
+               << "rank " << scratch.getRank()
+               << " is outside the communicator of " << comm.getSize()
+               << " ranks";
+      if (llvm::any_of(scratch.getShape(), [](int64_t e) { return e < 0; }))
+        return scratch.emitOpError() << "shape must be non-negative";
+    } else if (auto map = dyn_cast<TensorMapOp>(op)) {
+      if (map.getId() != maps++)
+        return map.emitOpError() << "has id " << map.getId() << ", expected "
+                                 << maps - 1
+                                 << " (tensor map ids count from 0 in order)";
+      if (map.getExtents().size() != map.getBox().size() ||
+          map.getBox().empty() || map.getBox().size() > 5)
+        return map.emitOpError()
+               << "needs 1 to 5 dimensions, as many in its box as in its "
+                  "extents";
+    } else if (auto rank = dyn_cast<RankOp>(op)) {
+      if (rank.getRank() < 0 || rank.getRank() >= comm.getSize())
+        return rank.emitOpError()
+               << "rank " << rank.getRank()
+               << " is outside the communicator of " << comm.getSize()
+               << " ranks";
+      if (!ranks.insert(rank.getRank()).second)
+        return rank.emitOpError()
+               << "rank " << rank.getRank() << " has two programs";
+      if (rank.getCounters() < 0)
+        return rank.emitOpError() << "counters must be non-negative";
+      for (Operation &inner : rank.getBody().front()) {
+        auto move = dyn_cast<MoveOp>(inner);
+        if (!move)
+          return inner.emitOpError("is not allowed in an m2n.rank body; only "
+                                   "m2n.move is");
+        if (move.getReduction() &&
+            move.getReduction() != src.getLayout().getPartialReduction())
+          return move.emitOpError()
+                 << "reduces with '"
+                 << stringifyReductionKind(*move.getReduction())
+                 << "' but the source layout does not";
+        bool tile = move.getMechanism() == MechanismKind::Tile;
+        if (tile != (move.getSrcMap() >= 0 && move.getDstMap() >= 0))
+          return move.emitOpError("names tensor maps exactly when it is a "
+                                  "tile");
+        if (move.getWaits().size() % 3 || move.getWaits().size() > 6 ||
+            (move.getSignal().size() != 0 && move.getSignal().size() != 2) ||
+            (move.getReadDone().size() != 0 &&
+             move.getReadDone().size() != 2))
+          return move.emitOpError("has a malformed counter reference");
+      }
+    } else {
+      return op.emitOpError("is not allowed in an m2n.program body; only "
+                            "m2n.scratch, m2n.tensor_map and m2n.rank are");
+    }
+  }
+  // Everything the runtime trusts: the shared check of lowered programs.
+  ::m2n::CompiledReshard reshard = toCompiledReshard(*this);
+  if (std::optional<std::string> problem = ::m2n::verifyTransferProgram(
+          reshard.program, reshard.src, reshard.dst, reshard.shape))
+    return emitOpError() << *problem;
+  return success();
+}
+
+/// Parses `+N`.
+static ParseResult parseByteOffset(OpAsmParser &parser, int64_t &offset) {
+  return failure(parser.parsePlus() || parser.parseInteger(offset));
+}
+
+ParseResult TensorMapOp::parse(OpAsmParser &parser, OperationState &result) {
+  MLIRContext *ctx = parser.getContext();
+  Builder builder(ctx);
+  int64_t id, rank, scratch;
+  BufferKind kind;
+  SmallVector<int64_t> extents, box;
+  auto list = [&](SmallVectorImpl<int64_t> &values) {
+    return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
+      return parser.parseInteger(values.emplace_back());
+    });
+  };
+  if (parser.parseInteger(id) || parser.parseKeyword("of") ||
+      parseBufferRef(parser, kind, rank, scratch) || list(extents) ||
+      parser.parseKeyword("box") || list(box) ||
+      parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  result.addAttribute(getIdAttrName(result.name), builder.getI64IntegerAttr(id));
+  result.addAttribute(getKindAttrName(result.name),
+                      BufferKindAttr::get(ctx, kind));
+  result.addAttribute(getRankAttrName(result.name),
+                      builder.getI64IntegerAttr(rank));
+  result.addAttribute(getScratchAttrName(result.name),
+                      builder.getI64IntegerAttr(scratch));
+  result.addAttribute(getExtentsAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(extents));
+  result.addAttribute(getBoxAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(box));
+  return success();
+}
+
+void TensorMapOp::print(OpAsmPrinter &printer) {
+  printer << ' ' << getId() << " of ";
+  printBufferRef(printer, getKind(), getRank(), getScratch());
+  printer << " [";
+  llvm::interleaveComma(getExtents(), printer);
+  printer << "] box [";
+  llvm::interleaveComma(getBox(), printer);
+  printer << ']';
+  printer.printOptionalAttrDict(
+      (*this)->getAttrs(), {getIdAttrName(), getKindAttrName(),
+                            getRankAttrName(), getScratchAttrName(),
+                            getExtentsAttrName(), getBoxAttrName()});
+}
+
+/// Parses `R:I`.
+static ParseResult parseCounterRef(OpAsmParser &parser,
+                                   SmallVectorImpl<int64_t> &values) {
+  return failure(parser.parseInteger(values.emplace_back()) ||
+                 parser.parseColon() ||
+                 parser.parseInteger(values.emplace_back()));
+}
+
+ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
+  MLIRContext *ctx = parser.getContext();
+  Builder builder(ctx);
+  SMLoc mechanismLoc = parser.getCurrentLocation();
+  StringRef mechanismName;
+  if (parser.parseKeyword(&mechanismName))
+    return failure();
+  std::optional<MechanismKind> mechanism =
+      symbolizeMechanismKind(mechanismName);
+  if (!mechanism)
+    return parser.emitError(mechanismLoc, "unknown mechanism '")
+           << mechanismName
+           << "'; expected bulk, tile, vector, engine or network";
+  if (parseCopyOrReduce(parser, result, getReductionAttrName(result.name)))
+    return failure();
+  const bool tile = *mechanism == MechanismKind::Tile;
+  // `src(1)+0` or, for tiles, `src(1) map 0 (0, 16)`.
+  auto endpoint = [&](BufferKind &kind, int64_t &rank, int64_t &scratch,
+                      int64_t &offset, int64_t &map,
+                      SmallVectorImpl<int64_t> &coords) -> ParseResult {
+    offset = 0;
+    map = -1;
+    if (parseBufferRef(parser, kind, rank, scratch))
+      return failure();
+    if (!tile)
+      return parseByteOffset(parser, offset);
+    return failure(parser.parseKeyword("map") || parser.parseInteger(map) ||
+                   parser.parseCommaSeparatedList(
+                       AsmParser::Delimiter::Paren, [&] {
+                         return parser.parseInteger(coords.emplace_back());
+                       }));
+  };
+  BufferKind srcKind, dstKind;
+  int64_t srcRank, srcScratch, srcOffset, srcMap, dstRank, dstScratch,
+      dstOffset, dstMap, bytes, step = -1;
+  SmallVector<int64_t> srcCoords, dstCoords, signal, waits, readDone;
+  if (endpoint(srcKind, srcRank, srcScratch, srcOffset, srcMap, srcCoords) ||
+      parser.parseArrow() ||
+      endpoint(dstKind, dstRank, dstScratch, dstOffset, dstMap, dstCoords) ||
+      parser.parseInteger(bytes) || parser.parseKeyword("B"))
+    return failure();
+  while (true) {
+    if (succeeded(parser.parseOptionalKeyword("signal"))) {
+      if (parseCounterRef(parser, signal))
+        return failure();
+    } else if (succeeded(parser.parseOptionalKeyword("wait"))) {
+      if (parseCounterRef(parser, waits) || parser.parseGreater() ||
+          parser.parseEqual() || parser.parseInteger(waits.emplace_back()))
+        return failure();
+    } else if (succeeded(parser.parseOptionalKeyword("read_done"))) {
+      if (parseCounterRef(parser, readDone))
+        return failure();
+    } else if (succeeded(parser.parseOptionalKeyword("step"))) {
+      if (parser.parseInteger(step))
+        return failure();
+    } else {
+      break;
+    }
+  }
+  if (parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  auto i64 = [&](int64_t value) { return builder.getI64IntegerAttr(value); };
+  result.addAttribute(getMechanismAttrName(result.name),
+                      MechanismKindAttr::get(ctx, *mechanism));
+  result.addAttribute(getSrcKindAttrName(result.name),
+                      BufferKindAttr::get(ctx, srcKind));
+  result.addAttribute(getSrcRankAttrName(result.name), i64(srcRank));
+  result.addAttribute(getSrcScratchAttrName(result.name), i64(srcScratch));
+  result.addAttribute(getSrcOffsetAttrName(result.name), i64(srcOffset));
+  result.addAttribute(getDstKindAttrName(result.name),
+                      BufferKindAttr::get(ctx, dstKind));
+  result.addAttribute(getDstRankAttrName(result.name), i64(dstRank));
+  result.addAttribute(getDstScratchAttrName(result.name), i64(dstScratch));
+  result.addAttribute(getDstOffsetAttrName(result.name), i64(dstOffset));
+  result.addAttribute(getBytesAttrName(result.name), i64(bytes));
+  result.addAttribute(getSrcMapAttrName(result.name), i64(srcMap));
+  result.addAttribute(getSrcCoordsAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(srcCoords));
+  result.addAttribute(getDstMapAttrName(result.name), i64(dstMap));
+  result.addAttribute(getDstCoordsAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(dstCoords));
+  result.addAttribute(getSignalAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(signal));
+  result.addAttribute(getWaitsAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(waits));
+  result.addAttribute(getReadDoneAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(readDone));
+  result.addAttribute(getStepAttrName(result.name), i64(step));
+  return success();
+}
+
+void MoveOp::print(OpAsmPrinter &printer) {
+  printer << ' ' << stringifyMechanismKind(getMechanism());
+  printCopyOrReduce(printer, getReduction());
+  const bool tile = getMechanism() == MechanismKind::Tile;
+  auto endpoint = [&](BufferKind kind, int64_t rank, int64_t scratch,
+                      int64_t offset, int64_t map, ArrayRef<int64_t> coords) {
+    printer << ' ';
+    printBufferRef(printer, kind, rank, scratch);
+    if (!tile) {
+      printer << '+' << offset;
+      return;
+    }
+    printer << " map " << map << " (";
+    llvm::interleaveComma(coords, printer);
+    printer << ')';
+  };
+  endpoint(getSrcKind(), getSrcRank(), getSrcScratch(), getSrcOffset(),
+           getSrcMap(), getSrcCoords());
+  printer << " ->";
+  endpoint(getDstKind(), getDstRank(), getDstScratch(), getDstOffset(),
+           getDstMap(), getDstCoords());
+  printer << ' ' << getBytes() << 'B';
+  ArrayRef<int64_t> signal = getSignal(), waits = getWaits(),
+                    readDone = getReadDone();
+  if (signal.size() == 2)
+    printer << " signal " << signal[0] << ':' << signal[1];
+  for (size_t w = 0; w + 2 < waits.size(); w += 3)
+    printer << " wait " << waits[w] << ':' << waits[w + 1]
+            << ">=" << waits[w + 2];
+  if (readDone.size() == 2)
+    printer << " read_done " << readDone[0] << ':' << readDone[1];
+  if (getStep() >= 0)
+    printer << " step " << getStep();
+  printer.printOptionalAttrDict(
+      (*this)->getAttrs(),
+      {getMechanismAttrName(), getReductionAttrName(), getSrcKindAttrName(),
+       getSrcRankAttrName(), getSrcScratchAttrName(), getSrcOffsetAttrName(),
+       getDstKindAttrName(), getDstRankAttrName(), getDstScratchAttrName(),
+       getDstOffsetAttrName(), getBytesAttrName(), getSrcMapAttrName(),
+       getSrcCoordsAttrName(), getDstMapAttrName(), getDstCoordsAttrName(),
+       getSignalAttrName(), getWaitsAttrName(), getReadDoneAttrName(),
+       getStepAttrName()});
+}

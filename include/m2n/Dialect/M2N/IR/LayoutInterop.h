@@ -9,6 +9,7 @@
 #ifndef M2N_DIALECT_M2N_IR_LAYOUTINTEROP_H
 #define M2N_DIALECT_M2N_IR_LAYOUTINTEROP_H
 
+#include "m2n/Artifact/Artifact.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Layout/Planner.h"
 #include "m2n/Route/Schedule.h"
@@ -41,6 +42,15 @@ void buildSchedule(OpBuilder &builder, Location loc,
 /// Appends one m2n.transfer per transfer of `plan` at the builder's position.
 void buildTransfers(OpBuilder &builder, Location loc,
                     const ::m2n::ReshardPlan &plan);
+
+/// The reshard a program op describes: its layouts, shape, element type and
+/// per-rank programs (the name is left empty). The op must verify, except
+/// inside its own verifier, which checks the result.
+::m2n::CompiledReshard toCompiledReshard(ProgramOp program);
+/// Appends the scratch declarations, tensor maps and rank programs of
+/// `program` at the builder's position.
+void buildProgram(OpBuilder &builder, Location loc,
+                  const ::m2n::TransferProgram &program);
 
 } // namespace mlir::m2n
 

@@ -94,6 +94,18 @@ def M2N_LinkClass : I32EnumAttr<"LinkClass",
   let cppNamespace = "::mlir::m2n";
 }
 
+def M2N_MechanismKind : I32EnumAttr<"MechanismKind",
+    "how a program's move is carried out", [
+      I32EnumAttrCase<"Bulk", 0, "bulk">,
+      I32EnumAttrCase<"Tile", 1, "tile">,
+      I32EnumAttrCase<"Vector", 2, "vector">,
+      I32EnumAttrCase<"Engine", 3, "engine">,
+      I32EnumAttrCase<"Network", 4, "network">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::m2n";
+}
+
 def M2N_ReductionKindAttr : EnumAttr<M2N_Dialect, M2N_ReductionKind,
                                    "reduction"> {
   let assemblyFormat = "`<` $value `>`";
@@ -102,6 +114,10 @@ def M2N_BufferKindAttr : EnumAttr<M2N_Dialect, M2N_BufferKind, "buffer"> {
   let assemblyFormat = "`<` $value `>`";
 }
 def M2N_LinkClassAttr : EnumAttr<M2N_Dialect, M2N_LinkClass, "link"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+def M2N_MechanismKindAttr : EnumAttr<M2N_Dialect, M2N_MechanismKind,
+                                     "mechanism"> {
   let assemblyFormat = "`<` $value `>`";
 }
 

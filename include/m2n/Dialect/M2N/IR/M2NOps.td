@@ -275,7 +275,7 @@ def M2N_ScheduleOp : M2N_Op<"schedule", [Pure, SingleBlock, NoTerminator]> {
   ];
 }
 
-def M2N_ScratchOp : M2N_Op<"scratch", [HasParent<"ScheduleOp">]> {
+def M2N_ScratchOp : M2N_Op<"scratch", [ParentOneOf<["ScheduleOp", "ProgramOp"]>]> {
   let summary = "A temporary buffer of one rank, for the length of a schedule";
   let description = [{
     `m2n.scratch 3 on 6 [16, 256]` declares scratch buffer 3 on rank 6, a
@@ -305,6 +305,103 @@ def M2N_StepOp : M2N_Op<"step", [HasParent<"ScheduleOp">]> {
                        DenseI64ArrayAttr:$sizes,
                        OptionalAttr<M2N_ReductionKindAttr>:$reduction,
                        M2N_LinkClassAttr:$link, DenseI64ArrayAttr:$deps);
+  let hasCustomAssemblyFormat = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Program level
+//===----------------------------------------------------------------------===//
+
+def M2N_ProgramOp : M2N_Op<"program", [Pure, SingleBlock, NoTerminator]> {
+  let summary = "A reshard as per-rank programs of typed work items";
+  let description = [{
+    The program level of a reshard (produced by `--m2n-lower-schedule`): what
+    each rank executes. The body declares the schedule's scratch buffers
+    (`m2n.scratch`), the tensor maps tiles move through (`m2n.tensor_map`),
+    and one `m2n.rank` per rank that runs anything, listing its moves
+    (`m2n.move`) in a topological order. The artifact is a translation of
+    this level; `m2n-artifact-dump` prints the same items.
+
+    ```mlir
+    %1 = m2n.program %0 on %comm strategy = "hierarchical"
+        : !m2n.comm<2>, !m2n.dist<4096xf32, #src> -> !m2n.dist<4096xf32, #dst> {
+      m2n.rank 0 counters = 1 {
+        m2n.move engine copy src(0)+0 -> dst(0)+0 16384B
+        m2n.move bulk reduce<sum> src(1)+0 -> dst(0)+0 4096B read_done 1:0
+        m2n.move bulk copy src(0)+0 -> src(0)+0 0B wait 0:0>=4
+      }
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm,
+                       StrAttr:$strategy);
+  let results = (outs M2N_AnyDist:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $input `on` $comm `strategy` `=` $strategy attr-dict
+    `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result)) $body
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Value":$input,
+                   "::mlir::Value":$comm, "::llvm::StringRef":$strategy)>
+  ];
+}
+
+def M2N_TensorMapOp : M2N_Op<"tensor_map", [HasParent<"ProgramOp">]> {
+  let summary = "A TMA tensor map over one buffer, for tile moves";
+  let description = [{
+    `m2n.tensor_map 0 of src(1) [64, 32] box [16, 32]` declares tensor map 0
+    over rank 1's source buffer (a row-major array of the given extents) with
+    tiles of the box's sizes. Map ids count from 0 in order.
+  }];
+  let arguments = (ins M2N_I64Attr:$id, M2N_BufferKindAttr:$kind,
+                       M2N_I64Attr:$rank, M2N_I64Attr:$scratch,
+                       DenseI64ArrayAttr:$extents, DenseI64ArrayAttr:$box);
+  let hasCustomAssemblyFormat = 1;
+}
+
+def M2N_RankOp : M2N_Op<"rank", [HasParent<"ProgramOp">, SingleBlock,
+                                 NoTerminator]> {
+  let summary = "The program of one rank: its moves and its counters";
+  let description = [{
+    `m2n.rank 3 counters = 2 { ... }`: rank 3 owns counters 3:0 and 3:1
+    (peer-visible, raised by the moves that signal them) and executes the
+    moves of the body in order: copy-engine copies first (before its kernel),
+    network receives, and its kernel's work items.
+  }];
+  let arguments = (ins M2N_I64Attr:$rank, M2N_I64Attr:$counters);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$rank `counters` `=` $counters attr-dict-with-keyword $body";
+}
+
+def M2N_MoveOp : M2N_Op<"move", [HasParent<"RankOp">]> {
+  let summary = "One work item: a run or a tile, by one mechanism";
+  let description = [{
+    `m2n.move bulk reduce<sum> src(1)+0 -> dst(0)+4096 4096B signal 0:1
+    wait 0:0>=2 read_done 1:0` moves (or combines) bytes between two buffers.
+    The mechanism says how: `bulk` (TMA bulk copy or reduction, 16-byte
+    aligned), `tile` (TMA tensor maps: `src(1) map 0 (0, 16)` names a map and
+    the tile's corner), `vector` (the SM path), `engine` (a copy-engine copy
+    before the kernel) or `network` (a receive the runtime posts through
+    NCCL). `signal R:I` raises counter I of rank R once the bytes landed,
+    `wait R:I>=V` (at most two) waits for it first, `read_done R:I` tells the
+    owner of the source that its bytes were read. `step N` records the
+    schedule step it comes from.
+  }];
+  let arguments = (ins M2N_MechanismKindAttr:$mechanism,
+                       OptionalAttr<M2N_ReductionKindAttr>:$reduction,
+                       M2N_BufferKindAttr:$src_kind, M2N_I64Attr:$src_rank,
+                       M2N_I64Attr:$src_scratch, M2N_I64Attr:$src_offset,
+                       M2N_BufferKindAttr:$dst_kind, M2N_I64Attr:$dst_rank,
+                       M2N_I64Attr:$dst_scratch, M2N_I64Attr:$dst_offset,
+                       M2N_I64Attr:$bytes,
+                       M2N_I64Attr:$src_map, DenseI64ArrayAttr:$src_coords,
+                       M2N_I64Attr:$dst_map, DenseI64ArrayAttr:$dst_coords,
+                       DenseI64ArrayAttr:$signal, DenseI64ArrayAttr:$waits,
+                       DenseI64ArrayAttr:$read_done, M2N_I64Attr:$step);
   let hasCustomAssemblyFormat = 1;
 }
 

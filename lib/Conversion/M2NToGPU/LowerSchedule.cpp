@@ -1,0 +1,74 @@
+//===- LowerSchedule.cpp - --m2n-lower-schedule: the program level ---------===//
+//
+// Each m2n.schedule becomes an m2n.program with the same operands and
+// result: m2n::lowerSchedule picks a mechanism for every run or tile of every
+// step and turns dependencies into counters; the op records its result, so
+// the kernel generator and the artifact writer only translate it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
+#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
+#include "m2n/Dialect/M2N/IR/M2NOps.h"
+
+namespace mlir::m2n {
+#define GEN_PASS_DEF_LOWERSCHEDULE
+#include "m2n/Conversion/Passes.h.inc"
+} // namespace mlir::m2n
+
+using namespace mlir;
+using namespace mlir::m2n;
+
+namespace {
+struct LowerSchedulePass
+    : public mlir::m2n::impl::LowerScheduleBase<LowerSchedulePass> {
+  using LowerScheduleBase::LowerScheduleBase;
+
+  void runOnOperation() override {
+    ::m2n::LoweringOptions options;
+    options.maxItemBytes = stageBytes;
+    options.tileBelowRunBytes = tileBelowRunBytes;
+    options.vectorBelowBytes = vectorBelowBytes;
+    options.copyEngine = copyEngine;
+    options.engineMinBytes = engineMinBytes;
+    if (tileBelowRunBytes < 0 || vectorBelowBytes < 0 || engineMinBytes < 0) {
+      getOperation().emitError("m2n-lower-schedule: tile-below-run-bytes, "
+                               "vector-below-bytes and engine-min-bytes must "
+                               "not be negative");
+      return signalPassFailure();
+    }
+    SmallVector<ScheduleOp> schedules;
+    getOperation().walk([&](ScheduleOp op) { schedules.push_back(op); });
+    for (ScheduleOp schedule : schedules) {
+      DistType src = schedule.getInput().getType();
+      std::optional<::m2n::ElementType> type =
+          toElementType(src.getElementType());
+      if (!type) {
+        schedule.emitError("element type ")
+            << src.getElementType() << " has no executor yet";
+        return signalPassFailure();
+      }
+      std::vector<int64_t> shape(src.getShape().begin(), src.getShape().end());
+      ::m2n::TransferProgram program;
+      if (std::optional<std::string> error = ::m2n::lowerSchedule(
+              toSchedule(schedule), toLayout(src.getLayout()),
+              toLayout(schedule.getResult().getType().getLayout()), shape,
+              *type, options, program)) {
+        schedule.emitError("cannot lower the schedule to per-rank programs: ")
+            << *error;
+        return signalPassFailure();
+      }
+      OpBuilder builder(schedule);
+      auto lowered = ProgramOp::create(
+          builder, schedule.getLoc(), schedule.getResult().getType(),
+          schedule.getInput(), schedule.getComm(), schedule.getStrategy());
+      builder.setInsertionPointToEnd(&lowered.getBody().front());
+      buildProgram(builder, schedule.getLoc(), program);
+      schedule.getResult().replaceAllUsesWith(lowered.getResult());
+      schedule.erase();
+      if (failed(lowered.verify())) // A lowering bug, named on the op.
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace
