@@ -1,15 +1,15 @@
-// The program level's verifier: what the runtime would trust blindly is
-// checked on the op (the shared m2n::verifyTransferProgram), with a
-// diagnostic naming the move.
+// The program level's verifier: what the runtime would trust blindly (the
+// shared m2n::verifyTransferProgram, also run by the artifact loader) is
+// checked on the op, and a problem of one move is reported on that move.
 // RUN: m2n-opt %s --split-input-file --verify-diagnostics
 
 !s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>
 !d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
 func.func @f(%c: !m2n.comm<2>, %x: !s) {
-  // expected-error@+1 {{'m2n.program' op rank 0: max.f32 vector src(1)+0 -> dst(0)+0 64B wait 0:0>=2 waits for 2 but one execution adds 1 to counter 0:0}}
   %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
     m2n.rank 0 counters = 1 {
       m2n.move bulk copy src(0)+0 -> dst(0)+0 64B signal 0:0
+      // expected-error@+1 {{'m2n.move' op waits for 2 but one execution adds 1 to counter 0:0}}
       m2n.move vector reduce<max> src(1)+0 -> dst(0)+0 64B wait 0:0>=2
     }
   }
@@ -21,9 +21,9 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
 !s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>
 !d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
 func.func @f(%c: !m2n.comm<2>, %x: !s) {
-  // expected-error@+1 {{'m2n.program' op rank 0: copy src(0)+0 -> dst(0)+0 64B signal 0:3 names a counter that does not exist}}
   %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
     m2n.rank 0 counters = 1 {
+      // expected-error@+1 {{'m2n.move' op names a counter that does not exist}}
       m2n.move bulk copy src(0)+0 -> dst(0)+0 64B signal 0:3
     }
   }
@@ -35,9 +35,9 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
 !s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>
 !d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
 func.func @f(%c: !m2n.comm<2>, %x: !s) {
-  // expected-error@+1 {{'m2n.program' op rank 0: copy src(0)+16 -> dst(0)+0 64B reaches outside its buffers}}
   %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
     m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op reaches outside its buffers}}
       m2n.move bulk copy src(0)+16 -> dst(0)+0 64B
     }
   }
@@ -49,9 +49,9 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
 !s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>
 !d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
 func.func @f(%c: !m2n.comm<2>, %x: !s) {
-  // expected-error@+1 {{'m2n.program' op rank 0: max.f32 src(1)+0 -> dst(0)+0 64B: TMA has no such bulk reduction}}
   %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
     m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op TMA has no such bulk reduction}}
       m2n.move bulk reduce<max> src(1)+0 -> dst(0)+0 64B
     }
   }
@@ -106,11 +106,11 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
 !s = !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
 !d = !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
 func.func @f(%c: !m2n.comm<2>, %x: !s) {
-  // expected-error@+1 {{'m2n.program' op rank 0: copy tile src(0) map0(0,0) -> dst(0) map1(0,6) 64B has a tile outside its buffer}}
   %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
     m2n.tensor_map 0 of src(0) [4, 4] box [4, 4]
     m2n.tensor_map 1 of dst(0) [4, 8] box [4, 4]
     m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op has a tile outside its buffer}}
       m2n.move tile copy src(0) map 0 (0, 0) -> dst(0) map 1 (0, 6) 64B
     }
   }

@@ -224,7 +224,7 @@ static std::optional<::m2n::CounterRef> toCounterRef(ArrayRef<int64_t> pair) {
   return ::m2n::CounterRef{pair[0], pair[1]};
 }
 
-static ::m2n::Movement toMovement(MoveOp move) {
+::m2n::Movement toMovement(MoveOp move) {
   ::m2n::Movement m;
   switch (move.getMechanism()) {
   case MechanismKind::Tile:

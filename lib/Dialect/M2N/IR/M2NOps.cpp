@@ -818,10 +818,20 @@ LogicalResult ProgramOp::verify() {
   }
   // Everything the runtime trusts: the shared check of lowered programs.
   ::m2n::CompiledReshard reshard = toCompiledReshard(*this);
-  if (std::optional<std::string> problem = ::m2n::verifyTransferProgram(
-          reshard.program, reshard.src, reshard.dst, reshard.shape))
-    return emitOpError() << *problem;
-  return success();
+  std::optional<std::string> problem = ::m2n::verifyTransferProgram(
+      reshard.program, reshard.src, reshard.dst, reshard.shape);
+  if (!problem)
+    return success();
+  // Problems of one move name it as "rank R: <move> ...": report them there.
+  for (RankOp rank : getBody().front().getOps<RankOp>())
+    for (MoveOp move : rank.getBody().front().getOps<MoveOp>()) {
+      std::string prefix = "rank " + std::to_string(rank.getRank()) + ": " +
+                           toMovement(move).str(reshard.type);
+      if (StringRef(*problem).starts_with(prefix))
+        return move.emitOpError()
+               << StringRef(*problem).drop_front(prefix.size()).ltrim(": ");
+    }
+  return emitOpError() << *problem;
 }
 
 /// Parses `+N`.

@@ -47,6 +47,9 @@ void buildTransfers(OpBuilder &builder, Location loc,
 /// per-rank programs (the name is left empty). The op must verify, except
 /// inside its own verifier, which checks the result.
 ::m2n::CompiledReshard toCompiledReshard(ProgramOp program);
+/// One move as the lowering's plain struct (the list it belongs to follows
+/// from its mechanism: engine, network or the kernel's items).
+::m2n::Movement toMovement(MoveOp move);
 /// Appends the scratch declarations, tensor maps and rank programs of
 /// `program` at the builder's position.
 void buildProgram(OpBuilder &builder, Location loc,
