@@ -139,7 +139,12 @@ m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
  * the second and later ones on helper streams forked from it, since ranks
  * wait for each other); ranks of one device given different streams must
  * not mix the legacy default stream with blocking streams, which it would
- * serialize. */
+ * serialize. Sources: a rank's kernel (and its copy-engine copies) may read
+ * its peers' source buffers as soon as it starts, without waiting for the
+ * peers' streams: every rank's source must be complete before any rank's
+ * launch begins to run (producers ordered before all launch streams, e.g.
+ * through events; across processes, a barrier). The runtime does not order
+ * this yet. */
 m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
                            void *const *streams);
 
