@@ -69,10 +69,10 @@ public:
   }
 
   /// A destination that keeps a non-empty subset of the source's partial
-  /// axes (all of them half of the time) and reduces the others.
+  /// axes (all of them a third of the time) and reduces the others.
   Layout keepPartial(const Layout &src, int64_t tensorRank) {
     Layout result = src;
-    bool keepAll = uniform(0, 1) == 0, keptOne = false;
+    bool keepAll = uniform(0, 2) == 0, keptOne = false;
     for (Placement &placement : result.placements) {
       bool keep = placement.isPartial() &&
                   (keepAll || !keptOne || uniform(0, 1) == 0);
@@ -85,13 +85,13 @@ public:
 
   /// The destination of a random reshard from `src`: a fresh layout without
   /// partials or, when `src` has partial axes, one that keeps some of them
-  /// (one time in five; one time in two with several partial axes).
+  /// (one time in five; three times in four with several partial axes).
   Layout destination(const Layout &src, int64_t tensorRank) {
     int64_t partialAxes = std::count_if(
         src.placements.begin(), src.placements.end(),
         [](const Placement &placement) { return placement.isPartial(); });
-    // Several partial axes: keep some of them half of the time.
-    if (partialAxes > 0 && uniform(0, partialAxes > 1 ? 1 : 4) == 0)
+    // Several partial axes: keep some of them three times in four.
+    if (partialAxes > 1 ? uniform(0, 3) != 0 : partialAxes == 1 && uniform(0, 4) == 0)
       return keepPartial(src, tensorRank);
     return layout(tensorRank, /*allowPartial=*/false);
   }
