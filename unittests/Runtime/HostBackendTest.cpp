@@ -158,6 +158,34 @@ TEST(RuntimeArtifactTest, RejectsCountersThatDoNotExist) {
       << m2n_last_error();
 }
 
+// The loader checks what the runtime would trust blindly: bytes inside the
+// buffers (computed from layouts it validates first), tiles inside their
+// maps.
+TEST(RuntimeArtifactTest, RejectsMovesOutsideTheirBuffersAndBadLayouts) {
+  auto rejects = [](const m2n::CompiledReshard &reshard,
+                    const std::string &expected) {
+    std::string bytes = exampleArtifact(reshard);
+    m2n_artifact artifact = nullptr;
+    EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+              M2N_INVALID_ARTIFACT);
+    EXPECT_NE(std::string(m2n_last_error()).find(expected), std::string::npos)
+        << m2n_last_error();
+    EXPECT_EQ(artifact, nullptr);
+  };
+  m2n::CompiledReshard reshard = exampleReshard();
+  m2n::Movement &first = reshard.program.ranks.begin()->second.items.front();
+  first.srcOffset += 1 << 20;
+  rejects(reshard, "reaches outside its buffers");
+
+  reshard = exampleReshard();
+  reshard.program.ranks.begin()->second.items.front().src.rank = 99;
+  rejects(reshard, "names a buffer that does not exist");
+
+  reshard = exampleReshard();
+  reshard.dst.mesh.ranks.pop_back(); // The mesh shape no longer fits.
+  rejects(reshard, "destination: mesh of");
+}
+
 // Without a GPU (CI) the CUDA backend answers with a status and a message,
 // never a crash; with one, a context for the artifact comes up.
 TEST_F(HostBackendTest, CudaBackendReportsItsAvailability) {
