@@ -130,11 +130,18 @@ checkBounds(const TransferProgram &program, const Layout &src,
       return std::nullopt;
     return layout.localBox(shape, *index).sizes;
   };
-  auto volume = [](const Dims &extents) {
-    int64_t count = 1;
+  // Buffer bytes, or -1 when they do not fit in int64 (a corrupted artifact).
+  auto bufferBytes = [&](const Dims &extents) -> int64_t {
+    int64_t bytes = elementBytes;
     for (int64_t e : extents)
-      count *= e;
-    return count;
+      if (e < 0 || __builtin_mul_overflow(bytes, e, &bytes))
+        return -1;
+    return bytes;
+  };
+  // [offset, offset + bytes) inside [0, limit), without overflow.
+  auto inside = [](int64_t offset, int64_t bytes, int64_t limit) {
+    return limit >= 0 && offset >= 0 && bytes >= 0 && bytes <= limit &&
+           offset <= limit - bytes;
   };
   for (size_t m = 0; m < program.maps.size(); ++m) {
     const TensorMapSpec &map = program.maps[m];
@@ -164,15 +171,13 @@ checkBounds(const TransferProgram &program, const Layout &src,
             if (coords->size() != map.extents.size())
               return where + " has tile coordinates of the wrong rank";
             for (size_t d = 0; d < coords->size(); ++d)
-              if ((*coords)[d] < 0 ||
-                  (*coords)[d] + map.box[d] > map.extents[d])
+              if (!inside((*coords)[d], map.box[d], map.extents[d]))
                 return where + " has a tile outside its buffer";
           }
           continue;
         }
-        if (m.bytes < 0 || m.srcOffset < 0 || m.dstOffset < 0 ||
-            m.srcOffset + m.bytes > volume(*from) * elementBytes ||
-            m.dstOffset + m.bytes > volume(*to) * elementBytes)
+        if (!inside(m.srcOffset, m.bytes, bufferBytes(*from)) ||
+            !inside(m.dstOffset, m.bytes, bufferBytes(*to)))
           return where + " reaches outside its buffers";
       }
   return std::nullopt;

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include <cstring>
 #include <string>
 
@@ -175,6 +177,11 @@ TEST(RuntimeArtifactTest, RejectsMovesOutsideTheirBuffersAndBadLayouts) {
   m2n::CompiledReshard reshard = exampleReshard();
   m2n::Movement &first = reshard.program.ranks.begin()->second.items.front();
   first.srcOffset += 1 << 20;
+  rejects(reshard, "reaches outside its buffers");
+
+  // An offset and a size whose sum wraps around int64.
+  reshard = exampleReshard();
+  reshard.program.ranks.begin()->second.items.front().srcOffset = INT64_MAX;
   rejects(reshard, "reaches outside its buffers");
 
   reshard = exampleReshard();
