@@ -29,6 +29,17 @@
 
 // -----
 
+// A base near INT64_MAX used to wrap the largest rank negative and pass.
+// expected-error@+1 {{mesh of 4 ranks from base 9223372036854775807 reaches past rank 2147483647}}
+#m = #m2n.mesh<[2, 2], base = 9223372036854775807>
+
+// -----
+
+// expected-error@+1 {{mesh rank list contains rank 2147483648, past rank 2147483647}}
+#m = #m2n.mesh<[2], ranks = [0, 2147483648]>
+
+// -----
+
 // expected-error@+1 {{mesh of 4 ranks has a rank list of 3 entries}}
 #m = #m2n.mesh<[2, 2], ranks = [0, 1, 2]>
 

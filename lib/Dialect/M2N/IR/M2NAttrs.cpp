@@ -118,6 +118,11 @@ LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     if (base < 0)
       return emitError() << "mesh base rank must be non-negative, got "
                          << base;
+    // Ranks are communicator ranks: they stay below the same bound.
+    if (base > kMaxMeshRanks - numRanks)
+      return emitError() << "mesh of " << numRanks << " ranks from base "
+                         << base << " reaches past rank "
+                         << kMaxMeshRanks - 1;
     return success();
   }
   if (base != 0)
@@ -131,6 +136,9 @@ LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   for (int64_t rank : ranks) {
     if (rank < 0)
       return emitError() << "mesh rank list contains negative rank " << rank;
+    if (rank >= kMaxMeshRanks)
+      return emitError() << "mesh rank list contains rank " << rank
+                         << ", past rank " << kMaxMeshRanks - 1;
     if (!seen.insert(rank).second)
       return emitError() << "mesh rank list contains rank " << rank
                          << " more than once";
