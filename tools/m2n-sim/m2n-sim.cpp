@@ -14,6 +14,7 @@
 #include "m2n/Sim/HostSimulator.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -77,7 +78,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "m2n reference executor\n");
 
   DialectRegistry registry;
-  registry.insert<mlir::m2n::M2NDialect, func::FuncDialect>();
+  registry.insert<mlir::m2n::M2NDialect, func::FuncDialect,
+                  shard::ShardDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 

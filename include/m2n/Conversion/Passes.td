@@ -94,4 +94,19 @@ def LowerSchedule : Pass<"m2n-lower-schedule", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }
 
+def ImportShard : Pass<"m2n-import-shard", "::mlir::ModuleOp"> {
+  let summary = "Import the resharding points of MLIR's shard dialect as m2n.reshard";
+  let description = [{
+    Every pair `%a = shard.shard %x to %s0` / `shard.shard %a to %s1
+    annotate_for_users` with different shardings becomes an `m2n.reshard`
+    from the layout of `%s0` to that of `%s1` on the grid's devices, between
+    `builtin.unrealized_conversion_cast`s that keep the function on tensors
+    (docs/integration.md). Grid axes that split one tensor dimension apply
+    in their listed order (the first outermost); uneven splits need
+    `sharded_dims_offsets` equal to torch.chunk's boundaries. Halos,
+    dynamic grids, shapes and offsets are refused with a diagnostic.
+  }];
+  let dependentDialects = ["::mlir::m2n::M2NDialect"];
+}
+
 #endif // M2N_CONVERSION_PASSES_TD

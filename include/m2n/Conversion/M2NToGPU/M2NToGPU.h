@@ -12,6 +12,7 @@
 namespace mlir::m2n {
 
 #define GEN_PASS_DECL_CONVERTTOGPU
+#define GEN_PASS_DECL_IMPORTSHARD
 #define GEN_PASS_DECL_LOWERSCHEDULE
 #define GEN_PASS_DECL_WRITEARTIFACT
 #include "m2n/Conversion/Passes.h.inc"

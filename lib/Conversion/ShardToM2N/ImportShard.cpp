@@ -1,0 +1,234 @@
+//===- ImportShard.cpp - --m2n-import-shard: upstream shard -> m2n ---------===//
+//
+// A resharding point of MLIR's `shard` dialect is a pair of annotations:
+//   %a = shard.shard %x to %s0 : tensor<...>                   (how %x lies)
+//   %b = shard.shard %a to %s1 annotate_for_users : tensor<...> (how users
+//                                                                want it)
+// with %s0 != %s1. Upstream's shard-partition lowers only a few such pairs;
+// here each becomes one m2n.reshard between the layouts of the two
+// shardings, between casts that keep the rest of the function on tensors:
+//   %d = unrealized_conversion_cast %x : tensor -> !m2n.dist<..., s0>
+//   %r = m2n.reshard %d on %comm : ... -> !m2n.dist<..., s1>
+//   %t = unrealized_conversion_cast %r : !m2n.dist -> tensor   (uses of %b)
+// The communicator is the grid's devices, numbered as upstream numbers them
+// (row-major over the grid shape); a value of !m2n.comm<N> comes from a
+// cast of nothing (a runtime binds the real one).
+//
+// Layouts: grid axes that split tensor dim d, in their listed order (the
+// first is the outermost, as upstream linearizes an in-group index), become
+// shard<d> placements; m2n applies mesh axes in increasing order, so the m2n
+// mesh lists the grid axes in split order (an explicit rank list keeps each
+// device's number) and the unused axes, replicated, after them. Upstream
+// splits evenly (it requires divisibility); uneven splits need
+// sharded_dims_offsets, accepted where they are torch.chunk's boundaries
+// (m2n's uneven rule). Halos, dynamic sizes and offsets are refused.
+//
+//===----------------------------------------------------------------------===//
+
+#include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
+#include "m2n/Dialect/M2N/IR/M2NOps.h"
+#include "m2n/Layout/Layout.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Shard/IR/ShardOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::m2n {
+#define GEN_PASS_DEF_IMPORTSHARD
+#include "m2n/Conversion/Passes.h.inc"
+} // namespace mlir::m2n
+
+using namespace mlir;
+using namespace mlir::m2n;
+
+namespace {
+
+/// The m2n layout of `sharding` for a tensor of `shape`, or a diagnostic on
+/// `op` naming what does not map.
+FailureOr<LayoutAttr> layoutOf(Operation *op, Value shardingValue,
+                               ArrayRef<int64_t> shape,
+                               SymbolTableCollection &symbols) {
+  auto sharding = shardingValue.getDefiningOp<shard::ShardingOp>();
+  if (!sharding)
+    return op->emitError("the sharding must come from a shard.sharding op "
+                         "to be imported");
+  auto grid = symbols.lookupNearestSymbolFrom<shard::GridOp>(
+      sharding, sharding.getGridAttr());
+  if (!grid)
+    return sharding.emitError("names grid @")
+           << sharding.getGrid() << ", which is not a shard.grid";
+  ArrayRef<int64_t> gridShape = grid.getShape();
+  for (auto [axis, size] : llvm::enumerate(gridShape))
+    if (ShapedType::isDynamic(size))
+      return grid.emitError("grid axis ")
+             << axis << " is dynamic; m2n needs static grid shapes";
+  if (!sharding.getDynamicHaloSizes().empty() ||
+      !sharding.getStaticHaloSizes().empty())
+    return sharding.emitError("halo sizes have no m2n layout (a reshard "
+                              "moves owned elements only)");
+  if (!sharding.getDynamicShardedDimsOffsets().empty())
+    return sharding.emitError("dynamic sharded_dims_offsets have no m2n "
+                              "layout; give static offsets");
+  ArrayRef<shard::GridAxesAttr> splitAxes = sharding.getSplitAxes().getAxes();
+  if (splitAxes.size() > shape.size())
+    return sharding.emitError("splits ")
+           << splitAxes.size() << " dimensions of a rank-" << shape.size()
+           << " tensor";
+
+  // The m2n mesh axes: the split axes in split order, then the others.
+  SmallVector<int64_t> order;
+  SmallVector<::m2n::Placement> placements;
+  llvm::SmallDenseSet<int64_t> used;
+  for (auto [dim, axes] : llvm::enumerate(splitAxes))
+    for (int16_t axis : axes.asArrayRef()) {
+      if (axis < 0 || axis >= static_cast<int64_t>(gridShape.size()) ||
+          !used.insert(axis).second)
+        return sharding.emitError("grid axis ")
+               << axis << " is out of range or splits twice";
+      order.push_back(axis);
+      placements.push_back(::m2n::Placement::shard(dim));
+    }
+  for (int64_t axis = 0; axis < static_cast<int64_t>(gridShape.size()); ++axis)
+    if (!used.count(axis)) {
+      order.push_back(axis);
+      placements.push_back(::m2n::Placement::replicate());
+    }
+
+  // Explicit offsets: accepted where they are m2n's (torch.chunk) ones.
+  ArrayRef<int64_t> offsets = sharding.getStaticShardedDimsOffsets();
+  size_t at = 0;
+  for (auto [dim, axes] : llvm::enumerate(splitAxes)) {
+    if (axes.empty())
+      continue;
+    int64_t parts = 1;
+    for (int16_t axis : axes.asArrayRef())
+      parts *= gridShape[axis];
+    if (offsets.empty()) {
+      if (shape[dim] % parts)
+        return sharding.emitError("splits dimension ")
+               << dim << " of extent " << shape[dim] << " into " << parts
+               << " uneven parts without sharded_dims_offsets (upstream "
+                  "requires an even split)";
+      continue;
+    }
+    if (at + parts + 1 > offsets.size())
+      return sharding.emitError("sharded_dims_offsets has too few entries");
+    // Nested chunking over several axes equals one chunking into `parts`
+    // only when it is even; uneven multi-axis splits are compared part by
+    // part through the m2n rule below.
+    for (int64_t p = 0; p <= parts; ++p) {
+      int64_t expected =
+          p == parts ? shape[dim] : ::m2n::chunkOf(shape[dim], parts, p).begin;
+      if (offsets[at + p] != expected)
+        return sharding.emitError("sharded_dims_offsets of dimension ")
+               << dim << " are not torch.chunk's boundaries (shard " << p
+               << " starts at " << offsets[at + p] << ", m2n's at "
+               << expected << "); m2n layouts have no arbitrary offsets";
+    }
+    if (axes.size() > 1 && shape[dim] % parts)
+      return sharding.emitError("uneven splits of one dimension over several "
+                                "grid axes have no m2n layout yet");
+    at += parts + 1;
+  }
+  if (!offsets.empty() && at != offsets.size())
+    return sharding.emitError("sharded_dims_offsets has too many entries");
+
+  // Each m2n grid position keeps its device: the row-major index of its
+  // coordinates over the upstream grid.
+  SmallVector<int64_t> meshShape;
+  for (int64_t axis : order)
+    meshShape.push_back(gridShape[axis]);
+  int64_t devices = 1;
+  for (int64_t size : gridShape)
+    devices *= size;
+  bool identity = llvm::equal(order, llvm::seq<int64_t>(0, order.size()));
+  SmallVector<int64_t> ranks;
+  if (!identity) {
+    SmallVector<int64_t> coords(order.size(), 0), gridCoords(order.size());
+    for (int64_t position = 0; position < devices; ++position) {
+      int64_t rest = position;
+      for (int64_t i = static_cast<int64_t>(order.size()) - 1; i >= 0; --i) {
+        gridCoords[order[i]] = rest % meshShape[i];
+        rest /= meshShape[i];
+      }
+      int64_t device = 0;
+      for (size_t axis = 0; axis < gridShape.size(); ++axis)
+        device = device * gridShape[axis] + gridCoords[axis];
+      ranks.push_back(device);
+    }
+  }
+  MLIRContext *ctx = op->getContext();
+  MeshAttr mesh = MeshAttr::get(ctx, meshShape, 0, ranks);
+  SmallVector<PlacementAttrInterface> attrs;
+  for (const ::m2n::Placement &placement : placements)
+    attrs.push_back(placement.isShard()
+                        ? PlacementAttrInterface(
+                              ShardAttr::get(ctx, placement.dim))
+                        : PlacementAttrInterface(ReplicateAttr::get(ctx)));
+  return LayoutAttr::get(ctx, mesh, attrs);
+}
+
+struct ImportShardPass
+    : public mlir::m2n::impl::ImportShardBase<ImportShardPass> {
+  void runOnOperation() override {
+    SymbolTableCollection symbols;
+    SmallVector<shard::ShardOp> points;
+    getOperation().walk([&](shard::ShardOp use) {
+      auto producer = use.getSrc().getDefiningOp<shard::ShardOp>();
+      if (use.getAnnotateForUsers() && producer &&
+          !producer.getAnnotateForUsers() &&
+          shard::Sharding(producer.getSharding()) !=
+              shard::Sharding(use.getSharding()))
+        points.push_back(use);
+    });
+    for (shard::ShardOp use : points) {
+      auto producer = use.getSrc().getDefiningOp<shard::ShardOp>();
+      auto tensor = dyn_cast<RankedTensorType>(producer.getSrc().getType());
+      if (!tensor || !tensor.hasStaticShape()) {
+        use.emitError("reshards of tensors with dynamic shapes cannot be "
+                      "imported");
+        return signalPassFailure();
+      }
+      FailureOr<LayoutAttr> from =
+          layoutOf(producer, producer.getSharding(), tensor.getShape(), symbols);
+      if (failed(from))
+        return signalPassFailure();
+      FailureOr<LayoutAttr> to =
+          layoutOf(use, use.getSharding(), tensor.getShape(), symbols);
+      if (failed(to))
+        return signalPassFailure();
+      int64_t commSize =
+          std::max(from->getMesh().getMaxRank(), to->getMesh().getMaxRank()) +
+          1;
+      OpBuilder builder(use);
+      Location loc = use.getLoc();
+      auto srcType = DistType::get(builder.getContext(), tensor.getShape(),
+                                   tensor.getElementType(), *from);
+      auto dstType = DistType::get(builder.getContext(), tensor.getShape(),
+                                   tensor.getElementType(), *to);
+      auto commType = CommType::get(builder.getContext(), commSize);
+      Value comm = UnrealizedConversionCastOp::create(builder, loc, commType,
+                                                      ValueRange{})
+                       .getResult(0);
+      Value dist = UnrealizedConversionCastOp::create(
+                       builder, loc, srcType, ValueRange{producer.getSrc()})
+                       .getResult(0);
+      Value moved = ReshardOp::create(builder, loc, dstType, dist, comm);
+      Value back = UnrealizedConversionCastOp::create(builder, loc, tensor,
+                                                      ValueRange{moved})
+                       .getResult(0);
+      use.getResult().replaceAllUsesWith(back);
+      use.erase();
+      if (producer->use_empty())
+        producer.erase();
+    }
+    // Shardings nothing uses any more.
+    getOperation().walk([&](shard::ShardingOp sharding) {
+      if (sharding->use_empty())
+        sharding.erase();
+    });
+  }
+};
+} // namespace

@@ -1,0 +1,72 @@
+// --m2n-import-shard names every construct it cannot map.
+// RUN: m2n-opt %s --m2n-import-shard --split-input-file --verify-diagnostics
+
+shard.grid @grid(shape = 2)
+func.func @halo(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{halo sizes have no m2n layout (a reshard moves owned elements only)}}
+  %s0 = shard.sharding @grid split_axes = [[0]] halo_sizes = [1, 1] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<8xf32>
+  %s1 = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+
+// -----
+
+// expected-error@+1 {{grid axis 0 is dynamic; m2n needs static grid shapes}}
+shard.grid @grid(shape = ?)
+func.func @dynamic_grid(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %s0 = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<8xf32>
+  %s1 = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @arbitrary_offsets(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{sharded_dims_offsets of dimension 0 are not torch.chunk's boundaries (shard 1 starts at 3, m2n's at 4); m2n layouts have no arbitrary offsets}}
+  %s0 = shard.sharding @grid split_axes = [[0]] sharded_dims_offsets = [0, 3, 8] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<8xf32>
+  %s1 = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @uneven_without_offsets(%arg0: tensor<7xf32>) -> tensor<7xf32> {
+  // expected-error@+1 {{splits dimension 0 of extent 7 into 2 uneven parts without sharded_dims_offsets (upstream requires an even split)}}
+  %s0 = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<7xf32>
+  %s1 = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<7xf32>
+  return %1 : tensor<7xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @dynamic_shape(%arg0: tensor<?xf32>) -> tensor<?xf32> {
+  %s0 = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<?xf32>
+  %s1 = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  // expected-error@+1 {{reshards of tensors with dynamic shapes cannot be imported}}
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<?xf32>
+  return %1 : tensor<?xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2x2)
+func.func @uneven_over_two_axes(%arg0: tensor<6xf32>) -> tensor<6xf32> {
+  // expected-error@+1 {{uneven splits of one dimension over several grid axes have no m2n layout yet}}
+  %s0 = shard.sharding @grid split_axes = [[0, 1]] sharded_dims_offsets = [0, 2, 4, 6, 6] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<6xf32>
+  %s1 = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<6xf32>
+  return %1 : tensor<6xf32>
+}

@@ -1,0 +1,108 @@
+// --m2n-import-shard: each resharding point of the upstream `shard` dialect
+// (an annotation followed by an annotate_for_users one with another
+// sharding) becomes an m2n.reshard between casts; the imported program is
+// planned and checked by value (m2n-sim), compiled and run (m2n-run), and
+// compiles to an artifact. Upstream's partitioner fails on the transposed
+// split (examples/integration/shard_transpose.mlir).
+//
+// RUN: m2n-opt %s --m2n-import-shard --mlir-print-local-scope | FileCheck %s
+// RUN: m2n-opt %s --m2n-import-shard -o %t.mlir
+// RUN: m2n-sim %t.mlir | FileCheck %s --check-prefix=SIM
+// RUN: m2n-run %t.mlir --seed 5 | FileCheck %s --check-prefix=EXEC
+// RUN: m2n-opt %t.mlir "--m2n-pipeline=artifact=%t.m2n" -o /dev/null
+// RUN: m2n-opt %m2n_src_root/examples/integration/shard_transpose.mlir --m2n-import-shard | m2n-sim - | FileCheck %s --check-prefix=EXAMPLE
+// RUN: not mlir-opt %m2n_src_root/examples/integration/shard_transpose.mlir "--pass-pipeline=builtin.module(func.func(shard-partition))" 2>&1 | FileCheck %s --check-prefix=UPSTREAM
+
+// SIM: m2n-sim: PASS: 6 plans
+// EXEC: 6 passed, 0 failed
+// EXAMPLE: m2n-sim: PASS: 1 plan
+// UPSTREAM: error: Dimension size mismatch
+
+shard.grid @grid4(shape = 4)
+shard.grid @grid2x2(shape = 2x2)
+shard.grid @grid2x3(shape = 2x3)
+shard.grid @grid2(shape = 2)
+
+// What upstream lowers too: the split moves from dim 0 to dim 1.
+// CHECK-LABEL: func.func @move_split
+// CHECK: %[[COMM:.*]] = builtin.unrealized_conversion_cast to !m2n.comm<4>
+// CHECK: %[[IN:.*]] = builtin.unrealized_conversion_cast %arg0 : tensor<8x8xf32> to !m2n.dist<8x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>
+// CHECK: %[[MOVED:.*]] = m2n.reshard %[[IN]] on %[[COMM]] : !m2n.comm<4>, !m2n.dist<8x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<8x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<1>]>>
+// CHECK: %[[OUT:.*]] = builtin.unrealized_conversion_cast %[[MOVED]] : {{.*}} to tensor<8x8xf32>
+// CHECK: return %[[OUT]]
+// CHECK-NOT: shard.shard
+func.func @move_split(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %s0 = shard.sharding @grid4 split_axes = [[0]] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<8x8xf32>
+  %s1 = shard.sharding @grid4 split_axes = [[], [0]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<8x8xf32>
+  return %1 : tensor<8x8xf32>
+}
+
+// The split axes swap: grid axis 1 splits dim 0 in the result, so the m2n
+// mesh lists grid axis 1 first and keeps each device's number.
+// CHECK-LABEL: func.func @transpose_split
+// CHECK: m2n.reshard {{.*}} -> !m2n.dist<8x6xf32, #m2n.layout<#m2n.mesh<[2, 2], ranks = [0, 2, 1, 3]>, [shard<0>, shard<1>]>>
+func.func @transpose_split(%arg0: tensor<8x6xf32>) -> tensor<8x6xf32> {
+  %s0 = shard.sharding @grid2x2 split_axes = [[0], [1]] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<8x6xf32>
+  %s1 = shard.sharding @grid2x2 split_axes = [[1], [0]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<8x6xf32>
+  return %1 : tensor<8x6xf32>
+}
+
+// Two grid axes split one dimension, in either order (the first listed is
+// the outermost, as upstream linearizes an in-group index).
+// CHECK-LABEL: func.func @multi_axis
+// CHECK: m2n.reshard {{.*}} : !m2n.comm<6>, !m2n.dist<12x5xbf16, #m2n.layout<#m2n.mesh<[2, 3]>, [shard<0>, shard<0>]>> -> !m2n.dist<12x5xbf16, #m2n.layout<#m2n.mesh<[3, 2], ranks = [0, 3, 1, 4, 2, 5]>, [shard<0>, shard<0>]>>
+func.func @multi_axis(%arg0: tensor<12x5xbf16>) -> tensor<12x5xbf16> {
+  %s0 = shard.sharding @grid2x3 split_axes = [[0, 1]] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<12x5xbf16>
+  %s1 = shard.sharding @grid2x3 split_axes = [[1, 0]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<12x5xbf16>
+  return %1 : tensor<12x5xbf16>
+}
+
+// Uneven shards through sharded_dims_offsets (torch.chunk's boundaries).
+// CHECK-LABEL: func.func @uneven
+// CHECK: m2n.reshard {{.*}} !m2n.dist<7x4xi32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<7x4xi32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+func.func @uneven(%arg0: tensor<7x4xi32>) -> tensor<7x4xi32> {
+  %s0 = shard.sharding @grid2 split_axes = [[0]] sharded_dims_offsets = [0, 4, 7] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<7x4xi32>
+  %s1 = shard.sharding @grid2 split_axes = [[], [0]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<7x4xi32>
+  return %1 : tensor<7x4xi32>
+}
+
+// An uneven all-gather: 10 rows over 4 devices (3, 3, 3, 1) to every device.
+// CHECK-LABEL: func.func @gather_uneven
+// CHECK: m2n.reshard {{.*}} !m2n.dist<10x3xf64, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<10x3xf64, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+func.func @gather_uneven(%arg0: tensor<10x3xf64>) -> tensor<10x3xf64> {
+  %s0 = shard.sharding @grid4 split_axes = [[0]] sharded_dims_offsets = [0, 3, 6, 9, 10] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<10x3xf64>
+  %s1 = shard.sharding @grid4 split_axes = [[]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<10x3xf64>
+  return %1 : tensor<10x3xf64>
+}
+
+// From a grid of 2 devices to one of 4 (both numbered from 0): M to N.
+// CHECK-LABEL: func.func @two_grids
+// CHECK: m2n.reshard {{.*}} : !m2n.comm<4>, !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>
+func.func @two_grids(%arg0: tensor<16xf32>) -> tensor<16xf32> {
+  %s0 = shard.sharding @grid2 split_axes = [[0]] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<16xf32>
+  %s1 = shard.sharding @grid4 split_axes = [[0]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<16xf32>
+  return %1 : tensor<16xf32>
+}
+
+// The same sharding on both sides moves nothing: left as it is.
+// CHECK-LABEL: func.func @unchanged
+// CHECK-NOT: m2n.reshard
+// CHECK: shard.shard %{{.*}} annotate_for_users
+func.func @unchanged(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %s0 = shard.sharding @grid4 split_axes = [[0]] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<8xf32>
+  %1 = shard.shard %0 to %s0 annotate_for_users : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
