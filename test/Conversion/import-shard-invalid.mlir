@@ -70,3 +70,21 @@ func.func @uneven_over_two_axes(%arg0: tensor<6xf32>) -> tensor<6xf32> {
   %1 = shard.shard %0 to %s1 annotate_for_users : tensor<6xf32>
   return %1 : tensor<6xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @product(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{reduction 'product' has no m2n form (sum, max and min do)}}
+  %1 = shard.all_reduce %arg0 on @grid grid_axes = [0] reduction = product : tensor<4xf32> -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @memref(%arg0: memref<4xf32>) -> memref<4xf32> {
+  // expected-error@+1 {{collectives on memrefs or on tensors with dynamic shapes cannot be imported}}
+  %1 = shard.all_reduce %arg0 on @grid grid_axes = [0] : memref<4xf32> -> memref<4xf32>
+  return %1 : memref<4xf32>
+}

@@ -13,8 +13,8 @@
 // RUN: m2n-opt %m2n_src_root/examples/integration/shard_transpose.mlir --m2n-import-shard | m2n-sim - | FileCheck %s --check-prefix=EXAMPLE
 // RUN: not mlir-opt %m2n_src_root/examples/integration/shard_transpose.mlir "--pass-pipeline=builtin.module(func.func(shard-partition))" 2>&1 | FileCheck %s --check-prefix=UPSTREAM
 
-// SIM: m2n-sim: PASS: 6 plans
-// EXEC: 6 passed, 0 failed
+// SIM: m2n-sim: PASS: 10 plans
+// EXEC: 10 passed, 0 failed
 // EXAMPLE: m2n-sim: PASS: 1 plan
 // UPSTREAM: error: Dimension size mismatch
 
@@ -105,4 +105,39 @@ func.func @unchanged(%arg0: tensor<8xf32>) -> tensor<8xf32> {
   %0 = shard.shard %arg0 to %s0 : tensor<8xf32>
   %1 = shard.shard %0 to %s0 annotate_for_users : tensor<8xf32>
   return %1 : tensor<8xf32>
+}
+
+// The collectives of partitioned code act on each device's local tensor,
+// in groups along grid_axes; the devices along the other grid axes are
+// independent groups. Each becomes one m2n collective on a tensor with a
+// leading dimension per other grid axis, sharded by it (a device's local
+// part has the local tensor's bytes).
+// CHECK-LABEL: func.func @all_gather
+// CHECK: %[[IN:.*]] = builtin.unrealized_conversion_cast %arg0 : tensor<2x2xi8> to !m2n.dist<2x2x4xi8, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<2>]>>
+// CHECK: m2n.all_gather %[[IN]] on %{{.*}} mesh_axes = [1] : {{.*}} -> !m2n.dist<2x2x4xi8, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, replicate]>>
+// CHECK: builtin.unrealized_conversion_cast %{{.*}} to tensor<2x4xi8>
+func.func @all_gather(%arg0: tensor<2x2xi8>) -> tensor<2x4xi8> {
+  %1 = shard.all_gather %arg0 on @grid2x2 grid_axes = [1] gather_axis = 1 : tensor<2x2xi8> -> tensor<2x4xi8>
+  return %1 : tensor<2x4xi8>
+}
+
+// CHECK-LABEL: func.func @all_reduce_max
+// CHECK: m2n.all_reduce %{{.*}} mesh_axes = [1] : !m2n.comm<4>, !m2n.dist<2x5xf32, #m2n.layout<#m2n.mesh<[2, 2], ranks = [0, 2, 1, 3]>, [shard<0>, partial<max>]>>
+func.func @all_reduce_max(%arg0: tensor<5xf32>) -> tensor<5xf32> {
+  %1 = shard.all_reduce %arg0 on @grid2x2 grid_axes = [0] reduction = max : tensor<5xf32> -> tensor<5xf32>
+  return %1 : tensor<5xf32>
+}
+
+// CHECK-LABEL: func.func @all_reduce_whole_grid
+// CHECK: m2n.all_reduce %{{.*}} mesh_axes = [0, 1] : !m2n.comm<6>, !m2n.dist<3x3xi32, #m2n.layout<#m2n.mesh<[3, 2], ranks = [0, 3, 1, 4, 2, 5]>, [partial<sum>, partial<sum>]>>
+func.func @all_reduce_whole_grid(%arg0: tensor<3x3xi32>) -> tensor<3x3xi32> {
+  %1 = shard.all_reduce %arg0 on @grid2x3 grid_axes = [1, 0] : tensor<3x3xi32> -> tensor<3x3xi32>
+  return %1 : tensor<3x3xi32>
+}
+
+// CHECK-LABEL: func.func @all_gather_two_axes
+// CHECK: m2n.all_gather %{{.*}} mesh_axes = [0, 1] : !m2n.comm<4>, !m2n.dist<12xf32, #m2n.layout<#m2n.mesh<[2, 2], ranks = [0, 2, 1, 3]>, [shard<0>, shard<0>]>>
+func.func @all_gather_two_axes(%arg0: tensor<3xf32>) -> tensor<12xf32> {
+  %1 = shard.all_gather %arg0 on @grid2x2 grid_axes = [1, 0] gather_axis = 0 : tensor<3xf32> -> tensor<12xf32>
+  return %1 : tensor<12xf32>
 }

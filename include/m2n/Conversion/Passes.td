@@ -103,8 +103,11 @@ def ImportShard : Pass<"m2n-import-shard", "::mlir::ModuleOp"> {
     `builtin.unrealized_conversion_cast`s that keep the function on tensors
     (docs/integration.md). Grid axes that split one tensor dimension apply
     in their listed order (the first outermost); uneven splits need
-    `sharded_dims_offsets` equal to torch.chunk's boundaries. Halos,
-    dynamic grids, shapes and offsets are refused with a diagnostic.
+    `sharded_dims_offsets` equal to torch.chunk's boundaries. The
+    collectives of partitioned code (`shard.all_gather`, `shard.all_reduce`
+    with sum, max or min) become m2n collectives over their grid axes, with
+    a leading dimension per other grid axis. Halos, dynamic grids, shapes
+    and offsets are refused with a diagnostic.
   }];
   let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }

@@ -45,6 +45,43 @@ using namespace mlir::m2n;
 
 namespace {
 
+/// The grid's devices as an m2n mesh whose axis i is grid axis order[i];
+/// each m2n grid position keeps its device: the row-major index of its
+/// coordinates over the upstream grid.
+MeshAttr meshInOrder(MLIRContext *ctx, ArrayRef<int64_t> gridShape,
+                     ArrayRef<int64_t> order) {
+  SmallVector<int64_t> meshShape;
+  for (int64_t axis : order)
+    meshShape.push_back(gridShape[axis]);
+  if (llvm::equal(order, llvm::seq<int64_t>(0, order.size())))
+    return MeshAttr::get(ctx, meshShape, 0, {});
+  int64_t devices = 1;
+  for (int64_t size : gridShape)
+    devices *= size;
+  SmallVector<int64_t> ranks, gridCoords(order.size());
+  for (int64_t position = 0; position < devices; ++position) {
+    int64_t rest = position;
+    for (int64_t i = static_cast<int64_t>(order.size()) - 1; i >= 0; --i) {
+      gridCoords[order[i]] = rest % meshShape[i];
+      rest /= meshShape[i];
+    }
+    int64_t device = 0;
+    for (size_t axis = 0; axis < gridShape.size(); ++axis)
+      device = device * gridShape[axis] + gridCoords[axis];
+    ranks.push_back(device);
+  }
+  return MeshAttr::get(ctx, meshShape, 0, ranks);
+}
+
+/// The static shape of a grid, or a diagnostic naming its dynamic axis.
+FailureOr<ArrayRef<int64_t>> staticGridShape(shard::GridOp grid) {
+  for (auto [axis, size] : llvm::enumerate(grid.getShape()))
+    if (ShapedType::isDynamic(size))
+      return grid.emitError("grid axis ")
+             << axis << " is dynamic; m2n needs static grid shapes";
+  return grid.getShape();
+}
+
 /// The m2n layout of `sharding` for a tensor of `shape`, or a diagnostic on
 /// `op` naming what does not map.
 FailureOr<LayoutAttr> layoutOf(Operation *op, Value shardingValue,
@@ -59,11 +96,10 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, Value shardingValue,
   if (!grid)
     return sharding.emitError("names grid @")
            << sharding.getGrid() << ", which is not a shard.grid";
-  ArrayRef<int64_t> gridShape = grid.getShape();
-  for (auto [axis, size] : llvm::enumerate(gridShape))
-    if (ShapedType::isDynamic(size))
-      return grid.emitError("grid axis ")
-             << axis << " is dynamic; m2n needs static grid shapes";
+  FailureOr<ArrayRef<int64_t>> staticShape = staticGridShape(grid);
+  if (failed(staticShape))
+    return failure();
+  ArrayRef<int64_t> gridShape = *staticShape;
   if (!sharding.getDynamicHaloSizes().empty() ||
       !sharding.getStaticHaloSizes().empty())
     return sharding.emitError("halo sizes have no m2n layout (a reshard "
@@ -135,32 +171,8 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, Value shardingValue,
   if (!offsets.empty() && at != offsets.size())
     return sharding.emitError("sharded_dims_offsets has too many entries");
 
-  // Each m2n grid position keeps its device: the row-major index of its
-  // coordinates over the upstream grid.
-  SmallVector<int64_t> meshShape;
-  for (int64_t axis : order)
-    meshShape.push_back(gridShape[axis]);
-  int64_t devices = 1;
-  for (int64_t size : gridShape)
-    devices *= size;
-  bool identity = llvm::equal(order, llvm::seq<int64_t>(0, order.size()));
-  SmallVector<int64_t> ranks;
-  if (!identity) {
-    SmallVector<int64_t> coords(order.size(), 0), gridCoords(order.size());
-    for (int64_t position = 0; position < devices; ++position) {
-      int64_t rest = position;
-      for (int64_t i = static_cast<int64_t>(order.size()) - 1; i >= 0; --i) {
-        gridCoords[order[i]] = rest % meshShape[i];
-        rest /= meshShape[i];
-      }
-      int64_t device = 0;
-      for (size_t axis = 0; axis < gridShape.size(); ++axis)
-        device = device * gridShape[axis] + gridCoords[axis];
-      ranks.push_back(device);
-    }
-  }
   MLIRContext *ctx = op->getContext();
-  MeshAttr mesh = MeshAttr::get(ctx, meshShape, 0, ranks);
+  MeshAttr mesh = meshInOrder(ctx, gridShape, order);
   SmallVector<PlacementAttrInterface> attrs;
   for (const ::m2n::Placement &placement : placements)
     attrs.push_back(placement.isShard()
@@ -168,6 +180,193 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, Value shardingValue,
                               ShardAttr::get(ctx, placement.dim))
                         : PlacementAttrInterface(ReplicateAttr::get(ctx)));
   return LayoutAttr::get(ctx, mesh, attrs);
+}
+
+
+/// A collective of partitioned code works on each device's local tensor and
+/// groups the devices along `grid_axes`; the devices along the other grid
+/// axes form independent groups. As one m2n collective: a distributed tensor
+/// with one leading dimension per other grid axis, sharded by it (so every
+/// group holds its own slice), then the local tensor's dimensions. A
+/// device's local part of it has the local tensor's bytes (leading 1s).
+struct CollectiveImport {
+  MeshAttr mesh;
+  SmallVector<PlacementAttrInterface> batchPlacements; // Other grid axes.
+  SmallVector<int64_t> batchDims;                      // Their extents.
+  SmallVector<int64_t> groupAxes; // m2n mesh axes of `grid_axes`, in order.
+  int64_t groupSize = 1;
+  int64_t commSize = 1;
+};
+
+FailureOr<CollectiveImport> importGroups(Operation *op, StringRef gridName,
+                                         ArrayRef<int16_t> gridAxes,
+                                         SymbolTableCollection &symbols) {
+  auto grid = symbols.lookupNearestSymbolFrom<shard::GridOp>(
+      op, FlatSymbolRefAttr::get(op->getContext(), gridName));
+  if (!grid)
+    return op->emitError("names grid @") << gridName << ", which is not a "
+                                            "shard.grid";
+  FailureOr<ArrayRef<int64_t>> gridShape = staticGridShape(grid);
+  if (failed(gridShape))
+    return failure();
+  CollectiveImport result;
+  llvm::SmallDenseSet<int64_t> inGroup;
+  for (int16_t axis : gridAxes)
+    if (axis < 0 || axis >= static_cast<int64_t>(gridShape->size()) ||
+        !inGroup.insert(axis).second)
+      return op->emitError("grid axis ") << axis
+                                         << " is out of range or listed twice";
+  SmallVector<int64_t> order;
+  MLIRContext *ctx = op->getContext();
+  for (int64_t axis = 0; axis < static_cast<int64_t>(gridShape->size()); ++axis)
+    if (!inGroup.count(axis)) {
+      result.batchPlacements.push_back(
+          ShardAttr::get(ctx, static_cast<int64_t>(result.batchDims.size())));
+      result.batchDims.push_back((*gridShape)[axis]);
+      order.push_back(axis);
+    }
+  for (int16_t axis : gridAxes) {
+    result.groupAxes.push_back(static_cast<int64_t>(order.size()));
+    result.groupSize *= (*gridShape)[axis];
+    order.push_back(axis);
+  }
+  result.mesh = meshInOrder(ctx, *gridShape, order);
+  for (int64_t size : *gridShape)
+    result.commSize *= size;
+  return result;
+}
+
+/// Imports one collective: `inputLayout` gets the group axes' placement
+/// `group` (the batch axes are added), `buildOp` creates the m2n op.
+template <typename BuildFn>
+LogicalResult importCollective(Operation *op, Value input, Type resultType,
+                               StringRef grid, ArrayRef<int16_t> gridAxes,
+                               PlacementAttrInterface group,
+                               ArrayRef<int64_t> globalLocalShape,
+                               SymbolTableCollection &symbols,
+                               BuildFn buildOp) {
+  auto inputType = dyn_cast<RankedTensorType>(input.getType());
+  auto outputType = dyn_cast<RankedTensorType>(resultType);
+  if (!inputType || !outputType || !inputType.hasStaticShape() ||
+      !outputType.hasStaticShape())
+    return op->emitError("collectives on memrefs or on tensors with dynamic "
+                         "shapes cannot be imported");
+  if (gridAxes.empty()) { // A group of one device: nothing moves.
+    if (inputType != outputType)
+      return op->emitError("a collective over no grid axes must keep its type");
+    op->getResult(0).replaceAllUsesWith(input);
+    op->erase();
+    return success();
+  }
+  FailureOr<CollectiveImport> groups = importGroups(op, grid, gridAxes, symbols);
+  if (failed(groups))
+    return failure();
+  MLIRContext *ctx = op->getContext();
+  SmallVector<int64_t> shape(groups->batchDims);
+  shape.append(globalLocalShape.begin(), globalLocalShape.end());
+  SmallVector<PlacementAttrInterface> placements(groups->batchPlacements);
+  placements.append(groups->groupAxes.size(), group);
+  auto layout = LayoutAttr::get(ctx, groups->mesh, placements);
+  auto distType = DistType::getChecked(
+      [&] { return op->emitError(); }, ctx, ArrayRef<int64_t>(shape),
+      inputType.getElementType(), layout);
+  if (!distType)
+    return failure();
+  OpBuilder builder(op);
+  Location loc = op->getLoc();
+  Value comm = UnrealizedConversionCastOp::create(
+                   builder, loc, CommType::get(ctx, groups->commSize),
+                   ValueRange{})
+                   .getResult(0);
+  Value dist = UnrealizedConversionCastOp::create(builder, loc, distType,
+                                                  ValueRange{input})
+                   .getResult(0);
+  FailureOr<Value> moved =
+      buildOp(builder, loc, dist, comm, groups->groupAxes,
+              static_cast<int64_t>(groups->batchDims.size()));
+  if (failed(moved))
+    return failure();
+  Value back = UnrealizedConversionCastOp::create(builder, loc, outputType,
+                                                  ValueRange{*moved})
+                   .getResult(0);
+  op->getResult(0).replaceAllUsesWith(back);
+  op->erase();
+  return success();
+}
+
+/// The m2n reduction of an upstream one, or a diagnostic.
+FailureOr<ReductionKind> toM2NReduction(Operation *op,
+                                        shard::ReductionKind kind) {
+  switch (kind) {
+  case shard::ReductionKind::Sum:
+    return ReductionKind::Sum;
+  case shard::ReductionKind::Max:
+    return ReductionKind::Max;
+  case shard::ReductionKind::Min:
+    return ReductionKind::Min;
+  default:
+    return op->emitError("reduction '")
+           << shard::stringifyReductionKind(kind)
+           << "' has no m2n form (sum, max and min do)";
+  }
+}
+
+LogicalResult importAllGather(shard::AllGatherOp op,
+                              SymbolTableCollection &symbols) {
+  int64_t axis = op.getGatherAxis().getSExtValue();
+  // The group's tensor is the gathered one: the result's shape.
+  SmallVector<int64_t> global;
+  auto result = dyn_cast<RankedTensorType>(op.getResult().getType());
+  if (result && result.hasStaticShape())
+    global.assign(result.getShape().begin(), result.getShape().end());
+  if (axis < 0 || axis >= static_cast<int64_t>(global.size()))
+    return op.emitError("gather_axis ") << axis << " is out of range";
+  return importCollective(
+      op, op.getInput(), op.getResult().getType(), op.getGrid(),
+      op.getGridAxes(), ShardAttr::get(op.getContext(), 0), global, symbols,
+      [&](OpBuilder &b, Location loc, Value dist, Value comm,
+          ArrayRef<int64_t> meshAxes, int64_t batch) -> FailureOr<Value> {
+        // The group axes shard the gathered dimension (past the batch ones).
+        auto type = cast<DistType>(dist.getType());
+        SmallVector<PlacementAttrInterface> placements(
+            type.getLayout().getPlacements());
+        for (int64_t meshAxis : meshAxes)
+          placements[meshAxis] = ShardAttr::get(b.getContext(), batch + axis);
+        DistType input =
+            type.withLayout(type.getLayout().withPlacements(placements));
+        dist.setType(input);
+        FailureOr<DistType> resultType = AllGatherOp::inferResultType(
+            input, meshAxes, [&] { return op.emitError(); });
+        if (failed(resultType))
+          return failure();
+        return AllGatherOp::create(b, loc, *resultType, dist, comm, meshAxes)
+            .getResult();
+      });
+}
+
+LogicalResult importAllReduce(shard::AllReduceOp op,
+                              SymbolTableCollection &symbols) {
+  FailureOr<ReductionKind> reduction = toM2NReduction(op, op.getReduction());
+  if (failed(reduction))
+    return failure();
+  auto inputType = dyn_cast<RankedTensorType>(op.getInput().getType());
+  SmallVector<int64_t> global;
+  if (inputType && inputType.hasStaticShape())
+    global.assign(inputType.getShape().begin(), inputType.getShape().end());
+  return importCollective(
+      op, op.getInput(), op.getResult().getType(), op.getGrid(),
+      op.getGridAxes(), PartialAttr::get(op.getContext(), *reduction), global,
+      symbols,
+      [&](OpBuilder &b, Location loc, Value dist, Value comm,
+          ArrayRef<int64_t> meshAxes, int64_t) -> FailureOr<Value> {
+        FailureOr<DistType> resultType = AllReduceOp::inferResultType(
+            cast<DistType>(dist.getType()), meshAxes,
+            [&] { return op.emitError(); });
+        if (failed(resultType))
+          return failure();
+        return AllReduceOp::create(b, loc, *resultType, dist, comm, meshAxes)
+            .getResult();
+      });
 }
 
 struct ImportShardPass
@@ -223,6 +422,20 @@ struct ImportShardPass
       use.erase();
       if (producer->use_empty())
         producer.erase();
+    }
+    // The collectives of partitioned code.
+    SmallVector<Operation *> collectives;
+    getOperation().walk([&](Operation *op) {
+      if (isa<shard::AllGatherOp, shard::AllReduceOp>(op))
+        collectives.push_back(op);
+    });
+    for (Operation *op : collectives) {
+      LogicalResult imported =
+          isa<shard::AllGatherOp>(op)
+              ? importAllGather(cast<shard::AllGatherOp>(op), symbols)
+              : importAllReduce(cast<shard::AllReduceOp>(op), symbols);
+      if (failed(imported))
+        return signalPassFailure();
     }
     // Shardings nothing uses any more.
     getOperation().walk([&](shard::ShardingOp sharding) {
