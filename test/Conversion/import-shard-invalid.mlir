@@ -88,3 +88,12 @@ func.func @memref(%arg0: memref<4xf32>) -> memref<4xf32> {
   %1 = shard.all_reduce %arg0 on @grid grid_axes = [0] : memref<4xf32> -> memref<4xf32>
   return %1 : memref<4xf32>
 }
+
+// -----
+
+shard.grid @grid(shape = 3)
+func.func @permuting_all_to_all(%arg0: tensor<3x2xi8>) -> tensor<3x2xi8> {
+  // expected-error@+1 {{an all_to_all that splits and concatenates the same axis permutes pieces of one dimension; it has no m2n layout}}
+  %1 = shard.all_to_all %arg0 on @grid grid_axes = [0] split_axis = 0 concat_axis = 0 : tensor<3x2xi8> -> tensor<3x2xi8>
+  return %1 : tensor<3x2xi8>
+}

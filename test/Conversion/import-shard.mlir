@@ -13,8 +13,8 @@
 // RUN: m2n-opt %m2n_src_root/examples/integration/shard_transpose.mlir --m2n-import-shard | m2n-sim - | FileCheck %s --check-prefix=EXAMPLE
 // RUN: not mlir-opt %m2n_src_root/examples/integration/shard_transpose.mlir "--pass-pipeline=builtin.module(func.func(shard-partition))" 2>&1 | FileCheck %s --check-prefix=UPSTREAM
 
-// SIM: m2n-sim: PASS: 10 plans
-// EXEC: 10 passed, 0 failed
+// SIM: m2n-sim: PASS: 12 plans
+// EXEC: 12 passed, 0 failed
 // EXAMPLE: m2n-sim: PASS: 1 plan
 // UPSTREAM: error: Dimension size mismatch
 
@@ -22,6 +22,7 @@ shard.grid @grid4(shape = 4)
 shard.grid @grid2x2(shape = 2x2)
 shard.grid @grid2x3(shape = 2x3)
 shard.grid @grid2(shape = 2)
+shard.grid @grid3(shape = 3)
 
 // What upstream lowers too: the split moves from dim 0 to dim 1.
 // CHECK-LABEL: func.func @move_split
@@ -140,4 +141,18 @@ func.func @all_reduce_whole_grid(%arg0: tensor<3x3xi32>) -> tensor<3x3xi32> {
 func.func @all_gather_two_axes(%arg0: tensor<3xf32>) -> tensor<12xf32> {
   %1 = shard.all_gather %arg0 on @grid2x2 grid_axes = [1, 0] gather_axis = 0 : tensor<3xf32> -> tensor<12xf32>
   return %1 : tensor<12xf32>
+}
+
+// CHECK-LABEL: func.func @reduce_scatter_max
+// CHECK: m2n.reduce_scatter %{{.*}} mesh_axes = [1] scatter_dim = 1 : !m2n.comm<4>, !m2n.dist<2x2x2xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, partial<max>]>> -> !m2n.dist<2x2x2xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>>
+func.func @reduce_scatter_max(%arg0: tensor<2x2xf32>) -> tensor<1x2xf32> {
+  %1 = shard.reduce_scatter %arg0 on @grid2x2 grid_axes = [1] reduction = max scatter_axis = 0 : tensor<2x2xf32> -> tensor<1x2xf32>
+  return %1 : tensor<1x2xf32>
+}
+
+// CHECK-LABEL: func.func @all_to_all
+// CHECK: m2n.all_to_all %{{.*}} mesh_axes = [0] split_dim = 0 : !m2n.comm<3>, !m2n.dist<6x6xi16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>> -> !m2n.dist<6x6xi16, #m2n.layout<#m2n.mesh<[3]>, [shard<0>]>>
+func.func @all_to_all(%arg0: tensor<6x2xi16>) -> tensor<2x6xi16> {
+  %1 = shard.all_to_all %arg0 on @grid3 grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<6x2xi16> -> tensor<2x6xi16>
+  return %1 : tensor<2x6xi16>
 }

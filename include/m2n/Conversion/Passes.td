@@ -104,8 +104,9 @@ def ImportShard : Pass<"m2n-import-shard", "::mlir::ModuleOp"> {
     (docs/integration.md). Grid axes that split one tensor dimension apply
     in their listed order (the first outermost); uneven splits need
     `sharded_dims_offsets` equal to torch.chunk's boundaries. The
-    collectives of partitioned code (`shard.all_gather`, `shard.all_reduce`
-    with sum, max or min) become m2n collectives over their grid axes, with
+    collectives of partitioned code (`shard.all_gather`, `all_reduce` and
+    `reduce_scatter` with sum, max or min, `all_to_all`) become m2n
+    collectives over their grid axes, with
     a leading dimension per other grid axis. Halos, dynamic grids, shapes
     and offsets are refused with a diagnostic.
   }];

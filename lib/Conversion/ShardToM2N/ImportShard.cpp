@@ -34,6 +34,7 @@
 #include "mlir/Dialect/Shard/IR/ShardOps.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 namespace mlir::m2n {
 #define GEN_PASS_DEF_IMPORTSHARD
@@ -236,13 +237,13 @@ FailureOr<CollectiveImport> importGroups(Operation *op, StringRef gridName,
   return result;
 }
 
-/// Imports one collective: `inputLayout` gets the group axes' placement
-/// `group` (the batch axes are added), `buildOp` creates the m2n op.
-template <typename BuildFn>
+/// Imports one collective over the group's tensor of `groupShape`: the
+/// group axes take `group(batch)` (with `batch` leading dimensions added),
+/// `buildOp` creates the m2n op on the distributed input.
+template <typename GroupFn, typename BuildFn>
 LogicalResult importCollective(Operation *op, Value input, Type resultType,
                                StringRef grid, ArrayRef<int16_t> gridAxes,
-                               PlacementAttrInterface group,
-                               ArrayRef<int64_t> globalLocalShape,
+                               GroupFn group, ArrayRef<int64_t> groupShape,
                                SymbolTableCollection &symbols,
                                BuildFn buildOp) {
   auto inputType = dyn_cast<RankedTensorType>(input.getType());
@@ -263,9 +264,10 @@ LogicalResult importCollective(Operation *op, Value input, Type resultType,
     return failure();
   MLIRContext *ctx = op->getContext();
   SmallVector<int64_t> shape(groups->batchDims);
-  shape.append(globalLocalShape.begin(), globalLocalShape.end());
+  shape.append(groupShape.begin(), groupShape.end());
   SmallVector<PlacementAttrInterface> placements(groups->batchPlacements);
-  placements.append(groups->groupAxes.size(), group);
+  placements.append(groups->groupAxes.size(),
+                    group(static_cast<int64_t>(groups->batchDims.size())));
   auto layout = LayoutAttr::get(ctx, groups->mesh, placements);
   auto distType = DistType::getChecked(
       [&] { return op->emitError(); }, ctx, ArrayRef<int64_t>(shape),
@@ -311,35 +313,94 @@ FailureOr<ReductionKind> toM2NReduction(Operation *op,
   }
 }
 
+/// The static shape of `type`, or empty when it has none.
+SmallVector<int64_t> staticShapeOf(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  if (!tensor || !tensor.hasStaticShape())
+    return {};
+  return SmallVector<int64_t>(tensor.getShape());
+}
+
 LogicalResult importAllGather(shard::AllGatherOp op,
                               SymbolTableCollection &symbols) {
   int64_t axis = op.getGatherAxis().getSExtValue();
   // The group's tensor is the gathered one: the result's shape.
-  SmallVector<int64_t> global;
-  auto result = dyn_cast<RankedTensorType>(op.getResult().getType());
-  if (result && result.hasStaticShape())
-    global.assign(result.getShape().begin(), result.getShape().end());
-  if (axis < 0 || axis >= static_cast<int64_t>(global.size()))
-    return op.emitError("gather_axis ") << axis << " is out of range";
+  SmallVector<int64_t> shape = staticShapeOf(op.getResult().getType());
+  MLIRContext *ctx = op.getContext();
   return importCollective(
       op, op.getInput(), op.getResult().getType(), op.getGrid(),
-      op.getGridAxes(), ShardAttr::get(op.getContext(), 0), global, symbols,
+      op.getGridAxes(),
+      [&](int64_t batch) { return ShardAttr::get(ctx, batch + axis); }, shape,
+      symbols,
+      [&](OpBuilder &b, Location loc, Value dist, Value comm,
+          ArrayRef<int64_t> meshAxes, int64_t) -> FailureOr<Value> {
+        FailureOr<DistType> type = AllGatherOp::inferResultType(
+            cast<DistType>(dist.getType()), meshAxes,
+            [&] { return op.emitError(); });
+        if (failed(type))
+          return failure();
+        return AllGatherOp::create(b, loc, *type, dist, comm, meshAxes)
+            .getResult();
+      });
+}
+
+LogicalResult importReduceScatter(shard::ReduceScatterOp op,
+                                  SymbolTableCollection &symbols) {
+  FailureOr<ReductionKind> reduction = toM2NReduction(op, op.getReduction());
+  if (failed(reduction))
+    return failure();
+  int64_t axis = op.getScatterAxis().getSExtValue();
+  MLIRContext *ctx = op.getContext();
+  return importCollective(
+      op, op.getInput(), op.getResult().getType(), op.getGrid(),
+      op.getGridAxes(),
+      [&](int64_t) { return PartialAttr::get(ctx, *reduction); },
+      staticShapeOf(op.getInput().getType()), symbols,
       [&](OpBuilder &b, Location loc, Value dist, Value comm,
           ArrayRef<int64_t> meshAxes, int64_t batch) -> FailureOr<Value> {
-        // The group axes shard the gathered dimension (past the batch ones).
-        auto type = cast<DistType>(dist.getType());
-        SmallVector<PlacementAttrInterface> placements(
-            type.getLayout().getPlacements());
-        for (int64_t meshAxis : meshAxes)
-          placements[meshAxis] = ShardAttr::get(b.getContext(), batch + axis);
-        DistType input =
-            type.withLayout(type.getLayout().withPlacements(placements));
-        dist.setType(input);
-        FailureOr<DistType> resultType = AllGatherOp::inferResultType(
-            input, meshAxes, [&] { return op.emitError(); });
-        if (failed(resultType))
+        FailureOr<DistType> type = ReduceScatterOp::inferResultType(
+            cast<DistType>(dist.getType()), meshAxes, batch + axis,
+            [&] { return op.emitError(); });
+        if (failed(type))
           return failure();
-        return AllGatherOp::create(b, loc, *resultType, dist, comm, meshAxes)
+        return ReduceScatterOp::create(b, loc, *type, dist, comm, meshAxes,
+                                       batch + axis)
+            .getResult();
+      });
+}
+
+LogicalResult importAllToAll(shard::AllToAllOp op,
+                             SymbolTableCollection &symbols) {
+  int64_t split = op.getSplitAxis().getSExtValue();
+  int64_t concat = op.getConcatAxis().getSExtValue();
+  // With split == concat the pieces are permuted inside one dimension: no
+  // layout of one tensor describes both sides.
+  if (split == concat)
+    return op.emitError("an all_to_all that splits and concatenates the same "
+                        "axis permutes pieces of one dimension; it has no m2n "
+                        "layout");
+  // The group's tensor: the split axis as the input has it, the concat axis
+  // as the result has it.
+  SmallVector<int64_t> shape = staticShapeOf(op.getInput().getType());
+  SmallVector<int64_t> result = staticShapeOf(op.getResult().getType());
+  if (!shape.empty() && !result.empty() && concat >= 0 &&
+      concat < static_cast<int64_t>(shape.size()))
+    shape[concat] = result[concat];
+  MLIRContext *ctx = op.getContext();
+  return importCollective(
+      op, op.getInput(), op.getResult().getType(), op.getGrid(),
+      op.getGridAxes(),
+      [&](int64_t batch) { return ShardAttr::get(ctx, batch + concat); },
+      shape, symbols,
+      [&](OpBuilder &b, Location loc, Value dist, Value comm,
+          ArrayRef<int64_t> meshAxes, int64_t batch) -> FailureOr<Value> {
+        FailureOr<DistType> type = AllToAllOp::inferResultType(
+            cast<DistType>(dist.getType()), meshAxes, batch + split,
+            [&] { return op.emitError(); });
+        if (failed(type))
+          return failure();
+        return AllToAllOp::create(b, loc, *type, dist, comm, meshAxes,
+                                  batch + split)
             .getResult();
       });
 }
@@ -349,14 +410,12 @@ LogicalResult importAllReduce(shard::AllReduceOp op,
   FailureOr<ReductionKind> reduction = toM2NReduction(op, op.getReduction());
   if (failed(reduction))
     return failure();
-  auto inputType = dyn_cast<RankedTensorType>(op.getInput().getType());
-  SmallVector<int64_t> global;
-  if (inputType && inputType.hasStaticShape())
-    global.assign(inputType.getShape().begin(), inputType.getShape().end());
+  MLIRContext *ctx = op.getContext();
   return importCollective(
       op, op.getInput(), op.getResult().getType(), op.getGrid(),
-      op.getGridAxes(), PartialAttr::get(op.getContext(), *reduction), global,
-      symbols,
+      op.getGridAxes(),
+      [&](int64_t) { return PartialAttr::get(ctx, *reduction); },
+      staticShapeOf(op.getInput().getType()), symbols,
       [&](OpBuilder &b, Location loc, Value dist, Value comm,
           ArrayRef<int64_t> meshAxes, int64_t) -> FailureOr<Value> {
         FailureOr<DistType> resultType = AllReduceOp::inferResultType(
@@ -426,14 +485,25 @@ struct ImportShardPass
     // The collectives of partitioned code.
     SmallVector<Operation *> collectives;
     getOperation().walk([&](Operation *op) {
-      if (isa<shard::AllGatherOp, shard::AllReduceOp>(op))
+      if (isa<shard::AllGatherOp, shard::AllReduceOp, shard::ReduceScatterOp,
+              shard::AllToAllOp>(op))
         collectives.push_back(op);
     });
     for (Operation *op : collectives) {
       LogicalResult imported =
-          isa<shard::AllGatherOp>(op)
-              ? importAllGather(cast<shard::AllGatherOp>(op), symbols)
-              : importAllReduce(cast<shard::AllReduceOp>(op), symbols);
+          TypeSwitch<Operation *, LogicalResult>(op)
+              .Case([&](shard::AllGatherOp c) {
+                return importAllGather(c, symbols);
+              })
+              .Case([&](shard::AllReduceOp c) {
+                return importAllReduce(c, symbols);
+              })
+              .Case([&](shard::ReduceScatterOp c) {
+                return importReduceScatter(c, symbols);
+              })
+              .Case([&](shard::AllToAllOp c) {
+                return importAllToAll(c, symbols);
+              });
       if (failed(imported))
         return signalPassFailure();
     }
