@@ -1,4 +1,4 @@
-//===- ImportShard.cpp - --m2n-import-shard: upstream shard -> m2n ---------===//
+//===- ImportShard.cpp - --m2n-import-shard: upstream shard -> m2n -===//
 //
 // A resharding point of MLIR's `shard` dialect is a pair of annotations:
 //   %a = shard.shard %x to %s0 : tensor<...>                   (how %x lies)
@@ -161,8 +161,8 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, Value shardingValue,
       if (offsets[at + p] != expected)
         return sharding.emitError("sharded_dims_offsets of dimension ")
                << dim << " are not torch.chunk's boundaries (shard " << p
-               << " starts at " << offsets[at + p] << ", m2n's at "
-               << expected << "); m2n layouts have no arbitrary offsets";
+               << " starts at " << offsets[at + p] << ", m2n's at " << expected
+               << "); m2n layouts have no arbitrary offsets";
     }
     if (axes.size() > 1 && shape[dim] % parts)
       return sharding.emitError("uneven splits of one dimension over several "
@@ -176,13 +176,12 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, Value shardingValue,
   MeshAttr mesh = meshInOrder(ctx, gridShape, order);
   SmallVector<PlacementAttrInterface> attrs;
   for (const ::m2n::Placement &placement : placements)
-    attrs.push_back(placement.isShard()
-                        ? PlacementAttrInterface(
-                              ShardAttr::get(ctx, placement.dim))
-                        : PlacementAttrInterface(ReplicateAttr::get(ctx)));
+    attrs.push_back(
+        placement.isShard()
+            ? PlacementAttrInterface(ShardAttr::get(ctx, placement.dim))
+            : PlacementAttrInterface(ReplicateAttr::get(ctx)));
   return LayoutAttr::get(ctx, mesh, attrs);
 }
-
 
 /// A collective of partitioned code works on each device's local tensor and
 /// groups the devices along `grid_axes`; the devices along the other grid
@@ -205,7 +204,8 @@ FailureOr<CollectiveImport> importGroups(Operation *op, StringRef gridName,
   auto grid = symbols.lookupNearestSymbolFrom<shard::GridOp>(
       op, FlatSymbolRefAttr::get(op->getContext(), gridName));
   if (!grid)
-    return op->emitError("names grid @") << gridName << ", which is not a "
+    return op->emitError("names grid @") << gridName
+                                         << ", which is not a "
                                             "shard.grid";
   FailureOr<ArrayRef<int64_t>> gridShape = staticGridShape(grid);
   if (failed(gridShape))
@@ -215,8 +215,8 @@ FailureOr<CollectiveImport> importGroups(Operation *op, StringRef gridName,
   for (int16_t axis : gridAxes)
     if (axis < 0 || axis >= static_cast<int64_t>(gridShape->size()) ||
         !inGroup.insert(axis).second)
-      return op->emitError("grid axis ") << axis
-                                         << " is out of range or listed twice";
+      return op->emitError("grid axis ")
+             << axis << " is out of range or listed twice";
   SmallVector<int64_t> order;
   MLIRContext *ctx = op->getContext();
   for (int64_t axis = 0; axis < static_cast<int64_t>(gridShape->size()); ++axis)
@@ -259,7 +259,8 @@ LogicalResult importCollective(Operation *op, Value input, Type resultType,
     op->erase();
     return success();
   }
-  FailureOr<CollectiveImport> groups = importGroups(op, grid, gridAxes, symbols);
+  FailureOr<CollectiveImport> groups =
+      importGroups(op, grid, gridAxes, symbols);
   if (failed(groups))
     return failure();
   MLIRContext *ctx = op->getContext();
@@ -269,17 +270,17 @@ LogicalResult importCollective(Operation *op, Value input, Type resultType,
   placements.append(groups->groupAxes.size(),
                     group(static_cast<int64_t>(groups->batchDims.size())));
   auto layout = LayoutAttr::get(ctx, groups->mesh, placements);
-  auto distType = DistType::getChecked(
-      [&] { return op->emitError(); }, ctx, ArrayRef<int64_t>(shape),
-      inputType.getElementType(), layout);
+  auto distType = DistType::getChecked([&] { return op->emitError(); }, ctx,
+                                       ArrayRef<int64_t>(shape),
+                                       inputType.getElementType(), layout);
   if (!distType)
     return failure();
   OpBuilder builder(op);
   Location loc = op->getLoc();
-  Value comm = UnrealizedConversionCastOp::create(
-                   builder, loc, CommType::get(ctx, groups->commSize),
-                   ValueRange{})
-                   .getResult(0);
+  Value comm =
+      UnrealizedConversionCastOp::create(
+          builder, loc, CommType::get(ctx, groups->commSize), ValueRange{})
+          .getResult(0);
   Value dist = UnrealizedConversionCastOp::create(builder, loc, distType,
                                                   ValueRange{input})
                    .getResult(0);
@@ -321,6 +322,21 @@ SmallVector<int64_t> staticShapeOf(Type type) {
   return SmallVector<int64_t>(tensor.getShape());
 }
 
+/// The m2n collective `OpTy` over `meshAxes` of `dist` (its result type
+/// inferred by the op's own rule), or the rule's diagnostic on `op`.
+template <typename OpTy, typename... Extra>
+FailureOr<Value> createCollective(Operation *op, OpBuilder &b, Location loc,
+                                  Value dist, Value comm,
+                                  ArrayRef<int64_t> meshAxes, Extra... extra) {
+  FailureOr<DistType> type =
+      OpTy::inferResultType(cast<DistType>(dist.getType()), meshAxes, extra...,
+                            [&] { return op->emitError(); });
+  if (failed(type))
+    return failure();
+  return OpTy::create(b, loc, *type, dist, comm, meshAxes, extra...)
+      .getResult();
+}
+
 LogicalResult importAllGather(shard::AllGatherOp op,
                               SymbolTableCollection &symbols) {
   int64_t axis = op.getGatherAxis().getSExtValue();
@@ -333,14 +349,8 @@ LogicalResult importAllGather(shard::AllGatherOp op,
       [&](int64_t batch) { return ShardAttr::get(ctx, batch + axis); }, shape,
       symbols,
       [&](OpBuilder &b, Location loc, Value dist, Value comm,
-          ArrayRef<int64_t> meshAxes, int64_t) -> FailureOr<Value> {
-        FailureOr<DistType> type = AllGatherOp::inferResultType(
-            cast<DistType>(dist.getType()), meshAxes,
-            [&] { return op.emitError(); });
-        if (failed(type))
-          return failure();
-        return AllGatherOp::create(b, loc, *type, dist, comm, meshAxes)
-            .getResult();
+          ArrayRef<int64_t> meshAxes, int64_t) {
+        return createCollective<AllGatherOp>(op, b, loc, dist, comm, meshAxes);
       });
 }
 
@@ -357,15 +367,9 @@ LogicalResult importReduceScatter(shard::ReduceScatterOp op,
       [&](int64_t) { return PartialAttr::get(ctx, *reduction); },
       staticShapeOf(op.getInput().getType()), symbols,
       [&](OpBuilder &b, Location loc, Value dist, Value comm,
-          ArrayRef<int64_t> meshAxes, int64_t batch) -> FailureOr<Value> {
-        FailureOr<DistType> type = ReduceScatterOp::inferResultType(
-            cast<DistType>(dist.getType()), meshAxes, batch + axis,
-            [&] { return op.emitError(); });
-        if (failed(type))
-          return failure();
-        return ReduceScatterOp::create(b, loc, *type, dist, comm, meshAxes,
-                                       batch + axis)
-            .getResult();
+          ArrayRef<int64_t> meshAxes, int64_t batch) {
+        return createCollective<ReduceScatterOp>(op, b, loc, dist, comm,
+                                                 meshAxes, batch + axis);
       });
 }
 
@@ -390,18 +394,12 @@ LogicalResult importAllToAll(shard::AllToAllOp op,
   return importCollective(
       op, op.getInput(), op.getResult().getType(), op.getGrid(),
       op.getGridAxes(),
-      [&](int64_t batch) { return ShardAttr::get(ctx, batch + concat); },
-      shape, symbols,
+      [&](int64_t batch) { return ShardAttr::get(ctx, batch + concat); }, shape,
+      symbols,
       [&](OpBuilder &b, Location loc, Value dist, Value comm,
-          ArrayRef<int64_t> meshAxes, int64_t batch) -> FailureOr<Value> {
-        FailureOr<DistType> type = AllToAllOp::inferResultType(
-            cast<DistType>(dist.getType()), meshAxes, batch + split,
-            [&] { return op.emitError(); });
-        if (failed(type))
-          return failure();
-        return AllToAllOp::create(b, loc, *type, dist, comm, meshAxes,
-                                  batch + split)
-            .getResult();
+          ArrayRef<int64_t> meshAxes, int64_t batch) {
+        return createCollective<AllToAllOp>(op, b, loc, dist, comm, meshAxes,
+                                            batch + split);
       });
 }
 
@@ -417,14 +415,8 @@ LogicalResult importAllReduce(shard::AllReduceOp op,
       [&](int64_t) { return PartialAttr::get(ctx, *reduction); },
       staticShapeOf(op.getInput().getType()), symbols,
       [&](OpBuilder &b, Location loc, Value dist, Value comm,
-          ArrayRef<int64_t> meshAxes, int64_t) -> FailureOr<Value> {
-        FailureOr<DistType> resultType = AllReduceOp::inferResultType(
-            cast<DistType>(dist.getType()), meshAxes,
-            [&] { return op.emitError(); });
-        if (failed(resultType))
-          return failure();
-        return AllReduceOp::create(b, loc, *resultType, dist, comm, meshAxes)
-            .getResult();
+          ArrayRef<int64_t> meshAxes, int64_t) {
+        return createCollective<AllReduceOp>(op, b, loc, dist, comm, meshAxes);
       });
 }
 
@@ -449,8 +441,8 @@ struct ImportShardPass
                       "imported");
         return signalPassFailure();
       }
-      FailureOr<LayoutAttr> from =
-          layoutOf(producer, producer.getSharding(), tensor.getShape(), symbols);
+      FailureOr<LayoutAttr> from = layoutOf(producer, producer.getSharding(),
+                                            tensor.getShape(), symbols);
       if (failed(from))
         return signalPassFailure();
       FailureOr<LayoutAttr> to =
@@ -490,20 +482,19 @@ struct ImportShardPass
         collectives.push_back(op);
     });
     for (Operation *op : collectives) {
-      LogicalResult imported =
-          TypeSwitch<Operation *, LogicalResult>(op)
-              .Case([&](shard::AllGatherOp c) {
-                return importAllGather(c, symbols);
-              })
-              .Case([&](shard::AllReduceOp c) {
-                return importAllReduce(c, symbols);
-              })
-              .Case([&](shard::ReduceScatterOp c) {
-                return importReduceScatter(c, symbols);
-              })
-              .Case([&](shard::AllToAllOp c) {
-                return importAllToAll(c, symbols);
-              });
+      LogicalResult imported = TypeSwitch<Operation *, LogicalResult>(op)
+                                   .Case([&](shard::AllGatherOp c) {
+                                     return importAllGather(c, symbols);
+                                   })
+                                   .Case([&](shard::AllReduceOp c) {
+                                     return importAllReduce(c, symbols);
+                                   })
+                                   .Case([&](shard::ReduceScatterOp c) {
+                                     return importReduceScatter(c, symbols);
+                                   })
+                                   .Case([&](shard::AllToAllOp c) {
+                                     return importAllToAll(c, symbols);
+                                   });
       if (failed(imported))
         return signalPassFailure();
     }
