@@ -13,8 +13,8 @@
 // RUN: m2n-opt %m2n_src_root/examples/integration/shard_transpose.mlir --m2n-import-shard | m2n-sim - | FileCheck %s --check-prefix=EXAMPLE
 // RUN: not mlir-opt %m2n_src_root/examples/integration/shard_transpose.mlir "--pass-pipeline=builtin.module(func.func(shard-partition))" 2>&1 | FileCheck %s --check-prefix=UPSTREAM
 
-// SIM: m2n-sim: PASS: 12 plans
-// EXEC: 12 passed, 0 failed
+// SIM: m2n-sim: PASS: 13 plans
+// EXEC: 13 passed, 0 failed
 // EXAMPLE: m2n-sim: PASS: 1 plan
 // UPSTREAM: error: Dimension size mismatch
 
@@ -155,4 +155,13 @@ func.func @reduce_scatter_max(%arg0: tensor<2x2xf32>) -> tensor<1x2xf32> {
 func.func @all_to_all(%arg0: tensor<6x2xi16>) -> tensor<2x6xi16> {
   %1 = shard.all_to_all %arg0 on @grid3 grid_axes = [0] split_axis = 0 concat_axis = 1 : tensor<6x2xi16> -> tensor<2x6xi16>
   return %1 : tensor<2x6xi16>
+}
+
+// all_slice keeps each device's chunk of a group-replicated tensor: a
+// reshard from replicate to shard, which m2n plans as local copies.
+// CHECK-LABEL: func.func @all_slice
+// CHECK: m2n.reshard %{{.*}} : !m2n.comm<4>, !m2n.dist<2x3x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, replicate]>> -> !m2n.dist<2x3x8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<2>]>>
+func.func @all_slice(%arg0: tensor<3x8xf32>) -> tensor<3x4xf32> {
+  %1 = shard.all_slice %arg0 on @grid2x2 grid_axes = [1] slice_axis = 1 : tensor<3x8xf32> -> tensor<3x4xf32>
+  return %1 : tensor<3x4xf32>
 }

@@ -105,8 +105,8 @@ def ImportShard : Pass<"m2n-import-shard", "::mlir::ModuleOp"> {
     in their listed order (the first outermost); uneven splits need
     `sharded_dims_offsets` equal to torch.chunk's boundaries. The
     collectives of partitioned code (`shard.all_gather`, `all_reduce` and
-    `reduce_scatter` with sum, max or min, `all_to_all`) become m2n
-    collectives over their grid axes, with
+    `reduce_scatter` with sum, max or min, `all_to_all`, `all_slice`)
+    become m2n collectives (or a local reshard) over their grid axes, with
     a leading dimension per other grid axis. Halos, dynamic grids, shapes
     and offsets are refused with a diagnostic.
   }];

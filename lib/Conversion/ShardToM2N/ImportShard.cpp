@@ -403,6 +403,32 @@ LogicalResult importAllToAll(shard::AllToAllOp op,
       });
 }
 
+/// all_slice keeps each device's chunk of a group-replicated tensor: a
+/// reshard from replicate to shard<slice_axis> over the group axes, which
+/// m2n plans as local copies.
+LogicalResult importAllSlice(shard::AllSliceOp op,
+                             SymbolTableCollection &symbols) {
+  int64_t axis = op.getSliceAxis().getSExtValue();
+  MLIRContext *ctx = op.getContext();
+  return importCollective(
+      op, op.getInput(), op.getResult().getType(), op.getGrid(),
+      op.getGridAxes(), [&](int64_t) { return ReplicateAttr::get(ctx); },
+      staticShapeOf(op.getInput().getType()), symbols,
+      [&](OpBuilder &b, Location loc, Value dist, Value comm,
+          ArrayRef<int64_t> meshAxes, int64_t batch) -> FailureOr<Value> {
+        auto input = cast<DistType>(dist.getType());
+        if (axis < 0 || batch + axis >= input.getRank())
+          return op.emitError("slice_axis ") << axis << " is out of range";
+        SmallVector<PlacementAttrInterface> placements(
+            input.getLayout().getPlacements());
+        for (int64_t meshAxis : meshAxes)
+          placements[meshAxis] = ShardAttr::get(ctx, batch + axis);
+        DistType result =
+            input.withLayout(input.getLayout().withPlacements(placements));
+        return ReshardOp::create(b, loc, result, dist, comm).getResult();
+      });
+}
+
 LogicalResult importAllReduce(shard::AllReduceOp op,
                               SymbolTableCollection &symbols) {
   FailureOr<ReductionKind> reduction = toM2NReduction(op, op.getReduction());
@@ -478,7 +504,7 @@ struct ImportShardPass
     SmallVector<Operation *> collectives;
     getOperation().walk([&](Operation *op) {
       if (isa<shard::AllGatherOp, shard::AllReduceOp, shard::ReduceScatterOp,
-              shard::AllToAllOp>(op))
+              shard::AllToAllOp, shard::AllSliceOp>(op))
         collectives.push_back(op);
     });
     for (Operation *op : collectives) {
@@ -494,6 +520,13 @@ struct ImportShardPass
                                    })
                                    .Case([&](shard::AllToAllOp c) {
                                      return importAllToAll(c, symbols);
+                                   })
+                                   .Case([&](shard::AllSliceOp c) {
+                                     return importAllSlice(c, symbols);
+                                   })
+                                   .Default([](Operation *other) {
+                                     return other->emitError(
+                                         "is not an importable collective");
                                    });
       if (failed(imported))
         return signalPassFailure();
