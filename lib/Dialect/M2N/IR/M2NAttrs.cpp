@@ -1,6 +1,7 @@
 //===- M2NAttrs.cpp - meshes, placements, layouts, topologies ---------------===//
 
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
+#include "AsmUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -24,20 +25,6 @@ void M2NDialect::registerAttributes() {
 #define GET_ATTRDEF_LIST
 #include "m2n/Dialect/M2N/IR/M2NAttrs.cpp.inc"
       >();
-}
-
-/// Parses `[a, b, ...]`; the list may be empty.
-static ParseResult parseInt64List(AsmParser &parser,
-                                  SmallVectorImpl<int64_t> &values) {
-  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
-    return parser.parseInteger(values.emplace_back());
-  });
-}
-
-static void printInt64List(AsmPrinter &printer, ArrayRef<int64_t> values) {
-  printer << '[';
-  llvm::interleaveComma(values, printer);
-  printer << ']';
 }
 
 //===----------------------------------------------------------------------===//

@@ -2,6 +2,7 @@
 
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Dialect/M2N/IR/LayoutInterop.h"
+#include "AsmUtils.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -454,6 +455,23 @@ void ScheduleOp::build(OpBuilder &builder, OperationState &state,
   body->push_back(new Block());
 }
 
+/// The checks every scratch declaration passes, in a schedule or a program:
+/// ids in order from 0, a rank of the communicator, a non-negative shape.
+static LogicalResult verifyScratch(ScratchOp scratch, int64_t expectedId,
+                                   CommType comm) {
+  if (scratch.getId() != expectedId)
+    return scratch.emitOpError() << "has id " << scratch.getId()
+                                 << ", expected " << expectedId
+                                 << " (scratch ids count from 0 in order)";
+  if (scratch.getRank() < 0 || scratch.getRank() >= comm.getSize())
+    return scratch.emitOpError()
+           << "rank " << scratch.getRank() << " is outside the communicator of "
+           << comm.getSize() << " ranks";
+  if (llvm::any_of(scratch.getShape(), [](int64_t e) { return e < 0; }))
+    return scratch.emitOpError() << "shape must be non-negative";
+  return success();
+}
+
 LogicalResult ScheduleOp::verify() {
   DistType src = getInput().getType(), dst = getResult().getType();
   CommType comm = getComm().getType();
@@ -473,17 +491,9 @@ LogicalResult ScheduleOp::verify() {
   SmallVector<StepOp> steps;
   for (Operation &op : getBody().front()) {
     if (auto scratch = dyn_cast<ScratchOp>(op)) {
-      if (scratch.getId() != static_cast<int64_t>(scratches.size()))
-        return scratch.emitOpError() << "has id " << scratch.getId()
-                                     << ", expected " << scratches.size()
-                                     << " (scratch ids count from 0 in order)";
-      if (scratch.getRank() < 0 || scratch.getRank() >= comm.getSize())
-        return scratch.emitOpError()
-               << "rank " << scratch.getRank()
-               << " is outside the communicator of " << comm.getSize()
-               << " ranks";
-      if (llvm::any_of(scratch.getShape(), [](int64_t e) { return e < 0; }))
-        return scratch.emitOpError() << "shape must be non-negative";
+      if (failed(verifyScratch(scratch,
+                               static_cast<int64_t>(scratches.size()), comm)))
+        return failure();
       scratches.push_back(scratch);
     } else if (auto step = dyn_cast<StepOp>(op)) {
       if (step.getId() != static_cast<int64_t>(steps.size()))
@@ -673,9 +683,7 @@ ParseResult StepOp::parse(OpAsmParser &parser, OperationState &result) {
            << link << "'; expected local, nvlink or network";
   SmallVector<int64_t> deps;
   if (succeeded(parser.parseOptionalKeyword("after")) &&
-      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
-        return parser.parseInteger(deps.emplace_back());
-      }))
+      parseInt64List(parser, deps))
     return failure();
   if (parser.parseOptionalAttrDict(result.attributes))
     return failure();
@@ -758,17 +766,8 @@ LogicalResult ProgramOp::verify() {
   llvm::SmallDenseSet<int64_t> ranks;
   for (Operation &op : getBody().front()) {
     if (auto scratch = dyn_cast<ScratchOp>(op)) {
-      if (scratch.getId() != scratches++)
-        return scratch.emitOpError()
-               << "has id " << scratch.getId() << ", expected "
-               << scratches - 1 << " (scratch ids count from 0 in order)";
-      if (scratch.getRank() < 0 || scratch.getRank() >= comm.getSize())
-        return scratch.emitOpError()
-               << "rank " << scratch.getRank()
-               << " is outside the communicator of " << comm.getSize()
-               << " ranks";
-      if (llvm::any_of(scratch.getShape(), [](int64_t e) { return e < 0; }))
-        return scratch.emitOpError() << "shape must be non-negative";
+      if (failed(verifyScratch(scratch, scratches++, comm)))
+        return failure();
     } else if (auto map = dyn_cast<TensorMapOp>(op)) {
       if (map.getId() != maps++)
         return map.emitOpError() << "has id " << map.getId() << ", expected "
@@ -845,14 +844,10 @@ ParseResult TensorMapOp::parse(OpAsmParser &parser, OperationState &result) {
   int64_t id, rank, scratch;
   BufferKind kind;
   SmallVector<int64_t> extents, box;
-  auto list = [&](SmallVectorImpl<int64_t> &values) {
-    return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&] {
-      return parser.parseInteger(values.emplace_back());
-    });
-  };
   if (parser.parseInteger(id) || parser.parseKeyword("of") ||
-      parseBufferRef(parser, kind, rank, scratch) || list(extents) ||
-      parser.parseKeyword("box") || list(box) ||
+      parseBufferRef(parser, kind, rank, scratch) ||
+      parseInt64List(parser, extents) || parser.parseKeyword("box") ||
+      parseInt64List(parser, box) ||
       parser.parseOptionalAttrDict(result.attributes))
     return failure();
   result.addAttribute(getIdAttrName(result.name), builder.getI64IntegerAttr(id));
@@ -872,11 +867,10 @@ ParseResult TensorMapOp::parse(OpAsmParser &parser, OperationState &result) {
 void TensorMapOp::print(OpAsmPrinter &printer) {
   printer << ' ' << getId() << " of ";
   printBufferRef(printer, getKind(), getRank(), getScratch());
-  printer << " [";
-  llvm::interleaveComma(getExtents(), printer);
-  printer << "] box [";
-  llvm::interleaveComma(getBox(), printer);
-  printer << ']';
+  printer << ' ';
+  printInt64List(printer, getExtents());
+  printer << " box ";
+  printInt64List(printer, getBox());
   printer.printOptionalAttrDict(
       (*this)->getAttrs(), {getIdAttrName(), getKindAttrName(),
                             getRankAttrName(), getScratchAttrName(),
