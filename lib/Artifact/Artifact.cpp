@@ -239,6 +239,7 @@ std::string serializeArtifact(const Artifact &artifact) {
     w.layout(r.src);
     w.layout(r.dst);
     w.string(r.strategy);
+    w.put<int64_t>(r.program.bufferAlignment);
     w.put<uint32_t>(r.program.scratches.size());
     for (const ScratchBuffer &s : r.program.scratches) {
       w.put<int64_t>(s.rank);
@@ -315,6 +316,7 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
     c.src = r.layout();
     c.dst = r.layout();
     c.strategy = r.string("a strategy");
+    c.program.bufferAlignment = r.get<int64_t>("a buffer alignment");
     uint32_t scratches = r.count("scratch buffers", 12);
     for (uint32_t s = 0; s < scratches; ++s) {
       ScratchBuffer buffer;
@@ -381,7 +383,10 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
     os << "reshard " << r.name << ": " << toString(r.type) << '[';
     for (size_t d = 0; d < r.shape.size(); ++d)
       os << (d ? "x" : "") << r.shape[d];
-    os << "] " << r.strategy << "\n  src " << r.src.str() << "\n  dst "
+    os << "] " << r.strategy;
+    if (r.program.bufferAlignment != 16)
+      os << ", buffers aligned to " << r.program.bufferAlignment << " bytes";
+    os << "\n  src " << r.src.str() << "\n  dst "
        << r.dst.str() << '\n';
     for (size_t s = 0; s < r.program.scratches.size(); ++s) {
       os << "  scratch" << s << " on rank " << r.program.scratches[s].rank

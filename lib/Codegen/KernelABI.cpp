@@ -90,8 +90,6 @@ void KernelOps::add(const TransferProgram &program) {
       switch (m.mechanism) {
       case Mechanism::Bulk:
         bulk.insert(op);
-        if (m.bytes > 0 && !m.reduction)
-          vector.insert(vectorOp(std::nullopt, program.type));
         break;
       case Mechanism::Tile:
         tile.insert({op, static_cast<uint32_t>(m.srcCoords.size())});
@@ -109,10 +107,7 @@ KernelOps::missing(const TransferProgram &program) const {
     for (const Movement &m : rankProgram.items) {
       const uint32_t op = kernelOp(m, program.type);
       const bool has =
-          m.mechanism == Mechanism::Bulk
-              ? bulk.count(op) &&
-                    (m.bytes == 0 || m.reduction ||
-                     vector.count(vectorOp(std::nullopt, program.type)))
+          m.mechanism == Mechanism::Bulk ? bulk.count(op) > 0
           : m.mechanism == Mechanism::Tile
               ? tile.count({op, static_cast<uint32_t>(m.srcCoords.size())}) > 0
               : vector.count(op) > 0;

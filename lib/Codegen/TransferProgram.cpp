@@ -110,6 +110,13 @@ std::string Movement::str(ElementType type) const {
   return os.str();
 }
 
+/// Whether TMA may address `buffer`: scratch (the runtime's, 16-byte
+/// aligned) or a caller buffer the program assumes 16-byte aligned.
+static bool tmaAddressable(const TransferProgram &program,
+                           const BufferRef &buffer) {
+  return buffer.kind == BufferKind::Scratch || program.bufferAlignment >= 16;
+}
+
 /// Where a movement's bytes lie: inside buffers that exist, tiles through
 /// tensor maps of their own buffers and inside them.
 static std::optional<std::string>
@@ -192,6 +199,10 @@ std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
                                                  const Layout &src,
                                                  const Layout &dst,
                                                  const std::vector<int64_t> &shape) {
+  if (program.bufferAlignment < 1 ||
+      (program.bufferAlignment & (program.bufferAlignment - 1)))
+    return "the buffer alignment " + std::to_string(program.bufferAlignment) +
+           " is not a power of two";
   if (std::optional<std::string> error = checkBounds(program, src, dst, shape))
     return error;
   auto exists = [&](const CounterRef &counter) {
@@ -209,12 +220,31 @@ std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
         if (!ok)
           return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
                  " names a counter that does not exist";
+        // Network receives go through NCCL, which only copies: their
+        // mechanism is unused.
+        const bool kernelItem = movements == &rankProgram.items;
+        if (!kernelItem && m.reduction)
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 ": a network receive reduces, but NCCL receives only copy "
+                 "(receive into staging, then reduce)";
         if (m.reduction &&
             ((m.mechanism == Mechanism::Bulk &&
               !tmaBulkReduces(*m.reduction, program.type)) ||
              (m.isTile() && !tmaTileReduces(*m.reduction, program.type))))
           return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
                  ": TMA has no such " + toString(m.mechanism) + " reduction";
+        if (kernelItem && (m.mechanism == Mechanism::Bulk || m.isTile()) &&
+            m.bytes > 0 &&
+            (!tmaAddressable(program, m.src) ||
+             !tmaAddressable(program, m.dst)))
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 ": a TMA " + toString(m.mechanism) +
+                 " item on a caller buffer aligned to only " +
+                 std::to_string(program.bufferAlignment) + " bytes";
+        if (kernelItem && m.mechanism == Mechanism::Bulk && m.bytes > 0 &&
+            (m.srcOffset % 16 || m.dstOffset % 16 || m.bytes % 16))
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 ": TMA bulk needs 16-byte aligned offsets and sizes";
         if (m.reduction && m.bytes % elementSize(program.type))
           return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
                  " reduces a partial element";
@@ -474,12 +504,49 @@ std::optional<Schedule> orderVectorReductions(const Schedule &schedule,
   return ordered;
 }
 
+/// NCCL receives only copy: every network step that reduces becomes a
+/// network copy into a staging scratch buffer of its box on the receiver
+/// (appended to the steps, after the steps that write its source) and, in
+/// the step's
+/// place (so that its dependents keep waiting for it), a local reduction
+/// from that buffer after the copy and the step's own dependencies.
+Schedule stageNetworkReductions(const Schedule &schedule) {
+  Schedule staged = schedule;
+  for (size_t i = 0; i < schedule.steps.size(); ++i) {
+    const Step &step = schedule.steps[i];
+    if (step.link != LinkClass::Network || !step.reduction)
+      continue;
+    BufferRef staging{BufferKind::Scratch, step.executor(),
+                      static_cast<int64_t>(staged.scratches.size())};
+    staged.scratches.push_back({step.executor(), step.fromBox.sizes});
+    const Box whole{Dims(step.fromBox.rank(), 0), step.fromBox.sizes};
+    Step receive = step;
+    receive.to = staging;
+    receive.toBox = whole;
+    receive.reduction.reset();
+    // The receive waits only for what writes its source, not its target.
+    receive.deps.clear();
+    for (int64_t dep : step.deps)
+      if (dep >= 0 && dep < static_cast<int64_t>(schedule.steps.size()) &&
+          schedule.steps[dep].to == step.from)
+        receive.deps.push_back(dep);
+    Step &reduce = staged.steps[i];
+    reduce.from = staging;
+    reduce.fromBox = whole;
+    reduce.link = LinkClass::Local;
+    reduce.deps.push_back(static_cast<int64_t>(staged.steps.size()));
+    staged.steps.push_back(std::move(receive));
+  }
+  return staged;
+}
+
 } // namespace
 
 std::optional<std::string>
-lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
+lowerSchedule(const Schedule &routed, const Layout &src, const Layout &dst,
               const std::vector<int64_t> &shape, ElementType type,
               const LoweringOptions &options, TransferProgram &program) {
+  const Schedule schedule = stageNetworkReductions(routed);
   if (std::optional<std::string> error = lowerScheduleOnce(
           schedule, src, dst, shape, type, options, program))
     return error;
@@ -501,6 +568,11 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
   const int64_t count = static_cast<int64_t>(schedule.steps.size());
   if (options.maxItemBytes < 16 || options.maxItemBytes % 16)
     return std::string("the item size must be a positive multiple of 16");
+  if (options.bufferAlignment < 1 ||
+      (options.bufferAlignment & (options.bufferAlignment - 1)))
+    return "the buffer alignment must be a power of two, not " +
+           std::to_string(options.bufferAlignment);
+  program.bufferAlignment = options.bufferAlignment;
 
   // Buffer shapes.
   auto shapeOf = [&](const BufferRef &buffer) -> std::optional<Dims> {
@@ -705,6 +777,11 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
       continue;
     }
 
+    // TMA needs 16-byte aligned addresses, which only buffers promised to
+    // be 16-byte aligned give (LoweringOptions::bufferAlignment).
+    const bool tmaReady = tmaAddressable(program, step.from) &&
+                          tmaAddressable(program, step.to);
+
     // Contiguous runs: are they all 16-byte aligned, and how long?
     bool aligned = true;
     int64_t runs = 0, runBytes = 0;
@@ -723,7 +800,7 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
         options.preferTiles || !aligned ||
         (runs > 1 && runBytes < options.tileBelowRunBytes);
     const bool tiled =
-        wantTiles && (!reduction || tmaTileReduces(*reduction, type)) &&
+        tmaReady && wantTiles && (!reduction || tmaTileReduces(*reduction, type)) &&
         !planTiles(step.fromBox, *fromShape, step.toBox, *toShape,
                    elementBytes, options.maxItemBytes, tiles);
     if (tiled) {
@@ -779,7 +856,7 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
             const int64_t head = (16 - from % 16) % 16;
             const int64_t body =
                 bytes > head ? (bytes - head) / 16 * 16 : 0;
-            if (!bulkReduces || from % 16 != to % 16 ||
+            if (!tmaReady || !bulkReduces || from % 16 != to % 16 ||
                 body < std::max<int64_t>(options.vectorBelowBytes, 16)) {
               pieces(Mechanism::Vector, from, to, bytes);
               return;

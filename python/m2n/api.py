@@ -110,7 +110,8 @@ class _Prepared:
     """Everything a warm call needs: the artifact, the byte counts and the
     pointer arrays (refilled per call) of one (layouts, tensors) signature."""
 
-    def __init__(self, artifact: jit.Artifact, sources, destinations, comm: Communicator):
+    def __init__(self, artifact: jit.Artifact, sources, destinations, comm: Communicator,
+                 alignment: int):
         n = comm.size
         self.artifact = artifact
         self.comm = comm
@@ -124,6 +125,7 @@ class _Prepared:
         # move them).
         self.numpy = any(t is not None and t.kind == "numpy" for t in sources)
         self.bound = None  # Process-group mode: the pointers last bound.
+        self.alignment = alignment  # What the artifact assumes of the buffers.
         self.last_src = [None] * n
         self.last_dst = [None] * n
 
@@ -134,7 +136,10 @@ class _Prepared:
                 continue
             if not _contiguous(t):
                 raise ValueError(f"{what}[{r}] is not contiguous (m2n moves row-major buffers)")
-            pointers[r] = _pointer(t)
+            pointer = _pointer(t)
+            if pointer % self.alignment:
+                raise _Misaligned()
+            pointers[r] = pointer
             last[r] = weakref.ref(t) if numpy else None
 
 
@@ -145,6 +150,22 @@ def _signature(tensors):
     """Per-rank (type, shape, dtype) of a list of tensors: cheap to build and
     to hash, and what the slow path validated."""
     return tuple(None if t is None else (type(t), t.shape, t.dtype) for t in tensors)
+
+
+def _alignment(pointers) -> int:
+    """The largest power of two up to 16 that divides every nonzero address:
+    what the compiler may assume of the buffers (its `buffer-align`; below 16
+    no TMA item touches them), as Triton specializes on 16-divisible
+    pointers."""
+    align = 16
+    for p in pointers:
+        if p:
+            align = min(align, p & -p)
+    return align
+
+
+class _Misaligned(Exception):
+    """A warm call's buffer lacks the alignment its artifact assumes."""
 
 
 def _contiguous(t) -> bool:
@@ -188,8 +209,15 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
                             dst_placements, global_shape, options)
         _prepared[key] = prepared
     n = comm.size
-    prepared.refresh(src, prepared.last_src, prepared.src_pointers, "src")
-    prepared.refresh(dst, prepared.last_dst, prepared.dst_pointers, "dst")
+    try:
+        prepared.refresh(src, prepared.last_src, prepared.src_pointers, "src")
+        prepared.refresh(dst, prepared.last_dst, prepared.dst_pointers, "dst")
+    except _Misaligned:  # Buffers less aligned than the first call's.
+        prepared = _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh,
+                            dst_placements, global_shape, options)
+        _prepared[key] = prepared
+        prepared.refresh(src, prepared.last_src, prepared.src_pointers, "src")
+        prepared.refresh(dst, prepared.last_dst, prepared.dst_pointers, "dst")
     lib = _native.runtime()
     if comm.backend == "host":
         _native.check(lib.m2n_host_execute(prepared.artifact.handle, 0, n,
@@ -248,9 +276,10 @@ def local_shape(comm: Communicator, rank: int, *, mesh: Mesh, placements, global
 
 
 def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
-             global_shape, options, dtype=None) -> _Prepared:
+             global_shape, options, dtype=None, alignment=None) -> _Prepared:
     """The first call of a signature: checks everything, compiles (or finds
-    the cached artifact) and validates every tensor against it."""
+    the cached artifact) for the alignment of the buffers (`alignment`, or
+    that of the given tensors) and validates every tensor against it."""
     if not isinstance(comm, Communicator):
         raise TypeError(f"comm must be an m2n.Communicator, got {type(comm).__name__}")
     sources = _per_rank(src, comm, "src")
@@ -277,11 +306,16 @@ def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
     shape = tuple(int(d) for d in global_shape) if global_shape is not None else \
         _infer_global_shape([(src_mesh, src_placements), (dst_mesh, dst_placements)],
                             [sources, destinations])
+    if alignment is None:
+        alignment = _alignment(_pointer(t.value) for t in sources + destinations
+                               if t is not None)
+    if alignment < 16:
+        options = f"{options} buffer-align={alignment}".strip()
     artifact = compiled(comm, src_mesh, src_placements, dst_mesh, dst_placements, shape,
                         dtype, options)
     _check(sources, artifact, comm, True, dtype, "src")
     _check(destinations, artifact, comm, False, dtype, "dst")
-    return _Prepared(artifact, sources, destinations, comm)
+    return _Prepared(artifact, sources, destinations, comm, alignment)
 
 
 def _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh,
@@ -302,26 +336,31 @@ def _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh
            None if global_shape is None else tuple(global_shape), options, str(dtype),
            _signature([src]), _signature([dst]))
     prepared = _prepared.get(key)
-    if prepared is None or prepared.comm is not comm:
-        prepared = _prepare(sources, destinations, comm, src_mesh, src_placements, dst_mesh,
-                            dst_placements, global_shape, options, dtype)
-        _prepared[key] = prepared
+    if prepared is not None and prepared.comm is not comm:
+        prepared = None
     pointers = tuple(0 if t is None else t.data_ptr() for t in (src, dst))
     for t, what in ((src, "src"), (dst, "dst")):
         if t is not None and not t.is_contiguous():
             raise ValueError(f"{what} is not contiguous (m2n moves row-major buffers)")
         if t is not None and t.device.index != comm.devices[0]:
             raise ValueError(f"{what} is on {t.device}, this rank runs on cuda:{comm.devices[0]}")
-    changed = prepared.bound != pointers
-    if not (stable_buffers and prepared.bound is not None):
-        flag = torch.tensor([int(changed)], dtype=torch.int32,
+    # Every process compiles the same program: for the least aligned
+    # buffers of any rank, agreed in the all-reduce that finds new buffers.
+    changed = prepared is None or prepared.bound != pointers
+    alignment = _alignment(pointers)
+    if not (stable_buffers and prepared is not None and prepared.bound is not None):
+        flag = torch.tensor([int(changed), 16 // alignment], dtype=torch.int32,
                             device="cpu" if dist.get_backend(comm.group) == "gloo"
                             else f"cuda:{comm.devices[0]}")
         dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=comm.group)
-        changed = bool(flag.item())
+        changed, alignment = bool(flag[0].item()), 16 // int(flag[1].item())
     elif changed:
         raise ValueError("stable_buffers=True, but this rank's buffers changed since the "
                          "first call")
+    if prepared is None or alignment < prepared.alignment:
+        prepared = _prepare(sources, destinations, comm, src_mesh, src_placements, dst_mesh,
+                            dst_placements, global_shape, options, dtype, alignment)
+        _prepared[key] = prepared
     lib = _native.runtime()
     context = comm.cuda_context(prepared.artifact)
     if changed:

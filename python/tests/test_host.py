@@ -344,3 +344,35 @@ def test_ordinary_shapes_that_tma_alone_cannot_move():
         expected = sum(l.astype(np.float64) for l in losses)
         for t in summed:
             np.testing.assert_allclose(t, expected, rtol=1e-5)
+
+
+def _at_offset(values, offset_elements):
+    """A copy of `values` that starts `offset_elements` past an aligned array."""
+    base = np.zeros(values.size + offset_elements, values.dtype)
+    view = base[offset_elements:].reshape(values.shape)
+    view[...] = values
+    return view
+
+
+def test_buffers_at_any_alignment():
+    # Views 4 and 8 bytes past 16-byte boundaries: the JIT compiles for the
+    # alignment the buffers have (buffer-align), also when a warm call brings
+    # less aligned buffers than the first one.
+    comm = m2n.Communicator.host(4)
+    parts = [rng.integers(-8, 8, (6, 32)).astype(np.float32) for _ in range(4)]
+    for offset in (0, 1, 2, 0, 1):
+        src = [_at_offset(p, offset) for p in parts]
+        out = [_at_offset(np.zeros((6, 32), np.float32), (offset + 1) % 4) for _ in range(4)]
+        m2n.all_reduce(src, out, comm)
+        for o in out:
+            np.testing.assert_array_equal(o, sum(parts))
+        gathered = [_at_offset(np.zeros((24, 32), np.float32), offset) for _ in range(4)]
+        m2n.all_gather(src, gathered, comm)
+        for g in gathered:
+            np.testing.assert_array_equal(g, np.concatenate(parts))
+    # Half an element in is never aligned enough: a clear error.
+    raw = np.zeros(6 * 32 * 4 + 2, np.uint8)
+    odd = raw[2:].view(np.float32).reshape(6, 32)
+    with pytest.raises(m2n.M2NError, match="not aligned to its 4-byte f32 elements"):
+        m2n.all_reduce([odd] + [p.copy() for p in parts[1:]],
+                       [np.zeros((6, 32), np.float32) for _ in range(4)], comm)

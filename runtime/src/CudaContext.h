@@ -50,6 +50,10 @@ struct ReshardState {
   std::map<int64_t, char *> ownScratch;      // By scratch index.
   std::map<int64_t, Item *> tables;          // Local ranks.
   std::map<int64_t, uint64_t> itemCounts;    // Local ranks.
+  /// Local ranks: threads per CTA of the rank's kernel launch. One warp
+  /// where no item is a vector item (an elected thread issues every TMA
+  /// op); the artifact's block otherwise.
+  std::map<int64_t, unsigned> threads;
   /// Local ranks: copy-engine copies (destination, source, bytes) enqueued
   /// on the rank's stream before its kernel.
   std::map<int64_t, std::vector<std::array<uint64_t, 3>>> engineCopies;

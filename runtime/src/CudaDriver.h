@@ -53,12 +53,5 @@ m2n_status driverFailure(CUresult result, const std::string &what);
     if (m2nResult != CUDA_SUCCESS)                                             \
       return ::m2n::runtime::driverFailure(m2nResult, #call);                  \
   } while (0)
-/// Returns the status of `call` unless it is M2N_SUCCESS.
-#define M2N_TRY(call)                                                          \
-  do {                                                                         \
-    m2n_status m2nStatus = (call);                                             \
-    if (m2nStatus != M2N_SUCCESS)                                              \
-      return m2nStatus;                                                        \
-  } while (0)
 
 #endif // M2N_RUNTIME_CUDADRIVER_H

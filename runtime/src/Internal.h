@@ -9,6 +9,14 @@
 
 #include <string>
 
+/// Returns the status of `call` unless it is M2N_SUCCESS.
+#define M2N_TRY(call)                                                          \
+  do {                                                                         \
+    m2n_status m2nStatus = (call);                                             \
+    if (m2nStatus != M2N_SUCCESS)                                              \
+      return m2nStatus;                                                        \
+  } while (0)
+
 struct m2n_artifact_t {
   m2n::Artifact artifact;
 };
@@ -24,6 +32,12 @@ const CompiledReshard *reshardAt(m2n_artifact artifact, int reshard);
 /// Bytes of rank `rank`'s local part in `layout` (0 outside its mesh).
 int64_t localBytes(const CompiledReshard &reshard, const Layout &layout,
                    int rank);
+
+/// Checks that a caller buffer has the alignment its reshard was compiled
+/// for (TransferProgram::bufferAlignment) and its elements'; `which` names
+/// it in the message ("source buffer of rank 3").
+m2n_status checkAlignment(const CompiledReshard &reshard, const void *pointer,
+                          const std::string &which);
 
 } // namespace m2n::runtime
 

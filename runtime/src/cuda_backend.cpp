@@ -300,6 +300,7 @@ m2n_status checkBuffers(m2n_cuda_context context, const m2n::CompiledReshard &r,
         return fail(M2N_INVALID_ARGUMENT, which + " must have " +
                                               std::to_string(want) +
                                               " bytes");
+      M2N_TRY(m2n::runtime::checkAlignment(r, pointer, which));
       Allocation allocation;
       M2N_TRY(findAllocation(pointer, want, context->localDevices[slot], which,
                              allocation));
@@ -482,14 +483,9 @@ m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
         strides[d - 1] = pitch;
       pitch *= spec.extents[rank - 1 - d];
     }
-    // TMA tensor maps need 16-byte aligned global addresses. (Moving such
-    // tiles on the SM path instead is not implemented yet.)
-    if (reinterpret_cast<uintptr_t>(addressOf(spec.buffer)) % 16)
-      return fail(M2N_UNSUPPORTED,
-                  r.name + ": buffer " + spec.buffer.str() +
-                      " is not 16-byte aligned, and its tiles move through "
-                      "TMA tensor maps, which need that; pass 16-byte aligned "
-                      "buffers");
+    // Tensor maps need 16-byte aligned addresses: the program has tiles
+    // only over scratch (cudaMalloc'd) and buffers checkBuffers found as
+    // aligned as it assumes (16 bytes, where it has TMA items).
     M2N_CU(driver.tensorMapEncodeTiled(
         &maps[m], mapType(r.type), rank, addressOf(spec.buffer), dims, strides,
         box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
@@ -528,25 +524,6 @@ m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
       } else {
         it.src = reinterpret_cast<uint64_t>(addressOf(m.src) + m.srcOffset);
         it.dst = reinterpret_cast<uint64_t>(addressOf(m.dst) + m.dstOffset);
-        // The lowering aligned bulk items for 16-byte aligned buffers; a
-        // caller's buffer that is not (a view at an odd offset) moves those
-        // items on the SM path, which the kernel has for every op that its
-        // bulk items use.
-        if (m.mechanism == m2n::Mechanism::Bulk && m.bytes > 0 &&
-            ((it.src | it.dst) % 16) != 0) {
-          // TMA reductions of several steps may run at once (they are
-          // atomic); SM-path reductions may not, and the lowering ordered
-          // only those it chose itself.
-          if (m.reduction)
-            return fail(M2N_UNSUPPORTED,
-                        r.name + ": buffer " + m.dst.str() + " or " +
-                            m.src.str() +
-                            " is not 16-byte aligned, and its reductions "
-                            "were compiled for TMA; pass 16-byte aligned "
-                            "buffers");
-          it.kind = static_cast<uint32_t>(m2n::KernelItemKind::Vector);
-          it.op = m2n::vectorOp(std::nullopt, r.type);
-        }
       }
       it.bytes = static_cast<uint32_t>(m.bytes);
       if (m.waitsOrderOnlyTheStore())
@@ -576,6 +553,13 @@ m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
     M2N_CUDA(cudaMemcpy(state.tables[rank], items.data(),
                         items.size() * sizeof(Item), cudaMemcpyHostToDevice));
     state.itemCounts[rank] = items.size();
+    const bool vector = std::any_of(
+        rankProgram.items.begin(), rankProgram.items.end(),
+        [](const m2n::Movement &m) {
+          return m.mechanism == m2n::Mechanism::Vector && m.bytes > 0;
+        });
+    state.threads[rank] =
+        vector ? context->artifact->artifact.kernel.threads : 32u;
     std::vector<std::array<uint64_t, 3>> &copies = state.engineCopies[rank];
     copies.clear();
     for (const m2n::Movement &m : rankProgram.engineCopies)
@@ -797,7 +781,7 @@ m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
                     &stageBytes,         &stages, &epochWords};
     if (items > 0)
       M2N_CU(driver.launchKernel(context->kernels.at(device), a.kernel.ctas, 1,
-                                 1, a.kernel.threads, 1, 1,
+                                 1, state.threads.at(rank), 1, 1,
                                  static_cast<unsigned>(stageBytes * stages),
                                  stream, args, nullptr));
     if (forked[slot]) { // Join: the caller's stream waits for the helper.

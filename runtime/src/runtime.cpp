@@ -37,6 +37,33 @@ int64_t localBytes(const CompiledReshard &reshard, const Layout &layout,
          elementSize(reshard.type);
 }
 
+m2n_status checkAlignment(const CompiledReshard &reshard, const void *pointer,
+                          const std::string &which) {
+  const auto address = reinterpret_cast<uintptr_t>(pointer);
+  const auto elementBytes =
+      static_cast<uintptr_t>(elementSize(reshard.type));
+  if (address % elementBytes)
+    return fail(M2N_INVALID_ARGUMENT,
+                reshard.name + ": the " + which + " is not aligned to its " +
+                    std::to_string(elementBytes) + "-byte " +
+                    toString(reshard.type) + " elements");
+  const auto promised =
+      static_cast<uintptr_t>(reshard.program.bufferAlignment);
+  if (address % promised) {
+    const uintptr_t has = address & (~address + 1); // Its lowest set bit.
+    return fail(M2N_INVALID_ARGUMENT,
+                reshard.name + ": the " + which + " is " +
+                    std::to_string(has) +
+                    "-byte aligned, and the reshard was compiled for buffers "
+                    "aligned to " +
+                    std::to_string(promised) +
+                    " bytes; compile it with buffer-align=" +
+                    std::to_string(has) +
+                    " (the Python frontend does this by itself)");
+  }
+  return M2N_SUCCESS;
+}
+
 } // namespace m2n::runtime
 
 using m2n::runtime::fail;
@@ -183,6 +210,11 @@ m2n_status m2n_host_execute(m2n_artifact artifact, int reshard, int ranks,
                         " buffer of " + std::to_string(want) + " bytes, got " +
                         (pointer ? std::to_string(have) + " bytes"
                                  : std::string("none")));
+      if (want > 0)
+        M2N_TRY(m2n::runtime::checkAlignment(
+            *r, pointer,
+            std::string(source ? "source" : "destination") +
+                " buffer of rank " + std::to_string(rank)));
     }
   }
   std::vector<std::vector<uint8_t>> scratch;

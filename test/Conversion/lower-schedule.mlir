@@ -8,6 +8,10 @@
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=vector-below-bytes=512" | FileCheck %s --check-prefix=VEC512
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=copy-engine=true engine-min-bytes=128" | FileCheck %s --check-prefix=ENGINE
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=stage-bytes=64" | FileCheck %s --check-prefix=STAGE64
+// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=buffer-align=8" | FileCheck %s --check-prefix=ALIGN8
+// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=buffer-align=8" | m2n-opt | FileCheck %s --check-prefix=ALIGN8
+// RUN: m2n-run %s "--pipeline=buffer-align=2" | FileCheck %s --check-prefix=RESULT
+// RUN: not m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=buffer-align=12" 2>&1 | FileCheck %s --check-prefix=BADALIGN
 // RUN: not m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=vector-below-bytes=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=stage-bytes=24" 2>&1 | FileCheck %s --check-prefix=BADSTAGE
 
@@ -24,6 +28,14 @@
 // ENGINE-NEXT: m2n.move engine copy src(0)+0 -> dst(0)+0 128B step 0
 // ENGINE-NEXT: m2n.move engine copy src(1)+0 -> dst(0)+128 128B step 3
 // ENGINE-NEXT: m2n.move bulk copy src(1)+0 -> src(1)+0 0B read_done 1:0
+// Buffers promised only 8-byte alignment (buffer-align=8): TMA cannot know
+// where their 16-byte boundaries are, so every move of a caller buffer is a
+// vector move (the program records the promise).
+// ALIGN8-LABEL: func.func @gather
+// ALIGN8: m2n.program %{{.*}} strategy = "hierarchical" buffer_alignment = 8 :
+// ALIGN8-NEXT: m2n.rank 0 counters = 1 {
+// ALIGN8-NEXT: m2n.move vector copy src(0)+0 -> dst(0)+0 128B step 0
+// ALIGN8-NEXT: m2n.move vector copy src(1)+0 -> dst(0)+128 128B read_done 1:0 step 3
 // STAGE64-LABEL: func.func @gather
 // STAGE64: m2n.move bulk copy src(0)+0 -> dst(0)+0 64B step 0
 // STAGE64-NEXT: m2n.move bulk copy src(0)+64 -> dst(0)+64 64B step 0
@@ -34,6 +46,10 @@ func.func @gather(%c: !m2n.comm<2>, %x: !m2n.dist<64xf32, #m2n.layout<#m2n.mesh<
 
 // 64-byte rows of a 2-D box: tiles below tile-below-run-bytes (through
 // tensor maps over both buffers); without tiles, one bulk move per row.
+// ALIGN8-LABEL: func.func @columns
+// ALIGN8-NOT: m2n.tensor_map
+// ALIGN8: m2n.move vector copy src(0)+0 -> dst(0)+0 64B step 0
+// ALIGN8-NEXT: m2n.move vector copy src(0)+64 -> dst(0)+128 64B step 0
 // CHECK-LABEL: func.func @columns
 // CHECK: m2n.tensor_map 0 of src(0) [8, 16] box [8, 16]
 // CHECK: m2n.tensor_map 1 of dst(0) [8, 32] box [8, 16]
@@ -72,3 +88,6 @@ func.func @max(%c: !m2n.comm<2>, %x: !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]
 
 // NEGATIVE: error: m2n-lower-schedule: tile-below-run-bytes, vector-below-bytes and engine-min-bytes must not be negative
 // BADSTAGE: error: cannot lower the schedule to per-rank programs: the item size must be a positive multiple of 16
+
+// RESULT: {{[0-9]+}} passed, 0 failed
+// BADALIGN: error: m2n-lower-schedule: buffer-align must be a power of two, not 12

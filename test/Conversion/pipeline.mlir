@@ -10,7 +10,7 @@
 // RUN: %if ptxas %{ m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - > %t.ptx %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
 
-// IR: module attributes {gpu.container_module, m2n.kernel_ops = {bulk = array<i32: 0, 3>, tile = array<i32>, vector = array<i32: 0>}
+// IR: module attributes {gpu.container_module, m2n.kernel_ops = {bulk = array<i32: 0, 3>, tile = array<i32>, vector = array<i32>}
 // IR-LABEL: func.func @example_a
 // IR: m2n.program %{{.*}} on %{{.*}} strategy = "hierarchical"
 // IR-NEXT: m2n.rank 4 counters = 2 {

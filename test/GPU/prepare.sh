@@ -16,6 +16,8 @@ mkdir -p "$root/.gpu"
 python3 "$root/test/GPU/random_matrix.py" --cases 240 > "$root/.gpu/random.mlir"
 "$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random.m2n" -o /dev/null
 "$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random-vector.m2n vector-below-bytes=256" -o /dev/null
+# ... and for buffers that are only 8-byte aligned (the runner offsets them).
+"$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random-align8.m2n buffer-align=8" -o /dev/null
 "$opt" "$root/test/GPU/reshards.mlir" "--m2n-pipeline=artifact=$root/.gpu/reshards.m2n" -o /dev/null
 # The same matrices with every contiguous source copy, a rank's own and its
 # peers', on the copy engine (engine-min-bytes=0: whatever the size).
@@ -23,5 +25,9 @@ python3 "$root/test/GPU/random_matrix.py" --cases 240 > "$root/.gpu/random.mlir"
 "$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random-engine.m2n copy-engine=true engine-min-bytes=0" -o /dev/null
 "$opt" "$root/test/GPU/network.mlir" \
   "--m2n-pipeline=artifact=$root/.gpu/network.m2n topology=$root/test/GPU/split-by-gpu.json" -o /dev/null
+# gather-bcast reduces across the domains: network copies into staging, then
+# reductions from there.
+"$opt" "$root/test/GPU/network.mlir" \
+  "--m2n-pipeline=artifact=$root/.gpu/network-bcast.m2n strategy=gather-bcast topology=$root/test/GPU/split-by-gpu.json" -o /dev/null
 "$root/bench/gpu/run.sh" compile
 du -sh "$root/.gpu"

@@ -509,8 +509,12 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
     options.vectorBelowBytes = 16 * random.uniform(0, 3);
     options.copyEngine = random.uniform(0, 1) == 1;
     options.engineMinBytes = 16 * random.uniform(0, 4);
+    // One case in four for buffers promised less than 16-byte alignment.
+    if (random.uniform(0, 3) == 0)
+      options.bufferAlignment = int64_t{1} << random.uniform(0, 3);
     ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, type, options, program),
               std::nullopt);
+    ASSERT_EQ(verifyTransferProgram(program, src, dst, shape), std::nullopt);
     ASSERT_EQ(readsDoneProblem(program), std::nullopt);
     // The race check is quadratic: on the small programs only (most).
     if (program.itemCount() <= 1000) {
@@ -530,8 +534,15 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
           ASSERT_EQ(m.bytes % 16, 0) << m.str(type);
           ASSERT_TRUE(!m.reduction || tmaBulkReduces(*m.reduction, type));
         }
-        if (m.isTile())
+        if (m.isTile()) {
           ASSERT_TRUE(!m.reduction || tmaTileReduces(*m.reduction, type));
+        }
+        // TMA touches caller buffers only where they are 16-byte aligned.
+        if (options.bufferAlignment < 16 && m.mechanism != Mechanism::Vector &&
+            m.bytes > 0) {
+          ASSERT_EQ(m.src.kind, BufferKind::Scratch) << m.str(type);
+          ASSERT_EQ(m.dst.kind, BufferKind::Scratch) << m.str(type);
+        }
       }
     ReshardSimulator simulator(src, dst, shape, type);
     ASSERT_EQ(executeProgram(program, simulator, random.uniform(1, 3)),

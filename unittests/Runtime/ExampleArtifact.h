@@ -11,8 +11,9 @@
 #include <string>
 
 /// One reshard: rows of a 4 x 8 f32 tensor on ranks 0-1 to columns on ranks
-/// 1-2 (built with the compiler's plain C++ stages).
-inline m2n::CompiledReshard exampleReshard() {
+/// 1-2 (built with the compiler's plain C++ stages), lowered with `options`.
+inline m2n::CompiledReshard
+exampleReshard(const m2n::LoweringOptions &options = {}) {
   m2n::CompiledReshard reshard;
   reshard.name = "@test#0";
   reshard.type = m2n::ElementType::F32;
@@ -28,7 +29,7 @@ inline m2n::CompiledReshard exampleReshard() {
           .route(plan, m2n::Strategy::Hierarchical);
   m2n::addDataDependencies(schedule);
   EXPECT_EQ(m2n::lowerSchedule(schedule, reshard.src, reshard.dst,
-                               reshard.shape, reshard.type, {},
+                               reshard.shape, reshard.type, options,
                                reshard.program),
             std::nullopt);
   return reshard;

@@ -42,7 +42,8 @@ TEST_F(HostBackendTest, DescribesTheReshard) {
 }
 
 TEST_F(HostBackendTest, ExecutesOnUserBuffers) {
-  float rows0[16], rows1[16], cols1[16], cols2[16];
+  // The artifact assumes 16-byte aligned buffers (the default buffer-align).
+  alignas(16) float rows0[16], rows1[16], cols1[16], cols2[16];
   for (int i = 0; i < 16; ++i) {
     rows0[i] = static_cast<float>(i);      // Global rows 0-1.
     rows1[i] = static_cast<float>(16 + i); // Global rows 2-3.
@@ -64,7 +65,7 @@ TEST_F(HostBackendTest, ExecutesOnUserBuffers) {
 }
 
 TEST_F(HostBackendTest, RejectsMissingAndShortBuffers) {
-  float a[16], b[16], c[16];
+  alignas(16) float a[16], b[16], c[16];
   const void *src[3] = {a, nullptr, nullptr};
   void *dst[3] = {nullptr, b, c};
   size_t srcBytes[3] = {64, 0, 0}, dstBytes[3] = {0, 64, 64};
@@ -87,6 +88,49 @@ TEST_F(HostBackendTest, RejectsMissingAndShortBuffers) {
   EXPECT_EQ(m2n_host_execute(artifact, 5, 3, src, srcBytes, dst, dstBytes),
             M2N_INVALID_ARGUMENT);
   EXPECT_STREQ(m2n_last_error(), "m2n_host_execute: no reshard 5");
+}
+
+// A reshard compiled for 16-byte aligned buffers refuses one that is not,
+// naming the option that compiles it for that buffer; one compiled for
+// 4-byte alignment takes it. Buffers must hold whole elements.
+TEST(HostAlignmentTest, BuffersHaveTheAlignmentTheReshardWasCompiledFor) {
+  alignas(16) float storage[4][20] = {};
+  for (int i = 0; i < 20; ++i)
+    storage[0][i] = storage[1][i] = static_cast<float>(i);
+  for (int64_t alignment : {16, 4}) {
+    m2n::LoweringOptions options;
+    options.bufferAlignment = alignment;
+    std::string bytes = exampleArtifact(exampleReshard(options));
+    m2n_artifact artifact = nullptr;
+    ASSERT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+              M2N_SUCCESS)
+        << m2n_last_error();
+    // Rank 1's source starts 4 bytes past a 16-byte boundary.
+    const void *src[3] = {storage[0], storage[1] + 1, nullptr};
+    void *dst[3] = {nullptr, storage[2], storage[3]};
+    size_t srcBytes[3] = {64, 64, 0}, dstBytes[3] = {0, 64, 64};
+    m2n_status status =
+        m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes);
+    if (alignment == 16) {
+      EXPECT_EQ(status, M2N_INVALID_ARGUMENT);
+      EXPECT_STREQ(m2n_last_error(),
+                   "@test#0: the source buffer of rank 1 is 4-byte aligned, "
+                   "and the reshard was compiled for buffers aligned to 16 "
+                   "bytes; compile it with buffer-align=4 (the Python "
+                   "frontend does this by itself)");
+    } else {
+      EXPECT_EQ(status, M2N_SUCCESS) << m2n_last_error();
+      EXPECT_EQ(storage[2][0], 0.0f);  // Row 0, column 0 (rank 0's row 0).
+      EXPECT_EQ(storage[2][8], 1.0f);  // Row 2 = rank 1's row 0, column 0.
+      // Half an element in: never aligned enough.
+      src[1] = reinterpret_cast<const char *>(storage[1]) + 2;
+      EXPECT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
+                M2N_INVALID_ARGUMENT);
+      EXPECT_STREQ(m2n_last_error(), "@test#0: the source buffer of rank 1 is "
+                                     "not aligned to its 4-byte f32 elements");
+    }
+    m2n_artifact_destroy(artifact);
+  }
 }
 
 TEST(RuntimeArtifactTest, RejectsBadArtifactsWithAReason) {

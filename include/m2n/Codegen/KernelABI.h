@@ -93,9 +93,7 @@ struct KernelOps {
 
   /// Every op of every kind (hand-built tables, tests).
   static KernelOps all();
-  /// Adds what the items of `program` use, and the vector copy when it has
-  /// bulk copies: the runtime moves a bulk copy on the SM path when a
-  /// caller's buffer is not 16-byte aligned (bulk reductions it refuses).
+  /// Adds what the items of `program` use.
   void add(const TransferProgram &program);
   /// The first item of `program` the kernel cannot run, printed.
   std::optional<std::string> missing(const TransferProgram &program) const;

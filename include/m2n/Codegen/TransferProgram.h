@@ -149,6 +149,11 @@ struct RankProgram {
 
 struct TransferProgram {
   ElementType type = ElementType::F32;
+  /// The alignment (bytes, a power of two) the program assumes of every
+  /// caller buffer's address (LoweringOptions::bufferAlignment); the runtime
+  /// refuses buffers that lack it. Below 16 no TMA item touches a caller
+  /// buffer. Scratch buffers are the runtime's own and always 16-aligned.
+  int64_t bufferAlignment = 16;
   std::vector<ScratchBuffer> scratches;
   std::vector<TensorMapSpec> maps;
   std::map<int64_t, RankProgram> ranks;
@@ -158,6 +163,14 @@ struct TransferProgram {
 
 struct LoweringOptions {
   int64_t maxItemBytes = 65536;
+  /// The alignment every caller buffer (a rank's source or destination) is
+  /// promised to have, a power of two. TMA needs 16-byte aligned addresses:
+  /// below 16 the lowering cannot know where a buffer's 16-byte boundaries
+  /// are, so every step that touches a caller buffer moves on the SM path
+  /// (which picks its vector width from the addresses at run time). The
+  /// Python frontend passes the alignment of the tensors it is given, as
+  /// Triton specializes its kernels on 16-divisible pointers.
+  int64_t bufferAlignment = 16;
   /// Boxes whose contiguous runs are shorter than this move as tiles (one
   /// TMA tensor copy per tile of up to 256 per dimension) where tensor maps
   /// can describe them.

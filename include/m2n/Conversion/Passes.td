@@ -89,7 +89,10 @@ def LowerSchedule : Pass<"m2n-lower-schedule", "::mlir::ModuleOp"> {
            "rank's own or a peer's over NVLink) with the copy engine before "
            "the kernel, instead of with TMA moves">,
     Option<"engineMinBytes", "engine-min-bytes", "int64_t", "1048576",
-           "The smallest run the copy engine takes">
+           "The smallest run the copy engine takes">,
+    Option<"bufferAlign", "buffer-align", "int64_t", "16",
+           "The alignment (bytes, a power of two) promised for every "
+           "caller buffer; below 16 no TMA move touches one">
   ];
   let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }

@@ -31,6 +31,13 @@ struct LowerSchedulePass
     options.vectorBelowBytes = vectorBelowBytes;
     options.copyEngine = copyEngine;
     options.engineMinBytes = engineMinBytes;
+    options.bufferAlignment = bufferAlign;
+    if (bufferAlign < 1 || (bufferAlign & (bufferAlign - 1))) {
+      getOperation().emitError("m2n-lower-schedule: buffer-align must be a "
+                               "power of two, not ")
+          << static_cast<int64_t>(bufferAlign);
+      return signalPassFailure();
+    }
     if (tileBelowRunBytes < 0 || vectorBelowBytes < 0 || engineMinBytes < 0) {
       getOperation().emitError("m2n-lower-schedule: tile-below-run-bytes, "
                                "vector-below-bytes and engine-min-bytes must "
@@ -61,14 +68,14 @@ struct LowerSchedulePass
       OpBuilder builder(schedule);
       auto lowered = ProgramOp::create(
           builder, schedule.getLoc(), schedule.getResult().getType(),
-          schedule.getInput(), schedule.getComm(), schedule.getStrategy());
+          schedule.getInput(), schedule.getComm(), schedule.getStrategy(),
+          program.bufferAlignment);
       builder.setInsertionPointToEnd(&lowered.getBody().front());
       buildProgram(builder, schedule.getLoc(), program);
       schedule.getResult().replaceAllUsesWith(lowered.getResult());
       schedule.erase();
       // The pass manager verifies the programs (a lowering bug is named on
       // the move).
-
     }
   }
 };

@@ -70,6 +70,11 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
       *this, "engine-min-bytes",
       llvm::cl::desc("The smallest run the copy engine takes"),
       llvm::cl::init(1 << 20)};
+  Option<int64_t> bufferAlign{
+      *this, "buffer-align",
+      llvm::cl::desc("The alignment (bytes, a power of two) promised for "
+                     "every caller buffer; below 16 no TMA move touches one"),
+      llvm::cl::init(16)};
   Option<int64_t> stageBytes{
       *this, "stage-bytes",
       llvm::cl::desc("Bytes per shared-memory stage: the largest work item"),
@@ -96,6 +101,7 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   lower.vectorBelowBytes = options.vectorBelowBytes;
   lower.copyEngine = options.copyEngine;
   lower.engineMinBytes = options.engineMinBytes;
+  lower.bufferAlign = options.bufferAlign;
   pm.addPass(mlir::m2n::createLowerSchedule(lower));
   pm.addPass(mlir::m2n::createConvertToGPU());
   GpuNVVMAttachTargetOptions target;

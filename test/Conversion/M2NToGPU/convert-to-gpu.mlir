@@ -59,9 +59,8 @@
 // CHECK: llvm.store volatile
 
 // @f: 8 f32 sharded over 2 ranks to replicated (16-byte runs: bulk copies),
-// @g: an f32 max from partial (no TMA reduction: vector op 1 + 1 + 3 * 6),
-// with the vector copy the runtime falls back to for bulk copies (op 0).
-// USED: m2n.kernel_ops = {bulk = array<i32: 0>, tile = array<i32>, vector = array<i32: 0, 20>}
+// @g: an f32 max from partial (no TMA reduction: vector op 1 + 1 + 3 * 6).
+// USED: m2n.kernel_ops = {bulk = array<i32: 0>, tile = array<i32>, vector = array<i32: 20>}
 // USED-NOT: cp.reduce.async.bulk
 // USED-NOT: nvvm.cp.async.bulk.tensor
 

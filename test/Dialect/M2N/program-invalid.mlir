@@ -128,3 +128,57 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
   }
   return
 }
+
+// -----
+
+// Buffers promised 8-byte alignment: TMA cannot address them.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" buffer_alignment = 8 : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op a TMA bulk item on a caller buffer aligned to only 8 bytes}}
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 32B
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op TMA bulk needs 16-byte aligned offsets and sizes}}
+      m2n.move bulk copy src(0)+4 -> dst(0)+4 16B
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  // expected-error@+1 {{'m2n.program' op the buffer alignment 12 is not a power of two}}
+  %0 = m2n.program %x on %c strategy = "flat" buffer_alignment = 12 : !m2n.comm<2>, !s -> !d {
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op a network receive reduces, but NCCL receives only copy (receive into staging, then reduce)}}
+      m2n.move network reduce<sum> src(1)+0 -> dst(0)+0 64B
+    }
+  }
+  return
+}

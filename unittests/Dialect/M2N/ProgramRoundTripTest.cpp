@@ -49,7 +49,8 @@ std::string distText(const ::m2n::Layout &layout,
 
 /// Every field of a program, one line per item.
 std::vector<std::string> describe(const ::m2n::TransferProgram &program) {
-  std::vector<std::string> lines;
+  std::vector<std::string> lines = {"buffers aligned to " +
+                                    std::to_string(program.bufferAlignment)};
   for (const ::m2n::ScratchBuffer &scratch : program.scratches) {
     std::string line = "scratch " + std::to_string(scratch.rank);
     for (int64_t e : scratch.shape)
@@ -105,6 +106,8 @@ TEST_F(ProgramRoundTripTest, RandomProgramsSurvivePrintAndParse) {
     options.vectorBelowBytes = 16 * random.uniform(0, 3);
     options.copyEngine = random.uniform(0, 1) == 1;
     options.engineMinBytes = 16 * random.uniform(0, 2);
+    if (random.uniform(0, 3) == 0)
+      options.bufferAlignment = int64_t{1} << random.uniform(0, 3);
     ::m2n::TransferProgram program;
     ASSERT_EQ(::m2n::lowerSchedule(schedule, src, dst, shape, type, options,
                                    program),
@@ -113,7 +116,12 @@ TEST_F(ProgramRoundTripTest, RandomProgramsSurvivePrintAndParse) {
     std::string srcType = distText(src, shape, type);
     std::string dstType = distText(dst, shape, type);
     std::string text = "func.func @f(%c: !m2n.comm<16>, %x: " + srcType +
-                       ") {\n  %0 = m2n.program %x on %c strategy = \"flat\" "
+                       ") {\n  %0 = m2n.program %x on %c strategy = \"flat\" " +
+                       (program.bufferAlignment == 16
+                            ? std::string()
+                            : "buffer_alignment = " +
+                                  std::to_string(program.bufferAlignment) +
+                                  " ") +
                        ": !m2n.comm<16>, " + srcType + " -> " + dstType +
                        " {\n  }\n  return\n}\n";
     OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &ctx);

@@ -267,6 +267,7 @@ static std::optional<::m2n::CounterRef> toCounterRef(ArrayRef<int64_t> pair) {
   reshard.type = toElementType(src.getElementType())
                      .value_or(::m2n::ElementType::F32);
   reshard.program.type = reshard.type;
+  reshard.program.bufferAlignment = program.getBufferAlignment();
   reshard.shape.assign(src.getShape().begin(), src.getShape().end());
   reshard.src = toLayout(src.getLayout());
   reshard.dst = toLayout(program.getResult().getType().getLayout());

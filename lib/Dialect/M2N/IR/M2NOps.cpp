@@ -745,11 +745,14 @@ void StepOp::print(OpAsmPrinter &printer) {
 
 void ProgramOp::build(OpBuilder &builder, OperationState &state,
                       Type resultType, Value input, Value comm,
-                      StringRef strategy) {
+                      StringRef strategy, int64_t bufferAlignment) {
   state.addOperands({input, comm});
   state.addTypes(resultType);
   state.addAttribute(getStrategyAttrName(state.name),
                      builder.getStringAttr(strategy));
+  if (bufferAlignment != 16)
+    state.addAttribute(getBufferAlignmentAttrName(state.name),
+                       builder.getI64IntegerAttr(bufferAlignment));
   Region *body = state.addRegion();
   body->push_back(new Block());
 }

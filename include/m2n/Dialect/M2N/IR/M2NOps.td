@@ -322,6 +322,10 @@ def M2N_ProgramOp : M2N_Op<"program", [Pure, SingleBlock, NoTerminator]> {
     (`m2n.move`) in a topological order. The artifact is a translation of
     this level; `m2n-artifact-dump` prints the same items.
 
+    `buffer_alignment` (default 16) is the alignment the program assumes of
+    every caller buffer (`buffer-align`); below 16 no TMA move (bulk, tile)
+    may touch one, and the runtime refuses buffers that lack it.
+
     ```mlir
     %1 = m2n.program %0 on %comm strategy = "hierarchical"
         : !m2n.comm<2>, !m2n.dist<4096xf32, #src> -> !m2n.dist<4096xf32, #dst> {
@@ -335,18 +339,21 @@ def M2N_ProgramOp : M2N_Op<"program", [Pure, SingleBlock, NoTerminator]> {
     ```
   }];
   let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm,
-                       StrAttr:$strategy);
+                       StrAttr:$strategy,
+                       DefaultValuedAttr<M2N_I64Attr, "16">:$buffer_alignment);
   let results = (outs M2N_AnyDist:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $input `on` $comm `strategy` `=` $strategy attr-dict
+    $input `on` $comm `strategy` `=` $strategy
+    (`buffer_alignment` `=` $buffer_alignment^)? attr-dict
     `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result)) $body
   }];
   let hasVerifier = 1;
   let skipDefaultBuilders = 1;
   let builders = [
     OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Value":$input,
-                   "::mlir::Value":$comm, "::llvm::StringRef":$strategy)>
+                   "::mlir::Value":$comm, "::llvm::StringRef":$strategy,
+                   "int64_t":$bufferAlignment)>
   ];
 }
 

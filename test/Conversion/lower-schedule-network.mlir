@@ -1,0 +1,38 @@
+// --m2n-lower-schedule on two domains (test/GPU/split-by-gpu.json: even and
+// odd ranks): network steps become NCCL receives, which only copy.
+//
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-lower-schedule | FileCheck %s
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-lower-schedule | m2n-opt | FileCheck %s
+// RUN: m2n-run %s "--pipeline=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" | FileCheck %s --check-prefix=RESULT
+// RUN: m2n-run %s "--pipeline=strategy=flat topology=%m2n_src_root/test/GPU/split-by-gpu.json buffer-align=4" | FileCheck %s --check-prefix=RESULT
+// RUN: m2n-run %s "--pipeline=topology=%m2n_src_root/test/GPU/split-by-gpu.json" | FileCheck %s --check-prefix=RESULT
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-lower-schedule | %python -c "import sys; print(sys.stdin.read().replace('network copy', 'network reduce<max>', 1))" | not m2n-opt 2>&1 | FileCheck %s --check-prefix=REDUCE
+
+// A max over four ranks gathered to rank 0 by gather-bcast: the
+// contributions of ranks 1 and 3 cross the network. They land in staging
+// buffers on rank 0 (network copies) and are reduced from there, each after
+// its receive (here through a join item: a move waits for at most two
+// counters); the reductions stay on the SM path (no TMA f32 max), ordered.
+// CHECK-LABEL: func.func @max
+// CHECK: m2n.scratch 4 on 0 [16]
+// CHECK: m2n.rank 0 counters =
+// CHECK-NEXT: m2n.move network copy src(1)+0 -> scratch4(0)+0 64B signal 0:2 step 11
+// CHECK-NEXT: m2n.move network copy src(3)+0 -> scratch5(0)+0 64B signal 0:5 step 12
+// CHECK: m2n.move bulk copy scratch0(0)+0 -> scratch0(0)+0 0B signal 0:3 wait 0:0>=1 wait 0:2>=1
+// CHECK-NEXT: m2n.move vector reduce<max> scratch4(0)+0 -> scratch0(0)+0 64B signal 0:4 wait 0:1>=1 wait 0:3>=1 step 1
+// CHECK-NOT: m2n.move network reduce
+func.func @max(%c: !m2n.comm<4>, %x: !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<max>]>>) {
+  %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<max>]>> -> !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+  return
+}
+
+// An odd f64 box (5x3) reduced across the domains into two shards.
+// CHECK-LABEL: func.func @max_f64_rows
+// CHECK-NOT: m2n.move network reduce
+func.func @max_f64_rows(%c: !m2n.comm<4>, %x: !m2n.dist<5x3xf64, #m2n.layout<#m2n.mesh<[4]>, [partial<max>]>>) {
+  %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<5x3xf64, #m2n.layout<#m2n.mesh<[4]>, [partial<max>]>> -> !m2n.dist<5x3xf64, #m2n.layout<#m2n.mesh<[2], base = 1>, [shard<0>]>>
+  return
+}
+
+// RESULT: 2 passed, 0 failed
+// REDUCE: error: 'm2n.move' op a network receive reduces, but NCCL receives only copy (receive into staging, then reduce)
