@@ -505,20 +505,37 @@ std::optional<Schedule> orderVectorReductions(const Schedule &schedule,
 }
 
 /// NCCL receives only copy: every network step that reduces becomes a
-/// network copy into a staging scratch buffer of its box on the receiver
-/// (appended to the steps, after the steps that write its source) and, in
-/// the step's
-/// place (so that its dependents keep waiting for it), a local reduction
-/// from that buffer after the copy and the step's own dependencies.
+/// network copy into a staging scratch buffer of its box on the receiver,
+/// after the steps that write its source, followed by a local reduction
+/// from that buffer after the copy and the step's own dependencies; the
+/// step's dependents wait for the reduction. The copy goes right before the
+/// reduction, so that step order stays a topological order (the runtime
+/// posts network steps in step order).
 Schedule stageNetworkReductions(const Schedule &schedule) {
-  Schedule staged = schedule;
-  for (size_t i = 0; i < schedule.steps.size(); ++i) {
-    const Step &step = schedule.steps[i];
-    if (step.link != LinkClass::Network || !step.reduction)
+  auto staged = [](const Step &step) {
+    return step.link == LinkClass::Network && step.reduction.has_value();
+  };
+  const int64_t count = static_cast<int64_t>(schedule.steps.size());
+  std::vector<int64_t> moved(count); // Old index -> new (the reduction).
+  for (int64_t i = 0, at = 0; i < count; ++i)
+    moved[i] = (at += staged(schedule.steps[i]) ? 2 : 1) - 1;
+  auto remap = [&](std::vector<int64_t> &deps) {
+    for (int64_t &dep : deps) // A missing step stays missing.
+      dep = dep >= 0 && dep < count ? moved[dep] : -1;
+  };
+  Schedule result;
+  result.strategy = schedule.strategy;
+  result.scratches = schedule.scratches;
+  for (int64_t i = 0; i < count; ++i) {
+    Step step = schedule.steps[i];
+    if (!staged(step)) {
+      remap(step.deps);
+      result.steps.push_back(std::move(step));
       continue;
+    }
     BufferRef staging{BufferKind::Scratch, step.executor(),
-                      static_cast<int64_t>(staged.scratches.size())};
-    staged.scratches.push_back({step.executor(), step.fromBox.sizes});
+                      static_cast<int64_t>(result.scratches.size())};
+    result.scratches.push_back({step.executor(), step.fromBox.sizes});
     const Box whole{Dims(step.fromBox.rank(), 0), step.fromBox.sizes};
     Step receive = step;
     receive.to = staging;
@@ -527,17 +544,19 @@ Schedule stageNetworkReductions(const Schedule &schedule) {
     // The receive waits only for what writes its source, not its target.
     receive.deps.clear();
     for (int64_t dep : step.deps)
-      if (dep >= 0 && dep < static_cast<int64_t>(schedule.steps.size()) &&
-          schedule.steps[dep].to == step.from)
+      if (dep >= 0 && dep < count && schedule.steps[dep].to == step.from)
         receive.deps.push_back(dep);
-    Step &reduce = staged.steps[i];
+    remap(receive.deps);
+    Step reduce = std::move(step);
     reduce.from = staging;
     reduce.fromBox = whole;
     reduce.link = LinkClass::Local;
-    reduce.deps.push_back(static_cast<int64_t>(staged.steps.size()));
-    staged.steps.push_back(std::move(receive));
+    remap(reduce.deps);
+    reduce.deps.push_back(moved[i] - 1);
+    result.steps.push_back(std::move(receive));
+    result.steps.push_back(std::move(reduce));
   }
-  return staged;
+  return result;
 }
 
 } // namespace

@@ -10,16 +10,18 @@
 
 // A max over four ranks gathered to rank 0 by gather-bcast: the
 // contributions of ranks 1 and 3 cross the network. They land in staging
-// buffers on rank 0 (network copies) and are reduced from there, each after
+// buffers on rank 0 (network copies, each the step right before its
+// reduction: step order stays topological, the order in which the runtime
+// posts network steps) and are reduced from there, each after
 // its receive (here through a join item: a move waits for at most two
 // counters); the reductions stay on the SM path (no TMA f32 max), ordered.
 // CHECK-LABEL: func.func @max
 // CHECK: m2n.scratch 4 on 0 [16]
 // CHECK: m2n.rank 0 counters =
-// CHECK-NEXT: m2n.move network copy src(1)+0 -> scratch4(0)+0 64B signal 0:2 step 11
-// CHECK-NEXT: m2n.move network copy src(3)+0 -> scratch5(0)+0 64B signal 0:5 step 12
-// CHECK: m2n.move bulk copy scratch0(0)+0 -> scratch0(0)+0 0B signal 0:3 wait 0:0>=1 wait 0:2>=1
-// CHECK-NEXT: m2n.move vector reduce<max> scratch4(0)+0 -> scratch0(0)+0 64B signal 0:4 wait 0:1>=1 wait 0:3>=1 step 1
+// CHECK-NEXT: m2n.move network copy src(1)+0 -> scratch4(0)+0 64B signal 0:1 step 1
+// CHECK-NEXT: m2n.move network copy src(3)+0 -> scratch5(0)+0 64B signal 0:5 step 4
+// CHECK: m2n.move bulk copy scratch0(0)+0 -> scratch0(0)+0 0B signal 0:3 wait 0:0>=1 wait 0:1>=1
+// CHECK-NEXT: m2n.move vector reduce<max> scratch4(0)+0 -> scratch0(0)+0 64B signal 0:4 wait 0:2>=1 wait 0:3>=1 step 2
 // CHECK-NOT: m2n.move network reduce
 func.func @max(%c: !m2n.comm<4>, %x: !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<max>]>>) {
   %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<max>]>> -> !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
