@@ -23,16 +23,19 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
   if (ctasPerRank < 1)
     return std::string("a rank needs at least one CTA");
   std::map<std::pair<int64_t, int64_t>, uint64_t> counters;
-  // Queues: per rank, ctasPerRank item queues and one receive queue.
+  // Queues: per rank, ctasPerRank item queues; one queue of every network
+  // receive in the order the runtime posts them, as on one GPU (one
+  // stream).
   std::vector<std::deque<const Movement *>> queues;
   for (const auto &[rank, rankProgram] : program.ranks) {
     size_t first = queues.size();
-    queues.resize(first + ctasPerRank + 1);
+    queues.resize(first + ctasPerRank);
     for (size_t i = 0; i < rankProgram.items.size(); ++i)
       queues[first + i % ctasPerRank].push_back(&rankProgram.items[i]);
-    for (const Movement &receive : rankProgram.receives)
-      queues.back().push_back(&receive);
   }
+  queues.emplace_back();
+  for (const auto &[rank, receive] : networkOrder(program))
+    queues.back().push_back(receive);
 
   auto run = [&](const Movement &m) -> std::optional<std::string> {
     if (m.isTile()) {

@@ -282,6 +282,29 @@ std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
   return std::nullopt;
 }
 
+std::vector<std::pair<int64_t, const Movement *>>
+networkOrder(const TransferProgram &program) {
+  struct Pending {
+    int64_t step, rank;
+    size_t index;
+    const Movement *movement;
+  };
+  std::vector<Pending> movements;
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (size_t i = 0; i < rankProgram.receives.size(); ++i)
+      movements.push_back(
+          {rankProgram.receives[i].step, rank, i, &rankProgram.receives[i]});
+  std::sort(movements.begin(), movements.end(),
+            [](const Pending &a, const Pending &b) {
+              return std::tie(a.step, a.rank, a.index) <
+                     std::tie(b.step, b.rank, b.index);
+            });
+  std::vector<std::pair<int64_t, const Movement *>> order;
+  for (const Pending &pending : movements)
+    order.emplace_back(pending.rank, pending.movement);
+  return order;
+}
+
 int64_t TransferProgram::itemCount() const {
   int64_t count = 0;
   for (const auto &[rank, program] : ranks)
@@ -504,6 +527,57 @@ std::optional<Schedule> orderVectorReductions(const Schedule &schedule,
   return ordered;
 }
 
+/// `schedule` with its steps renumbered into a topological order, the
+/// lowest index first among the ready ones (so a schedule already in one
+/// keeps its numbers): the runtime posts network steps in step order, and
+/// a receive posted before the one it waits for would never complete.
+/// Schedules without network steps (whose kernel items the lowering orders
+/// itself) and those with a missing step or a cycle (the lowering names the
+/// problem) are returned as they are.
+Schedule inTopologicalOrder(const Schedule &schedule) {
+  if (std::none_of(schedule.steps.begin(), schedule.steps.end(),
+                   [](const Step &step) {
+                     return step.link == LinkClass::Network;
+                   }))
+    return schedule;
+  const int64_t count = static_cast<int64_t>(schedule.steps.size());
+  std::vector<int64_t> pending(count, 0);
+  std::vector<std::vector<int64_t>> dependents(count);
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t dep : schedule.steps[i].deps) {
+      if (dep < 0 || dep >= count)
+        return schedule;
+      ++pending[i];
+      dependents[dep].push_back(i);
+    }
+  std::set<int64_t> ready;
+  for (int64_t i = 0; i < count; ++i)
+    if (!pending[i])
+      ready.insert(i);
+  std::vector<int64_t> order, position(count);
+  while (!ready.empty()) {
+    const int64_t i = *ready.begin();
+    ready.erase(ready.begin());
+    position[i] = static_cast<int64_t>(order.size());
+    order.push_back(i);
+    for (int64_t after : dependents[i])
+      if (--pending[after] == 0)
+        ready.insert(after);
+  }
+  if (static_cast<int64_t>(order.size()) != count)
+    return schedule;
+  Schedule result;
+  result.strategy = schedule.strategy;
+  result.scratches = schedule.scratches;
+  for (int64_t i : order) {
+    Step step = schedule.steps[i];
+    for (int64_t &dep : step.deps)
+      dep = position[dep];
+    result.steps.push_back(std::move(step));
+  }
+  return result;
+}
+
 /// NCCL receives only copy: every network step that reduces becomes a
 /// network copy into a staging scratch buffer of its box on the receiver,
 /// after the steps that write its source, followed by a local reduction
@@ -565,7 +639,8 @@ std::optional<std::string>
 lowerSchedule(const Schedule &routed, const Layout &src, const Layout &dst,
               const std::vector<int64_t> &shape, ElementType type,
               const LoweringOptions &options, TransferProgram &program) {
-  const Schedule schedule = stageNetworkReductions(routed);
+  const Schedule schedule =
+      stageNetworkReductions(inTopologicalOrder(routed));
   if (std::optional<std::string> error = lowerScheduleOnce(
           schedule, src, dst, shape, type, options, program))
     return error;

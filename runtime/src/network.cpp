@@ -116,28 +116,12 @@ bool hasNetworkSteps(const CompiledReshard &reshard) {
 }
 
 void planNetwork(const CompiledReshard &reshard, ReshardState &state) {
-  struct Pending {
-    int64_t step, rank;
-    size_t index;
-    const Movement *movement;
-  };
-  std::vector<Pending> movements;
   state.networkSignals.clear();
   for (const auto &[rank, program] : reshard.program.ranks)
-    for (size_t i = 0; i < program.receives.size(); ++i) {
-      const Movement &m = program.receives[i];
-      movements.push_back({m.step, rank, i, &m});
+    for (const Movement &m : program.receives)
       if (m.signal)
         ++state.networkSignals[{m.signal->rank, m.signal->index}];
-    }
-  std::stable_sort(movements.begin(), movements.end(),
-                   [](const Pending &a, const Pending &b) {
-                     return std::tie(a.step, a.rank, a.index) <
-                            std::tie(b.step, b.rank, b.index);
-                   });
-  state.networkMoves.clear();
-  for (const Pending &pending : movements)
-    state.networkMoves.emplace_back(pending.rank, pending.movement);
+  state.networkMoves = networkOrder(reshard.program);
 }
 
 m2n_status createNetwork(m2n_cuda_context context, Network *&result) {

@@ -466,6 +466,46 @@ TEST(TransferProgramTest, ManyDependenciesAreJoined) {
   EXPECT_TRUE(simulator.check().passed);
 }
 
+// The runtime posts network receives in step order on one stream per
+// device; a schedule whose network step waits for a later step (a detour
+// through rank 1: 1 -> scratch over the network, a local copy, back over
+// the network, listed backwards) is renumbered so that it cannot deadlock,
+// and network steps that reduce receive into staging, then reduce.
+TEST(TransferProgramTest, NetworkStepsPostInATopologicalOrder) {
+  Layout src{Mesh::contiguous({1}, 0), {Placement::replicate()}};
+  Layout dst{Mesh::contiguous({1}, 0), {Placement::replicate()}};
+  const Box whole{{0}, {4}};
+  Schedule schedule;
+  schedule.scratches = {{1, {4}}, {1, {4}}};
+  auto step = [&](BufferRef from, BufferRef to, LinkClass link,
+                  std::vector<int64_t> deps) {
+    Step s;
+    s.from = from;
+    s.fromBox = whole;
+    s.to = to;
+    s.toBox = whole;
+    s.link = link;
+    s.deps = std::move(deps);
+    return s;
+  };
+  const BufferRef back{BufferKind::Scratch, 1, 0}, there{BufferKind::Scratch, 1, 1};
+  schedule.steps = {
+      step(back, {BufferKind::Destination, 0, -1}, LinkClass::Network, {2}),
+      step({BufferKind::Source, 0, -1}, there, LinkClass::Network, {}),
+      step(there, back, LinkClass::Local, {1})};
+  TransferProgram program;
+  ASSERT_EQ(lowerSchedule(schedule, src, dst, {4}, ElementType::F32, {},
+                          program),
+            std::nullopt);
+  std::vector<int64_t> posted;
+  for (const auto &[rank, receive] : networkOrder(program))
+    posted.push_back(receive->step);
+  EXPECT_EQ(posted, (std::vector<int64_t>{0, 2})); // Renumbered: 1, 2, 0.
+  ReshardSimulator simulator(src, dst, {4}, ElementType::F32);
+  ASSERT_EQ(executeProgram(program, simulator, 1), std::nullopt);
+  EXPECT_TRUE(simulator.check().passed);
+}
+
 // Random reshards x topologies x strategies, lowered with tiny items and run
 // the way CTAs run them (round-robin, in order, waiting on counters).
 TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {

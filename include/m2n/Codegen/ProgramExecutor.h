@@ -3,7 +3,8 @@
 // Executes the per-rank programs of a lowered schedule the way the GPU does:
 // copy-engine copies first (they precede each rank's kernel), each rank's
 // kernel items are dealt round-robin to `ctasPerRank` CTAs that
-// walk their share in order, network receives run in order, and a movement
+// walk their share in order, network receives run one after the other in
+// the order the runtime posts them (networkOrder: as on one GPU), and a movement
 // starts only when the counters it waits for have reached their values. A
 // state where nothing can start but work remains is reported as a deadlock.
 //

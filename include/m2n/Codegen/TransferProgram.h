@@ -161,6 +161,13 @@ struct TransferProgram {
   int64_t itemCount() const;
 };
 
+/// Every network receive of `program` with its receiving rank, in the
+/// order the runtime posts them: by step, then rank, then program order.
+/// Each device posts its share on one stream in this order (one GPU: all of
+/// them), so the lowering keeps step order topological.
+std::vector<std::pair<int64_t, const Movement *>>
+networkOrder(const TransferProgram &program);
+
 struct LoweringOptions {
   int64_t maxItemBytes = 65536;
   /// The alignment every caller buffer (a rank's source or destination) is
