@@ -1,5 +1,6 @@
 //===- Compile.cpp - one call from m2n IR text to an artifact -------------===//
 
+#include "m2n/Dialect/Shardy/ShardyDialect.h"
 #include "m2n/Compiler/Compile.h"
 
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
@@ -36,7 +37,9 @@ std::unique_ptr<mlir::MLIRContext> createCompilerContext() {
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
-  registry.insert<mlir::m2n::M2NDialect>();
+  // m2n, and the Shardy subset that imported programs still mention.
+  registry.insert<mlir::m2n::M2NDialect, mlir::m2n::sdy::SdyDialect,
+                  mlir::m2n::mpmd::MpmdDialect>();
   mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   mlir::registerAllGPUToLLVMIRTranslations(registry);
   auto context = std::make_unique<mlir::MLIRContext>(registry);

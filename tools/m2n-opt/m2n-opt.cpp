@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "m2n/Dialect/Shardy/ShardyDialect.h"
 #include "m2n/Conversion/Passes.h"
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
@@ -34,7 +35,8 @@ int main(int argc, char **argv) {
                   mlir::arith::ArithDialect, mlir::memref::MemRefDialect,
                   mlir::scf::SCFDialect, mlir::gpu::GPUDialect,
                   mlir::nvgpu::NVGPUDialect, mlir::NVVM::NVVMDialect,
-                  mlir::LLVM::LLVMDialect, mlir::shard::ShardDialect,
+                  mlir::LLVM::LLVMDialect, mlir::shard::ShardDialect, mlir::m2n::sdy::SdyDialect,
+                  mlir::m2n::mpmd::MpmdDialect,
                   mlir::cf::ControlFlowDialect, mlir::index::IndexDialect>();
   // Lowering the kernels to NVVM and serializing them to PTX.
   mlir::registerAllExtensions(registry);

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "m2n/Dialect/Shardy/ShardyDialect.h"
 #include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
@@ -79,7 +80,8 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   registry.insert<mlir::m2n::M2NDialect, func::FuncDialect,
-                  shard::ShardDialect>();
+                  shard::ShardDialect, mlir::m2n::sdy::SdyDialect,
+                  mlir::m2n::mpmd::MpmdDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 

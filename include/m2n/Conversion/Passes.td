@@ -116,4 +116,23 @@ def ImportShard : Pass<"m2n-import-shard", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }
 
+def ImportSdy : Pass<"m2n-import-sdy", "::mlir::ModuleOp"> {
+  let summary = "Import Shardy's reshards, collectives and MPMD transfers as m2n.reshard";
+  let description = [{
+    Every `sdy.reshard`, `sdy.sharding_constraint` and explicit collective
+    (`sdy.all_gather`, `all_slice`, `all_to_all`, `collective_permute`,
+    `all_reduce`, `reduce_scatter`) becomes an `m2n.reshard` from its
+    operand's sharding (a function argument's `sdy.sharding`, or the result
+    of an earlier imported op) to its own, and every `mpmd.transfer` one from
+    the operand's mesh and sharding to the result's: the meshes of the
+    function's `#mpmd.topology`, laid out one after the other. Devices are
+    numbered as Shardy numbers them (row-major over the axes, or
+    `device_ids`); sub-axes `"x":(m)k` split an axis, the pre-size major;
+    `unreduced` axes are partial with their reduction. The values keep their
+    types through `builtin.unrealized_conversion_cast`s
+    (docs/integration.md). What has no m2n layout is a diagnostic.
+  }];
+  let dependentDialects = ["::mlir::m2n::M2NDialect"];
+}
+
 #endif // M2N_CONVERSION_PASSES_TD

@@ -25,6 +25,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ImportCommon.h"
+
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Layout/Layout.h"
@@ -45,34 +47,6 @@ using namespace mlir;
 using namespace mlir::m2n;
 
 namespace {
-
-/// The grid's devices as an m2n mesh whose axis i is grid axis order[i];
-/// each m2n grid position keeps its device: the row-major index of its
-/// coordinates over the upstream grid.
-MeshAttr meshInOrder(MLIRContext *ctx, ArrayRef<int64_t> gridShape,
-                     ArrayRef<int64_t> order) {
-  SmallVector<int64_t> meshShape;
-  for (int64_t axis : order)
-    meshShape.push_back(gridShape[axis]);
-  if (llvm::equal(order, llvm::seq<int64_t>(0, order.size())))
-    return MeshAttr::get(ctx, meshShape, 0, {});
-  int64_t devices = 1;
-  for (int64_t size : gridShape)
-    devices *= size;
-  SmallVector<int64_t> ranks, gridCoords(order.size());
-  for (int64_t position = 0; position < devices; ++position) {
-    int64_t rest = position;
-    for (int64_t i = static_cast<int64_t>(order.size()) - 1; i >= 0; --i) {
-      gridCoords[order[i]] = rest % meshShape[i];
-      rest /= meshShape[i];
-    }
-    int64_t device = 0;
-    for (size_t axis = 0; axis < gridShape.size(); ++axis)
-      device = device * gridShape[axis] + gridCoords[axis];
-    ranks.push_back(device);
-  }
-  return MeshAttr::get(ctx, meshShape, 0, ranks);
-}
 
 /// The static shape of a grid, or a diagnostic naming its dynamic axis.
 FailureOr<ArrayRef<int64_t>> staticGridShape(shard::GridOp grid) {
@@ -475,26 +449,9 @@ struct ImportShardPass
           layoutOf(use, use.getSharding(), tensor.getShape(), symbols);
       if (failed(to))
         return signalPassFailure();
-      int64_t commSize =
-          std::max(from->getMesh().getMaxRank(), to->getMesh().getMaxRank()) +
-          1;
       OpBuilder builder(use);
-      Location loc = use.getLoc();
-      auto srcType = DistType::get(builder.getContext(), tensor.getShape(),
-                                   tensor.getElementType(), *from);
-      auto dstType = DistType::get(builder.getContext(), tensor.getShape(),
-                                   tensor.getElementType(), *to);
-      auto commType = CommType::get(builder.getContext(), commSize);
-      Value comm = UnrealizedConversionCastOp::create(builder, loc, commType,
-                                                      ValueRange{})
-                       .getResult(0);
-      Value dist = UnrealizedConversionCastOp::create(
-                       builder, loc, srcType, ValueRange{producer.getSrc()})
-                       .getResult(0);
-      Value moved = ReshardOp::create(builder, loc, dstType, dist, comm);
-      Value back = UnrealizedConversionCastOp::create(builder, loc, tensor,
-                                                      ValueRange{moved})
-                       .getResult(0);
+      Value back = importReshard(builder, use.getLoc(), producer.getSrc(),
+                                 tensor, *from, *to, tensor);
       use.getResult().replaceAllUsesWith(back);
       use.erase();
       if (producer->use_empty())
