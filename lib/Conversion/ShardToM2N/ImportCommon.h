@@ -1,4 +1,5 @@
-//===- ImportCommon.h - shared by the shard and Shardy importers -*- C++ -*-===//
+//===- ImportCommon.h - shared by the shard and Shardy importers -*- C++
+//-*-===//
 //
 // Both importers turn a resharding point of a foreign program into an
 // m2n.reshard between unrealized casts, over a device grid numbered the way

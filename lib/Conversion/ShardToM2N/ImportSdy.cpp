@@ -97,7 +97,8 @@ struct RefinedGrid {
     const int64_t index = mesh.axisIndex(axis.getName().getValue());
     const int64_t size = mesh.getAxisSizes()[index];
     const int64_t from = axis.isWhole() ? 1 : axis.getPreSize();
-    const int64_t to = axis.isWhole() ? size : axis.getPreSize() * axis.getSize();
+    const int64_t to =
+        axis.isWhole() ? size : axis.getPreSize() * axis.getSize();
     SmallVector<int64_t> factors;
     for (int64_t cut : cuts.at(index))
       if (cut >= from && cut < to)
@@ -151,9 +152,8 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, sdy::TensorShardingAttr sharding,
                   SmallVectorImpl<int64_t> &listed) -> LogicalResult {
     for (int64_t factor : grid.factorsOf(mesh, axis, cuts)) {
       if (!used.insert(factor).second)
-        return op->emitError("axis \"")
-               << axis.getName().getValue()
-               << "\" is used twice in one sharding";
+        return op->emitError("axis \"") << axis.getName().getValue()
+                                        << "\" is used twice in one sharding";
       placementOf[factor] = placement;
       listed.push_back(factor);
     }
@@ -264,7 +264,8 @@ LogicalResult checkCollective(Operation *op, sdy::TensorShardingAttr operand,
   auto perDim = [](ArrayAttr attr) {
     SmallVector<SmallVector<sdy::AxisRefAttr>> axes;
     for (Attribute dim : attr) {
-      ArrayRef<sdy::AxisRefAttr> list = cast<sdy::DimShardingAttr>(dim).getAxes();
+      ArrayRef<sdy::AxisRefAttr> list =
+          cast<sdy::DimShardingAttr>(dim).getAxes();
       axes.emplace_back(list.begin(), list.end());
     }
     return axes;
@@ -376,15 +377,18 @@ struct ImportSdyPass : public mlir::m2n::impl::ImportSdyBase<ImportSdyPass> {
     if (it != known.end())
       return it->second;
     if (auto argument = dyn_cast<BlockArgument>(value))
-      if (auto func = dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp()))
+      if (auto func =
+              dyn_cast<func::FuncOp>(argument.getOwner()->getParentOp()))
         if (auto sharding = func.getArgAttrOfType<sdy::TensorShardingAttr>(
                 argument.getArgNumber(), "sdy.sharding"))
           return sharding;
     if (Operation *producer = value.getDefiningOp())
-      if (auto perValue = producer->getAttrOfType<sdy::TensorShardingPerValueAttr>(
-              "sdy.sharding"))
+      if (auto perValue =
+              producer->getAttrOfType<sdy::TensorShardingPerValueAttr>(
+                  "sdy.sharding"))
         if (perValue.getShardings().size() == producer->getNumResults())
-          return perValue.getShardings()[cast<OpResult>(value).getResultNumber()];
+          return perValue
+              .getShardings()[cast<OpResult>(value).getResultNumber()];
     return user->emitError("the sharding of the operand is not known: give it "
                            "an sdy.sharding (a function argument's, or "
                            "#sdy.sharding_per_value on its producer)");
@@ -449,22 +453,22 @@ struct ImportSdyPass : public mlir::m2n::impl::ImportSdyBase<ImportSdyPass> {
       return failure();
     MLIRContext *ctx = transfer.getContext();
     // The sharding's mesh symbol is a placeholder for the named mesh.
-    auto onMesh = [&](sdy::TensorShardingAttr sharding, const PlacedMesh &mesh) {
+    auto onMesh = [&](sdy::TensorShardingAttr sharding,
+                      const PlacedMesh &mesh) {
       if (!sharding)
         return replicated(ctx, mesh.mesh, tensor.getRank());
       return sdy::TensorShardingAttr::get(
           ctx, mesh.mesh, sharding.getDims(), sharding.getReplicated(),
           sharding.getUnreduced(), sharding.getUnreducedKind());
     };
-    auto layouts = layoutsOf(transfer, onMesh(fromType.getSharding(), *fromMesh),
-                             *fromMesh, onMesh(toType.getSharding(), *toMesh),
-                             *toMesh, tensor);
+    auto layouts = layoutsOf(
+        transfer, onMesh(fromType.getSharding(), *fromMesh), *fromMesh,
+        onMesh(toType.getSharding(), *toMesh), *toMesh, tensor);
     if (failed(layouts))
       return failure();
     OpBuilder builder(transfer);
-    Value back =
-        importReshard(builder, transfer.getLoc(), transfer.getTensor(), tensor,
-                      layouts->first, layouts->second, toType);
+    Value back = importReshard(builder, transfer.getLoc(), transfer.getTensor(),
+                               tensor, layouts->first, layouts->second, toType);
     transfer.getResult().replaceAllUsesWith(back);
     transfer.erase();
     return success();
@@ -489,9 +493,8 @@ struct ImportSdyPass : public mlir::m2n::impl::ImportSdyBase<ImportSdyPass> {
               })
               .Case<sdy::AllGatherOp, sdy::AllSliceOp, sdy::AllToAllOp,
                     sdy::CollectivePermuteOp, sdy::AllReduceOp,
-                    sdy::ReduceScatterOp>([&](auto o) {
-                return importSdyPoint(o, o.getOutSharding());
-              })
+                    sdy::ReduceScatterOp>(
+                  [&](auto o) { return importSdyPoint(o, o.getOutSharding()); })
               .Case([&](mpmd::TransferOp o) { return importTransfer(o); })
               .Default([](Operation *) { return failure(); });
       if (failed(imported))

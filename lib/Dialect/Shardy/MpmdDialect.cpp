@@ -44,8 +44,7 @@ void MpmdDialect::initialize() {
 Attribute TopologyAttr::parse(AsmParser &parser, Type) {
   SmallVector<Attribute> names;
   SmallVector<MeshAttr> meshes;
-  if (parser.parseLess() ||
-      parser.parseCommaSeparatedList([&]() {
+  if (parser.parseLess() || parser.parseCommaSeparatedList([&]() {
         std::string name;
         if (parser.parseLess() || parser.parseString(&name) ||
             parser.parseColon())
@@ -112,7 +111,8 @@ Type MeshTensorType::parse(AsmParser &parser) {
 }
 
 void MeshTensorType::print(AsmPrinter &printer) const {
-  printer << "<\"" << getMeshName().getValue() << "\", " << getRankedTensorType();
+  printer << "<\"" << getMeshName().getValue() << "\", "
+          << getRankedTensorType();
   if (getSharding()) {
     printer << ", sharding=";
     getSharding().print(printer);

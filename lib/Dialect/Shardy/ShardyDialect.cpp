@@ -55,14 +55,13 @@ int64_t MeshAttr::axisIndex(StringRef name) const {
 /// `[1, 2, 3]`
 static ParseResult parseIntList(AsmParser &parser,
                                 SmallVectorImpl<int64_t> &values) {
-  return parser.parseCommaSeparatedList(
-      AsmParser::Delimiter::Square, [&]() {
-        int64_t value;
-        if (parser.parseInteger(value))
-          return failure();
-        values.push_back(value);
-        return success();
-      });
+  return parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
+    int64_t value;
+    if (parser.parseInteger(value))
+      return failure();
+    values.push_back(value);
+    return success();
+  });
 }
 
 Attribute MeshAttr::parse(AsmParser &parser, Type) {
@@ -316,13 +315,15 @@ void TensorShardingAttr::print(AsmPrinter &printer) const {
 Attribute TensorShardingPerValueAttr::parse(AsmParser &parser, Type) {
   SmallVector<TensorShardingAttr> shardings;
   if (parser.parseLess() ||
-      parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
-        Attribute sharding = TensorShardingAttr::parse(parser, {});
-        if (!sharding)
-          return failure();
-        shardings.push_back(cast<TensorShardingAttr>(sharding));
-        return success();
-      }) ||
+      parser.parseCommaSeparatedList(
+          AsmParser::Delimiter::Square,
+          [&]() {
+            Attribute sharding = TensorShardingAttr::parse(parser, {});
+            if (!sharding)
+              return failure();
+            shardings.push_back(cast<TensorShardingAttr>(sharding));
+            return success();
+          }) ||
       parser.parseGreater())
     return {};
   return TensorShardingPerValueAttr::get(parser.getContext(), shardings);
@@ -431,8 +432,7 @@ M2N_SDY_PER_DIM_COLLECTIVE(AllSliceOp, SlicingAxes)
 
 ParseResult CollectivePermuteOp::parse(OpAsmParser &parser,
                                        OperationState &state) {
-  return parseCollectiveTail(parser, state,
-                             getOutShardingAttrName(state.name));
+  return parseCollectiveTail(parser, state, getOutShardingAttrName(state.name));
 }
 
 void CollectivePermuteOp::print(OpAsmPrinter &printer) {
@@ -453,15 +453,13 @@ ParseResult AllReduceOp::parse(OpAsmParser &parser, OperationState &state) {
 void AllReduceOp::print(OpAsmPrinter &printer) {
   printKind(printer, getKind());
   printer << ' ';
-  printAxisSet(printer,
-               cast<DimShardingAttr>(getReductionAxes()[0]).getAxes());
+  printAxisSet(printer, cast<DimShardingAttr>(getReductionAxes()[0]).getAxes());
   printCollectiveTail(printer, *this, getOutSharding(),
                       {getKindAttrName(), getReductionAxesAttrName(),
                        getOutShardingAttrName()});
 }
 
-ParseResult ReduceScatterOp::parse(OpAsmParser &parser,
-                                   OperationState &state) {
+ParseResult ReduceScatterOp::parse(OpAsmParser &parser, OperationState &state) {
   state.addAttribute(getKindAttrName(state.name), parseKind(parser));
   ArrayAttr axes;
   if (parsePerDimAxes(parser, axes))
@@ -510,4 +508,3 @@ void AllToAllOp::print(OpAsmPrinter &printer) {
   printCollectiveTail(printer, *this, getOutSharding(),
                       {getParamsAttrName(), getOutShardingAttrName()});
 }
-

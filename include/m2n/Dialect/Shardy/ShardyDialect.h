@@ -8,6 +8,7 @@
 #ifndef M2N_DIALECT_SHARDY_SHARDYDIALECT_H
 #define M2N_DIALECT_SHARDY_SHARDYDIALECT_H
 
+#include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -16,12 +17,11 @@
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/SymbolTable.h"
-#include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
-#include "m2n/Dialect/Shardy/SdyDialect.h.inc"
 #include "m2n/Dialect/Shardy/MpmdDialect.h.inc"
+#include "m2n/Dialect/Shardy/SdyDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES
 #include "m2n/Dialect/Shardy/SdyAttrs.h.inc"

@@ -1,0 +1,29 @@
+// Malformed Shardy syntax: a parse error that names what is wrong.
+// RUN: m2n-opt %s --split-input-file --verify-diagnostics
+
+sdy.mesh @mesh = <["x"=2]>
+// expected-error@+1 {{expected a priority p<N>, got 'q1'}}
+func.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}q1]>})
+
+// -----
+
+sdy.mesh @mesh = <["x"=2]>
+// expected-error@+1 {{expected a priority p<N>, got 'p01'}}
+func.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}p01]>})
+
+// -----
+
+sdy.mesh @mesh = <["x"=2]>
+// expected-error@+1 {{unreduced axes reduce with sum, max or min, not 'prod'}}
+func.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], unreduced=prod{"x"}>})
+
+// -----
+
+sdy.mesh @mesh = <["x"=2]>
+// expected-error@+1 {{expected 'replicated' or 'unreduced', got 'partial'}}
+func.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], partial={"x"}>})
+
+// -----
+
+// expected-error@+1 {{expected 'sharding' or 'memory_kind', got 'layout'}}
+func.func @f(%a: !mpmd.mesh_tensor<"m", tensor<8xf32>, layout="x">)
