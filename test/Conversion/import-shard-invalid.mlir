@@ -97,3 +97,21 @@ func.func @permuting_all_to_all(%arg0: tensor<3x2xi8>) -> tensor<3x2xi8> {
   %1 = shard.all_to_all %arg0 on @grid grid_axes = [0] split_axis = 0 concat_axis = 0 : tensor<3x2xi8> -> tensor<3x2xi8>
   return %1 : tensor<3x2xi8>
 }
+
+// -----
+
+shard.grid @grid(shape = 4)
+func.func @dynamic_root(%arg0: tensor<4xf32>, %r: index) -> tensor<4xf32> {
+  // expected-error@+1 {{a dynamic root cannot be imported (plans are computed at compile time)}}
+  %1 = shard.broadcast %arg0 on @grid grid_axes = [0] root = [%r] : (tensor<4xf32>, index) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 4)
+func.func @accumulate_wider(%arg0: tensor<4xf32>) -> tensor<4xf64> {
+  // expected-error@+1 {{converts 'f32' to 'f64'; m2n moves and reduces in the tensor's own element type}}
+  %1 = shard.reduce %arg0 on @grid grid_axes = [0] root = [0] : (tensor<4xf32>) -> tensor<4xf64>
+  return %1 : tensor<4xf64>
+}

@@ -13,8 +13,8 @@
 // RUN: m2n-opt %m2n_src_root/examples/integration/shard_transpose.mlir --m2n-import-shard | m2n-sim - | FileCheck %s --check-prefix=EXAMPLE
 // RUN: not mlir-opt %m2n_src_root/examples/integration/shard_transpose.mlir "--pass-pipeline=builtin.module(func.func(shard-partition))" 2>&1 | FileCheck %s --check-prefix=UPSTREAM
 
-// SIM: m2n-sim: PASS: 13 plans
-// EXEC: 13 passed, 0 failed
+// SIM: m2n-sim: PASS: 18 plans
+// EXEC: 18 passed, 0 failed
 // EXAMPLE: m2n-sim: PASS: 1 plan
 // UPSTREAM: error: Dimension size mismatch
 
@@ -164,4 +164,40 @@ func.func @all_to_all(%arg0: tensor<6x2xi16>) -> tensor<2x6xi16> {
 func.func @all_slice(%arg0: tensor<3x8xf32>) -> tensor<3x4xf32> {
   %1 = shard.all_slice %arg0 on @grid2x2 grid_axes = [1] slice_axis = 1 : tensor<3x8xf32> -> tensor<3x4xf32>
   return %1 : tensor<3x4xf32>
+}
+
+// Rooted collectives: one side is the mesh of each group's root device (its
+// in-group index over grid_axes, in their order), the other every device of
+// the group; what upstream leaves undefined (non-root results) m2n leaves
+// alone.
+shard.grid @grid2x4(shape = 2x4)
+// CHECK-LABEL: func.func @broadcast
+// CHECK: m2n.reshard {{.*}}!m2n.dist<2x3x5xf32, #m2n.layout<#m2n.mesh<[2], ranks = [2, 6]>, [shard<0>]>> -> !m2n.dist<2x3x5xf32, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<0>, replicate]>>
+func.func @broadcast(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
+  %0 = shard.broadcast %x on @grid2x4 grid_axes = [1] root = [2] : (tensor<3x5xf32>) -> tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
+}
+// CHECK-LABEL: func.func @broadcast_whole_grid
+// CHECK: m2n.reshard {{.*}}!m2n.dist<7xi16, #m2n.layout<#m2n.mesh<[1], ranks = [7]>, [replicate]>> -> !m2n.dist<7xi16, #m2n.layout<#m2n.mesh<[4, 2], ranks = [0, 4, 1, 5, 2, 6, 3, 7]>, [replicate, replicate]>>
+func.func @broadcast_whole_grid(%x: tensor<7xi16>) -> tensor<7xi16> {
+  %0 = shard.broadcast %x on @grid2x4 grid_axes = [1, 0] root = [3, 1] : (tensor<7xi16>) -> tensor<7xi16>
+  return %0 : tensor<7xi16>
+}
+// CHECK-LABEL: func.func @gather
+// CHECK: m2n.reshard {{.*}}!m2n.dist<2x2x12xf32, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<0>, shard<2>]>> -> !m2n.dist<2x2x12xf32, #m2n.layout<#m2n.mesh<[2], ranks = [1, 5]>, [shard<0>]>>
+func.func @gather(%x: tensor<2x3xf32>) -> tensor<2x12xf32> {
+  %0 = shard.gather %x on @grid2x4 grid_axes = [1] gather_axis = 1 root = [1] : (tensor<2x3xf32>) -> tensor<2x12xf32>
+  return %0 : tensor<2x12xf32>
+}
+// CHECK-LABEL: func.func @reduce
+// CHECK: m2n.reshard {{.*}}!m2n.dist<4x3x4xi32, #m2n.layout<#m2n.mesh<[4, 2], ranks = [0, 4, 1, 5, 2, 6, 3, 7]>, [shard<0>, partial<max>]>> -> !m2n.dist<4x3x4xi32, #m2n.layout<#m2n.mesh<[4], ranks = [4, 5, 6, 7]>, [shard<0>]>>
+func.func @reduce(%x: tensor<3x4xi32>) -> tensor<3x4xi32> {
+  %0 = shard.reduce %x on @grid2x4 grid_axes = [0] reduction = max root = [1] : (tensor<3x4xi32>) -> tensor<3x4xi32>
+  return %0 : tensor<3x4xi32>
+}
+// CHECK-LABEL: func.func @scatter
+// CHECK: m2n.reshard {{.*}}!m2n.dist<4x4x2xbf16, #m2n.layout<#m2n.mesh<[4], ranks = [4, 5, 6, 7]>, [shard<0>]>> -> !m2n.dist<4x4x2xbf16, #m2n.layout<#m2n.mesh<[4, 2], ranks = [0, 4, 1, 5, 2, 6, 3, 7]>, [shard<0>, shard<1>]>>
+func.func @scatter(%x: tensor<4x2xbf16>) -> tensor<2x2xbf16> {
+  %0 = shard.scatter %x on @grid2x4 grid_axes = [0] scatter_axis = 0 root = [1] : (tensor<4x2xbf16>) -> tensor<2x2xbf16>
+  return %0 : tensor<2x2xbf16>
 }

@@ -110,7 +110,9 @@ def ImportShard : Pass<"m2n-import-shard", "::mlir::ModuleOp"> {
     collectives of partitioned code (`shard.all_gather`, `all_reduce` and
     `reduce_scatter` with sum, max or min, `all_to_all`, `all_slice`)
     become m2n collectives (or a local reshard) over their grid axes, with
-    a leading dimension per other grid axis. Halos, dynamic grids, shapes
+    a leading dimension per other grid axis; the rooted ones (`broadcast`,
+    `gather`, `reduce`, `scatter`) reshards between every device of each
+    group and the mesh of the groups' root devices. Halos, dynamic grids, shapes
     and offsets are refused with a diagnostic.
   }];
   let dependentDialects = ["::mlir::m2n::M2NDialect"];

@@ -38,6 +38,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <functional>
+
 namespace mlir::m2n {
 #define GEN_PASS_DEF_IMPORTSHARD
 #include "m2n/Conversion/Passes.h.inc"
@@ -420,6 +422,162 @@ LogicalResult importAllReduce(shard::AllReduceOp op,
       });
 }
 
+/// One side of a rooted collective (broadcast, gather, reduce, scatter):
+/// every device of each group, with `group(batch)` on the group axes, or
+/// only each group's root device.
+struct RootedSide {
+  bool root = false;
+  std::function<PlacementAttrInterface(int64_t batch)> group;
+  SmallVector<int64_t> groupShape; // The tensor of one group.
+};
+
+/// Imports a rooted collective as one m2n.reshard from `from` to `to` over
+/// the groups of `gridAxes` (a leading dimension per other grid axis, as
+/// importCollective): the root side's mesh has the root device of each
+/// group, at in-group index `root` (in `gridAxes` order). What upstream
+/// leaves undefined (non-root results) m2n does not write.
+LogicalResult importRooted(Operation *op, Value input, Type resultType,
+                           StringRef grid, ArrayRef<int16_t> gridAxes,
+                           ArrayRef<int64_t> root, ValueRange rootDynamic,
+                           const RootedSide &from, const RootedSide &to,
+                           SymbolTableCollection &symbols) {
+  auto inputType = dyn_cast<RankedTensorType>(input.getType());
+  auto outputType = dyn_cast<RankedTensorType>(resultType);
+  if (!inputType || !outputType || !inputType.hasStaticShape() ||
+      !outputType.hasStaticShape() ||
+      from.groupShape.empty() != to.groupShape.empty())
+    return op->emitError("collectives on memrefs or on tensors with dynamic "
+                         "shapes cannot be imported");
+  if (inputType.getElementType() != outputType.getElementType())
+    return op->emitError("converts ")
+           << inputType.getElementType() << " to "
+           << outputType.getElementType()
+           << "; m2n moves and reduces in the tensor's own element type";
+  if (!rootDynamic.empty())
+    return op->emitError("a dynamic root cannot be imported (plans are "
+                         "computed at compile time)");
+  FailureOr<CollectiveImport> groups =
+      importGroups(op, grid, gridAxes, symbols);
+  if (failed(groups))
+    return failure();
+  MLIRContext *ctx = op->getContext();
+  if (root.size() != gridAxes.size())
+    return op->emitError("root has ") << root.size() << " coordinates for "
+                                      << gridAxes.size() << " grid axes";
+  int64_t rootIndex = 0;
+  ArrayRef<int64_t> meshShape = groups->mesh.getShape();
+  for (auto [i, coordinate] : llvm::enumerate(root)) {
+    int64_t extent = meshShape[groups->groupAxes[i]];
+    if (coordinate < 0 || coordinate >= extent)
+      return op->emitError("root coordinate ")
+             << coordinate << " is outside grid axis " << gridAxes[i]
+             << " of size " << extent;
+    rootIndex = rootIndex * extent + coordinate;
+  }
+  // The root of batch position b is at groups-mesh position
+  // b * groupSize + rootIndex.
+  const int64_t batches = groups->mesh.getNumRanks() / groups->groupSize;
+  SmallVector<int64_t> rootRanks;
+  for (int64_t b = 0; b < batches; ++b)
+    rootRanks.push_back(
+        groups->mesh.getRank(b * groups->groupSize + rootIndex));
+  SmallVector<int64_t> rootShape(groups->batchDims);
+  SmallVector<PlacementAttrInterface> rootPlacements(groups->batchPlacements);
+  if (rootShape.empty()) {
+    rootShape.push_back(1);
+    rootPlacements.push_back(ReplicateAttr::get(ctx));
+  }
+  const int64_t batch = static_cast<int64_t>(groups->batchDims.size());
+  auto layoutOf = [&](const RootedSide &side) {
+    if (side.root)
+      return LayoutAttr::get(ctx, MeshAttr::get(ctx, rootShape, 0, rootRanks),
+                             rootPlacements);
+    SmallVector<PlacementAttrInterface> placements(groups->batchPlacements);
+    placements.append(groups->groupAxes.size(), side.group(batch));
+    return LayoutAttr::get(ctx, groups->mesh, placements);
+  };
+  SmallVector<int64_t> shape(groups->batchDims);
+  shape.append(from.groupShape.begin(), from.groupShape.end());
+  SmallVector<int64_t> toShape(groups->batchDims);
+  toShape.append(to.groupShape.begin(), to.groupShape.end());
+  if (shape != toShape)
+    return op->emitError("the group's tensor changes shape");
+  OpBuilder builder(op);
+  Value back =
+      importReshard(builder, op->getLoc(), input,
+                    RankedTensorType::get(shape, inputType.getElementType()),
+                    layoutOf(from), layoutOf(to), outputType);
+  op->getResult(0).replaceAllUsesWith(back);
+  op->erase();
+  return success();
+}
+
+/// The root's tensor to every device of its group.
+LogicalResult importBroadcast(shard::BroadcastOp op,
+                              SymbolTableCollection &symbols) {
+  MLIRContext *ctx = op.getContext();
+  SmallVector<int64_t> shape = staticShapeOf(op.getInput().getType());
+  return importRooted(
+      op, op.getInput(), op.getResult().getType(), op.getGrid(),
+      op.getGridAxes(), op.getRoot(), op.getRootDynamic(),
+      RootedSide{true, {}, shape},
+      RootedSide{false, [&](int64_t) { return ReplicateAttr::get(ctx); },
+                 shape},
+      symbols);
+}
+
+/// The group's tensors concatenated along gather_axis, on the root.
+LogicalResult importGather(shard::GatherOp op, SymbolTableCollection &symbols) {
+  MLIRContext *ctx = op.getContext();
+  int64_t axis = op.getGatherAxis().getSExtValue();
+  SmallVector<int64_t> shape = staticShapeOf(op.getResult().getType());
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
+    return op.emitError("gather_axis ") << axis << " is out of range";
+  return importRooted(op, op.getInput(), op.getResult().getType(), op.getGrid(),
+                      op.getGridAxes(), op.getRoot(), op.getRootDynamic(),
+                      RootedSide{false,
+                                 [&](int64_t batch) {
+                                   return ShardAttr::get(ctx, batch + axis);
+                                 },
+                                 shape},
+                      RootedSide{true, {}, shape}, symbols);
+}
+
+/// The reduction of the group's tensors, on the root.
+LogicalResult importReduce(shard::ReduceOp op, SymbolTableCollection &symbols) {
+  FailureOr<ReductionKind> reduction = toM2NReduction(op, op.getReduction());
+  if (failed(reduction))
+    return failure();
+  MLIRContext *ctx = op.getContext();
+  SmallVector<int64_t> shape = staticShapeOf(op.getInput().getType());
+  return importRooted(
+      op, op.getInput(), op.getResult().getType(), op.getGrid(),
+      op.getGridAxes(), op.getRoot(), op.getRootDynamic(),
+      RootedSide{false,
+                 [&](int64_t) { return PartialAttr::get(ctx, *reduction); },
+                 shape},
+      RootedSide{true, {}, shape}, symbols);
+}
+
+/// The root's tensor split along scatter_axis over its group.
+LogicalResult importScatter(shard::ScatterOp op,
+                            SymbolTableCollection &symbols) {
+  MLIRContext *ctx = op.getContext();
+  int64_t axis = op.getScatterAxis().getSExtValue();
+  SmallVector<int64_t> shape = staticShapeOf(op.getInput().getType());
+  if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
+    return op.emitError("scatter_axis ") << axis << " is out of range";
+  return importRooted(op, op.getInput(), op.getResult().getType(), op.getGrid(),
+                      op.getGridAxes(), op.getRoot(), op.getRootDynamic(),
+                      RootedSide{true, {}, shape},
+                      RootedSide{false,
+                                 [&](int64_t batch) {
+                                   return ShardAttr::get(ctx, batch + axis);
+                                 },
+                                 shape},
+                      symbols);
+}
+
 struct ImportShardPass
     : public mlir::m2n::impl::ImportShardBase<ImportShardPass> {
   void runOnOperation() override {
@@ -461,30 +619,38 @@ struct ImportShardPass
     SmallVector<Operation *> collectives;
     getOperation().walk([&](Operation *op) {
       if (isa<shard::AllGatherOp, shard::AllReduceOp, shard::ReduceScatterOp,
-              shard::AllToAllOp, shard::AllSliceOp>(op))
+              shard::AllToAllOp, shard::AllSliceOp, shard::BroadcastOp,
+              shard::GatherOp, shard::ReduceOp, shard::ScatterOp>(op))
         collectives.push_back(op);
     });
     for (Operation *op : collectives) {
-      LogicalResult imported = TypeSwitch<Operation *, LogicalResult>(op)
-                                   .Case([&](shard::AllGatherOp c) {
-                                     return importAllGather(c, symbols);
-                                   })
-                                   .Case([&](shard::AllReduceOp c) {
-                                     return importAllReduce(c, symbols);
-                                   })
-                                   .Case([&](shard::ReduceScatterOp c) {
-                                     return importReduceScatter(c, symbols);
-                                   })
-                                   .Case([&](shard::AllToAllOp c) {
-                                     return importAllToAll(c, symbols);
-                                   })
-                                   .Case([&](shard::AllSliceOp c) {
-                                     return importAllSlice(c, symbols);
-                                   })
-                                   .Default([](Operation *other) {
-                                     return other->emitError(
-                                         "is not an importable collective");
-                                   });
+      LogicalResult imported =
+          TypeSwitch<Operation *, LogicalResult>(op)
+              .Case([&](shard::AllGatherOp c) {
+                return importAllGather(c, symbols);
+              })
+              .Case([&](shard::AllReduceOp c) {
+                return importAllReduce(c, symbols);
+              })
+              .Case([&](shard::ReduceScatterOp c) {
+                return importReduceScatter(c, symbols);
+              })
+              .Case([&](shard::AllToAllOp c) {
+                return importAllToAll(c, symbols);
+              })
+              .Case([&](shard::AllSliceOp c) {
+                return importAllSlice(c, symbols);
+              })
+              .Case([&](shard::BroadcastOp c) {
+                return importBroadcast(c, symbols);
+              })
+              .Case([&](shard::GatherOp c) { return importGather(c, symbols); })
+              .Case([&](shard::ReduceOp c) { return importReduce(c, symbols); })
+              .Case(
+                  [&](shard::ScatterOp c) { return importScatter(c, symbols); })
+              .Default([](Operation *other) {
+                return other->emitError("is not an importable collective");
+              });
       if (failed(imported))
         return signalPassFailure();
     }
