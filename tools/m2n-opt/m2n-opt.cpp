@@ -10,6 +10,7 @@
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -37,7 +38,8 @@ int main(int argc, char **argv) {
                   mlir::nvgpu::NVGPUDialect, mlir::NVVM::NVVMDialect,
                   mlir::LLVM::LLVMDialect, mlir::shard::ShardDialect, mlir::m2n::sdy::SdyDialect,
                   mlir::m2n::mpmd::MpmdDialect,
-                  mlir::cf::ControlFlowDialect, mlir::index::IndexDialect>();
+                  mlir::cf::ControlFlowDialect, mlir::index::IndexDialect,
+                  mlir::tensor::TensorDialect>();
   // Lowering the kernels to NVVM and serializing them to PTX.
   mlir::registerAllExtensions(registry);
   mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);

@@ -14,6 +14,7 @@
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
 #include "m2n/Sim/HostSimulator.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -81,7 +82,7 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   registry.insert<mlir::m2n::M2NDialect, func::FuncDialect,
                   shard::ShardDialect, mlir::m2n::sdy::SdyDialect,
-                  mlir::m2n::mpmd::MpmdDialect>();
+                  mlir::m2n::mpmd::MpmdDialect, tensor::TensorDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
 
