@@ -115,3 +115,21 @@ func.func @accumulate_wider(%arg0: tensor<4xf32>) -> tensor<4xf64> {
   %1 = shard.reduce %arg0 on @grid grid_axes = [0] root = [0] : (tensor<4xf32>) -> tensor<4xf64>
   return %1 : tensor<4xf64>
 }
+
+// -----
+
+shard.grid @grid(shape = 4)
+func.func @shift_without_rotate(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{a shift without rotate leaves devices without a source undefined; only rotating shifts are imported}}
+  %1 = shard.shift %arg0 on @grid grid_axes = [0] shift_axis = 0 offset = 1 : tensor<4xf32> -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 4)
+func.func @send(%arg0: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{point-to-point send/recv pairs (two ops of the program) are not imported yet}}
+  %1 = shard.send %arg0 on @grid grid_axes = [0] destination = [1] : (tensor<4xf32>) -> tensor<4xf32>
+  return %1 : tensor<4xf32>
+}

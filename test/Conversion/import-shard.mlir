@@ -13,8 +13,8 @@
 // RUN: m2n-opt %m2n_src_root/examples/integration/shard_transpose.mlir --m2n-import-shard | m2n-sim - | FileCheck %s --check-prefix=EXAMPLE
 // RUN: not mlir-opt %m2n_src_root/examples/integration/shard_transpose.mlir "--pass-pipeline=builtin.module(func.func(shard-partition))" 2>&1 | FileCheck %s --check-prefix=UPSTREAM
 
-// SIM: m2n-sim: PASS: 18 plans
-// EXEC: 18 passed, 0 failed
+// SIM: m2n-sim: PASS: 20 plans
+// EXEC: 20 passed, 0 failed
 // EXAMPLE: m2n-sim: PASS: 1 plan
 // UPSTREAM: error: Dimension size mismatch
 
@@ -200,4 +200,20 @@ func.func @reduce(%x: tensor<3x4xi32>) -> tensor<3x4xi32> {
 func.func @scatter(%x: tensor<4x2xbf16>) -> tensor<2x2xbf16> {
   %0 = shard.scatter %x on @grid2x4 grid_axes = [0] scatter_axis = 0 root = [1] : (tensor<4x2xbf16>) -> tensor<2x2xbf16>
   return %0 : tensor<2x2xbf16>
+}
+
+// A rotating shift: device i's tensor goes to device i + offset (mod the
+// axis size) along shift_axis, every other grid axis an independent line:
+// one reshard of the stacked lines to a mesh with rotated ranks.
+// CHECK-LABEL: func.func @shift
+// CHECK: m2n.reshard {{.*}}!m2n.dist<2x4x3xi32, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<0>, shard<1>]>> -> !m2n.dist<2x4x3xi32, #m2n.layout<#m2n.mesh<[2, 4], ranks = [1, 2, 3, 0, 5, 6, 7, 4]>, [shard<0>, shard<1>]>>
+func.func @shift(%x: tensor<3xi32>) -> tensor<3xi32> {
+  %0 = shard.shift %x on @grid2x4 grid_axes = [1] shift_axis = 1 offset = 1 rotate : tensor<3xi32> -> tensor<3xi32>
+  return %0 : tensor<3xi32>
+}
+// CHECK-LABEL: func.func @shift_back
+// CHECK: m2n.reshard {{.*}} -> !m2n.dist<4x2x2x2xf32, #m2n.layout<#m2n.mesh<[4, 2], ranks = [4, 0, 5, 1, 6, 2, 7, 3]>, [shard<0>, shard<1>]>>
+func.func @shift_back(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  %0 = shard.shift %x on @grid2x4 grid_axes = [0, 1] shift_axis = 0 offset = -1 rotate : tensor<2x2xf32> -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
 }

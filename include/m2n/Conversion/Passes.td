@@ -112,7 +112,8 @@ def ImportShard : Pass<"m2n-import-shard", "::mlir::ModuleOp"> {
     become m2n collectives (or a local reshard) over their grid axes, with
     a leading dimension per other grid axis; the rooted ones (`broadcast`,
     `gather`, `reduce`, `scatter`) reshards between every device of each
-    group and the mesh of the groups' root devices. Halos, dynamic grids, shapes
+    group and the mesh of the groups' root devices, and a rotating `shift`
+    a reshard to rotated ranks. Halos, dynamic grids, shapes
     and offsets are refused with a diagnostic.
   }];
   let dependentDialects = ["::mlir::m2n::M2NDialect"];

@@ -578,6 +578,57 @@ LogicalResult importScatter(shard::ScatterOp op,
                       symbols);
 }
 
+/// A rotating shift: within each line of devices along shift_axis, device
+/// i's tensor goes to device (i + offset) mod n (torch.roll's direction; the
+/// other grid axes, in the group or not, are independent lines). As one
+/// reshard of the stacked lines, a tensor [other axes..., n, local...]
+/// sharded by every grid axis, from the grid's own order to one whose
+/// shift-axis ranks are rotated.
+LogicalResult importShift(shard::ShiftOp op, SymbolTableCollection &symbols) {
+  if (!op.getRotate())
+    return op.emitError("a shift without rotate leaves devices without a "
+                        "source undefined; only rotating shifts are imported");
+  int64_t shiftAxis = op.getShiftAxis().getSExtValue();
+  if (!llvm::is_contained(op.getGridAxes(), shiftAxis))
+    return op.emitError("shift_axis ") << shiftAxis << " is not a grid axis";
+  auto tensor = dyn_cast<RankedTensorType>(op.getInput().getType());
+  if (!tensor || !tensor.hasStaticShape() || tensor != op.getResult().getType())
+    return op.emitError("shifts of tensors with dynamic shapes cannot be "
+                        "imported");
+  // Every grid axis but the shift axis is a batch axis here.
+  const int16_t axis16 = static_cast<int16_t>(shiftAxis);
+  FailureOr<CollectiveImport> lines =
+      importGroups(op, op.getGrid(), ArrayRef<int16_t>(axis16), symbols);
+  if (failed(lines))
+    return failure();
+  MLIRContext *ctx = op.getContext();
+  const int64_t n = lines->groupSize;
+  const int64_t offset = ((op.getOffset() % n) + n) % n;
+  const int64_t batch = static_cast<int64_t>(lines->batchDims.size());
+  SmallVector<int64_t> shape(lines->batchDims);
+  shape.push_back(n);
+  llvm::append_range(shape, tensor.getShape());
+  SmallVector<PlacementAttrInterface> placements(lines->batchPlacements);
+  placements.push_back(ShardAttr::get(ctx, batch));
+  // Row k of each line lives on the line's device k, then on device k+offset.
+  SmallVector<int64_t> rotated;
+  const int64_t devices = lines->mesh.getNumRanks();
+  for (int64_t position = 0; position < devices; ++position) {
+    const int64_t line = position / n, k = position % n;
+    rotated.push_back(lines->mesh.getRank(line * n + (k + offset) % n));
+  }
+  MeshAttr to = MeshAttr::get(ctx, lines->mesh.getShape(), 0, rotated);
+  OpBuilder builder(op);
+  Value back =
+      importReshard(builder, op.getLoc(), op.getInput(),
+                    RankedTensorType::get(shape, tensor.getElementType()),
+                    LayoutAttr::get(ctx, lines->mesh, placements),
+                    LayoutAttr::get(ctx, to, placements), tensor);
+  op.getResult().replaceAllUsesWith(back);
+  op.erase();
+  return success();
+}
+
 struct ImportShardPass
     : public mlir::m2n::impl::ImportShardBase<ImportShardPass> {
   void runOnOperation() override {
@@ -620,7 +671,8 @@ struct ImportShardPass
     getOperation().walk([&](Operation *op) {
       if (isa<shard::AllGatherOp, shard::AllReduceOp, shard::ReduceScatterOp,
               shard::AllToAllOp, shard::AllSliceOp, shard::BroadcastOp,
-              shard::GatherOp, shard::ReduceOp, shard::ScatterOp>(op))
+              shard::GatherOp, shard::ReduceOp, shard::ScatterOp,
+              shard::ShiftOp, shard::SendOp, shard::RecvOp>(op))
         collectives.push_back(op);
     });
     for (Operation *op : collectives) {
@@ -648,6 +700,11 @@ struct ImportShardPass
               .Case([&](shard::ReduceOp c) { return importReduce(c, symbols); })
               .Case(
                   [&](shard::ScatterOp c) { return importScatter(c, symbols); })
+              .Case([&](shard::ShiftOp c) { return importShift(c, symbols); })
+              .Case<shard::SendOp, shard::RecvOp>([](Operation *c) {
+                return c->emitError("point-to-point send/recv pairs (two ops "
+                                    "of the program) are not imported yet");
+              })
               .Default([](Operation *other) {
                 return other->emitError("is not an importable collective");
               });
