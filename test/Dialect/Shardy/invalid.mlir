@@ -27,3 +27,13 @@ func.func @f(%a: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}], partia
 
 // expected-error@+1 {{expected 'sharding' or 'memory_kind', got 'layout'}}
 func.func @f(%a: !mpmd.mesh_tensor<"m", tensor<8xf32>, layout="x">)
+
+// -----
+
+func.func @f(%arg0: !mpmd.mesh_tensor<"m1", tensor<4xf32>>) {
+  // expected-error@+1 {{expected 'stage', 'in_shardings' or 'out_shardings', got 'stages'}}
+  %0 = mpmd.fragment<mesh="m1", origin=[], stages=1> (%arg0) (%a: tensor<4xf32>) {
+    mpmd.return %a : tensor<4xf32>
+  } : (!mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m1", tensor<4xf32>>
+  return
+}

@@ -69,3 +69,20 @@ func.func @transfer(%arg0 : !mpmd.mesh_tensor<"mesh1", tensor<12x16xf32>, shardi
   %2 = mpmd.assign %1 : (tensor<12x16xf32>) -> !mpmd.mesh_tensor<"mesh1", tensor<12x16xf32>>
   return
 }
+
+// CHECK-LABEL: func.func @fragments
+// CHECK: mpmd.fragment<mesh="m1", origin=["f"(1), "g"], stage=0, in_shardings=[<@mesh, [{"x"}, {}]>]> (%{{.*}}) {call_counter = 3 : ui32} (%{{.*}}: tensor<4x8xf32>) {
+// CHECK: mpmd.return %{{.*}} : tensor<4x8xf32>
+// CHECK: } : (!mpmd.mesh_tensor<"m1", tensor<4x8xf32>, sharding=<@mesh, [{"x"}, {}]>>) -> !mpmd.mesh_tensor<"m1", tensor<4x8xf32>, sharding=<@mesh, [{"x"}, {}]>>
+// CHECK: mpmd.fragment<mesh="m1", origin=[]> (%{{.*}}) (%{{.*}}: tensor<4x8xf32>) {
+func.func @fragments(%arg0: !mpmd.mesh_tensor<"m1", tensor<4x8xf32>, sharding=<@mesh, [{"x"}, {}]>>)
+    attributes {topology = #mpmd.topology<<"m1": <["x"=2]>>>} {
+  %0 = mpmd.fragment<mesh="m1", origin=["f"(1), "g"], stage=0, in_shardings=[<@mesh, [{"x"}, {}]>]> (%arg0) {call_counter = 3 : ui32} (%a: tensor<4x8xf32>) {
+    %c = arith.addf %a, %a : tensor<4x8xf32>
+    mpmd.return %c : tensor<4x8xf32>
+  } : (!mpmd.mesh_tensor<"m1", tensor<4x8xf32>, sharding=<@mesh, [{"x"}, {}]>>) -> !mpmd.mesh_tensor<"m1", tensor<4x8xf32>, sharding=<@mesh, [{"x"}, {}]>>
+  %1 = mpmd.fragment<mesh="m1", origin=[]> (%0) (%b: tensor<4x8xf32>) {
+    mpmd.return %b : tensor<4x8xf32>
+  } : (!mpmd.mesh_tensor<"m1", tensor<4x8xf32>, sharding=<@mesh, [{"x"}, {}]>>) -> (!mpmd.mesh_tensor<"m1", tensor<4x8xf32>, sharding=<@mesh, [{"x"}, {}]>>)
+  return
+}

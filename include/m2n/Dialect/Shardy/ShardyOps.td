@@ -219,4 +219,30 @@ def Mpmd_UnassignOp : Mpmd_Op<"unassign"> {
   let assemblyFormat = "attr-dict $tensor `:` functional-type(operands, results)";
 }
 
+def Mpmd_FragmentOp : Mpmd_Op<"fragment", [
+    SingleBlockImplicitTerminator<"ReturnOp">, IsolatedFromAbove]> {
+  let summary = "A computation on one mesh (kept as it is by the import)";
+  let description = [{
+    `%r = mpmd.fragment<mesh="m1", origin=["f"(1)], stage=0,
+    in_shardings=[...], out_shardings=[...]> (%x) {attrs} (%a: tensor<...>)
+    { ... mpmd.return %v : tensor<...> } : (types) -> (types)`: its region
+    computes on local tensors; --m2n-import-sdy leaves it alone and imports
+    the transfers between fragments.
+  }];
+  let arguments = (ins Variadic<AnyType>:$inputs, StrAttr:$mesh_name,
+                       ArrayAttr:$origin, OptionalAttr<I64Attr>:$stage_id,
+                       OptionalAttr<ArrayAttr>:$in_shardings,
+                       OptionalAttr<ArrayAttr>:$out_shardings);
+  let results = (outs Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$region);
+  let hasCustomAssemblyFormat = 1;
+}
+
+def Mpmd_ReturnOp : Mpmd_Op<"return", [Terminator, HasParent<"FragmentOp">]> {
+  let summary = "The results of a fragment";
+  let arguments = (ins Variadic<AnyType>:$results);
+  let assemblyFormat = "attr-dict ($results^ `:` type($results))?";
+  let builders = [OpBuilder<(ins), [{ build($_builder, $_state, ::mlir::ValueRange()); }]>];
+}
+
 #endif // M2N_DIALECT_SHARDY_SHARDYOPS_TD
