@@ -13,7 +13,7 @@ func.func @refit(
     // Column-parallel projection and its update: rows over the trainer's TP.
     %qkv: !mpmd.mesh_tensor<"trainer", tensor<1024x512xbf16>, sharding=<@mesh, [{"tp"}, {}]>>,
     %step: !mpmd.mesh_tensor<"trainer", tensor<1024x512xbf16>, sharding=<@mesh, [{"tp"}, {}]>>,
-    // An embedding split over all 8 trainer devices (1000 rows: uneven).
+    // An embedding split over all 8 trainer devices (125 rows each).
     %embed: !mpmd.mesh_tensor<"trainer", tensor<1000x64xf32>, sharding=<@mesh, [{"dp", "tp"}, {}]>>,
     // A replicated norm scale.
     %norm: !mpmd.mesh_tensor<"trainer", tensor<512xbf16>>)

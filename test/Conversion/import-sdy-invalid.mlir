@@ -152,3 +152,39 @@ func.func @unreduced_across_meshes(%arg0: !mpmd.mesh_tensor<"m1", tensor<8xf32>,
   %0 = mpmd.transfer %arg0 : (!mpmd.mesh_tensor<"m1", tensor<8xf32>, sharding=<@mesh, [{}], unreduced={"x"}>>) -> !mpmd.mesh_tensor<"m2", tensor<8xf32>, sharding=<@mesh, [{}], unreduced={"x"}>>
   return %0 : !mpmd.mesh_tensor<"m2", tensor<8xf32>, sharding=<@mesh, [{}], unreduced={"x"}>>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @uneven_over_two_axes(%arg0: tensor<30xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}]>}) -> tensor<30xf32> {
+  // expected-error@+1 {{dimension 0 of extent 30 is split unevenly over several (sub-)axes into 4 parts; m2n splits one axis after another, which owns other elements than Shardy's single split}}
+  %0 = sdy.reshard %arg0 <@mesh, [{}]> : tensor<30xf32>
+  return %0 : tensor<30xf32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=6]>
+func.func @sub_axes_not_nested(%arg0: tensor<12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) -> tensor<12xf32> {
+  // expected-error@+1 {{sub-axes of axis "x" overlap without nesting (cuts at 2 and 3)}}
+  %0 = sdy.reshard %arg0 <@mesh, [{"x":(1)2}], replicated={"x":(1)3}> : tensor<12xf32>
+  return %0 : tensor<12xf32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2, "z"=2]>
+func.func @gather_drops_unreduced(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}], unreduced={"z"}>}) -> tensor<8xf32> {
+  // expected-error@+1 {{out_sharding's unreduced axes are not the operand's, less those the op reduces}}
+  %0 = sdy.all_gather [{"x"}] %arg0 out_sharding=<@mesh, [{}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>
+func.func @all_reduce_moves_axes(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}], unreduced={"z"}>}) -> tensor<8xf32> {
+  // expected-error@+1 {{out_sharding does not match what the op's axes make of its operand's sharding (dimension 0)}}
+  %0 = sdy.all_reduce {"z"} %arg0 out_sharding=<@mesh, [{"y"}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -10,8 +10,8 @@
 // RUN: m2n-opt %t.mlir "--m2n-pipeline=artifact=%t.m2n" -o /dev/null
 // RUN: m2n-opt %m2n_src_root/examples/integration/mpmd_refit.mlir --m2n-import-sdy | m2n-run - | FileCheck %s --check-prefix=EXAMPLE
 
-// SIM: m2n-sim: PASS: 14 plans
-// EXEC: 14 passed, 0 failed
+// SIM: m2n-sim: PASS: 15 plans
+// EXEC: 15 passed, 0 failed
 // EXAMPLE: 3 passed, 0 failed
 
 sdy.mesh @mesh = <["x"=2, "y"=4]>
@@ -26,13 +26,14 @@ func.func @transpose(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh
 }
 
 // Sub-axes cut y into its major and minor halves (a refined [2, 2, 2]
-// grid); then each collective is the reshard its out_sharding names.
+// grid; each sharding cuts only where its own sub-axes need); then each
+// collective is the reshard its out_sharding names.
 // CHECK-LABEL: func.func @subaxes_and_collectives
-// CHECK: #m2n.mesh<[2, 2, 2]>, [shard<1>, shard<0>, shard<1>]>> -> !m2n.dist<8x16xbf16, #m2n.layout<#m2n.mesh<[2, 2, 2]>, [shard<0>, replicate, replicate]>>
+// CHECK: #m2n.mesh<[2, 2, 2]>, [shard<1>, shard<0>, shard<1>]>> -> !m2n.dist<8x16xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<0>, replicate]>>
 // CHECK: #m2n.mesh<[2, 4]>, [shard<0>, replicate]>> -> !m2n.dist<8x16xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<0>, shard<0>]>>
 // CHECK: #m2n.mesh<[2, 4]>, [shard<0>, shard<0>]>> -> !m2n.dist<8x16xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<0>, replicate]>>
 // CHECK: #m2n.mesh<[2, 4]>, [shard<0>, replicate]>> -> !m2n.dist<8x16xbf16, #m2n.layout<#m2n.mesh<[2, 4]>, [shard<1>, replicate]>>
-// CHECK: #m2n.mesh<[2, 2, 2]>, [shard<1>, replicate, replicate]>> -> !m2n.dist<8x16xbf16, #m2n.layout<#m2n.mesh<[2, 2, 2]>, [replicate, replicate, shard<1>]>>
+// CHECK: #m2n.mesh<[2, 4]>, [shard<1>, replicate]>> -> !m2n.dist<8x16xbf16, #m2n.layout<#m2n.mesh<[2, 2, 2]>, [replicate, replicate, shard<1>]>>
 func.func @subaxes_and_collectives(%arg0: tensor<8x16xbf16> {sdy.sharding = #sdy.sharding<@mesh, [{"y":(1)2}, {"x", "y":(2)2}]>}) -> tensor<8x16xbf16> {
   %0 = sdy.reshard %arg0 <@mesh, [{"x", ?}, {}]> : tensor<8x16xbf16>
   %1 = sdy.all_slice [{"y"}, {}] %0 out_sharding=<@mesh, [{"x", "y"}, {}]> : tensor<8x16xbf16>
@@ -40,6 +41,16 @@ func.func @subaxes_and_collectives(%arg0: tensor<8x16xbf16> {sdy.sharding = #sdy
   %3 = sdy.all_to_all [{"x"}: 0->1] %2 out_sharding=<@mesh, [{}, {"x"}]> : tensor<8x16xbf16>
   %4 = sdy.collective_permute %3 out_sharding=<@mesh, [{}, {"y":(2)2}]> : tensor<8x16xbf16>
   return %4 : tensor<8x16xbf16>
+}
+
+// Sub-axes that do not nest across the two shardings ("x":(1)2 and
+// "x":(1)3 of a 6): each layout on its own refined grid.
+sdy.mesh @six = <["x"=6]>
+// CHECK-LABEL: func.func @sub_axes_of_six
+// CHECK: #m2n.mesh<[2, 3]>, [shard<0>, replicate]>> -> !m2n.dist<12xf32, #m2n.layout<#m2n.mesh<[3, 2]>, [shard<0>, replicate]>>
+func.func @sub_axes_of_six(%arg0: tensor<12xf32> {sdy.sharding = #sdy.sharding<@six, [{"x":(1)2}]>}) -> tensor<12xf32> {
+  %0 = sdy.reshard %arg0 <@six, [{"x":(1)3}]> : tensor<12xf32>
+  return %0 : tensor<12xf32>
 }
 
 // A dimension split by y then x: m2n lists y first (its mesh axes apply in
@@ -87,15 +98,15 @@ func.func @inline_mesh_uneven(%arg0: tensor<7x3xf64> {sdy.sharding = #sdy.shardi
 // CHECK: %[[W:.*]] = builtin.unrealized_conversion_cast %arg0 : !mpmd.mesh_tensor<"train", {{.*}}> to !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<1>]>>
 // CHECK: m2n.reshard %[[W]] {{.*}} -> !m2n.dist<64x32xbf16, #m2n.layout<#m2n.mesh<[4], ranks = [7, 6, 5, 4]>, [shard<1>]>>
 // CHECK: builtin.unrealized_conversion_cast {{.*}} to !mpmd.mesh_tensor<"gen", tensor<64x32xbf16>, sharding=<@mesh, [{}, {"tp"}]>>
-// CHECK: -> !m2n.dist<30xf32, #m2n.layout<#m2n.mesh<[4], ranks = [7, 6, 5, 4]>, [replicate]>>
-// CHECK: -> !m2n.dist<30xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<0>]>>
+// CHECK: -> !m2n.dist<32xf32, #m2n.layout<#m2n.mesh<[4], ranks = [7, 6, 5, 4]>, [replicate]>>
+// CHECK: -> !m2n.dist<32xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<0>]>>
 func.func @refit(%w: !mpmd.mesh_tensor<"train", tensor<64x32xbf16>, sharding=<@mesh, [{"tp"}, {"dp"}]>>,
-                 %b: !mpmd.mesh_tensor<"train", tensor<30xf32>, sharding=<@mesh, [{"tp", "dp"}]>>)
+                 %b: !mpmd.mesh_tensor<"train", tensor<32xf32>, sharding=<@mesh, [{"tp", "dp"}]>>)
     -> (!mpmd.mesh_tensor<"gen", tensor<64x32xbf16>, sharding=<@mesh, [{}, {"tp"}]>>,
-        !mpmd.mesh_tensor<"train", tensor<30xf32>, sharding=<@mesh, [{"tp", "dp"}]>>)
+        !mpmd.mesh_tensor<"train", tensor<32xf32>, sharding=<@mesh, [{"tp", "dp"}]>>)
     attributes {"topology"=#mpmd.topology<<"train": <["tp"=2, "dp"=2]>>, <"gen": <["tp"=4], device_ids=[3, 2, 1, 0]>>>} {
   %0 = mpmd.transfer %w : (!mpmd.mesh_tensor<"train", tensor<64x32xbf16>, sharding=<@mesh, [{"tp"}, {"dp"}]>>) -> !mpmd.mesh_tensor<"gen", tensor<64x32xbf16>, sharding=<@mesh, [{}, {"tp"}]>>
-  %1 = mpmd.transfer %b : (!mpmd.mesh_tensor<"train", tensor<30xf32>, sharding=<@mesh, [{"tp", "dp"}]>>) -> !mpmd.mesh_tensor<"gen", tensor<30xf32>>
-  %2 = mpmd.transfer %1 : (!mpmd.mesh_tensor<"gen", tensor<30xf32>>) -> !mpmd.mesh_tensor<"train", tensor<30xf32>, sharding=<@mesh, [{"tp", "dp"}]>>
-  return %0, %2 : !mpmd.mesh_tensor<"gen", tensor<64x32xbf16>, sharding=<@mesh, [{}, {"tp"}]>>, !mpmd.mesh_tensor<"train", tensor<30xf32>, sharding=<@mesh, [{"tp", "dp"}]>>
+  %1 = mpmd.transfer %b : (!mpmd.mesh_tensor<"train", tensor<32xf32>, sharding=<@mesh, [{"tp", "dp"}]>>) -> !mpmd.mesh_tensor<"gen", tensor<32xf32>>
+  %2 = mpmd.transfer %1 : (!mpmd.mesh_tensor<"gen", tensor<32xf32>>) -> !mpmd.mesh_tensor<"train", tensor<32xf32>, sharding=<@mesh, [{"tp", "dp"}]>>
+  return %0, %2 : !mpmd.mesh_tensor<"gen", tensor<64x32xbf16>, sharding=<@mesh, [{}, {"tp"}]>>, !mpmd.mesh_tensor<"train", tensor<32xf32>, sharding=<@mesh, [{"tp", "dp"}]>>
 }

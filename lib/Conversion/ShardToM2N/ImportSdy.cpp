@@ -107,7 +107,9 @@ struct RefinedGrid {
   }
 };
 
-RefinedGrid refine(sdy::MeshAttr mesh, Cuts &cuts) {
+/// The refined grid, or a diagnostic on `op` when two sub-axes of one axis
+/// overlap without nesting ("x":(1)2 and "x":(1)3 of a 6: no common grid).
+FailureOr<RefinedGrid> refine(Operation *op, sdy::MeshAttr mesh, Cuts &cuts) {
   RefinedGrid grid;
   for (auto [index, size] : llvm::enumerate(mesh.getAxisSizes())) {
     std::set<int64_t> &at = cuts[index];
@@ -115,6 +117,11 @@ RefinedGrid refine(sdy::MeshAttr mesh, Cuts &cuts) {
     SmallVector<int64_t> points(at.begin(), at.end());
     points.push_back(size);
     for (size_t i = 0; i + 1 < points.size(); ++i) {
+      if (points[i + 1] % points[i])
+        return op->emitError("sub-axes of axis \"")
+               << cast<StringAttr>(mesh.getAxisNames()[index]).getValue()
+               << "\" overlap without nesting (cuts at " << points[i]
+               << " and " << points[i + 1] << ")";
       grid.factorAt[{static_cast<int64_t>(index), points[i]}] =
           static_cast<int64_t>(grid.shape.size());
       grid.shape.push_back(points[i + 1] / points[i]);
@@ -137,7 +144,10 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, sdy::TensorShardingAttr sharding,
   for (sdy::AxisRefAttr axis : axesOf(sharding))
     if (failed(addCuts(op, mesh, axis, cuts)))
       return failure();
-  RefinedGrid grid = refine(mesh, cuts);
+  FailureOr<RefinedGrid> refined = refine(op, mesh, cuts);
+  if (failed(refined))
+    return failure();
+  RefinedGrid &grid = *refined;
   // Each factor's placement; the m2n mesh keeps the grid's axis order
   // (so that two layouts on one mesh have the same m2n mesh, as partial
   // destinations need) except where a dimension is split by factors in
@@ -164,9 +174,19 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, sdy::TensorShardingAttr sharding,
     for (sdy::AxisRefAttr axis : dimSharding.getAxes())
       if (failed(take(axis, ShardAttr::get(ctx, dim), listed)))
         return failure();
-    // An uneven split owns what Shardy's does (each part ceil(n/k), the
-    // last ones fewer or none); m2n's local buffers hold the owned elements
-    // only, without the padding XLA adds (docs/integration.md).
+    // An uneven split over one factor owns what Shardy's does (each part
+    // ceil(n/k), the last ones fewer or none; m2n's local buffers hold the
+    // owned elements only, without the padding XLA adds). Over several,
+    // m2n splits one factor after another, rounding each: not Shardy's.
+    int64_t parts = 1;
+    for (int64_t factor : listed)
+      parts *= grid.shape[factor];
+    if (listed.size() > 1 && tensor.getDimSize(dim) % parts)
+      return op->emitError("dimension ")
+             << dim << " of extent " << tensor.getDimSize(dim)
+             << " is split unevenly over several (sub-)axes into " << parts
+             << " parts; m2n splits one axis after another, which owns other "
+                "elements than Shardy's single split";
     SmallVector<int64_t> positions(listed);
     llvm::sort(positions);
     for (auto [position, factor] : llvm::zip(positions, listed))
@@ -222,17 +242,20 @@ FailureOr<std::pair<LayoutAttr, LayoutAttr>>
 layoutsOf(Operation *op, sdy::TensorShardingAttr from, PlacedMesh fromMesh,
           sdy::TensorShardingAttr to, PlacedMesh toMesh,
           RankedTensorType tensor) {
-  // Cuts are per mesh: both shardings' sub-axes refine each mesh alike
-  // (then one factor of the source is one factor of the destination).
+  // Each sharding cuts its mesh's axes where its own sub-axes need (so a
+  // whole axis stays one m2n axis, split once). A partial destination must
+  // be on the source's m2n mesh: then both cut alike.
   Cuts fromCuts, toCuts;
-  bool sameMesh = fromMesh.mesh == toMesh.mesh && fromMesh.base == toMesh.base;
+  const bool sameMesh =
+      fromMesh.mesh == toMesh.mesh && fromMesh.base == toMesh.base;
+  const bool shared = sameMesh && !to.getUnreduced().empty();
   for (sdy::AxisRefAttr axis : axesOf(from))
     if (failed(addCuts(op, fromMesh.mesh, axis, fromCuts)) ||
-        (sameMesh && failed(addCuts(op, toMesh.mesh, axis, toCuts))))
+        (shared && failed(addCuts(op, toMesh.mesh, axis, toCuts))))
       return failure();
   for (sdy::AxisRefAttr axis : axesOf(to))
     if (failed(addCuts(op, toMesh.mesh, axis, toCuts)) ||
-        (sameMesh && failed(addCuts(op, fromMesh.mesh, axis, fromCuts))))
+        (shared && failed(addCuts(op, fromMesh.mesh, axis, fromCuts))))
       return failure();
   FailureOr<LayoutAttr> src = layoutOf(op, from, fromMesh, fromCuts, tensor);
   if (failed(src))
@@ -356,8 +379,29 @@ LogicalResult checkCollective(Operation *op, sdy::TensorShardingAttr operand,
           .Default([](Operation *) { return success(); });
   if (failed(applied))
     return failure();
-  if (isa<sdy::CollectivePermuteOp, sdy::AllReduceOp>(op))
-    return success(); // Their out_sharding alone says where axes go.
+  // Unreduced axes stay unreduced, but for those a reduction reduces.
+  SmallVector<sdy::AxisRefAttr> reduced;
+  if (auto reduce = dyn_cast<sdy::AllReduceOp>(op))
+    llvm::append_range(
+        reduced,
+        cast<sdy::DimShardingAttr>(reduce.getReductionAxes()[0]).getAxes());
+  if (auto scatter = dyn_cast<sdy::ReduceScatterOp>(op))
+    for (Attribute dim : scatter.getReduceScatterAxes())
+      llvm::append_range(reduced, cast<sdy::DimShardingAttr>(dim).getAxes());
+  llvm::SmallDenseSet<Attribute> expected, got;
+  for (sdy::AxisRefAttr axis : operand.getUnreduced())
+    if (!llvm::is_contained(reduced, axis))
+      expected.insert(axis);
+  for (sdy::AxisRefAttr axis : out.getUnreduced())
+    got.insert(axis);
+  if (expected.size() != got.size() ||
+      llvm::any_of(got, [&](Attribute a) { return !expected.contains(a); }) ||
+      (!got.empty() &&
+       out.getUnreducedKind() != operand.getUnreducedKind()))
+    return op->emitError("out_sharding's unreduced axes are not the "
+                         "operand's, less those the op reduces");
+  if (isa<sdy::CollectivePermuteOp>(op))
+    return success(); // Its out_sharding alone says where axes go.
   for (auto [dim, axes] : llvm::enumerate(dims))
     if (dim >= out.getDims().size() ||
         !llvm::equal(axes, out.getDims()[dim].getAxes()))
