@@ -647,7 +647,10 @@ lowerSchedule(const Schedule &routed, const Layout &src, const Layout &dst,
   std::optional<Schedule> ordered = orderVectorReductions(schedule, program);
   if (!ordered)
     return std::nullopt;
-  return lowerScheduleOnce(*ordered, src, dst, shape, type, options, program);
+  // The added dependencies follow item order, not step order: number the
+  // steps topologically again (for the order network steps are posted in).
+  return lowerScheduleOnce(inTopologicalOrder(*ordered), src, dst, shape, type,
+                           options, program);
 }
 
 static std::optional<std::string>

@@ -137,7 +137,9 @@ class _Prepared:
             if not _contiguous(t):
                 raise ValueError(f"{what}[{r}] is not contiguous (m2n moves row-major buffers)")
             pointer = _pointer(t)
-            if pointer % self.alignment:
+            # Less aligned than compiled for: compile again, unless it is not
+            # even aligned to its elements (the runtime refuses that).
+            if pointer % self.alignment and pointer % _itemsize(t) == 0:
                 raise _Misaligned()
             pointers[r] = pointer
             last[r] = weakref.ref(t) if numpy else None
@@ -166,6 +168,11 @@ def _alignment(pointers) -> int:
 
 class _Misaligned(Exception):
     """A warm call's buffer lacks the alignment its artifact assumes."""
+
+
+def _itemsize(t) -> int:
+    itemsize = getattr(t, "itemsize", None)  # numpy
+    return int(itemsize) if itemsize is not None else t.element_size()
 
 
 def _contiguous(t) -> bool:
@@ -347,7 +354,11 @@ def _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh
     # Every process compiles the same program: for the least aligned
     # buffers of any rank, agreed in the all-reduce that finds new buffers.
     changed = prepared is None or prepared.bound != pointers
+    # What this rank can run: its buffers' alignment, and no more than its
+    # cached program assumes (another rank's cache may hold a different one).
     alignment = _alignment(pointers)
+    if prepared is not None:
+        alignment = min(alignment, prepared.alignment)
     if not (stable_buffers and prepared is not None and prepared.bound is not None):
         flag = torch.tensor([int(changed), 16 // alignment], dtype=torch.int32,
                             device="cpu" if dist.get_backend(comm.group) == "gloo"
@@ -357,7 +368,7 @@ def _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh
     elif changed:
         raise ValueError("stable_buffers=True, but this rank's buffers changed since the "
                          "first call")
-    if prepared is None or alignment < prepared.alignment:
+    if prepared is None or alignment != prepared.alignment:
         prepared = _prepare(sources, destinations, comm, src_mesh, src_placements, dst_mesh,
                             dst_placements, global_shape, options, dtype, alignment)
         _prepared[key] = prepared

@@ -100,10 +100,10 @@ func.func @kind_mismatch(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mes
 
 // -----
 
-sdy.mesh @mesh = <["x"=2], device_ids=[0, 1, 2]>
-func.func @device_ids_count(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
+// An inline mesh of a sharding is checked where it is written.
+func.func @device_ids_count(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<mesh<["x"=2]>, [{"x"}]>}) -> tensor<8xf32> {
   // expected-error@+1 {{the mesh has 3 device ids for 2 devices}}
-  %0 = sdy.reshard %arg0 <@mesh, [{}]> : tensor<8xf32>
+  %0 = sdy.reshard %arg0 <mesh<["x"=2], device_ids=[0, 1, 2]>, [{}]> : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
 

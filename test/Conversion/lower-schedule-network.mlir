@@ -21,7 +21,7 @@
 // CHECK-NEXT: m2n.move network copy src(1)+0 -> scratch4(0)+0 64B signal 0:1 step 1
 // CHECK-NEXT: m2n.move network copy src(3)+0 -> scratch5(0)+0 64B signal 0:5 step 4
 // CHECK: m2n.move bulk copy scratch0(0)+0 -> scratch0(0)+0 0B signal 0:3 wait 0:0>=1 wait 0:1>=1
-// CHECK-NEXT: m2n.move vector reduce<max> scratch4(0)+0 -> scratch0(0)+0 64B signal 0:4 wait 0:2>=1 wait 0:3>=1 step 2
+// CHECK-NEXT: m2n.move vector reduce<max> scratch4(0)+0 -> scratch0(0)+0 64B signal 0:4 wait 0:2>=1 wait 0:3>=1 step 3
 // CHECK-NOT: m2n.move network reduce
 func.func @max(%c: !m2n.comm<4>, %x: !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<max>]>>) {
   %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[4]>, [partial<max>]>> -> !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>

@@ -120,8 +120,8 @@ FailureOr<RefinedGrid> refine(Operation *op, sdy::MeshAttr mesh, Cuts &cuts) {
       if (points[i + 1] % points[i])
         return op->emitError("sub-axes of axis \"")
                << cast<StringAttr>(mesh.getAxisNames()[index]).getValue()
-               << "\" overlap without nesting (cuts at " << points[i]
-               << " and " << points[i + 1] << ")";
+               << "\" overlap without nesting (cuts at " << points[i] << " and "
+               << points[i + 1] << ")";
       grid.factorAt[{static_cast<int64_t>(index), points[i]}] =
           static_cast<int64_t>(grid.shape.size());
       grid.shape.push_back(points[i + 1] / points[i]);
@@ -396,8 +396,7 @@ LogicalResult checkCollective(Operation *op, sdy::TensorShardingAttr operand,
     got.insert(axis);
   if (expected.size() != got.size() ||
       llvm::any_of(got, [&](Attribute a) { return !expected.contains(a); }) ||
-      (!got.empty() &&
-       out.getUnreducedKind() != operand.getUnreducedKind()))
+      (!got.empty() && out.getUnreducedKind() != operand.getUnreducedKind()))
     return op->emitError("out_sharding's unreduced axes are not the "
                          "operand's, less those the op reduces");
   if (isa<sdy::CollectivePermuteOp>(op))

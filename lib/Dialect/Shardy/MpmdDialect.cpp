@@ -67,7 +67,9 @@ void TopologyAttr::print(AsmPrinter &printer) const {
   for (auto [index, name] : llvm::enumerate(getNames())) {
     if (index)
       printer << ", ";
-    printer << "<\"" << cast<StringAttr>(name).getValue() << "\" : ";
+    printer << '<';
+    printer.printString(cast<StringAttr>(name).getValue());
+    printer << " : ";
     getMeshes()[index].print(printer);
     printer << '>';
   }
@@ -111,14 +113,17 @@ Type MeshTensorType::parse(AsmParser &parser) {
 }
 
 void MeshTensorType::print(AsmPrinter &printer) const {
-  printer << "<\"" << getMeshName().getValue() << "\", "
-          << getRankedTensorType();
+  printer << '<';
+  printer.printString(getMeshName().getValue());
+  printer << ", " << getRankedTensorType();
   if (getSharding()) {
     printer << ", sharding=";
     getSharding().print(printer);
   }
-  if (getMemoryKind())
-    printer << ", memory_kind=\"" << getMemoryKind().getValue() << '"';
+  if (getMemoryKind()) {
+    printer << ", memory_kind=";
+    printer.printString(getMemoryKind().getValue());
+  }
   printer << '>';
 }
 
@@ -215,10 +220,12 @@ ParseResult FragmentOp::parse(OpAsmParser &parser, OperationState &state) {
 }
 
 void FragmentOp::print(OpAsmPrinter &printer) {
-  printer << "<mesh=\"" << getMeshName() << "\", origin=[";
+  printer << "<mesh=";
+  printer.printString(getMeshName());
+  printer << ", origin=[";
   llvm::interleaveComma(getOrigin(), printer, [&](Attribute origin) {
     auto parts = cast<ArrayAttr>(origin);
-    printer << '"' << cast<StringAttr>(parts[0]).getValue() << '"';
+    printer.printString(cast<StringAttr>(parts[0]).getValue());
     if (int64_t transposes = cast<IntegerAttr>(parts[1]).getInt())
       printer << '(' << transposes << ')';
   });

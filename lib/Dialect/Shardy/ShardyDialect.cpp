@@ -52,6 +52,37 @@ int64_t MeshAttr::axisIndex(StringRef name) const {
   return -1;
 }
 
+LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               ArrayAttr axisNames, ArrayRef<int64_t> axisSizes,
+                               ArrayRef<int64_t> deviceIds) {
+  if (axisNames.size() != axisSizes.size())
+    return emitError() << "a mesh needs one size per axis name";
+  llvm::SmallDenseSet<Attribute> names;
+  int64_t devices = 1;
+  for (auto [name, size] : llvm::zip(axisNames, axisSizes)) {
+    if (!isa<StringAttr>(name) || !names.insert(name).second)
+      return emitError() << "mesh axis " << name << " is named twice";
+    if (size < 1)
+      return emitError() << "mesh axis " << name << " has size " << size;
+    devices *= size;
+  }
+  if (deviceIds.empty())
+    return success();
+  // A maximal mesh: no axes, one device of any id.
+  if (axisNames.empty() && deviceIds.size() == 1 && deviceIds[0] >= 0)
+    return success();
+  if (static_cast<int64_t>(deviceIds.size()) != devices)
+    return emitError() << "the mesh has " << deviceIds.size()
+                       << " device ids for " << devices << " devices";
+  SmallVector<int64_t> sorted(deviceIds);
+  llvm::sort(sorted);
+  for (auto [index, id] : llvm::enumerate(sorted))
+    if (id != static_cast<int64_t>(index))
+      return emitError() << "device_ids must be a permutation of 0.."
+                         << devices - 1;
+  return success();
+}
+
 /// `[1, 2, 3]`
 static ParseResult parseIntList(AsmParser &parser,
                                 SmallVectorImpl<int64_t> &values) {
@@ -67,6 +98,7 @@ static ParseResult parseIntList(AsmParser &parser,
 Attribute MeshAttr::parse(AsmParser &parser, Type) {
   SmallVector<Attribute> names;
   SmallVector<int64_t> sizes, deviceIds;
+  SMLoc at = parser.getCurrentLocation();
   if (parser.parseLess() ||
       parser.parseCommaSeparatedList(AsmParser::Delimiter::Square, [&]() {
         std::string name;
@@ -85,9 +117,9 @@ Attribute MeshAttr::parse(AsmParser &parser, Type) {
     return {};
   if (parser.parseGreater())
     return {};
-  return MeshAttr::get(parser.getContext(),
-                       parser.getBuilder().getArrayAttr(names), sizes,
-                       deviceIds);
+  return MeshAttr::getChecked(
+      [&] { return parser.emitError(at); }, parser.getContext(),
+      parser.getBuilder().getArrayAttr(names), sizes, deviceIds);
 }
 
 void MeshAttr::print(AsmPrinter &printer) const {
@@ -95,8 +127,8 @@ void MeshAttr::print(AsmPrinter &printer) const {
   for (auto [index, name] : llvm::enumerate(getAxisNames())) {
     if (index)
       printer << ", ";
-    printer << '"' << cast<StringAttr>(name).getValue()
-            << "\"=" << getAxisSizes()[index];
+    printer.printString(cast<StringAttr>(name).getValue());
+    printer << '=' << getAxisSizes()[index];
   }
   printer << ']';
   if (!getDeviceIds().empty()) {
@@ -127,7 +159,7 @@ static FailureOr<AxisRefAttr> parseAxisRef(AsmParser &parser) {
 }
 
 static void printAxisRef(AsmPrinter &printer, AxisRefAttr axis) {
-  printer << '"' << axis.getName().getValue() << '"';
+  printer.printString(axis.getName().getValue());
   if (!axis.isWhole())
     printer << ":(" << axis.getPreSize() << ')' << axis.getSize();
 }
@@ -507,4 +539,50 @@ void AllToAllOp::print(OpAsmPrinter &printer) {
   printer << ']';
   printCollectiveTail(printer, *this, getOutSharding(),
                       {getParamsAttrName(), getOutShardingAttrName()});
+}
+
+//===----------------------------------------------------------------------===//
+// Collective verifiers: the shapes the printers and the import rely on
+//===----------------------------------------------------------------------===//
+
+/// One axis list (a DimShardingAttr) per dimension of the tensor.
+static LogicalResult verifyPerDim(Operation *op, ArrayAttr dims) {
+  auto type = cast<RankedTensorType>(op->getResult(0).getType());
+  if (static_cast<int64_t>(dims.size()) != type.getRank() ||
+      !llvm::all_of(dims,
+                    [](Attribute dim) { return isa<DimShardingAttr>(dim); }))
+    return op->emitOpError("needs one axis list per dimension of the tensor");
+  return success();
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifyPerDim(*this, getGatheringAxes());
+}
+LogicalResult AllSliceOp::verify() {
+  return verifyPerDim(*this, getSlicingAxes());
+}
+LogicalResult ReduceScatterOp::verify() {
+  return verifyPerDim(*this, getReduceScatterAxes());
+}
+LogicalResult CollectivePermuteOp::verify() { return success(); }
+
+LogicalResult AllReduceOp::verify() {
+  if (getReductionAxes().size() != 1 ||
+      !isa<DimShardingAttr>(getReductionAxes()[0]))
+    return emitOpError("needs one list of reduction axes");
+  if (getKind() != "sum" && getKind() != "max" && getKind() != "min")
+    return emitOpError("reduces with sum, max or min, not ") << getKind();
+  return success();
+}
+
+LogicalResult AllToAllOp::verify() {
+  if (getParams().empty())
+    return emitOpError("needs at least one {axes}: source->target");
+  for (Attribute param : getParams()) {
+    auto parts = dyn_cast<ArrayAttr>(param);
+    if (!parts || parts.size() != 3 || !isa<DimShardingAttr>(parts[0]) ||
+        !isa<IntegerAttr>(parts[1]) || !isa<IntegerAttr>(parts[2]))
+      return emitOpError("each parameter is [axes, source dim, target dim]");
+  }
+  return success();
 }

@@ -37,3 +37,34 @@ func.func @f(%arg0: !mpmd.mesh_tensor<"m1", tensor<4xf32>>) {
   } : (!mpmd.mesh_tensor<"m1", tensor<4xf32>>) -> !mpmd.mesh_tensor<"m1", tensor<4xf32>>
   return
 }
+
+// -----
+
+// expected-error@+1 {{mesh axis "x" is named twice}}
+sdy.mesh @twice = <["x"=2, "x"=2]>
+
+// -----
+
+// expected-error@+1 {{mesh axis "x" has size 0}}
+sdy.mesh @empty_axis = <["x"=0]>
+
+// -----
+
+// expected-error@+1 {{device_ids must be a permutation of 0..1}}
+sdy.mesh @ids = <["x"=2], device_ids=[0, 2]>
+
+// -----
+
+func.func @f(%arg0: tensor<4x4xf32>) {
+  // expected-error@+1 {{'sdy.all_reduce' op needs one list of reduction axes}}
+  %0 = "sdy.all_reduce"(%arg0) {reductionAxes = [], kind = "sum", outSharding = #sdy.sharding<mesh<["x"=2]>, [{}, {}]>} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @f(%arg0: tensor<4x4xf32>) {
+  // expected-error@+1 {{'sdy.all_gather' op needs one axis list per dimension of the tensor}}
+  %0 = sdy.all_gather [{}] %arg0 out_sharding=<mesh<["x"=2]>, [{}, {}]> : tensor<4x4xf32>
+  return
+}

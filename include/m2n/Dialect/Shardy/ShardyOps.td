@@ -51,6 +51,7 @@ def Sdy_Mesh : Sdy_Attr<"Mesh", "mesh"> {
   let parameters = (ins "::mlir::ArrayAttr":$axisNames,
                         ArrayRefParameter<"int64_t">:$axisSizes,
                         ArrayRefParameter<"int64_t">:$deviceIds);
+  let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     int64_t deviceCount() const;
     /// The index of axis `name`, or -1.
@@ -130,6 +131,7 @@ class Sdy_CollectiveOp<string mnemonic>
     : Sdy_Op<mnemonic, [SameOperandsAndResultType]> {
   let results = (outs AnyRankedTensor:$result);
   let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
 }
 
 def Sdy_AllGatherOp : Sdy_CollectiveOp<"all_gather"> {
