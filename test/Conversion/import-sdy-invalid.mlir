@@ -188,3 +188,12 @@ func.func @all_reduce_moves_axes(%arg0: tensor<8xf32> {sdy.sharding = #sdy.shard
   %0 = sdy.all_reduce {"z"} %arg0 out_sharding=<@mesh, [{"y"}]> : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2]>
+func.func @partial_with_reordered_split(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}], unreduced={"z"}>}) -> tensor<8xf32> {
+  // expected-error@+1 {{keeps unreduced axes while it reorders the axes that split a dimension; m2n keeps partial contributions on the source's mesh order (reduce first, or keep the split order)}}
+  %0 = sdy.reshard %arg0 <@mesh, [{"y", "x"}], unreduced={"z"}> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -263,6 +263,11 @@ layoutsOf(Operation *op, sdy::TensorShardingAttr from, PlacedMesh fromMesh,
   FailureOr<LayoutAttr> dst = layoutOf(op, to, toMesh, toCuts, tensor);
   if (failed(dst))
     return failure();
+  if (shared && src->getMesh() != dst->getMesh())
+    return op->emitError(
+        "keeps unreduced axes while it reorders the axes that split a "
+        "dimension; m2n keeps partial contributions on the source's mesh "
+        "order (reduce first, or keep the split order)");
   return std::make_pair(*src, *dst);
 }
 
