@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "m2n/Artifact/Artifact.h"
+#include "m2n/Version.h"
 
 #include <cstdio>
 #include <cstring>
@@ -20,6 +21,18 @@ int main(int argc, char **argv) {
   const char *path = nullptr;
   bool withPtx = false;
   for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
+      std::printf("usage: m2n-artifact-dump FILE [--ptx]\n\n"
+                  "Verifies an m2n artifact as the runtime does (magic, "
+                  "version, size,\nchecksum, every field) and prints it.\n\n"
+                  "  --ptx      also print the kernel's PTX\n"
+                  "  --version  print m2n's version\n");
+      return 0;
+    }
+    if (!std::strcmp(argv[i], "--version")) {
+      std::printf("m2n " M2N_VERSION " (commit " M2N_COMMIT ")\n");
+      return 0;
+    }
     if (!std::strcmp(argv[i], "--ptx"))
       withPtx = true;
     else if (!path)

@@ -1,7 +1,7 @@
 //===- m2n-run.cpp - compile a program and run it through the runtime ------===//
 //
-//   m2n-run FILE.mlir [--pipeline=OPTIONS] [--seed N] [--backend host|cuda]
-//           [--bench N]
+//   m2n-run FILE.mlir|FILE.m2n [--pipeline=OPTIONS] [--seed N]
+//           [--backend host|cuda] [--bench N]
 //
 // Compiles FILE.mlir with --m2n-pipeline (the same C++ pipeline as m2n-opt
 // and the JIT), loads the artifact through the runtime's C API and executes
@@ -28,6 +28,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
+
+#include "../ToolSupport.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -39,24 +41,33 @@ namespace cl = llvm::cl;
 
 static cl::opt<std::string> inputFilename(cl::Positional,
                                           cl::desc("<input .mlir file>"),
-                                          cl::init("-"));
+                                          cl::init("-"),
+    cl::cat(::m2n::tools::category()));
 static cl::opt<std::string> pipelineOptions(
     "pipeline", cl::desc("Options of --m2n-pipeline (e.g. 'strategy=flat')"),
-    cl::init(""));
+    cl::init(""),
+    cl::cat(::m2n::tools::category()));
 static cl::opt<uint64_t> seedOption(
     "seed", cl::desc("Seed of the source values (default: from the clock)"),
-    cl::init(0));
+    cl::init(0),
+    cl::cat(::m2n::tools::category()));
 static cl::opt<std::string> backend("backend",
                                     cl::desc("Where to run: host or cuda"),
-                                    cl::init("host"));
+                                    cl::init("host"),
+    cl::cat(::m2n::tools::category()));
 static cl::opt<int> benchRuns(
     "bench", cl::desc("Run each reshard N times and report the median"),
-    cl::init(1));
+    cl::init(1),
+    cl::cat(::m2n::tools::category()));
 
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "m2n compile-and-run driver\n");
+  mlir::registerMLIRContextCLOptions();
+  ::m2n::tools::parseCommandLine(
+      argc, argv,
+      "m2n compile-and-run driver: compiles FILE.mlir (or loads a prebuilt "
+      ".m2n artifact) and runs and checks every reshard\n");
   if (backend != "host" && backend != "cuda") {
     llvm::errs() << "m2n-run: unknown backend '" << backend
                  << "' (host or cuda)\n";
@@ -73,16 +84,29 @@ int main(int argc, char **argv) {
                                        .count());
 
   std::unique_ptr<mlir::MLIRContext> context = m2n::createCompilerContext();
+  if (::m2n::tools::printOpOnDiagnosticRequested())
+    context->printOpOnDiagnostic(true);
   std::string error;
   auto file = mlir::openInputFile(inputFilename, &error);
   if (!file) {
     llvm::errs() << "m2n-run: " << error << "\n";
     return 1;
   }
-  // The same pipeline as m2n-opt --m2n-pipeline.
+  // The same pipeline as m2n-opt --m2n-pipeline, or a prebuilt artifact.
   auto compileStart = std::chrono::steady_clock::now();
-  m2n::CompileResult compiled = m2n::compileToArtifact(
-      *context, file->getBuffer(), pipelineOptions, "", inputFilename);
+  m2n::CompileResult compiled;
+  if (file->getBuffer().starts_with("M2NA")) {
+    if (!pipelineOptions.empty()) {
+      llvm::errs() << "m2n-run: --pipeline compiles IR; " << inputFilename
+                   << " is an artifact, compiled already\n";
+      return 2;
+    }
+    compiled.ok = true;
+    compiled.artifact = file->getBuffer().str();
+  } else {
+    compiled = m2n::compileToArtifact(*context, file->getBuffer(),
+                                      pipelineOptions, "", inputFilename);
+  }
   if (!compiled.ok) {
     llvm::errs() << "m2n-run: " << compiled.error;
     return 1;

@@ -25,6 +25,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+
+#include "../ToolSupport.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -34,35 +36,42 @@ namespace cl = llvm::cl;
 
 static cl::opt<std::string> inputFilename(cl::Positional,
                                           cl::desc("<input .mlir file>"),
-                                          cl::init("-"));
+                                          cl::init("-"),
+    cl::cat(::m2n::tools::category()));
 static cl::opt<std::string> dumpDir(
     "dump-dst",
     cl::desc("Write every destination rank's local buffer as "
              "DIR/rank<R>.npy (DIR/plan<K>/rank<R>.npy when the input has "
              "several plans)"),
-    cl::value_desc("DIR"));
+    cl::value_desc("DIR"),
+    cl::cat(::m2n::tools::category()));
 static cl::opt<bool> skipVerify(
     "no-verify",
     cl::desc("Run plans without m2n-verify-plan first (the simulator's own "
              "value check still runs)"),
-    cl::init(false));
+    cl::init(false),
+    cl::cat(::m2n::tools::category()));
 
 static cl::opt<std::string> routeStrategy(
     "route",
     cl::desc("Route every plan with this strategy (flat, gather-bcast, "
              "hierarchical) and run the schedules instead"),
-    cl::value_desc("STRATEGY"));
+    cl::value_desc("STRATEGY"),
+    cl::cat(::m2n::tools::category()));
 static cl::opt<std::string> topologyFile(
     "topology", cl::desc("JSON topology file for --route"),
-    cl::value_desc("FILE"));
+    cl::value_desc("FILE"),
+    cl::cat(::m2n::tools::category()));
 static cl::opt<int64_t> chunkBytes(
     "chunk-bytes", cl::desc("Chunk size for --route (0: no chunking)"),
-    cl::init(4 << 20));
+    cl::init(4 << 20),
+    cl::cat(::m2n::tools::category()));
 static cl::opt<std::string> reduceShare(
     "reduce-share",
     cl::desc("--route hierarchical: reduce once per domain, then share "
              "(on, off, auto)"),
-    cl::init("auto"));
+    cl::init("auto"),
+    cl::cat(::m2n::tools::category()));
 
 static int fail(const Twine &message) {
   llvm::outs() << "m2n-sim: FAIL: " << message << "\n";
@@ -77,7 +86,8 @@ static std::string functionName(Operation *op) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
-  cl::ParseCommandLineOptions(argc, argv, "m2n reference executor\n");
+  mlir::registerMLIRContextCLOptions();
+  ::m2n::tools::parseCommandLine(argc, argv, "m2n reference executor\n");
 
   DialectRegistry registry;
   registry.insert<mlir::m2n::M2NDialect, func::FuncDialect,
@@ -85,6 +95,8 @@ int main(int argc, char **argv) {
                   mlir::m2n::mpmd::MpmdDialect, tensor::TensorDialect>();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  if (!::m2n::tools::printOpOnDiagnosticRequested())
+    context.printOpOnDiagnostic(false);
 
   llvm::SourceMgr sourceMgr;
   std::string error;
