@@ -12,8 +12,9 @@ namespace {
 constexpr char kMagic[4] = {'M', '2', 'N', 'A'};
 constexpr size_t kHeaderBytes = 4 + 4 + 8 + 8;
 
+/// 64-bit FNV-1a (docs/artifact.md).
 uint64_t fnv1a(const char *data, size_t size) {
-  uint64_t hash = 1469598103934665603ull;
+  uint64_t hash = 14695981039346656037ull;
   for (size_t i = 0; i < size; ++i) {
     hash ^= static_cast<unsigned char>(data[i]);
     hash *= 1099511628211ull;

@@ -28,7 +28,7 @@
 
 namespace m2n {
 
-constexpr uint32_t kArtifactVersion = 5;
+constexpr uint32_t kArtifactVersion = 6;
 
 struct KernelLaunch {
   std::string name = "m2n_transfer";

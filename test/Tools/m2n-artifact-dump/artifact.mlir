@@ -5,6 +5,15 @@
 // RUN: m2n-opt %s "--m2n-pipeline=artifact=%t/a.m2n max-ctas=8 chunk-bytes=64" -o /dev/null
 // RUN: m2n-artifact-dump %t/a.m2n | FileCheck %s
 // RUN: m2n-artifact-dump %t/a.m2n --ptx | FileCheck %s --check-prefix=PTX
+// A reader written from docs/artifact.md alone reads the same artifact
+// (header, FNV-1a checksum, every field):
+// RUN: %python %S/read_artifact.py %t/a.m2n | FileCheck %s --check-prefix=DOC
+// DOC: kernel: 8 CTAs x 32 threads, 3 stages of 65536 bytes
+// DOC-NEXT: reshard @transpose#0: f32[8x16] hierarchical, buffers aligned to 16
+// DOC-NEXT: rank 0: 1 counters, 5 items, 0 receives, 0 engine copies
+// DOC-NEXT: rank 1: 1 counters, 5 items, 0 receives, 0 engine copies
+// DOC-NEXT: reshard @all_reduce#1: f32[64] hierarchical, buffers aligned to 16
+// DOC-NEXT: rank 0: 5 counters, 9 items, 0 receives, 0 engine copies
 // RUN: head -c 100 %t/a.m2n > %t/truncated.m2n
 // RUN: not m2n-artifact-dump %t/truncated.m2n 2>&1 | FileCheck %s --check-prefix=TRUNCATED
 // RUN: %python -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[-5] ^= 1; open(sys.argv[2], 'wb').write(b)" %t/a.m2n %t/flipped.m2n
@@ -14,7 +23,7 @@
 // RUN: not m2n-artifact-dump %s 2>&1 | FileCheck %s --check-prefix=MAGIC
 // RUN: not m2n-artifact-dump %t/missing.m2n 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// CHECK: m2n artifact version 5, chip sm_90a, PTX {{[0-9]+}} bytes
+// CHECK: m2n artifact version 6, chip sm_90a, PTX {{[0-9]+}} bytes
 // CHECK-NEXT: kernel m2n_transfer: 8 CTAs x 32 threads, 3 stages of 65536 bytes
 // CHECK-NEXT: reshard @transpose#0: f32[8x16] hierarchical
 // CHECK-NEXT: src mesh [2] ranks [0, 1], [shard<0>]
@@ -52,7 +61,7 @@
 
 // TRUNCATED: m2n-artifact-dump: {{.*}}truncated.m2n: artifact truncated: the header announces {{[0-9]+}} payload bytes, the file has 76
 // CORRUPTED: m2n-artifact-dump: {{.*}}flipped.m2n: artifact corrupted: checksum mismatch
-// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 9 is not supported (this build reads version 5)
+// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 9 is not supported (this build reads version 6)
 // MAGIC: m2n-artifact-dump: {{.*}}artifact.mlir: not an m2n artifact (bad magic)
 // MISSING: m2n-artifact-dump: cannot open '{{.*}}missing.m2n'
 

@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""A reader of m2n artifacts written from docs/artifact.md alone (not from
+the C++ writer): it checks the header and the FNV-1a checksum, walks every
+field and prints one line per reshard and per rank program, in the form
+`m2n-artifact-dump` prints them, so that a lit test can compare the two.
+
+  read_artifact.py FILE
+"""
+import struct
+import sys
+
+FNV_OFFSET_BASIS = 14695981039346656037
+FNV_PRIME = 1099511628211
+TYPES = ["i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2"]
+
+
+def fnv1a(data: bytes) -> int:
+    h = FNV_OFFSET_BASIS
+    for b in data:
+        h ^= b
+        h = (h * FNV_PRIME) % (1 << 64)
+    return h
+
+
+class Reader:
+    def __init__(self, data: bytes):
+        self.data, self.pos = data, 0
+
+    def take(self, fmt: str):
+        size = struct.calcsize("<" + fmt)
+        if self.pos + size > len(self.data):
+            sys.exit("truncated artifact")
+        value = struct.unpack_from("<" + fmt, self.data, self.pos)
+        self.pos += size
+        return value[0] if len(value) == 1 else value
+
+    def string(self) -> bytes:
+        n = self.take("Q")
+        value = self.data[self.pos:self.pos + n]
+        self.pos += n
+        return value
+
+    def ints(self):
+        return [self.take("q") for _ in range(self.take("I"))]
+
+    def layout(self):
+        shape, ranks = self.ints(), self.ints()
+        placements = [self.take("Bq B") for _ in range(self.take("I"))]
+        return shape, ranks, placements
+
+    def buffer(self):
+        return self.take("Bqq")
+
+    def movement(self):
+        self.buffer(), self.take("q"), self.buffer(), self.take("q")
+        nbytes = self.take("q")
+        mechanism = self.take("B")
+        if mechanism == 1:
+            self.take("qq"), self.ints(), self.ints()
+        self.take("B")  # op
+        if self.take("B"):
+            self.take("qq")
+        for _ in range(self.take("I")):
+            self.take("qqQ")
+        if self.take("B"):
+            self.take("qq")
+        self.take("q")  # step
+        return mechanism, nbytes
+
+
+def main():
+    data = open(sys.argv[1], "rb").read()
+    if data[:4] != b"M2NA":
+        sys.exit("bad magic")
+    version, size, checksum = struct.unpack_from("<IQQ", data, 4)
+    payload = data[24:]
+    if version != 6 or size != len(payload) or fnv1a(payload) != checksum:
+        sys.exit(f"bad header: version {version}, size {size}, checksum {checksum:#x}")
+    r = Reader(payload)
+    r.string(), r.string(), r.string()  # ptx, chip, kernel name
+    threads, ctas, stage_bytes, stages = r.take("I"), r.take("I"), r.take("Q"), r.take("I")
+    print(f"kernel: {ctas} CTAs x {threads} threads, {stages} stages of {stage_bytes} bytes")
+    for _ in range(r.take("I")):
+        name = r.string().decode()
+        element = TYPES[r.take("I")]
+        shape = r.ints()
+        r.layout(), r.layout()
+        strategy = r.string().decode()
+        alignment = r.take("q")
+        for _ in range(r.take("I")):
+            r.take("q"), r.ints()
+        for _ in range(r.take("I")):
+            r.buffer(), r.ints(), r.ints()
+        print(f"reshard {name}: {element}[{'x'.join(map(str, shape))}] {strategy}, "
+              f"buffers aligned to {alignment}")
+        for _ in range(r.take("I")):
+            rank, counters = r.take("q"), r.take("q")
+            lists = [[r.movement() for _ in range(r.take("I"))] for _ in range(3)]
+            print(f"  rank {rank}: {counters} counters, {len(lists[0])} items, "
+                  f"{len(lists[1])} receives, {len(lists[2])} engine copies")
+    if r.pos != len(payload):
+        sys.exit("bytes after the last reshard")
+
+
+if __name__ == "__main__":
+    main()
