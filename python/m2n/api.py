@@ -61,6 +61,50 @@ def _per_rank(tensors, comm: Communicator, what: str) -> List[Optional[_Tensor]]
     return [None if t is None else _Tensor(t, f"{what}[{r}]") for r, t in enumerate(tensors)]
 
 
+def _placements(placements, what: str) -> tuple:
+    if placements is None or isinstance(placements, (str, bytes)) or \
+            not hasattr(placements, "__iter__"):
+        raise TypeError(f"{what} must be a sequence of m2n placements "
+                        f"(Shard, Replicate, Partial), got {placements!r}")
+    return tuple(placements)
+
+
+def _global_shape(shape) -> Tuple[int, ...]:
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__") or \
+            not all(isinstance(d, int) and not isinstance(d, bool) for d in shape):
+        raise TypeError(f"global_shape must be a sequence of ints, got {shape!r}")
+    shape = tuple(shape)
+    if not shape:
+        raise ValueError("global_shape is empty; m2n moves tensors of rank >= 1")
+    if any(d <= 0 for d in shape):
+        raise ValueError(f"global_shape {list(shape)} has an extent < 1")
+    return shape
+
+
+def _byte_range(t: "_Tensor"):
+    return _pointer(t.value), _pointer(t.value) + t.nbytes
+
+
+def _check_writable_and_disjoint(sources, destinations) -> None:
+    """Destinations must be writable, and no destination may share bytes with
+    a source or another destination on the same device (a reshard reads
+    sources while it writes destinations)."""
+    for t in destinations:
+        if t is None:
+            continue
+        flags = getattr(t.value, "flags", None)
+        if flags is not None and not flags.writeable:
+            raise ValueError(f"{t.what} is read-only; a destination must be writable")
+    written = [t for t in destinations if t is not None and t.nbytes > 0]
+    read = [t for t in sources if t is not None and t.nbytes > 0]
+    for i, a in enumerate(written):
+        for b in written[i + 1:] + read:
+            (a0, a1), (b0, b1) = _byte_range(a), _byte_range(b)
+            if a.device == b.device and a0 < b1 and b0 < a1:
+                raise ValueError(f"{a.what} overlaps {b.what}; destinations must not share "
+                                 f"memory with sources or with each other")
+
+
 def _infer_global_shape(layouts, tensors_by_layout) -> Tuple[int, ...]:
     """The global shape if every Shard splits evenly (checked afterwards),
     from the first tensor of a rank inside its mesh."""
@@ -252,8 +296,9 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
 def compiled(comm: Communicator, src_mesh: Mesh, src_placements, dst_mesh: Mesh,
              dst_placements, global_shape, dtype: str, options: str = "") -> jit.Artifact:
     """The artifact of a reshard (JIT-compiled on first use, then cached)."""
-    src_placements, dst_placements = tuple(src_placements), tuple(dst_placements)
-    shape = tuple(int(d) for d in global_shape)
+    src_placements = _placements(src_placements, "src_placements")
+    dst_placements = _placements(dst_placements, "dst_placements")
+    shape = _global_shape(global_shape)
     key = (comm.size, comm.backend, src_mesh, src_placements, dst_mesh, dst_placements,
            shape, dtype, options)
 
@@ -291,7 +336,15 @@ def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
         raise TypeError(f"comm must be an m2n.Communicator, got {type(comm).__name__}")
     sources = _per_rank(src, comm, "src")
     destinations = _per_rank(dst, comm, "dst")
-    src_placements, dst_placements = tuple(src_placements), tuple(dst_placements)
+    src_placements = _placements(src_placements, "src_placements")
+    dst_placements = _placements(dst_placements, "dst_placements")
+    if global_shape is not None:
+        global_shape = _global_shape(global_shape)
+    for t in sources + destinations:
+        if t is not None and not t.shape:
+            raise ValueError(f"{t.what} is 0-dimensional; m2n moves tensors of rank >= 1 "
+                             f"(reshape a scalar to [1])")
+    _check_writable_and_disjoint(sources, destinations)
     for mesh, name in ((src_mesh, "src_mesh"), (dst_mesh, "dst_mesh")):
         if not isinstance(mesh, Mesh):
             raise TypeError(f"{name} must be an m2n.Mesh, got {type(mesh).__name__}")

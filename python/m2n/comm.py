@@ -20,6 +20,9 @@ from . import _native
 class Communicator:
     def __init__(self, size: int, backend: str, devices: Sequence[int] = (),
                  timeout_ms: float = 10000.0):
+        if not isinstance(size, int) or isinstance(size, bool):
+            raise TypeError(f"a communicator's size is an int, got "
+                            f"{type(size).__name__} {size!r}")
         if size <= 0:
             raise ValueError(f"a communicator needs at least one rank, got {size}")
         self.size = size
@@ -40,7 +43,10 @@ class Communicator:
     @classmethod
     def from_devices(cls, devices: Sequence[int], timeout_ms: float = 10000.0) -> "Communicator":
         """Rank r on CUDA device devices[r], all driven by this process."""
-        devices = [int(d) for d in devices]
+        if isinstance(devices, (str, bytes)) or not all(
+                isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in devices):
+            raise TypeError(f"from_devices takes a list of CUDA device numbers, got {devices!r}")
+        devices = list(devices)
         if not devices:
             raise ValueError("from_devices needs at least one device")
         return cls(len(devices), "cuda", devices, timeout_ms)

@@ -69,7 +69,7 @@ def test_tensor_on_the_wrong_device():
 def test_host_tensors_are_refused():
     comm = m2n.Communicator.from_devices(devices(2))
     with pytest.raises(TypeError, match="must be a CUDA tensor"):
-        m2n.all_gather([torch.ones(4)] * 2, [torch.empty(8)] * 2, comm)
+        m2n.all_gather([torch.ones(4)] * 2, [torch.empty(8) for _ in range(2)], comm)
 
 
 def test_memory_cache_cleared_between_calls():

@@ -134,7 +134,7 @@ def test_jit_caches_in_memory_and_on_disk(fresh_cache, tmp_path):
     assert m2n.stats.compiles == before + 2
     assert files[0].read_bytes().startswith(b"M2NA") or files[0].stat().st_size > 100
     # Another shape is another key.
-    m2n.all_gather([np.ones(8, np.float32)] * 2, [np.zeros(16, np.float32)] * 2, comm)
+    m2n.all_gather([np.ones(8, np.float32)] * 2, [np.zeros(16, np.float32) for _ in range(2)], comm)
     assert m2n.stats.compiles == before + 3
     np.testing.assert_array_equal(dst[0], np.ones(32, np.float32))
 
@@ -169,7 +169,7 @@ def test_dump_dir_holds_every_stage(tmp_path):
     m2n.set_dump_dir(tmp_path / "dump")
     try:
         comm = m2n.Communicator.host(2)
-        m2n.all_gather([np.ones(4, np.float32)] * 2, [np.zeros(8, np.float32)] * 2, comm)
+        m2n.all_gather([np.ones(4, np.float32)] * 2, [np.zeros(8, np.float32) for _ in range(2)], comm)
     finally:
         m2n.set_dump_dir(None)
     dumps = list((tmp_path / "dump").glob("*.mlir"))
@@ -376,3 +376,46 @@ def test_buffers_at_any_alignment():
     with pytest.raises(m2n.M2NError, match="not aligned to its 4-byte f32 elements"):
         m2n.all_reduce([odd] + [p.copy() for p in parts[1:]],
                        [np.zeros((6, 32), np.float32) for _ in range(4)], comm)
+
+
+def test_arguments_are_checked_by_name():
+    with pytest.raises(TypeError, match="a communicator's size is an int, got str '4'"):
+        m2n.Communicator.host("4")
+    with pytest.raises(TypeError, match="from_devices takes a list of CUDA device numbers"):
+        m2n.Communicator.from_devices("01")
+    comm = m2n.Communicator.host(2)
+    parts = [np.zeros(8, np.float32) for _ in range(2)]
+    out = [np.zeros(16, np.float32) for _ in range(2)]
+    common = dict(src_mesh=Mesh([2]), dst_mesh=Mesh([2]), dst_placements=[Replicate()])
+    with pytest.raises(TypeError, match="src_placements must be a sequence of m2n placements"):
+        m2n.reshard(parts, out, comm, src_placements=None, **common)
+    with pytest.raises(TypeError, match="global_shape must be a sequence of ints, got '16'"):
+        m2n.reshard(parts, out, comm, src_placements=[Shard(0)], global_shape="16", **common)
+    with pytest.raises(ValueError, match=r"global_shape \[-16\] has an extent < 1"):
+        m2n.reshard(parts, out, comm, src_placements=[Shard(0)], global_shape=[-16], **common)
+    scalars = [np.zeros((), np.float32) for _ in range(2)]
+    with pytest.raises(ValueError, match=r"src\[0\] is 0-dimensional"):
+        m2n.reshard(scalars, [np.zeros((), np.float32) for _ in range(2)], comm, src_placements=[Replicate()],
+                    **common)
+
+
+def test_destinations_are_writable_and_disjoint():
+    comm = m2n.Communicator.host(2)
+    parts = [np.arange(8, dtype=np.float32) + 8 * r for r in range(2)]
+    common = dict(src_mesh=Mesh([2]), src_placements=[Shard(0)], dst_mesh=Mesh([2]),
+                  dst_placements=[Replicate()])
+    frozen = np.zeros(16, np.float32)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match=r"dst\[0\] is read-only"):
+        m2n.reshard(parts, [frozen, np.zeros(16, np.float32)], comm, **common)
+    shared = np.zeros(24, np.float32)
+    with pytest.raises(ValueError, match=r"dst\[0\] overlaps dst\[1\]"):
+        m2n.reshard(parts, [shared[:16], shared[8:]], comm, **common)
+    whole = np.zeros(32, np.float32)
+    src = [whole[:8], whole[8:16]]
+    with pytest.raises(ValueError, match=r"dst\[0\] overlaps src\[0\]"):
+        m2n.reshard(src, [whole[:16], whole[16:]], comm, **common)
+    # Disjoint views of one allocation are fine.
+    out = [whole[16:32], np.zeros(16, np.float32)]
+    m2n.reshard(src, out, comm, **common)
+    np.testing.assert_array_equal(out[1], np.concatenate(src))
