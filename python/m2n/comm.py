@@ -49,6 +49,11 @@ class Communicator:
         devices = list(devices)
         if not devices:
             raise ValueError("from_devices needs at least one device")
+        count = ctypes.c_int(0)
+        _native.check(_native.runtime().m2n_cuda_device_count(ctypes.byref(count)))
+        if max(devices) >= count.value:
+            raise ValueError(f"from_devices: device {max(devices)} does not exist "
+                             f"({count.value} CUDA devices)")
         return cls(len(devices), "cuda", devices, timeout_ms)
 
     @classmethod

@@ -1,6 +1,8 @@
 """The Python frontend on the runtime's host backend (numpy arrays): the
 paper's examples, the collectives, uneven shards, the JIT cache and every
 argument error."""
+import ctypes
+
 import numpy as np
 import pytest
 
@@ -419,3 +421,14 @@ def test_destinations_are_writable_and_disjoint():
     out = [whole[16:32], np.zeros(16, np.float32)]
     m2n.reshard(src, out, comm, **common)
     np.testing.assert_array_equal(out[1], np.concatenate(src))
+
+
+def test_from_devices_needs_the_devices():
+    count = ctypes.c_int(0)
+    status = m2n._native.runtime().m2n_cuda_device_count(ctypes.byref(count))
+    if status == 0 and count.value > 0:
+        with pytest.raises(ValueError, match="does not exist"):
+            m2n.Communicator.from_devices([count.value])
+    else:  # No GPU here (CI): a clear error, not a communicator that fails later.
+        with pytest.raises(m2n.M2NError, match="M2N_UNSUPPORTED"):
+            m2n.Communicator.from_devices([0])

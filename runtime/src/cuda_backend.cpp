@@ -677,6 +677,20 @@ void m2n_cuda_context_destroy(m2n_cuda_context context) {
   delete context;
 }
 
+m2n_status m2n_cuda_device_count(int *count) {
+  if (!count)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_device_count: null count");
+  *count = 0;
+  cudaError_t error = cudaGetDeviceCount(count);
+  if (error != cudaSuccess) {
+    *count = 0;
+    cudaGetLastError();
+    return fail(M2N_UNSUPPORTED, std::string("no CUDA device: ") +
+                                     cudaGetErrorString(error));
+  }
+  return M2N_SUCCESS;
+}
+
 m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
                          void *const *src, const size_t *src_bytes,
                          void *const *dst, const size_t *dst_bytes) {

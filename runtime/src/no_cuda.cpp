@@ -11,6 +11,12 @@ m2n_status noCuda() {
 
 extern "C" {
 
+m2n_status m2n_cuda_device_count(int *count) {
+  if (count)
+    *count = 0;
+  return noCuda();
+}
+
 m2n_status m2n_cuda_context_create(m2n_artifact, int, const int *, double,
                                    m2n_cuda_context *) {
   return noCuda();

@@ -106,6 +106,11 @@ typedef struct m2n_cuda_context_t *m2n_cuda_context;
 typedef int (*m2n_allgather_fn)(const void *send, void *recv, size_t bytes,
                                 void *user);
 
+/* The number of CUDA devices this process sees; M2N_UNSUPPORTED (with the
+ * reason) when there is none, no driver, or the runtime was built without
+ * CUDA. */
+m2n_status m2n_cuda_device_count(int *count);
+
 /* One process for every rank: rank r runs on CUDA device devices[r]. Loads
  * the kernel on every device and enables peer access between them.
  * `timeout_ms` bounds every wait of a kernel for a peer. */
