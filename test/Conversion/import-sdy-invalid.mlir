@@ -197,3 +197,12 @@ func.func @partial_with_reordered_split(%arg0: tensor<8xf32> {sdy.sharding = #sd
   %0 = sdy.reshard %arg0 <@mesh, [{"y", "x"}], unreduced={"z"}> : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+sdy.mesh @mesh = <["x"=2]>
+func.func @operand_sharding_of_another_rank(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8x8xf32> {
+  // expected-error@+1 {{needs one axis list per dimension}}
+  %0 = sdy.all_slice [{}, {"x"}] %arg0 out_sharding=<@mesh, [{"x"}, {"x"}]> : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}

@@ -289,7 +289,12 @@ LogicalResult checkCollective(Operation *op, sdy::TensorShardingAttr operand,
   SmallVector<SmallVector<sdy::AxisRefAttr>> dims;
   for (sdy::DimShardingAttr dim : operand.getDims())
     dims.emplace_back(dim.getAxes().begin(), dim.getAxes().end());
-  auto perDim = [](ArrayAttr attr) {
+  // The op's per-dimension axis lists (one per dimension of the operand's
+  // sharding, which its verifier does not know).
+  auto perDim = [&](ArrayAttr attr)
+      -> FailureOr<SmallVector<SmallVector<sdy::AxisRefAttr>>> {
+    if (attr.size() != dims.size())
+      return op->emitError("needs one axis list per dimension");
     SmallVector<SmallVector<sdy::AxisRefAttr>> axes;
     for (Attribute dim : attr) {
       ArrayRef<sdy::AxisRefAttr> list =
@@ -297,6 +302,15 @@ LogicalResult checkCollective(Operation *op, sdy::TensorShardingAttr operand,
       axes.emplace_back(list.begin(), list.end());
     }
     return axes;
+  };
+  // all_slice and reduce_scatter append their axes to each dimension's.
+  auto appendToDims = [&](ArrayAttr attr) -> LogicalResult {
+    FailureOr<SmallVector<SmallVector<sdy::AxisRefAttr>>> axes = perDim(attr);
+    if (failed(axes))
+      return failure();
+    for (auto [dim, list] : llvm::enumerate(*axes))
+      llvm::append_range(dims[dim], list);
+    return success();
   };
   auto removeSuffix = [&](int64_t dim,
                           ArrayRef<sdy::AxisRefAttr> axes) -> LogicalResult {
@@ -338,29 +352,20 @@ LogicalResult checkCollective(Operation *op, sdy::TensorShardingAttr operand,
   LogicalResult applied =
       TypeSwitch<Operation *, LogicalResult>(op)
           .Case([&](sdy::AllGatherOp gather) -> LogicalResult {
-            auto axes = perDim(gather.getGatheringAxes());
-            if (axes.size() != dims.size())
-              return op->emitError("needs one axis list per dimension");
-            for (auto [dim, list] : llvm::enumerate(axes))
+            FailureOr<SmallVector<SmallVector<sdy::AxisRefAttr>>> axes =
+                perDim(gather.getGatheringAxes());
+            if (failed(axes))
+              return failure();
+            for (auto [dim, list] : llvm::enumerate(*axes))
               if (failed(removeSuffix(dim, list)))
                 return failure();
             return success();
           })
-          .Case([&](sdy::AllSliceOp slice) -> LogicalResult {
-            auto axes = perDim(slice.getSlicingAxes());
-            if (axes.size() != dims.size())
-              return op->emitError("needs one axis list per dimension");
-            for (auto [dim, list] : llvm::enumerate(axes))
-              llvm::append_range(dims[dim], list);
-            return success();
+          .Case([&](sdy::AllSliceOp slice) {
+            return appendToDims(slice.getSlicingAxes());
           })
-          .Case([&](sdy::ReduceScatterOp scatter) -> LogicalResult {
-            auto axes = perDim(scatter.getReduceScatterAxes());
-            if (axes.size() != dims.size())
-              return op->emitError("needs one axis list per dimension");
-            for (auto [dim, list] : llvm::enumerate(axes))
-              llvm::append_range(dims[dim], list);
-            return success();
+          .Case([&](sdy::ReduceScatterOp scatter) { // After reducing them.
+            return appendToDims(scatter.getReduceScatterAxes());
           })
           .Case([&](sdy::AllToAllOp all) -> LogicalResult {
             for (Attribute param : all.getParams()) {
