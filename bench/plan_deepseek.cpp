@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "m2n/Layout/Planner.h"
+#include "m2n/Plan/Planner.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,7 +1,8 @@
 //===- ToolSupport.h - what every m2n tool's command line shares -*- C++ -*-===//
 //
 // Each tool puts its options in its own category and hides LLVM's (so
-// --help lists only them), and --version prints m2n's version and the
+// --help lists only them; m2n-opt, built on MlirOptMain, hides all but the
+// options its users need), and --version prints m2n's version and the
 // commit it was configured from.
 //
 //===----------------------------------------------------------------------===//
@@ -11,6 +12,7 @@
 
 #include "m2n/Version.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -33,6 +35,24 @@ inline void parseCommandLine(int argc, char **argv, const char *overview) {
   llvm::cl::SetVersionPrinter(
       [](llvm::raw_ostream &os) { os << versionString() << '\n'; });
   llvm::cl::ParseCommandLineOptions(argc, argv, overview);
+}
+
+/// Hides every registered option from --help (--help-hidden still lists
+/// them) except `visible` and the pass list, the option that `passListOf`,
+/// a registered pass's name, belongs to. For tools built on MlirOptMain,
+/// whose options are all in LLVM's general category.
+inline void hideMlirOptionsExcept(std::initializer_list<llvm::StringRef> visible,
+                                  llvm::StringRef passListOf) {
+  auto &options = llvm::cl::getRegisteredOptions();
+  llvm::cl::Option *passList = options.lookup(passListOf);
+  for (auto &entry : options) {
+    auto [name, option] = entry;
+    bool keep = option == passList ||
+                llvm::is_contained(visible, name) ||
+                name == "help" || name == "version";
+    if (!keep && option->getOptionHiddenFlag() == llvm::cl::NotHidden)
+      option->setHiddenFlag(llvm::cl::Hidden);
+  }
 }
 
 /// Whether the user asked for the failing op's text with diagnostics

@@ -9,38 +9,6 @@
 
 namespace m2n {
 
-const char *toString(Strategy strategy) {
-  switch (strategy) {
-  case Strategy::Flat:
-    return "flat";
-  case Strategy::GatherBroadcast:
-    return "gather-bcast";
-  case Strategy::Hierarchical:
-    return "hierarchical";
-  }
-  return "?";
-}
-
-std::optional<Strategy> parseStrategy(const std::string &name) {
-  for (Strategy s :
-       {Strategy::Flat, Strategy::GatherBroadcast, Strategy::Hierarchical})
-    if (name == toString(s))
-      return s;
-  return std::nullopt;
-}
-
-std::string BufferRef::str() const {
-  switch (kind) {
-  case BufferKind::Source:
-    return "src(" + std::to_string(rank) + ")";
-  case BufferKind::Destination:
-    return "dst(" + std::to_string(rank) + ")";
-  case BufferKind::Scratch:
-    return "scratch" + std::to_string(scratch) + "(" + std::to_string(rank) + ")";
-  }
-  return "?";
-}
-
 std::string Step::str() const {
   std::ostringstream os;
   os << (reduction ? toString(*reduction) : "copy") << ' ' << from.str() << ' '

@@ -12,7 +12,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 from . import _native, jit
 from .comm import Communicator
-from .layout import Mesh, Partial, Placement, Replicate, Shard, layout_ir
+from .layout import Mesh, Partial, Placement, Replicate, Shard, layout_ir, local_box
 
 # numpy / torch dtype names -> m2n IR element types.
 _IR_TYPES = {
@@ -315,16 +315,15 @@ def compiled(comm: Communicator, src_mesh: Mesh, src_placements, dst_mesh: Mesh,
     return jit.get(key, build_ir, options, comm.target)
 
 
-def local_shape(comm: Communicator, rank: int, *, mesh: Mesh, placements, global_shape,
-                dtype, other_mesh: Optional[Mesh] = None, other_placements=None,
-                options: str = "") -> Optional[Tuple[int, ...]]:
+def local_shape(rank: int, *, mesh: Mesh, placements,
+                global_shape) -> Optional[Tuple[int, ...]]:
     """Rank `rank`'s part of a tensor of `global_shape` in (mesh, placements),
     or None outside the mesh: m2n's split rule (the first parts one larger
-    when a dimension does not divide), to allocate a reshard's destination."""
-    dtype = str(dtype).replace("torch.", "")
-    artifact = compiled(comm, other_mesh or mesh, other_placements or placements, mesh,
-                        placements, global_shape, dtype, options)
-    return artifact.local_shape(rank, source=False)
+    when a dimension does not divide), to allocate a reshard's destination.
+    Computed here, without compiling anything."""
+    placements = _placements(placements, "placements")
+    box = local_box(mesh, placements, _global_shape(global_shape), int(rank))
+    return None if box is None else tuple(end - begin for begin, end in box)
 
 
 def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,

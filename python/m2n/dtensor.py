@@ -67,9 +67,8 @@ def redistribute(x, device_mesh, placements: Sequence, comm: Optional[Communicat
     local = x.to_local().contiguous() if rank in src_mesh else None
     out = None
     if rank in dst_mesh:
-        part = api.local_shape(comm, rank, mesh=dst_mesh, placements=dst_placements,
-                               global_shape=shape, dtype=dtype, other_mesh=src_mesh,
-                               other_placements=src_placements, options=options)
+        part = api.local_shape(rank, mesh=dst_mesh, placements=dst_placements,
+                               global_shape=shape)
         out = torch.empty(part, dtype=x.dtype, device=f"cuda:{comm.devices[0]}")
     api.reshard(local, out, comm, stream, src_mesh=src_mesh, src_placements=src_placements,
                 dst_mesh=dst_mesh, dst_placements=dst_placements, global_shape=shape,

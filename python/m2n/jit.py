@@ -4,6 +4,11 @@ The first call for a key (layouts, global shape, dtype, communicator size,
 topology, options, compiler version, target) writes the program as m2n IR,
 runs the C++ pipeline through the compiler's C API and keeps the artifact in
 memory and on disk; later calls only look the key up.
+
+The disk cache is bounded: after each write, the least recently used
+artifacts (by modification time, which a hit refreshes) are deleted until
+the folder holds at most the limit (default 1 GiB; $M2N_CACHE_MAX_BYTES or
+set_cache_limit).
 """
 from __future__ import annotations
 
@@ -20,6 +25,8 @@ from . import _native
 
 _DEFAULT = object()
 _cache_dir = _DEFAULT  # A Path, None (no disk cache) or _DEFAULT.
+_cache_limit = _DEFAULT  # Bytes, or _DEFAULT.
+DEFAULT_CACHE_LIMIT = 1 << 30
 _dump_dir: Optional[Path] = None
 _memory: Dict[tuple, "Artifact"] = {}
 
@@ -30,6 +37,7 @@ class Stats:
     compiles: int = 0
     disk_hits: int = 0
     memory_hits: int = 0
+    evictions: int = 0
     compile_seconds: List[float] = field(default_factory=list)
 
 
@@ -49,6 +57,60 @@ def cache_dir() -> Optional[Path]:
     if _cache_dir is not _DEFAULT:
         return _cache_dir
     return Path(os.environ.get("M2N_CACHE_DIR") or Path.home() / ".cache" / "m2n")
+
+
+def set_cache_limit(max_bytes) -> None:
+    """The most bytes the disk cache keeps (least recently used artifacts go
+    first); None restores the default ($M2N_CACHE_MAX_BYTES, else 1 GiB)."""
+    global _cache_limit
+    if max_bytes is None:
+        _cache_limit = _DEFAULT
+        return
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, int) or max_bytes < 0:
+        raise ValueError(f"the cache limit must be a number of bytes >= 0, got {max_bytes!r}")
+    _cache_limit = max_bytes
+
+
+def cache_limit() -> int:
+    """The disk cache's size limit in bytes."""
+    if _cache_limit is not _DEFAULT:
+        return _cache_limit
+    text = os.environ.get("M2N_CACHE_MAX_BYTES")
+    if not text:
+        return DEFAULT_CACHE_LIMIT
+    try:
+        limit = int(text)
+    except ValueError:
+        limit = -1
+    if limit < 0:
+        raise ValueError(f"M2N_CACHE_MAX_BYTES must be a number of bytes >= 0, got {text!r}")
+    return limit
+
+
+def _evict(directory: Path, keep: Path) -> None:
+    """Deletes the least recently used artifacts until `directory` holds at
+    most cache_limit() bytes; `keep`, the artifact just written, stays (an
+    artifact larger than the limit is kept until the next write)."""
+    limit = cache_limit()
+    entries = []
+    for path in directory.glob("*.m2n"):
+        try:
+            status = path.stat()
+        except OSError:
+            continue  # Deleted by another process meanwhile.
+        entries.append((status.st_mtime_ns, status.st_size, path))
+    total = sum(size for _, size, _ in entries)
+    for _, size, path in sorted(entries, key=lambda entry: entry[0]):
+        if total <= limit:
+            break
+        if path == keep:
+            continue
+        try:
+            path.unlink()
+            stats.evictions += 1
+        except OSError:
+            pass  # Another process evicted it first.
+        total -= size
 
 
 def set_dump_dir(path) -> None:
@@ -145,6 +207,10 @@ def get(key: tuple, build_ir, options: str, target: str = "sm_90a") -> Artifact:
         try:
             artifact = Artifact(data, digest)
             stats.disk_hits += 1
+            try:
+                os.utime(path)  # Recently used: evicted last.
+            except OSError:
+                pass
         except _native.M2NError:
             data = None  # Corrupted or from another version: compile again.
     if data is None:
@@ -159,5 +225,6 @@ def get(key: tuple, build_ir, options: str, target: str = "sm_90a") -> Artifact:
         artifact = Artifact(data, digest)
         if path is not None:
             _write_atomically(path, data)
+            _evict(directory, path)
     _memory[key] = artifact
     return artifact

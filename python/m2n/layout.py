@@ -7,7 +7,7 @@ the attributes of m2n's IR (`#m2n.mesh<...>`, `shard<d>`, ...).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence, Tuple, Union
+from typing import Optional, Sequence, Tuple, Union
 
 
 @dataclass(frozen=True)
@@ -114,3 +114,37 @@ def layout_ir(mesh: Mesh, placements: Sequence[Placement], tensor_rank: int) -> 
         if isinstance(p, Shard) and not 0 <= p.dim < tensor_rank:
             raise ValueError(f"Shard({p.dim}) of a {tensor_rank}-dimensional tensor")
     return f"#m2n.layout<{mesh.ir()}, [{', '.join(p.ir() for p in placements)}]>"
+
+
+def local_box(mesh: Mesh, placements: Sequence[Placement], global_shape: Sequence[int],
+              rank: int) -> Optional[Tuple[Tuple[int, int], ...]]:
+    """Rank `rank`'s part of a tensor of `global_shape` in (mesh, placements)
+    as a (begin, end) range per dimension, or None outside the mesh.
+
+    DTensor's split rule, as m2n's layout math computes it (Layout::localBox,
+    lib/Base/Layout.cpp; a property test compares the two): mesh axes apply
+    in order, Shard(d) on an axis of size k gives the rank at index i the
+    i-th torch.chunk of dimension d's current extent (chunk ceil(n/k), so the
+    first parts are the larger ones and trailing parts may be empty).
+    Replicate and Partial leave the extent whole."""
+    shape = tuple(int(n) for n in global_shape)
+    layout_ir(mesh, placements, len(shape))  # Checks the placements.
+    ranks = mesh.rank_list()
+    if rank not in ranks:
+        return None
+    index = ranks.index(rank)
+    coords = []
+    for size in reversed(mesh.dims):  # Row-major: the last axis is fastest.
+        coords.append(index % size)
+        index //= size
+    coords.reverse()
+    ranges = [(0, n) for n in shape]
+    for axis, placement in enumerate(placements):
+        if not isinstance(placement, Shard):
+            continue
+        begin, end = ranges[placement.dim]
+        extent = end - begin
+        chunk = -(-extent // mesh.dims[axis])
+        first = min(coords[axis] * chunk, extent)
+        ranges[placement.dim] = (begin + first, begin + min(first + chunk, extent))
+    return tuple(ranges)

@@ -36,4 +36,5 @@ def pytest_collection_modifyitems(config, items):
 def fresh_cache(tmp_path):
     m2n.set_cache_dir(tmp_path / "cache")
     yield tmp_path / "cache"
+    m2n.set_cache_limit(None)
     m2n.clear_memory_cache()

@@ -2,6 +2,8 @@
 paper's examples, the collectives, uneven shards, the JIT cache and every
 argument error."""
 import ctypes
+import os
+import time
 
 import numpy as np
 import pytest
@@ -104,12 +106,46 @@ def test_uneven_shards_need_the_global_shape():
     for d in dst:
         np.testing.assert_array_equal(d, w)
     # The split rule, for allocating destinations.
-    shapes = [m2n.api.local_shape(comm, r, mesh=Mesh([2]), placements=[Shard(0)],
-                                  global_shape=(5, 4), dtype="float32") for r in range(2)]
+    compiles = m2n.stats.compiles
+    shapes = [m2n.local_shape(r, mesh=Mesh([2]), placements=[Shard(0)],
+                              global_shape=(5, 4)) for r in range(2)]
     assert shapes == [(3, 4), (2, 4)]
-    assert m2n.api.local_shape(m2n.Communicator.host(3), 2, mesh=Mesh([2]),
-                               placements=[Shard(0)], global_shape=(5, 4),
-                               dtype="float32") is None
+    assert m2n.local_shape(2, mesh=Mesh([2]), placements=[Shard(0)],
+                           global_shape=(5, 4)) is None
+    assert m2n.stats.compiles == compiles  # Computed, not compiled.
+
+
+def test_local_shape_is_the_compilers_split_rule():
+    """m2n.local_shape (Python) and the artifact's local shapes (the C++
+    layout math) agree on random layouts: several mesh axes sharding one
+    dimension, uneven and empty parts, explicit rank lists."""
+    seed = int(os.environ.get("M2N_PROPERTY_SEED", "0")) or int(time.time())
+    print(f"seed {seed} (M2N_PROPERTY_SEED={seed} repeats it)")
+    rng = np.random.default_rng(seed)
+    cases, functions = [], []
+    for index in range(150):
+        tensor_rank = int(rng.integers(1, 4))
+        shape = tuple(int(rng.integers(1, 12)) for _ in range(tensor_rank))
+        dims = tuple(int(rng.integers(1, 4)) for _ in range(int(rng.integers(1, 4))))
+        size = int(np.prod(dims))
+        ranks = tuple(int(r) for r in rng.permutation(size + 2)[:size])
+        mesh = Mesh(dims, ranks=ranks)
+        placements = [Shard(int(rng.integers(tensor_rank))) if rng.random() < 0.7
+                      else Replicate() for _ in dims]
+        layout = m2n.layout.layout_ir(mesh, placements, tensor_rank)
+        tensor = "x".join(map(str, shape)) + "xf32"
+        comm = f"!m2n.comm<{size + 2}>"
+        dist = f"!m2n.dist<{tensor}, {layout}>"
+        functions.append(f"func.func @f{index}(%c: {comm}, %x: {dist}) {{\n"
+                         f"  %0 = m2n.reshard %x on %c : {comm}, {dist} -> {dist}\n"
+                         f"  return\n}}\n")
+        cases.append((mesh, placements, shape, size + 2))
+    artifact = m2n.jit.Artifact(m2n._native.compile_ir("".join(functions)), "test")
+    for index, (mesh, placements, shape, ranks) in enumerate(cases):
+        for rank in range(ranks):
+            want = artifact.local_shape(rank, source=True, reshard=index)
+            got = m2n.local_shape(rank, mesh=mesh, placements=placements, global_shape=shape)
+            assert got == want, (seed, index, mesh, placements, shape, rank)
 
 
 def test_jit_caches_in_memory_and_on_disk(fresh_cache, tmp_path):
@@ -139,6 +175,46 @@ def test_jit_caches_in_memory_and_on_disk(fresh_cache, tmp_path):
     m2n.all_gather([np.ones(8, np.float32)] * 2, [np.zeros(16, np.float32) for _ in range(2)], comm)
     assert m2n.stats.compiles == before + 3
     np.testing.assert_array_equal(dst[0], np.ones(32, np.float32))
+
+
+def test_disk_cache_keeps_the_most_recently_used_within_its_limit(fresh_cache):
+    comm = m2n.Communicator.host(2)
+
+    def gather(n):
+        m2n.all_gather([np.ones(n, np.float32)] * 2,
+                       [np.zeros(2 * n, np.float32) for _ in range(2)], comm)
+        return max(fresh_cache.glob("*.m2n"), key=lambda p: p.stat().st_mtime_ns)
+
+    first, second = gather(4), gather(8)
+    # A disk hit (another process: the memory cache dropped) refreshes the
+    # artifact's time; `second` is made the least recently used.
+    os.utime(first, (1, 1))
+    os.utime(second, (2, 2))
+    m2n.clear_memory_cache()
+    hits = m2n.stats.disk_hits
+    gather(4)
+    assert m2n.stats.disk_hits == hits + 1 and first.stat().st_mtime > 2
+    # Room for two artifacts: the third write evicts `second`, not `first`.
+    m2n.set_cache_limit(first.stat().st_size + second.stat().st_size + 100)
+    evictions = m2n.stats.evictions
+    third = gather(16)
+    assert first.exists() and third.exists() and not second.exists()
+    assert m2n.stats.evictions == evictions + 1
+    # A limit of 0 keeps only the artifact just written.
+    m2n.set_cache_limit(0)
+    fourth = gather(32)
+    assert list(fresh_cache.glob("*.m2n")) == [fourth]
+
+
+def test_cache_limit_is_checked(fresh_cache, monkeypatch):
+    with pytest.raises(ValueError, match="cache limit"):
+        m2n.set_cache_limit(-1)
+    with pytest.raises(ValueError, match="cache limit"):
+        m2n.set_cache_limit("1G")
+    monkeypatch.setenv("M2N_CACHE_MAX_BYTES", "lots")
+    with pytest.raises(ValueError, match="M2N_CACHE_MAX_BYTES"):
+        m2n.all_gather([np.ones(3, np.float32)] * 2, [np.zeros(6, np.float32) for _ in range(2)],
+                       m2n.Communicator.host(2))
 
 
 def test_topology_files_are_part_of_the_key(tmp_path):

@@ -11,7 +11,7 @@
 
 #include "CudaDriver.h"
 
-#include "m2n/Codegen/KernelABI.h"
+#include "m2n/Artifact/KernelABI.h"
 
 #include <array>
 #include <map>

@@ -2,7 +2,7 @@
 
 #include "Internal.h"
 
-#include "m2n/Codegen/ProgramExecutor.h"
+#include "HostExecutor.h"
 
 #include <fstream>
 #include <memory>

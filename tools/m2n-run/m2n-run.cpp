@@ -18,7 +18,7 @@
 
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Compiler/Compile.h"
-#include "m2n/Sim/ElementType.h"
+#include "m2n/Base/ElementType.h"
 #include "m2n/Sim/RankData.h"
 #include "m2n/runtime.h"
 

@@ -1,6 +1,6 @@
 //===- LayoutTest.cpp - DTensor layout math ---------------------------------===//
 
-#include "m2n/Layout/Layout.h"
+#include "m2n/Base/Layout.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- PlannerTest.cpp - intersection planner: examples and properties -----===//
 
-#include "m2n/Layout/Planner.h"
+#include "m2n/Plan/Planner.h"
 #include "m2n/Sim/HostSimulator.h"
 
 #include "RandomLayouts.h"

@@ -3,8 +3,8 @@
 #ifndef M2N_UNITTESTS_LAYOUT_RANDOMLAYOUTS_H
 #define M2N_UNITTESTS_LAYOUT_RANDOMLAYOUTS_H
 
-#include "m2n/Layout/Layout.h"
-#include "m2n/Sim/ElementType.h"
+#include "m2n/Base/Layout.h"
+#include "m2n/Base/ElementType.h"
 
 #include <algorithm>
 #include <cstdlib>

@@ -4,6 +4,7 @@
 #define M2N_UNITTESTS_RUNTIME_EXAMPLEARTIFACT_H
 
 #include "m2n/Artifact/Artifact.h"
+#include "m2n/Codegen/TransferProgram.h"
 #include "m2n/Route/Router.h"
 
 #include <gtest/gtest.h>

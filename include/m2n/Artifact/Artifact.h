@@ -18,8 +18,8 @@
 #ifndef M2N_ARTIFACT_ARTIFACT_H
 #define M2N_ARTIFACT_ARTIFACT_H
 
-#include "m2n/Codegen/TransferProgram.h"
-#include "m2n/Layout/Layout.h"
+#include "m2n/Artifact/Program.h"
+#include "m2n/Base/Layout.h"
 
 #include <cstdint>
 #include <optional>

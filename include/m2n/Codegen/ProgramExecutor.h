@@ -1,6 +1,8 @@
 //===- ProgramExecutor.h - run transfer programs on host memory --*- C++ -*-===//
 //
-// Executes the per-rank programs of a lowered schedule the way the GPU does:
+// Runs the per-rank programs of a lowered schedule on the reference
+// executor's buffers, through the runtime's host executor
+// (runtime/src/HostExecutor.h), which executes them the way the GPU does:
 // copy-engine copies first (they precede each rank's kernel), each rank's
 // kernel items are dealt round-robin to `ctasPerRank` CTAs that
 // walk their share in order, network receives run one after the other in
@@ -13,23 +15,10 @@
 #ifndef M2N_CODEGEN_PROGRAMEXECUTOR_H
 #define M2N_CODEGEN_PROGRAMEXECUTOR_H
 
-#include "m2n/Codegen/TransferProgram.h"
+#include "HostExecutor.h"
 #include "m2n/Sim/HostSimulator.h"
 
-#include <functional>
-
 namespace m2n {
-
-/// The memory of a buffer and its size in bytes, or std::nullopt when the
-/// caller has no such buffer.
-using BufferResolver =
-    std::function<std::optional<std::pair<uint8_t *, int64_t>>(const BufferRef &)>;
-
-/// Runs `program` on the buffers `resolve` returns (scratch buffers
-/// included).
-std::optional<std::string> executeProgram(const TransferProgram &program,
-                                          const BufferResolver &resolve,
-                                          int64_t ctasPerRank);
 
 /// Runs `program` on the simulator's buffers (allocating its scratch).
 std::optional<std::string> executeProgram(const TransferProgram &program,

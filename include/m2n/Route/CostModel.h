@@ -18,7 +18,7 @@
 #define M2N_ROUTE_COSTMODEL_H
 
 #include "m2n/Route/Schedule.h"
-#include "m2n/Route/Topology.h"
+#include "m2n/Base/Topology.h"
 
 #include <cstdint>
 #include <string>

@@ -35,9 +35,9 @@
 #ifndef M2N_ROUTE_ROUTER_H
 #define M2N_ROUTE_ROUTER_H
 
-#include "m2n/Layout/Planner.h"
+#include "m2n/Plan/Planner.h"
 #include "m2n/Route/Schedule.h"
-#include "m2n/Route/Topology.h"
+#include "m2n/Base/Topology.h"
 
 #include <optional>
 #include <set>

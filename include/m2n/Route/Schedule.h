@@ -18,8 +18,10 @@
 #ifndef M2N_ROUTE_SCHEDULE_H
 #define M2N_ROUTE_SCHEDULE_H
 
-#include "m2n/Layout/Layout.h"
-#include "m2n/Route/Topology.h"
+#include "m2n/Base/Buffer.h"
+#include "m2n/Base/Layout.h"
+#include "m2n/Base/Strategy.h"
+#include "m2n/Base/Topology.h"
 
 #include <cstdint>
 #include <optional>
@@ -27,31 +29,6 @@
 #include <vector>
 
 namespace m2n {
-
-enum class Strategy { Flat, GatherBroadcast, Hierarchical };
-/// "flat", "gather-bcast", "hierarchical".
-const char *toString(Strategy strategy);
-std::optional<Strategy> parseStrategy(const std::string &name);
-
-enum class BufferKind { Source, Destination, Scratch };
-
-struct BufferRef {
-  BufferKind kind = BufferKind::Source;
-  int64_t rank = 0;
-  int64_t scratch = -1; // Index into Schedule::scratches for Scratch.
-
-  bool operator==(const BufferRef &other) const {
-    return kind == other.kind && rank == other.rank &&
-           scratch == other.scratch;
-  }
-  /// "src(0)", "dst(4)", "scratch3(6)".
-  std::string str() const;
-};
-
-struct ScratchBuffer {
-  int64_t rank = 0;
-  Dims shape;
-};
 
 struct Step {
   BufferRef from;

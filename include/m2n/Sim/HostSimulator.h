@@ -17,9 +17,9 @@
 #ifndef M2N_SIM_HOSTSIMULATOR_H
 #define M2N_SIM_HOSTSIMULATOR_H
 
-#include "m2n/Layout/Planner.h"
+#include "m2n/Plan/Planner.h"
 #include "m2n/Route/Schedule.h"
-#include "m2n/Sim/ElementType.h"
+#include "m2n/Base/ElementType.h"
 
 #include <cstdint>
 #include <optional>
@@ -88,13 +88,6 @@ private:
   std::vector<std::vector<uint8_t>> srcBuffers, dstBuffers, scratchBuffers;
   std::vector<int64_t> scratchRanks;
 };
-
-/// Copies (or reduces) `fromBox` of a row-major buffer of shape `fromShape`
-/// into `toBox` of a buffer of shape `toShape`; the boxes have equal sizes
-/// and lie inside their buffers.
-void moveBox(ElementType type, const uint8_t *from, const Dims &fromShape,
-             const Box &fromBox, uint8_t *to, const Dims &toShape,
-             const Box &toBox, std::optional<Reduction> reduction);
 
 /// Writes a row-major array as a NumPy .npy file (format 1.0). bf16 has no
 /// NumPy type and is written as its uint16 bit patterns ('<u2').

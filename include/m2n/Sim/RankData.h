@@ -15,8 +15,8 @@
 #ifndef M2N_SIM_RANKDATA_H
 #define M2N_SIM_RANKDATA_H
 
-#include "m2n/Layout/Layout.h"
-#include "m2n/Sim/ElementType.h"
+#include "m2n/Base/Layout.h"
+#include "m2n/Base/ElementType.h"
 
 #include <cstdint>
 #include <optional>

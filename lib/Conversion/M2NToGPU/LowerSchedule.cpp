@@ -7,9 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "m2n/Codegen/TransferProgram.h"
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
-#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
+#include "m2n/Dialect/M2N/Transforms/PlanInterop.h"
 
 namespace mlir::m2n {
 #define GEN_PASS_DEF_LOWERSCHEDULE

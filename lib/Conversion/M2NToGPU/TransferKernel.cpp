@@ -1,7 +1,7 @@
 //===- TransferKernel.cpp - the transfer kernel, built for an artifact -----===//
 //
 // The GPU side of every m2n schedule: each rank launches this kernel over its
-// own table of work items (m2n/Codegen/KernelABI.h). It is built here with
+// own table of work items (m2n/Artifact/KernelABI.h). It is built here with
 // typed ops (gpu, scf, arith, llvm, nvvm) and specialized to the op codes an
 // artifact's items use (KernelOps): a copy-only artifact gets no reduction
 // code, one without tiles no tensor-map code.
@@ -38,7 +38,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "m2n/Conversion/M2NToGPU/TransferKernel.h"
-#include "m2n/Codegen/KernelABI.h"
+#include "m2n/Artifact/KernelABI.h"
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

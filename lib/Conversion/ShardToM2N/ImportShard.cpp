@@ -29,7 +29,7 @@
 
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
-#include "m2n/Layout/Layout.h"
+#include "m2n/Base/Layout.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"

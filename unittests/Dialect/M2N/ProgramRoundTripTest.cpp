@@ -11,6 +11,7 @@
 
 #include "../../Layout/RandomLayouts.h"
 
+#include "m2n/Codegen/TransferProgram.h"
 #include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 #include "m2n/Route/Router.h"
 

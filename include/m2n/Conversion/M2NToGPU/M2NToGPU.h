@@ -4,7 +4,7 @@
 #define M2N_CONVERSION_M2NTOGPU_M2NTOGPU_H
 
 #include "m2n/Artifact/Artifact.h"
-#include "m2n/Codegen/KernelABI.h"
+#include "m2n/Artifact/KernelABI.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -24,7 +24,7 @@ constexpr llvm::StringLiteral kTransferKernelName = "m2n_transfer";
 /// The module attribute naming the op codes the transfer kernel implements
 /// (m2n-convert-to-gpu sets it, m2n-write-artifact checks every item
 /// against it): {bulk = array<i32: ...>, tile = array<i32: op * 8 + rank,
-/// ...>, vector = array<i32: ...>}, codes of m2n/Codegen/KernelABI.h.
+/// ...>, vector = array<i32: ...>}, codes of m2n/Artifact/KernelABI.h.
 constexpr llvm::StringLiteral kKernelOpsAttrName = "m2n.kernel_ops";
 // (The m2n dialect verifies it: M2NDialect::getKernelOpsAttrName.)
 

@@ -3,7 +3,7 @@
 #ifndef M2N_CONVERSION_M2NTOGPU_TRANSFERKERNEL_H
 #define M2N_CONVERSION_M2NTOGPU_TRANSFERKERNEL_H
 
-#include "m2n/Codegen/KernelABI.h"
+#include "m2n/Artifact/KernelABI.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

@@ -2,6 +2,7 @@
 
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Dialect/M2N/IR/LayoutInterop.h"
+#include "m2n/Base/Strategy.h"
 #include "AsmUtils.h"
 
 #include "mlir/IR/Builders.h"

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
+#include "m2n/Dialect/M2N/Transforms/PlanInterop.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
 

@@ -1,6 +1,6 @@
 //===- VerifyPlan.cpp - bounds and exact coverage of m2n.plan ---------------===//
 
-#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
+#include "m2n/Dialect/M2N/Transforms/PlanInterop.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
 

@@ -1,8 +1,10 @@
 //===- LayoutInterop.h - m2n attributes <-> plain layout structs -*- C++ -*-===//
 //
-// The planner, the plan verifier and the simulator work on the plain C++
-// structs of m2n/Layout (shared with the runtime); these functions convert
-// between them and the dialect's attributes and ops.
+// The verifiers share the layout semantics and the program checks of the
+// plain C++ base and artifact libraries (m2n/Base, m2n/Artifact: what the
+// runtime links); these functions convert between their structs and the
+// dialect's attributes and ops. Plans and schedules, the compiler's own
+// structs, convert in m2n/Dialect/M2N/Transforms/PlanInterop.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,11 +12,9 @@
 #define M2N_DIALECT_M2N_IR_LAYOUTINTEROP_H
 
 #include "m2n/Artifact/Artifact.h"
+#include "m2n/Base/ElementType.h"
+#include "m2n/Base/Topology.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
-#include "m2n/Layout/Planner.h"
-#include "m2n/Route/Schedule.h"
-#include "m2n/Route/Topology.h"
-#include "m2n/Sim/ElementType.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -30,18 +30,10 @@ std::optional<::m2n::ElementType> toElementType(Type type);
 ::m2n::Topology toTopology(TopologyAttr topology);
 TopologyAttr toTopologyAttr(MLIRContext *ctx, const ::m2n::Topology &topology);
 
-/// The steps and scratch buffers of a schedule op.
-::m2n::Schedule toSchedule(ScheduleOp schedule);
-/// Appends the scratch declarations and steps of `schedule` at the builder's
-/// position.
-void buildSchedule(OpBuilder &builder, Location loc,
-                   const ::m2n::Schedule &schedule);
-
-/// The transfers of a plan op.
-::m2n::ReshardPlan toReshardPlan(PlanOp plan);
-/// Appends one m2n.transfer per transfer of `plan` at the builder's position.
-void buildTransfers(OpBuilder &builder, Location loc,
-                    const ::m2n::ReshardPlan &plan);
+/// A buffer operand triple (kind, rank, scratch) as the plain struct, and
+/// back.
+::m2n::BufferRef toBufferRef(BufferKind kind, int64_t rank, int64_t scratch);
+BufferKind toBufferKind(::m2n::BufferKind kind);
 
 /// The reshard a program op describes: its layouts, shape, element type and
 /// per-rank programs (the name is left empty). The op must verify, except

@@ -40,7 +40,7 @@ def PlanIntersections : Pass<"m2n-plan-intersections"> {
     to an `m2n.plan`: for each destination rank, the intersection of its
     local box with every source box it needs, as one `m2n.transfer` per
     (source box, destination rank, contributor). The algorithm is
-    `m2n::IntersectionPlanner` (m2n/Layout/Planner.h), whose invariants are:
+    `m2n::IntersectionPlanner` (m2n/Plan/Planner.h), whose invariants are:
 
     * exact: every destination element receives one copy plus one reduce per
       further partial contributor, and nothing else;

@@ -3,7 +3,7 @@
 #ifndef M2N_DIALECT_M2N_TRANSFORMS_TOPOLOGYSOURCE_H
 #define M2N_DIALECT_M2N_TRANSFORMS_TOPOLOGYSOURCE_H
 
-#include "m2n/Route/Topology.h"
+#include "m2n/Base/Topology.h"
 
 #include "mlir/IR/Operation.h"
 

@@ -1,6 +1,6 @@
 //===- Topology.cpp - NVLink domains and link bandwidths --------------------===//
 
-#include "m2n/Route/Topology.h"
+#include "m2n/Base/Topology.h"
 
 #include <cctype>
 #include <cmath>

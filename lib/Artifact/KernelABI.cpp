@@ -1,6 +1,6 @@
 //===- KernelABI.cpp - op codes of the transfer kernel's items --------------===//
 
-#include "m2n/Codegen/KernelABI.h"
+#include "m2n/Artifact/KernelABI.h"
 
 namespace m2n {
 

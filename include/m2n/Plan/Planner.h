@@ -29,10 +29,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef M2N_LAYOUT_PLANNER_H
-#define M2N_LAYOUT_PLANNER_H
+#ifndef M2N_PLAN_PLANNER_H
+#define M2N_PLAN_PLANNER_H
 
-#include "m2n/Layout/Layout.h"
+#include "m2n/Base/Layout.h"
 
 #include <cstdint>
 #include <optional>
@@ -94,4 +94,4 @@ std::vector<PlanIssue> verifyPlan(const Layout &src, const Layout &dst,
 
 } // namespace m2n
 
-#endif // M2N_LAYOUT_PLANNER_H
+#endif // M2N_PLAN_PLANNER_H

@@ -1,6 +1,6 @@
 //===- Planner.cpp - layout-derived reshard plans ---------------------------===//
 
-#include "m2n/Layout/Planner.h"
+#include "m2n/Plan/Planner.h"
 
 #include <algorithm>
 #include <cassert>

@@ -1,9 +1,9 @@
-//===- ElementType.h - element types of the host simulator -------*- C++ -*-===//
+//===- ElementType.h - element types, their values and moves ----*- C++ -*-===//
 
-#ifndef M2N_SIM_ELEMENTTYPE_H
-#define M2N_SIM_ELEMENTTYPE_H
+#ifndef M2N_BASE_ELEMENTTYPE_H
+#define M2N_BASE_ELEMENTTYPE_H
 
-#include "m2n/Layout/Layout.h"
+#include "m2n/Base/Layout.h"
 
 #include <cstdint>
 #include <optional>
@@ -38,6 +38,13 @@ void reduceElement(ElementType type, Reduction op, void *dst, const void *src);
 /// Whether the elements at `a` and `b` have the same bits.
 bool sameBits(ElementType type, const void *a, const void *b);
 
+/// Copies (or reduces) `fromBox` of a row-major buffer of shape `fromShape`
+/// into `toBox` of a buffer of shape `toShape`; the boxes have equal sizes
+/// and lie inside their buffers.
+void moveBox(ElementType type, const uint8_t *from, const Dims &fromShape,
+             const Box &fromBox, uint8_t *to, const Dims &toShape,
+             const Box &toBox, std::optional<Reduction> reduction);
+
 } // namespace m2n
 
-#endif // M2N_SIM_ELEMENTTYPE_H
+#endif // M2N_BASE_ELEMENTTYPE_H

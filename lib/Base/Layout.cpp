@@ -1,6 +1,6 @@
 //===- Layout.cpp - DTensor layout math without MLIR -----------------------===//
 
-#include "m2n/Layout/Layout.h"
+#include "m2n/Base/Layout.h"
 
 #include <algorithm>
 #include <sstream>

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef M2N_ROUTE_TOPOLOGY_H
-#define M2N_ROUTE_TOPOLOGY_H
+#ifndef M2N_BASE_TOPOLOGY_H
+#define M2N_BASE_TOPOLOGY_H
 
 #include <cstdint>
 #include <optional>
@@ -49,4 +49,4 @@ struct Topology {
 
 } // namespace m2n
 
-#endif // M2N_ROUTE_TOPOLOGY_H
+#endif // M2N_BASE_TOPOLOGY_H

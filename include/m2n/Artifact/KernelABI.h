@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef M2N_CODEGEN_KERNELABI_H
-#define M2N_CODEGEN_KERNELABI_H
+#ifndef M2N_ARTIFACT_KERNELABI_H
+#define M2N_ARTIFACT_KERNELABI_H
 
-#include "m2n/Codegen/TransferProgram.h"
+#include "m2n/Artifact/Program.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -102,4 +102,4 @@ struct KernelOps {
 
 } // namespace m2n
 
-#endif // M2N_CODEGEN_KERNELABI_H
+#endif // M2N_ARTIFACT_KERNELABI_H

@@ -16,8 +16,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef M2N_LAYOUT_LAYOUT_H
-#define M2N_LAYOUT_LAYOUT_H
+#ifndef M2N_BASE_LAYOUT_H
+#define M2N_BASE_LAYOUT_H
 
 #include <algorithm>
 #include <cstdint>
@@ -235,4 +235,4 @@ int64_t linearize(const Dims &index, const Dims &shape);
 
 } // namespace m2n
 
-#endif // M2N_LAYOUT_LAYOUT_H
+#endif // M2N_BASE_LAYOUT_H

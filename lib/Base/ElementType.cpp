@@ -1,6 +1,6 @@
 //===- ElementType.cpp - element types of the host simulator ---------------===//
 
-#include "m2n/Sim/ElementType.h"
+#include "m2n/Base/ElementType.h"
 
 #include <algorithm>
 #include <cmath>
@@ -342,6 +342,42 @@ void reduceElement(ElementType type, Reduction op, void *dst,
 
 bool sameBits(ElementType type, const void *a, const void *b) {
   return std::memcmp(a, b, elementSize(type)) == 0;
+}
+
+/// Byte offset of box element `index` in a row-major buffer of `shape`.
+static int64_t offsetOf(const Dims &index, const Dims &shape, int64_t size) {
+  return linearize(index, shape) * size;
+}
+
+void moveBox(ElementType type, const uint8_t *from, const Dims &fromShape,
+             const Box &fromBox, uint8_t *to, const Dims &toShape,
+             const Box &toBox, std::optional<Reduction> reduction) {
+  const int64_t size = elementSize(type);
+  const int64_t rank = fromBox.rank();
+  // Rows of the innermost dimension are contiguous in both buffers.
+  int64_t rowLength = rank ? fromBox.sizes[rank - 1] : 1;
+  Box rows = fromBox;
+  if (rank)
+    rows.sizes[rank - 1] = 1;
+  Dims index(rank, 0), fromAt(rank), toAt(rank);
+  for (int64_t row = 0, e = rows.volume(); row < e; ++row) {
+    for (int64_t k = 0; k < rank; ++k) {
+      fromAt[k] = fromBox.offsets[k] + index[k];
+      toAt[k] = toBox.offsets[k] + index[k];
+    }
+    const uint8_t *rowFrom = from + offsetOf(fromAt, fromShape, size);
+    uint8_t *rowTo = to + offsetOf(toAt, toShape, size);
+    if (!reduction)
+      std::memmove(rowTo, rowFrom, rowLength * size);
+    else
+      for (int64_t x = 0; x < rowLength; ++x)
+        reduceElement(type, *reduction, rowTo + x * size, rowFrom + x * size);
+    for (int64_t k = rank - 2; k >= 0; --k) {
+      if (++index[k] < rows.sizes[k])
+        break;
+      index[k] = 0;
+    }
+  }
 }
 
 } // namespace m2n

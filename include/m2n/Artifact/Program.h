@@ -1,0 +1,168 @@
+//===- Program.h - per-rank work-item programs -------------------*- C++ -*-===//
+//
+// What a lowered reshard is for the runtime (lib/Codegen/TransferProgram.cpp
+// lowers schedules into it, docs/codegen.md): for every rank, the table of
+// work items its transfer kernel walks, the network transfers its runtime
+// posts through NCCL, the copy-engine copies before its kernel, and the
+// counters that order them. Part of the artifact format (docs/artifact.md):
+// plain C++, shared by the compiler and the runtime, which checks a program
+// with verifyTransferProgram before it trusts it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_ARTIFACT_PROGRAM_H
+#define M2N_ARTIFACT_PROGRAM_H
+
+#include "m2n/Base/Buffer.h"
+#include "m2n/Base/ElementType.h"
+#include "m2n/Base/Layout.h"
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace m2n {
+
+/// How the kernel moves a movement's bytes (LoweringOptions says which
+/// movement gets which).
+enum class Mechanism : uint8_t {
+  /// One TMA bulk copy or bulk reduction of contiguous bytes
+  /// (`cp.async.bulk`, `cp.reduce.async.bulk`): 16-byte aligned addresses
+  /// and sizes, reductions only where TMA has them (tmaBulkReduces).
+  Bulk = 0,
+  /// One box between two TMA tensor maps (`cp.async.bulk.tensor`,
+  /// `cp.reduce.async.bulk.tensor`).
+  Tile = 1,
+  /// The CTA's threads load, combine in registers and store contiguous
+  /// bytes with the widest vectors the addresses allow: any alignment, any
+  /// size, every reduction on every element type.
+  Vector = 2,
+};
+const char *toString(Mechanism mechanism);
+
+/// Whether TMA bulk reductions (non-tensor) cover `reduction` on `type`.
+/// They exist for add on f32, f64, f16, bf16, s32, u64 (i64 sums) and
+/// min/max on f16, bf16, s32, s64: not f32/f64 min/max, not 8/16-bit
+/// integers.
+bool tmaBulkReduces(Reduction reduction, ElementType type);
+/// Whether TMA tensor reductions cover `reduction` on `type` (add on f32,
+/// f16, bf16, s32, u64; min/max on f16, bf16, s32).
+bool tmaTileReduces(Reduction reduction, ElementType type);
+/// "copy", or the reduction and type as PTX spells them ("add.f32").
+std::string opName(std::optional<Reduction> reduction, ElementType type);
+
+struct CounterRef {
+  int64_t rank = 0;
+  int64_t index = 0;
+  bool operator==(const CounterRef &other) const {
+    return rank == other.rank && index == other.index;
+  }
+};
+
+struct CounterWait {
+  CounterRef counter;
+  uint64_t value = 0;
+};
+
+/// A TMA tensor map the runtime encodes over a buffer: the buffer's extents
+/// and the box one load or store moves (row-major, rank 1-5).
+struct TensorMapSpec {
+  BufferRef buffer;
+  Dims extents;
+  Dims box;
+  bool operator==(const TensorMapSpec &other) const {
+    return buffer == other.buffer && extents == other.extents &&
+           box == other.box;
+  }
+};
+
+/// One contiguous run, from a byte offset of one buffer to a byte offset of
+/// another; or, for a tile, one box through two tensor maps.
+struct Movement {
+  BufferRef src;
+  int64_t srcOffset = 0;
+  BufferRef dst;
+  int64_t dstOffset = 0;
+  int64_t bytes = 0;
+  Mechanism mechanism = Mechanism::Bulk;
+  /// Tiles: indices into TransferProgram::maps and the box's corner in each
+  /// buffer (row-major); offsets are unused.
+  int64_t srcMap = -1, dstMap = -1;
+  Dims srcCoords, dstCoords;
+  /// Combine into the destination instead of copying (element type: the
+  /// program's).
+  std::optional<Reduction> reduction;
+  std::optional<CounterRef> signal;
+  std::vector<CounterWait> waits;
+  /// A kernel item that reads another rank's buffer increments this counter
+  /// of that rank once its bytes have been read; that rank's kernel ends
+  /// only when every such read is done (its "reads-done" item), so that its
+  /// caller may overwrite the buffer once the stream passes the kernel.
+  std::optional<CounterRef> readDone;
+  int64_t step = -1; // The schedule step it comes from (-1: a join).
+
+  bool isTile() const { return mechanism == Mechanism::Tile; }
+  bool isCopy() const { return !reduction; }
+  /// E.g. "add.f32 src(1)+0 -> dst(0)+0 64B wait 0:0>=1"; mechanisms other
+  /// than bulk are named after the op ("copy vector ...", "copy tile ...").
+  std::string str(ElementType type) const;
+
+  /// Whether the waits order only the store: the source is a reshard source,
+  /// which no step writes (lowerSchedule rejects schedules that do), so the
+  /// kernel may load the bytes before the dependencies are met.
+  bool waitsOrderOnlyTheStore() const { return src.kind == BufferKind::Source; }
+};
+
+struct RankProgram {
+  /// Items of this rank's transfer kernel, in a topological order.
+  std::vector<Movement> items;
+  /// Network transfers this rank receives (the runtime posts the matching
+  /// send on the source rank), in a topological order.
+  std::vector<Movement> receives;
+  /// Local copies the runtime makes with the copy engine before the kernel
+  /// (LoweringOptions::copyEngine): contiguous runs, adjacent runs merged.
+  std::vector<Movement> engineCopies;
+  int64_t counters = 0;
+};
+
+struct TransferProgram {
+  ElementType type = ElementType::F32;
+  /// The alignment (bytes, a power of two) the program assumes of every
+  /// caller buffer's address (LoweringOptions::bufferAlignment); the runtime
+  /// refuses buffers that lack it. Below 16 no TMA item touches a caller
+  /// buffer. Scratch buffers are the runtime's own and always 16-aligned.
+  int64_t bufferAlignment = 16;
+  std::vector<ScratchBuffer> scratches;
+  std::vector<TensorMapSpec> maps;
+  std::map<int64_t, RankProgram> ranks;
+
+  int64_t itemCount() const;
+  /// Whether TMA may address `buffer`: scratch (the runtime's, 16-byte
+  /// aligned) or a caller buffer the program assumes 16-byte aligned.
+  bool tmaAddressable(const BufferRef &buffer) const;
+};
+
+/// Every network receive of `program` with its receiving rank, in the
+/// order the runtime posts them: by step, then rank, then program order.
+/// Each device posts its share on one stream in this order (one GPU: all of
+/// them), so the lowering keeps step order topological.
+std::vector<std::pair<int64_t, const Movement *>>
+networkOrder(const TransferProgram &program);
+
+/// Checks what the runtime trusts blindly in a program of a reshard from
+/// `src` to `dst` of `shape`: every move inside existing buffers (tiles
+/// through tensor maps of their own buffers), every counter it names
+/// existing and every wait value exactly what one execution adds, every
+/// reduction one its mechanism has, over whole elements, copy-engine copies
+/// plain copies. Returns a message naming the first problem.
+std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
+                                                 const Layout &src,
+                                                 const Layout &dst,
+                                                 const std::vector<int64_t> &shape);
+
+} // namespace m2n
+
+#endif // M2N_ARTIFACT_PROGRAM_H

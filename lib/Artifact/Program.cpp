@@ -1,0 +1,314 @@
+//===- Program.cpp - per-rank work-item programs ----------------------------===//
+
+#include "m2n/Artifact/Program.h"
+
+#include <algorithm>
+#include <array>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+namespace m2n {
+
+const char *toString(Mechanism mechanism) {
+  switch (mechanism) {
+  case Mechanism::Bulk:
+    return "bulk";
+  case Mechanism::Tile:
+    return "tile";
+  case Mechanism::Vector:
+    return "vector";
+  }
+  return "?";
+}
+
+bool tmaBulkReduces(Reduction reduction, ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+  case ElementType::F64:
+    return reduction == Reduction::Sum;
+  case ElementType::F16:
+  case ElementType::BF16:
+  case ElementType::I32:
+  case ElementType::I64:
+    return true;
+  case ElementType::I8:
+  case ElementType::I16:
+  case ElementType::F8E4M3FN:
+  case ElementType::F8E5M2:
+    return false;
+  }
+  return false;
+}
+
+bool tmaTileReduces(Reduction reduction, ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+  case ElementType::I64:
+    return reduction == Reduction::Sum;
+  case ElementType::F16:
+  case ElementType::BF16:
+  case ElementType::I32:
+    return true;
+  default:
+    return false;
+  }
+}
+
+std::string opName(std::optional<Reduction> reduction, ElementType type) {
+  if (!reduction)
+    return "copy";
+  const char *op = *reduction == Reduction::Sum   ? "add"
+                   : *reduction == Reduction::Min ? "min"
+                                                  : "max";
+  // PTX's spelling of the reduced type: signed integers, u64 for i64 sums
+  // (two's complement addition is the same).
+  std::string name;
+  switch (type) {
+  case ElementType::I8:
+    name = "s8";
+    break;
+  case ElementType::I16:
+    name = "s16";
+    break;
+  case ElementType::I32:
+    name = "s32";
+    break;
+  case ElementType::I64:
+    name = *reduction == Reduction::Sum ? "u64" : "s64";
+    break;
+  default:
+    name = toString(type);
+  }
+  return std::string(op) + "." + name;
+}
+
+static std::string coordsStr(const Dims &coords) {
+  std::string text = "(";
+  for (size_t d = 0; d < coords.size(); ++d)
+    text += (d ? "," : "") + std::to_string(coords[d]);
+  return text + ")";
+}
+
+std::string Movement::str(ElementType type) const {
+  std::ostringstream os;
+  os << opName(reduction, type);
+  if (mechanism != Mechanism::Bulk)
+    os << ' ' << toString(mechanism);
+  if (isTile())
+    os << ' ' << src.str() << " map" << srcMap << coordsStr(srcCoords)
+       << " -> " << dst.str() << " map" << dstMap << coordsStr(dstCoords)
+       << ' ' << bytes << "B";
+  else
+    os << ' ' << src.str() << '+' << srcOffset << " -> " << dst.str() << '+'
+       << dstOffset << ' ' << bytes << "B";
+  if (signal)
+    os << " signal " << signal->rank << ':' << signal->index;
+  for (const CounterWait &wait : waits)
+    os << " wait " << wait.counter.rank << ':' << wait.counter.index
+       << ">=" << wait.value;
+  if (readDone)
+    os << " read-done " << readDone->rank << ':' << readDone->index;
+  return os.str();
+}
+
+bool TransferProgram::tmaAddressable(const BufferRef &buffer) const {
+  return buffer.kind == BufferKind::Scratch || bufferAlignment >= 16;
+}
+
+/// Where a movement's bytes lie: inside buffers that exist, tiles through
+/// tensor maps of their own buffers and inside them.
+static std::optional<std::string>
+checkBounds(const TransferProgram &program, const Layout &src,
+            const Layout &dst, const std::vector<int64_t> &shape) {
+  const int64_t elementBytes = elementSize(program.type);
+  auto shapeOf = [&](const BufferRef &buffer) -> std::optional<Dims> {
+    if (buffer.kind == BufferKind::Scratch) {
+      if (buffer.scratch < 0 ||
+          buffer.scratch >= static_cast<int64_t>(program.scratches.size()) ||
+          program.scratches[buffer.scratch].rank != buffer.rank)
+        return std::nullopt;
+      return program.scratches[buffer.scratch].shape;
+    }
+    const Layout &layout = buffer.kind == BufferKind::Source ? src : dst;
+    std::optional<int64_t> index = layout.mesh.indexOf(buffer.rank);
+    if (!index)
+      return std::nullopt;
+    return layout.localBox(shape, *index).sizes;
+  };
+  // Buffer bytes, or -1 when they do not fit in int64 (a corrupted artifact).
+  auto bufferBytes = [&](const Dims &extents) -> int64_t {
+    int64_t bytes = elementBytes;
+    for (int64_t e : extents)
+      if (e < 0 || __builtin_mul_overflow(bytes, e, &bytes))
+        return -1;
+    return bytes;
+  };
+  // [offset, offset + bytes) inside [0, limit), without overflow.
+  auto inside = [](int64_t offset, int64_t bytes, int64_t limit) {
+    return limit >= 0 && offset >= 0 && bytes >= 0 && bytes <= limit &&
+           offset <= limit - bytes;
+  };
+  for (size_t m = 0; m < program.maps.size(); ++m) {
+    const TensorMapSpec &map = program.maps[m];
+    std::optional<Dims> extents = shapeOf(map.buffer);
+    if (!extents || *extents != map.extents || map.box.size() != map.extents.size())
+      return "tensor map " + std::to_string(m) + " does not describe " +
+             map.buffer.str() + " as it is";
+  }
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const auto *movements :
+         {&rankProgram.items, &rankProgram.receives, &rankProgram.engineCopies})
+      for (const Movement &m : *movements) {
+        std::string where = "rank " + std::to_string(rank) + ": " +
+                            m.str(program.type);
+        std::optional<Dims> from = shapeOf(m.src), to = shapeOf(m.dst);
+        if (!from || !to)
+          return where + " names a buffer that does not exist";
+        if (m.isTile()) {
+          for (auto [mapIndex, buffer, coords] :
+               {std::make_tuple(m.srcMap, m.src, &m.srcCoords),
+                std::make_tuple(m.dstMap, m.dst, &m.dstCoords)}) {
+            if (mapIndex < 0 ||
+                mapIndex >= static_cast<int64_t>(program.maps.size()) ||
+                !(program.maps[mapIndex].buffer == buffer))
+              return where + " names a tensor map of another buffer";
+            const TensorMapSpec &map = program.maps[mapIndex];
+            if (coords->size() != map.extents.size())
+              return where + " has tile coordinates of the wrong rank";
+            for (size_t d = 0; d < coords->size(); ++d)
+              if (!inside((*coords)[d], map.box[d], map.extents[d]))
+                return where + " has a tile outside its buffer";
+          }
+          continue;
+        }
+        if (!inside(m.srcOffset, m.bytes, bufferBytes(*from)) ||
+            !inside(m.dstOffset, m.bytes, bufferBytes(*to)))
+          return where + " reaches outside its buffers";
+      }
+  return std::nullopt;
+}
+
+/// What the runtime would trust blindly: every byte inside its buffers,
+/// every counter an item signals, waits for or reports reads to exists (the
+/// kernel writes through these addresses), every reduction is one the
+/// item's mechanism has and covers whole elements, and copy-engine copies
+/// are plain copies.
+std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
+                                                 const Layout &src,
+                                                 const Layout &dst,
+                                                 const std::vector<int64_t> &shape) {
+  if (program.bufferAlignment < 1 ||
+      (program.bufferAlignment & (program.bufferAlignment - 1)))
+    return "the buffer alignment " + std::to_string(program.bufferAlignment) +
+           " is not a power of two";
+  if (std::optional<std::string> error = checkBounds(program, src, dst, shape))
+    return error;
+  auto exists = [&](const CounterRef &counter) {
+    auto it = program.ranks.find(counter.rank);
+    return it != program.ranks.end() && counter.index >= 0 &&
+           counter.index < it->second.counters;
+  };
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
+      for (const Movement &m : *movements) {
+        bool ok = !m.signal || exists(*m.signal);
+        for (const CounterWait &wait : m.waits)
+          ok = ok && exists(wait.counter);
+        ok = ok && (!m.readDone || exists(*m.readDone));
+        if (!ok)
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 " names a counter that does not exist";
+        // Network receives go through NCCL, which only copies: their
+        // mechanism is unused.
+        const bool kernelItem = movements == &rankProgram.items;
+        if (!kernelItem && m.reduction)
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 ": a network receive reduces, but NCCL receives only copy "
+                 "(receive into staging, then reduce)";
+        if (m.reduction &&
+            ((m.mechanism == Mechanism::Bulk &&
+              !tmaBulkReduces(*m.reduction, program.type)) ||
+             (m.isTile() && !tmaTileReduces(*m.reduction, program.type))))
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 ": TMA has no such " + toString(m.mechanism) + " reduction";
+        if (kernelItem && (m.mechanism == Mechanism::Bulk || m.isTile()) &&
+            m.bytes > 0 &&
+            (!program.tmaAddressable(m.src) ||
+             !program.tmaAddressable(m.dst)))
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 ": a TMA " + toString(m.mechanism) +
+                 " item on a caller buffer aligned to only " +
+                 std::to_string(program.bufferAlignment) + " bytes";
+        if (kernelItem && m.mechanism == Mechanism::Bulk && m.bytes > 0 &&
+            (m.srcOffset % 16 || m.dstOffset % 16 || m.bytes % 16))
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 ": TMA bulk needs 16-byte aligned offsets and sizes";
+        if (m.reduction && m.bytes % elementSize(program.type))
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 " reduces a partial element";
+      }
+  }
+  // Counters are never reset: execution n waits for n times a value, so a
+  // value must be exactly what one execution adds, or later executions
+  // would pass their waits early.
+  std::map<std::pair<int64_t, int64_t>, uint64_t> added;
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
+      for (const Movement &m : *movements) {
+        if (m.signal)
+          ++added[{m.signal->rank, m.signal->index}];
+        if (m.readDone)
+          ++added[{m.readDone->rank, m.readDone->index}];
+      }
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
+      for (const Movement &m : *movements)
+        for (const CounterWait &wait : m.waits)
+          if (added[{wait.counter.rank, wait.counter.index}] != wait.value)
+            return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                   " waits for " + std::to_string(wait.value) +
+                   " but one execution adds " +
+                   std::to_string(added[{wait.counter.rank, wait.counter.index}]) +
+                   " to counter " + std::to_string(wait.counter.rank) + ":" +
+                   std::to_string(wait.counter.index);
+    for (const Movement &copy : rankProgram.engineCopies)
+      if (copy.mechanism != Mechanism::Bulk || copy.reduction || copy.signal ||
+          !copy.waits.empty() || copy.readDone)
+        return "rank " + std::to_string(rank) + ": copy-engine copy " +
+               copy.str(program.type) + " is not a plain copy";
+  }
+  return std::nullopt;
+}
+
+std::vector<std::pair<int64_t, const Movement *>>
+networkOrder(const TransferProgram &program) {
+  struct Pending {
+    int64_t step, rank;
+    size_t index;
+    const Movement *movement;
+  };
+  std::vector<Pending> movements;
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (size_t i = 0; i < rankProgram.receives.size(); ++i)
+      movements.push_back(
+          {rankProgram.receives[i].step, rank, i, &rankProgram.receives[i]});
+  std::sort(movements.begin(), movements.end(),
+            [](const Pending &a, const Pending &b) {
+              return std::tie(a.step, a.rank, a.index) <
+                     std::tie(b.step, b.rank, b.index);
+            });
+  std::vector<std::pair<int64_t, const Movement *>> order;
+  for (const Pending &pending : movements)
+    order.emplace_back(pending.rank, pending.movement);
+  return order;
+}
+
+int64_t TransferProgram::itemCount() const {
+  int64_t count = 0;
+  for (const auto &[rank, program] : ranks)
+    count += static_cast<int64_t>(program.items.size());
+  return count;
+}
+
+} // namespace m2n

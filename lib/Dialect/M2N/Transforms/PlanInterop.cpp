@@ -1,0 +1,93 @@
+//===- PlanInterop.cpp - plan and schedule ops <-> planner structs ----------===//
+
+#include "m2n/Dialect/M2N/Transforms/PlanInterop.h"
+
+namespace mlir::m2n {
+
+::m2n::ReshardPlan toReshardPlan(PlanOp plan) {
+  ::m2n::ReshardPlan result;
+  for (auto transfer : plan.getBody().front().getOps<TransferOp>()) {
+    ::m2n::Transfer t;
+    t.srcRank = transfer.getSrcRank();
+    t.dstRank = transfer.getDstRank();
+    std::vector<int64_t> sizes(transfer.getSizes().begin(),
+                               transfer.getSizes().end());
+    t.srcBox = {std::vector<int64_t>(transfer.getSrcOffsets().begin(),
+                                     transfer.getSrcOffsets().end()),
+                sizes};
+    t.dstBox = {std::vector<int64_t>(transfer.getDstOffsets().begin(),
+                                     transfer.getDstOffsets().end()),
+                sizes};
+    if (std::optional<ReductionKind> reduction = transfer.getReduction())
+      t.reduction = toReduction(*reduction);
+    result.transfers.push_back(std::move(t));
+  }
+  return result;
+}
+
+void buildTransfers(OpBuilder &builder, Location loc,
+                    const ::m2n::ReshardPlan &plan) {
+  MLIRContext *ctx = builder.getContext();
+  for (const ::m2n::Transfer &t : plan.transfers) {
+    ReductionKindAttr reduction;
+    if (t.reduction)
+      reduction = ReductionKindAttr::get(ctx, toReductionKind(*t.reduction));
+    TransferOp::create(builder, loc, t.srcRank, t.srcBox.offsets, t.dstRank,
+                       t.dstBox.offsets, t.srcBox.sizes, reduction);
+  }
+}
+
+::m2n::Schedule toSchedule(ScheduleOp schedule) {
+  ::m2n::Schedule result;
+  result.strategy = *::m2n::parseStrategy(schedule.getStrategy().str());
+  for (Operation &op : schedule.getBody().front()) {
+    if (auto scratch = dyn_cast<ScratchOp>(op)) {
+      result.scratches.push_back(
+          {scratch.getRank(), ::m2n::Dims(scratch.getShape().begin(),
+                                          scratch.getShape().end())});
+      continue;
+    }
+    auto step = dyn_cast<StepOp>(op);
+    if (!step)
+      continue;
+    ::m2n::Step s;
+    ::m2n::Dims sizes(step.getSizes().begin(), step.getSizes().end());
+    s.from = toBufferRef(step.getFromKind(), step.getFromRank(),
+                         step.getFromScratch());
+    s.fromBox = {::m2n::Dims(step.getFromOffsets().begin(),
+                             step.getFromOffsets().end()),
+                 sizes};
+    s.to = toBufferRef(step.getToKind(), step.getToRank(), step.getToScratch());
+    s.toBox = {::m2n::Dims(step.getToOffsets().begin(),
+                           step.getToOffsets().end()),
+               sizes};
+    if (std::optional<ReductionKind> reduction = step.getReduction())
+      s.reduction = toReduction(*reduction);
+    s.link = static_cast<::m2n::LinkClass>(static_cast<int>(step.getLink()));
+    s.deps.assign(step.getDeps().begin(), step.getDeps().end());
+    result.steps.push_back(std::move(s));
+  }
+  return result;
+}
+
+void buildSchedule(OpBuilder &builder, Location loc,
+                   const ::m2n::Schedule &schedule) {
+  MLIRContext *ctx = builder.getContext();
+  for (auto [id, scratch] : llvm::enumerate(schedule.scratches))
+    ScratchOp::create(builder, loc, static_cast<int64_t>(id), scratch.rank,
+                      scratch.shape.vec());
+  for (auto [id, step] : llvm::enumerate(schedule.steps)) {
+    ReductionKindAttr reduction;
+    if (step.reduction)
+      reduction = ReductionKindAttr::get(ctx, toReductionKind(*step.reduction));
+    StepOp::create(
+        builder, loc, static_cast<int64_t>(id),
+        toBufferKind(step.from.kind), step.from.rank, step.from.scratch,
+        step.fromBox.offsets.vec(), toBufferKind(step.to.kind), step.to.rank,
+        step.to.scratch, step.toBox.offsets.vec(), step.fromBox.sizes.vec(),
+        reduction, static_cast<LinkClass>(static_cast<int>(step.link)),
+        step.deps);
+  }
+}
+
+} // namespace mlir::m2n

@@ -1,0 +1,114 @@
+//===- HostExecutor.cpp - run transfer programs on host memory --------------===//
+
+#include "HostExecutor.h"
+
+#include <cstring>
+#include <deque>
+#include <map>
+
+namespace m2n {
+
+std::optional<std::string> executeProgram(const TransferProgram &program,
+                                          const BufferResolver &resolve,
+                                          int64_t ctasPerRank) {
+  if (ctasPerRank < 1)
+    return std::string("a rank needs at least one CTA");
+  std::map<std::pair<int64_t, int64_t>, uint64_t> counters;
+  // Queues: per rank, ctasPerRank item queues; one queue of every network
+  // receive in the order the runtime posts them, as on one GPU (one
+  // stream).
+  std::vector<std::deque<const Movement *>> queues;
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    size_t first = queues.size();
+    queues.resize(first + ctasPerRank);
+    for (size_t i = 0; i < rankProgram.items.size(); ++i)
+      queues[first + i % ctasPerRank].push_back(&rankProgram.items[i]);
+  }
+  queues.emplace_back();
+  for (const auto &[rank, receive] : networkOrder(program))
+    queues.back().push_back(receive);
+
+  auto run = [&](const Movement &m) -> std::optional<std::string> {
+    if (m.isTile()) {
+      auto from = resolve(m.src);
+      auto to = resolve(m.dst);
+      if (!from || !to || m.srcMap < 0 || m.dstMap < 0 ||
+          m.srcMap >= static_cast<int64_t>(program.maps.size()) ||
+          m.dstMap >= static_cast<int64_t>(program.maps.size()))
+        return "tile " + m.str(program.type) + " names a missing buffer or map";
+      const TensorMapSpec &srcMap = program.maps[m.srcMap];
+      const TensorMapSpec &dstMap = program.maps[m.dstMap];
+      Box fromBox{m.srcCoords, srcMap.box}, toBox{m.dstCoords, dstMap.box};
+      Box fromAll{Dims(srcMap.extents.size(), 0), srcMap.extents};
+      Box toAll{Dims(dstMap.extents.size(), 0), dstMap.extents};
+      int64_t size = elementSize(program.type);
+      if (!(srcMap.buffer == m.src) || !(dstMap.buffer == m.dst) ||
+          srcMap.box != dstMap.box || !fromAll.contains(fromBox) ||
+          !toAll.contains(toBox) ||
+          fromAll.volume() * size > from->second ||
+          toAll.volume() * size > to->second)
+        return "tile " + m.str(program.type) + " leaves a buffer";
+      moveBox(program.type, from->first, srcMap.extents, fromBox, to->first,
+              dstMap.extents, toBox, m.reduction);
+    } else if (m.bytes > 0) {
+      auto from = resolve(m.src);
+      auto to = resolve(m.dst);
+      if (!from || !to || m.srcOffset < 0 || m.dstOffset < 0 ||
+          m.srcOffset + m.bytes > from->second ||
+          m.dstOffset + m.bytes > to->second)
+        return "movement " + m.str(program.type) + " leaves a buffer";
+      const uint8_t *src = from->first + m.srcOffset;
+      uint8_t *dst = to->first + m.dstOffset;
+      // Bulk and vector items compute the same: the mechanism is the
+      // kernel's business.
+      if (m.isCopy()) {
+        std::memmove(dst, src, m.bytes);
+      } else {
+        const int64_t size = elementSize(program.type);
+        if (m.bytes % size)
+          return "reduction " + m.str(program.type) +
+                 " is not a whole number of elements";
+        for (int64_t at = 0; at < m.bytes; at += size)
+          reduceElement(program.type, *m.reduction, dst + at, src + at);
+      }
+    }
+    if (m.signal)
+      ++counters[{m.signal->rank, m.signal->index}];
+    if (m.readDone)
+      ++counters[{m.readDone->rank, m.readDone->index}];
+    return std::nullopt;
+  };
+
+  // Copy-engine copies run before each rank's kernel: before everything.
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const Movement &copy : rankProgram.engineCopies)
+      if (std::optional<std::string> error = run(copy))
+        return error;
+
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (auto &queue : queues) {
+      while (!queue.empty()) {
+        const Movement &m = *queue.front();
+        bool ready = true;
+        for (const CounterWait &wait : m.waits)
+          ready &= counters[{wait.counter.rank, wait.counter.index}] >=
+                   wait.value;
+        if (!ready)
+          break;
+        if (auto error = run(m))
+          return error;
+        queue.pop_front();
+        progress = true;
+      }
+    }
+  }
+  for (const auto &queue : queues)
+    if (!queue.empty())
+      return "deadlock: " + queue.front()->str(program.type) +
+             " never became ready";
+  return std::nullopt;
+}
+
+} // namespace m2n
