@@ -7,6 +7,9 @@
 // RUN: %python %S/Inputs/check_shards.py %t/plan2 --shape 6,4 --dtype f32 --mesh 4 --ranks 0,1,2,3 --placements S0 --contributors 4 --reduction sum | FileCheck %s --check-prefix=RS
 // RUN: %python %S/Inputs/check_shards.py %t/plan3 --shape 9 --dtype f16 --mesh 3 --ranks 3,4,5 --placements R --contributors 3 --reduction max | FileCheck %s --check-prefix=MAX
 // RUN: %python %S/Inputs/check_shards.py %t/plan4 --shape 3,2 --dtype i64 --mesh 2 --ranks 0,1 --placements S1 --contributors 2 --reduction min | FileCheck %s --check-prefix=MIN
+// The 8-bit floats have no NumPy type: their bits are written as uint8.
+// RUN: rm -rf %t.fp8 && m2n-sim %S/../m2n-run/Inputs/fp8.mlir --dump-dst %t.fp8 | FileCheck %s --check-prefix=FP8
+// RUN: %python -c "import numpy as np; a = np.load('%t.fp8/plan0/rank0.npy'); print('fp8 dump', a.dtype, a.shape)" | FileCheck %s --check-prefix=FP8-NPY
 
 // CHECK: m2n-sim: PASS: 5 plans, {{[0-9]+}} transfers, 226 destination elements checked
 // A: check_shards: OK, 4 ranks, 64 elements
@@ -14,6 +17,8 @@
 // RS: check_shards: OK, 4 ranks, 24 elements
 // MAX: check_shards: OK, 3 ranks, 27 elements
 // MIN: check_shards: OK, 2 ranks, 6 elements
+// FP8: m2n-sim: PASS: 3 plans
+// FP8-NPY: fp8 dump uint8 (4096,)
 
 // The paper's Example A.
 func.func @example_a(%c: !m2n.comm<8>, %w: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[1, 4]>, [replicate, shard<0>]>>) {
