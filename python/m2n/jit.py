@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import hashlib
 import os
+import re
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -188,6 +189,23 @@ def _topology_contents(options: str) -> str:
     return ""
 
 
+def _target_of(options: str, target: str) -> Tuple[str, str]:
+    """`options` without its chip= word and the chip to compile for: the
+    word's (checked here: TMA needs sm_90 or newer), else `target`."""
+    words, chip = [], target
+    for word in options.split():
+        if word.startswith("chip="):
+            chip = word[len("chip="):]
+            match = re.fullmatch(r"sm_(\d+)[af]?", chip)
+            if not match or int(match.group(1)) < 90:
+                raise ValueError(
+                    f"options: chip={chip}: m2n's transfer kernel needs TMA "
+                    f"(cp.async.bulk), sm_90 (Hopper) or newer, e.g. chip=sm_90a")
+        else:
+            words.append(word)
+    return " ".join(words), chip
+
+
 def get(key: tuple, build_ir, options: str, target: str = "sm_90a") -> Artifact:
     """The artifact for `key`: from memory, from disk, or compiled from the
     IR that `build_ir()` returns."""
@@ -195,6 +213,7 @@ def get(key: tuple, build_ir, options: str, target: str = "sm_90a") -> Artifact:
     if artifact is not None:
         stats.memory_hits += 1
         return artifact
+    options, target = _target_of(options, target)
     ir = build_ir()
     digest = hashlib.sha256("\0".join(
         [ir, options, _topology_contents(options), target,

@@ -265,6 +265,12 @@ def test_options_reach_the_compiler():
     np.testing.assert_array_equal(dst[1], np.ones(32, np.float32))
     with pytest.raises(m2n.CompileError, match="m2n-pipeline"):
         m2n.all_gather(src, dst, comm, options="no-such-option=1")
+    # TMA needs Hopper: a chip before sm_90 is refused by name, not compiled
+    # for sm_90a behind the caller's back.
+    for chip in ("sm_80", "sm_89", "hopper"):
+        with pytest.raises(ValueError, match=f"chip={chip}: .* sm_90 .*or newer"):
+            m2n.all_gather(src, dst, comm, options=f"chip={chip}")
+    m2n.all_gather(src, dst, comm, options="chip=sm_90a")
 
 
 def test_own_copy_on_the_copy_engine():

@@ -7,8 +7,13 @@
 // RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - | FileCheck %s --check-prefix=SYNC
 // RUN: m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - | not grep -E "bulk_group\.(add\.f32|add\.f64|add\.noftz\.f16|min|max|add\.s32|add\.u64)|cp\.async\.bulk\.tensor"
 // RUN: m2n-opt %m2n_src_root/examples/example_a.mlir "--m2n-pipeline=strategy=flat chunk-bytes=1024" --mlir-print-local-scope | FileCheck %s --check-prefix=FLAT
+// RUN: not m2n-opt %m2n_src_root/examples/example_a.mlir "--m2n-pipeline=chip=sm_80" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not m2n-opt %m2n_src_root/examples/example_a.mlir "--m2n-pipeline=chip=gfx90a" 2>&1 | FileCheck %s --check-prefix=CHIP-NAME
 // RUN: %if ptxas %{ m2n-opt %m2n_src_root/examples/example_a.mlir --m2n-pipeline | %extract_ptx - > %t.ptx %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
+
+// CHIP: m2n-pipeline: chip=sm_80: the transfer kernel needs TMA (cp.async.bulk, mbarrier transactions), sm_90 (Hopper) or newer, e.g. chip=sm_90a
+// CHIP-NAME: m2n-pipeline: chip=gfx90a: the transfer kernel needs TMA
 
 // IR: module attributes {gpu.container_module, m2n.kernel_ops = {bulk = array<i32: 0, 3>, tile = array<i32>, vector = array<i32>}
 // IR-LABEL: func.func @example_a

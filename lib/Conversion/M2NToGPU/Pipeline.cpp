@@ -144,10 +144,38 @@ mlir::m2n::parseArtifactOptions(StringRef pipelineOptions,
   return settings;
 }
 
+/// The sm number of a chip name ("sm_90a" -> 90), or std::nullopt.
+static std::optional<int> smVersion(StringRef chip) {
+  int version = 0;
+  if (!chip.consume_front("sm_") || chip.consumeInteger(10, version))
+    return std::nullopt;
+  if (!chip.empty() && chip != "a" && chip != "f")
+    return std::nullopt;
+  return version;
+}
+
 void mlir::m2n::registerM2NPipeline() {
-  PassPipelineRegistration<M2NPipelineOptions>(
+  // Registered by hand (not PassPipelineRegistration) to refuse option
+  // values no pass would catch with a message of its own.
+  registerPassPipeline(
       "m2n-pipeline",
       "Layout-level m2n IR to routed schedules and the PTX of the transfer "
       "kernel",
-      buildM2NPipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        M2NPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        std::optional<int> sm = smVersion(options.chip);
+        if (!sm || *sm < 90)
+          return errorHandler(
+              "m2n-pipeline: chip=" + options.chip +
+              ": the transfer kernel needs TMA (cp.async.bulk, mbarrier "
+              "transactions), sm_90 (Hopper) or newer, e.g. chip=sm_90a");
+        buildM2NPipeline(pm, options);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optionHandler) {
+        optionHandler(M2NPipelineOptions());
+      });
 }
