@@ -172,12 +172,31 @@ class _Prepared:
         self.alignment = alignment  # What the artifact assumes of the buffers.
         self.last_src = [None] * n
         self.last_dst = [None] * n
+        self.fresh = False  # Whether refresh saw a new numpy array.
+        # The pointers _check_writable_and_disjoint last accepted.
+        self.checked = (tuple(t and _pointer(t.value) for t in sources),
+                        tuple(t and _pointer(t.value) for t in destinations))
+
+    def recheck(self, src, dst) -> None:
+        """After refresh: new buffers (torch tensors at other addresses, or
+        new numpy arrays, which may be read-only views) are checked for
+        writability and overlap as the first call's were."""
+        pointers = (tuple(self.src_pointers), tuple(self.dst_pointers))
+        if pointers == self.checked and not self.fresh:
+            return
+        _check_writable_and_disjoint(
+            [None if t is None else _Tensor(t, f"src[{r}]") for r, t in enumerate(src)],
+            [None if t is None else _Tensor(t, f"dst[{r}]") for r, t in enumerate(dst)])
+        self.checked = pointers
 
     def refresh(self, tensors, last, pointers, what: str) -> None:
+        """Refills `pointers` from `tensors`; self.fresh says whether a numpy
+        array is a new object (it may be a read-only view of old memory)."""
         numpy = self.numpy
         for r, t in enumerate(tensors):
             if t is None or (numpy and last[r] is not None and last[r]() is t):
                 continue
+            self.fresh = self.fresh or numpy
             if not _contiguous(t):
                 raise ValueError(f"{what}[{r}] is not contiguous (m2n moves row-major buffers)")
             pointer = _pointer(t)
@@ -260,6 +279,7 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
                             dst_placements, global_shape, options)
         _prepared[key] = prepared
     n = comm.size
+    prepared.fresh = False
     try:
         prepared.refresh(src, prepared.last_src, prepared.src_pointers, "src")
         prepared.refresh(dst, prepared.last_dst, prepared.dst_pointers, "dst")
@@ -267,8 +287,10 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
         prepared = _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh,
                             dst_placements, global_shape, options)
         _prepared[key] = prepared
+        prepared.fresh = False
         prepared.refresh(src, prepared.last_src, prepared.src_pointers, "src")
         prepared.refresh(dst, prepared.last_dst, prepared.dst_pointers, "dst")
+    prepared.recheck(src, dst)
     lib = _native.runtime()
     if comm.backend == "host":
         _native.check(lib.m2n_host_execute(prepared.artifact.handle, 0, n,
@@ -406,6 +428,9 @@ def _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh
     # Every process compiles the same program: for the least aligned
     # buffers of any rank, agreed in the all-reduce that finds new buffers.
     changed = prepared is None or prepared.bound != pointers
+    if changed and prepared is not None:  # (_prepare checks a first call.)
+        _check_writable_and_disjoint([None if src is None else _Tensor(src, "src")],
+                                     [None if dst is None else _Tensor(dst, "dst")])
     # What this rank can run: its buffers' alignment, and no more than its
     # cached program assumes (another rank's cache may hold a different one).
     alignment = _alignment(pointers)

@@ -503,6 +503,14 @@ def test_destinations_are_writable_and_disjoint():
     out = [whole[16:32], np.zeros(16, np.float32)]
     m2n.reshard(src, out, comm, **common)
     np.testing.assert_array_equal(out[1], np.concatenate(src))
+    # Warm calls (same signature, prepared already) check new buffers too.
+    with pytest.raises(ValueError, match=r"dst\[1\] overlaps src\[0\]"):
+        m2n.reshard(src, [whole[16:32], whole[:16]], comm, **common)
+    with pytest.raises(ValueError, match=r"dst\[0\] is read-only"):
+        m2n.reshard(src, [frozen, out[1]], comm, **common)
+    again = [np.zeros(16, np.float32), np.zeros(16, np.float32)]
+    m2n.reshard(src, again, comm, **common)
+    np.testing.assert_array_equal(again[0], np.concatenate(src))
 
 
 def test_from_devices_needs_the_devices():
