@@ -7,10 +7,30 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <variant>
 
 namespace m2n {
 
 namespace {
+
+/// The shape of a buffer of `schedule` (a rank's local part of `src` or
+/// `dst`, or a scratch), or std::nullopt when there is no such buffer.
+std::optional<Dims> bufferShape(const Schedule &schedule, const Layout &src,
+                                const Layout &dst,
+                                const std::vector<int64_t> &shape,
+                                const BufferRef &buffer) {
+  if (buffer.kind == BufferKind::Scratch) {
+    if (buffer.scratch < 0 ||
+        buffer.scratch >= static_cast<int64_t>(schedule.scratches.size()))
+      return std::nullopt;
+    return schedule.scratches[buffer.scratch].shape;
+  }
+  const Layout &layout = buffer.kind == BufferKind::Source ? src : dst;
+  std::optional<int64_t> index = layout.mesh.indexOf(buffer.rank);
+  if (!index)
+    return std::nullopt;
+  return layout.localBox(shape, *index).sizes;
+}
 
 /// Row-major element strides of a buffer.
 Dims stridesOf(const Dims &shape) {
@@ -170,6 +190,12 @@ void addReadsDone(TransferProgram &program) {
 
 } // namespace
 
+/// A step order, or a message naming why there is none.
+using FailureOrOrder = std::variant<std::vector<int64_t>, std::string>;
+static FailureOrOrder
+emissionOrder(const Schedule &schedule,
+              std::vector<std::vector<int64_t>> &dependents);
+
 static std::optional<std::string>
 lowerScheduleOnce(const Schedule &schedule, const Layout &src,
                   const Layout &dst, const std::vector<int64_t> &shape,
@@ -225,49 +251,30 @@ std::optional<Schedule> orderVectorReductions(const Schedule &schedule,
   return ordered;
 }
 
-/// `schedule` with its steps renumbered into a topological order, the
-/// lowest index first among the ready ones (so a schedule already in one
-/// keeps its numbers): the runtime posts network steps in step order, and
-/// a receive posted before the one it waits for would never complete.
-/// Schedules without network steps (whose kernel items the lowering orders
-/// itself) and those with a missing step or a cycle (the lowering names the
-/// problem) are returned as they are.
-Schedule inTopologicalOrder(const Schedule &schedule) {
+/// `schedule` with its steps numbered in emission order (emissionOrder),
+/// the order in which the runtime posts network steps (by step), so that
+/// network streams and CTAs work through one order. Schedules without
+/// network steps (whose kernel items the lowering orders itself) and those
+/// with a missing step or a cycle (the lowering names the problem) are
+/// returned as they are.
+Schedule inEmissionOrder(const Schedule &schedule) {
   if (std::none_of(schedule.steps.begin(), schedule.steps.end(),
                    [](const Step &step) {
                      return step.link == LinkClass::Network;
                    }))
     return schedule;
-  const int64_t count = static_cast<int64_t>(schedule.steps.size());
-  std::vector<int64_t> pending(count, 0);
-  std::vector<std::vector<int64_t>> dependents(count);
-  for (int64_t i = 0; i < count; ++i)
-    for (int64_t dep : schedule.steps[i].deps) {
-      if (dep < 0 || dep >= count)
-        return schedule;
-      ++pending[i];
-      dependents[dep].push_back(i);
-    }
-  std::set<int64_t> ready;
-  for (int64_t i = 0; i < count; ++i)
-    if (!pending[i])
-      ready.insert(i);
-  std::vector<int64_t> order, position(count);
-  while (!ready.empty()) {
-    const int64_t i = *ready.begin();
-    ready.erase(ready.begin());
-    position[i] = static_cast<int64_t>(order.size());
-    order.push_back(i);
-    for (int64_t after : dependents[i])
-      if (--pending[after] == 0)
-        ready.insert(after);
-  }
-  if (static_cast<int64_t>(order.size()) != count)
+  std::vector<std::vector<int64_t>> dependents;
+  FailureOrOrder order = emissionOrder(schedule, dependents);
+  const auto *steps = std::get_if<std::vector<int64_t>>(&order);
+  if (!steps)
     return schedule;
+  std::vector<int64_t> position(steps->size());
+  for (size_t at = 0; at < steps->size(); ++at)
+    position[(*steps)[at]] = static_cast<int64_t>(at);
   Schedule result;
   result.strategy = schedule.strategy;
   result.scratches = schedule.scratches;
-  for (int64_t i : order) {
+  for (int64_t i : *steps) {
     Step step = schedule.steps[i];
     for (int64_t &dep : step.deps)
       dep = position[dep];
@@ -276,57 +283,113 @@ Schedule inTopologicalOrder(const Schedule &schedule) {
   return result;
 }
 
-/// NCCL receives only copy: every network step that reduces becomes a
-/// network copy into a staging scratch buffer of its box on the receiver,
-/// after the steps that write its source, followed by a local reduction
-/// from that buffer after the copy and the step's own dependencies; the
-/// step's dependents wait for the reduction. The copy goes right before the
-/// reduction, so that step order stays a topological order (the runtime
-/// posts network steps in step order).
-Schedule stageNetworkReductions(const Schedule &schedule) {
-  auto staged = [](const Step &step) {
-    return step.link == LinkClass::Network && step.reduction.has_value();
-  };
+/// Whether `box` is one contiguous run of a row-major buffer of `shape`:
+/// whole in every dimension after its first of extent > 1.
+bool contiguousIn(const Box &box, const Dims &shape) {
+  int64_t d = 0;
+  while (d < box.rank() && box.sizes[d] == 1)
+    ++d;
+  for (int64_t j = d + 1; j < box.rank(); ++j)
+    if (box.sizes[j] != shape[j])
+      return false;
+  return true;
+}
+
+/// Network steps as single contiguous NCCL transfers (NCCL moves one
+/// contiguous buffer per call; a strided box would be one transfer per
+/// run: 131,072 receives of 1 KiB for a 16x2048x2048 reshard across two
+/// domains). A network step whose source box is strided in its buffer is
+/// packed first: a local step on the sending rank copies the box into a
+/// staging scratch of the box's shape, which the network step then sends
+/// whole. A step whose target box is strided, or that reduces (NCCL
+/// receives only copy), receives whole into a staging scratch on the
+/// receiving rank, and a local step unpacks (or reduces) it into the
+/// target. Each network step thus moves its bytes in one transfer; with
+/// chunk-bytes, a pair of ranks exchanges one transfer per chunk, and the
+/// unpacking of a chunk overlaps the next chunk's transfer.
+Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
+                           const Layout &dst,
+                           const std::vector<int64_t> &shape) {
   const int64_t count = static_cast<int64_t>(schedule.steps.size());
-  std::vector<int64_t> moved(count); // Old index -> new (the reduction).
-  for (int64_t i = 0, at = 0; i < count; ++i)
-    moved[i] = (at += staged(schedule.steps[i]) ? 2 : 1) - 1;
-  auto remap = [&](std::vector<int64_t> &deps) {
+  // Which sides of each network step are staged: (pack, unpack).
+  std::vector<std::pair<bool, bool>> staged(count, {false, false});
+  std::vector<int64_t> moved(count); // Old index -> new (its last step).
+  for (int64_t i = 0, at = 0; i < count; ++i) {
+    const Step &step = schedule.steps[i];
+    if (step.link == LinkClass::Network) {
+      std::optional<Dims> from = bufferShape(schedule, src, dst, shape, step.from);
+      std::optional<Dims> to = bufferShape(schedule, src, dst, shape, step.to);
+      // A step naming a missing buffer stays as it is: lowering reports it.
+      if (from && to)
+        staged[i] = {!contiguousIn(step.fromBox, *from),
+                     step.reduction || !contiguousIn(step.toBox, *to)};
+    }
+    at += 1 + staged[i].first + staged[i].second;
+    moved[i] = at - 1;
+  }
+  auto remapped = [&](std::vector<int64_t> deps) {
     for (int64_t &dep : deps) // A missing step stays missing.
       dep = dep >= 0 && dep < count ? moved[dep] : -1;
+    return deps;
   };
   Schedule result;
   result.strategy = schedule.strategy;
   result.scratches = schedule.scratches;
+  auto stagingOn = [&](int64_t rank, const Dims &sizes) {
+    BufferRef staging{BufferKind::Scratch, rank,
+                      static_cast<int64_t>(result.scratches.size())};
+    result.scratches.push_back({rank, sizes});
+    return staging;
+  };
   for (int64_t i = 0; i < count; ++i) {
     Step step = schedule.steps[i];
-    if (!staged(step)) {
-      remap(step.deps);
+    const auto [pack, unpack] = staged[i];
+    if (!pack && !unpack) {
+      step.deps = remapped(step.deps);
       result.steps.push_back(std::move(step));
       continue;
     }
-    BufferRef staging{BufferKind::Scratch, step.executor(),
-                      static_cast<int64_t>(result.scratches.size())};
-    result.scratches.push_back({step.executor(), step.fromBox.sizes});
     const Box whole{Dims(step.fromBox.rank(), 0), step.fromBox.sizes};
-    Step receive = step;
-    receive.to = staging;
-    receive.toBox = whole;
-    receive.reduction.reset();
-    // The receive waits only for what writes its source, not its target.
-    receive.deps.clear();
+    // The transfer waits only for what writes its source; what orders
+    // writes into the target (a reduction after the copy it reduces into)
+    // orders the unpacking.
+    std::vector<int64_t> sourceWriters, targetOrder;
     for (int64_t dep : step.deps)
-      if (dep >= 0 && dep < count && schedule.steps[dep].to == step.from)
-        receive.deps.push_back(dep);
-    remap(receive.deps);
-    Step reduce = std::move(step);
-    reduce.from = staging;
-    reduce.fromBox = whole;
-    reduce.link = LinkClass::Local;
-    remap(reduce.deps);
-    reduce.deps.push_back(moved[i] - 1);
-    result.steps.push_back(std::move(receive));
-    result.steps.push_back(std::move(reduce));
+      (dep >= 0 && dep < count && schedule.steps[dep].to == step.from
+           ? sourceWriters
+           : targetOrder)
+          .push_back(dep);
+    Step transfer = step;
+    transfer.reduction.reset();
+    transfer.deps = remapped(sourceWriters);
+    if (pack) {
+      Step packing = step;
+      packing.to = stagingOn(step.from.rank, step.fromBox.sizes);
+      packing.toBox = whole;
+      packing.reduction.reset();
+      packing.link = LinkClass::Local;
+      packing.deps = transfer.deps;
+      transfer.from = packing.to;
+      transfer.fromBox = whole;
+      transfer.deps = {static_cast<int64_t>(result.steps.size())};
+      result.steps.push_back(std::move(packing));
+    }
+    if (!unpack) {
+      transfer.deps.insert(transfer.deps.end(), targetOrder.begin(),
+                           targetOrder.end());
+      result.steps.push_back(std::move(transfer));
+      continue;
+    }
+    transfer.to = stagingOn(step.to.rank, step.fromBox.sizes);
+    transfer.toBox = whole;
+    Step unpacking = std::move(step);
+    unpacking.from = transfer.to;
+    unpacking.fromBox = whole;
+    unpacking.link = LinkClass::Local;
+    unpacking.deps = remapped(targetOrder);
+    unpacking.deps.push_back(static_cast<int64_t>(result.steps.size()));
+    result.steps.push_back(std::move(transfer));
+    result.steps.push_back(std::move(unpacking));
   }
   return result;
 }
@@ -338,7 +401,7 @@ lowerSchedule(const Schedule &routed, const Layout &src, const Layout &dst,
               const std::vector<int64_t> &shape, ElementType type,
               const LoweringOptions &options, TransferProgram &program) {
   const Schedule schedule =
-      stageNetworkReductions(inTopologicalOrder(routed));
+      inEmissionOrder(stageNetworkSteps(routed, src, dst, shape));
   if (std::optional<std::string> error = lowerScheduleOnce(
           schedule, src, dst, shape, type, options, program))
     return error;
@@ -347,53 +410,28 @@ lowerSchedule(const Schedule &routed, const Layout &src, const Layout &dst,
     return std::nullopt;
   // The added dependencies follow item order, not step order: number the
   // steps topologically again (for the order network steps are posted in).
-  return lowerScheduleOnce(inTopologicalOrder(*ordered), src, dst, shape, type,
+  return lowerScheduleOnce(inEmissionOrder(*ordered), src, dst, shape, type,
                            options, program);
 }
 
-static std::optional<std::string>
-lowerScheduleOnce(const Schedule &schedule, const Layout &src,
-                  const Layout &dst, const std::vector<int64_t> &shape,
-                  ElementType type, const LoweringOptions &options,
-                  TransferProgram &program) {
-  program = TransferProgram();
-  program.type = type;
-  program.scratches = schedule.scratches;
-  const int64_t elementBytes = elementSize(type);
+/// The order in which the lowering emits the steps of `schedule`: a
+/// topological order. First the steps that wait for fewer
+/// hops between ranks (a step's hops: the most of its dependencies', plus
+/// one for a dependency executed by another rank), so that a rank does its
+/// own work before what waits for its peers'; among those, the link
+/// classes interleave in proportion to their bytes (list order within a
+/// class): CTAs walk their items in order, so local copies run alongside
+/// NVLink pulls instead of in a phase of their own.
+/// Every rank's items and the network receives the runtime posts follow
+/// this one order (lowerSchedule numbers the steps in it), so no CTA and no
+/// network stream can wait for what waits behind it. `dependents` receives
+/// each step's dependents.
+static FailureOrOrder
+emissionOrder(const Schedule &schedule,
+              std::vector<std::vector<int64_t>> &dependents) {
   const int64_t count = static_cast<int64_t>(schedule.steps.size());
-  if (options.maxItemBytes < 16 || options.maxItemBytes % 16)
-    return std::string("the item size must be a positive multiple of 16");
-  if (options.bufferAlignment < 1 ||
-      (options.bufferAlignment & (options.bufferAlignment - 1)))
-    return "the buffer alignment must be a power of two, not " +
-           std::to_string(options.bufferAlignment);
-  program.bufferAlignment = options.bufferAlignment;
-
-  // Buffer shapes.
-  auto shapeOf = [&](const BufferRef &buffer) -> std::optional<Dims> {
-    const Layout *layout = nullptr;
-    if (buffer.kind == BufferKind::Scratch) {
-      if (buffer.scratch < 0 ||
-          buffer.scratch >= static_cast<int64_t>(schedule.scratches.size()))
-        return std::nullopt;
-      return schedule.scratches[buffer.scratch].shape;
-    }
-    layout = buffer.kind == BufferKind::Source ? &src : &dst;
-    std::optional<int64_t> index = layout->mesh.indexOf(buffer.rank);
-    if (!index)
-      return std::nullopt;
-    return layout->localBox(shape, *index).sizes;
-  };
-
-  // A topological order of the steps. First the steps that wait for fewer
-  // hops between ranks (a step's hops: the most of its dependencies', plus
-  // one for a dependency executed by another rank), so that a rank does its
-  // own work before what waits for its peers'; among those, the link
-  // classes interleave in proportion to their bytes (list order within a
-  // class): CTAs walk their items in order, so local copies run alongside
-  // NVLink pulls instead of in a phase of their own.
   std::vector<int64_t> pending(count, 0), order;
-  std::vector<std::vector<int64_t>> dependents(count);
+  dependents.assign(count, {});
   for (int64_t i = 0; i < count; ++i)
     for (int64_t dep : schedule.steps[i].deps) {
       if (dep < 0 || dep >= count)
@@ -454,11 +492,42 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
       if (--pending[after] == 0)
         ready[classOf(after)].insert({hops[after], after});
   }
+  return order;
+}
+
+static std::optional<std::string>
+lowerScheduleOnce(const Schedule &schedule, const Layout &src,
+                  const Layout &dst, const std::vector<int64_t> &shape,
+                  ElementType type, const LoweringOptions &options,
+                  TransferProgram &program) {
+  program = TransferProgram();
+  program.type = type;
+  program.scratches = schedule.scratches;
+  const int64_t elementBytes = elementSize(type);
+  const int64_t count = static_cast<int64_t>(schedule.steps.size());
+  if (options.maxItemBytes < 16 || options.maxItemBytes % 16)
+    return std::string("the item size must be a positive multiple of 16");
+  if (options.bufferAlignment < 1 ||
+      (options.bufferAlignment & (options.bufferAlignment - 1)))
+    return "the buffer alignment must be a power of two, not " +
+           std::to_string(options.bufferAlignment);
+  program.bufferAlignment = options.bufferAlignment;
+
+  // Buffer shapes.
+  auto shapeOf = [&](const BufferRef &buffer) {
+    return bufferShape(schedule, src, dst, shape, buffer);
+  };
+
+  std::vector<std::vector<int64_t>> dependents;
+  FailureOrOrder order = emissionOrder(schedule, dependents);
+  if (std::string *error = std::get_if<std::string>(&order))
+    return *error;
+  const std::vector<int64_t> &steps = std::get<std::vector<int64_t>>(order);
 
   // Each step with dependents signals a counter on its executor once per
   // movement; `signalled[i]` is (counter, number of movements).
   std::vector<std::optional<std::pair<CounterRef, uint64_t>>> signalled(count);
-  for (int64_t i : order) {
+  for (int64_t i : steps) {
     const Step &step = schedule.steps[i];
     std::string where = "step " + std::to_string(i) + " (" + step.str() + "): ";
     std::optional<Dims> fromShape = shapeOf(step.from);

@@ -1,8 +1,12 @@
 // --m2n-lower-schedule on two domains (test/GPU/split-by-gpu.json: even and
-// odd ranks): network steps become NCCL receives, which only copy.
+// odd ranks): network steps become NCCL receives, which only copy, one per
+// network step: a box strided in its source is packed into staging on the
+// sender first, one strided in its target (or reduced into it) lands in
+// staging on the receiver and is unpacked from there.
 //
 // RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-lower-schedule | FileCheck %s
 // RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-lower-schedule | m2n-opt | FileCheck %s
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=flat topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-lower-schedule --mlir-print-local-scope | FileCheck %s --check-prefix=PACK
 // RUN: m2n-run %s "--pipeline=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" | FileCheck %s --check-prefix=RESULT
 // RUN: m2n-run %s "--pipeline=strategy=flat topology=%m2n_src_root/test/GPU/split-by-gpu.json buffer-align=4" | FileCheck %s --check-prefix=RESULT
 // RUN: m2n-run %s "--pipeline=topology=%m2n_src_root/test/GPU/split-by-gpu.json" | FileCheck %s --check-prefix=RESULT
@@ -36,5 +40,31 @@ func.func @max_f64_rows(%c: !m2n.comm<4>, %x: !m2n.dist<5x3xf64, #m2n.layout<#m2
   return
 }
 
-// RESULT: 2 passed, 0 failed
+// Row shards to column shards: each 4x4 box is strided in its source (rows
+// of 4 of 8 columns): a tile packs it into staging on the sender, and one
+// network copy of 64 bytes moves it (not one per row).
+// PACK-LABEL: func.func @columns
+// PACK-DAG: m2n.scratch 0 on 1 [4, 4]
+// PACK-DAG: m2n.scratch 1 on 0 [4, 4]
+// PACK: m2n.rank 0
+// PACK-NEXT: m2n.move tile copy src(0) map 0 (0, 4) -> scratch1(0) map 4 (0, 0) 64B signal 0:0
+// PACK: m2n.rank 3
+// PACK-NEXT: m2n.move network copy scratch1(0)+0 -> dst(3)+0 64B wait 0:0>=1
+func.func @columns(%c: !m2n.comm<4>, %x: !m2n.dist<8x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<8x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<8x8xf32, #m2n.layout<#m2n.mesh<[2], base = 2>, [shard<1>]>>
+  return
+}
+
+// The reverse: contiguous in the source, strided in the target; one network
+// copy into staging on the receiver, then a tile unpacks it.
+// PACK-LABEL: func.func @rows
+// PACK: m2n.rank 3
+// PACK-NEXT: m2n.move network copy src(0)+64 -> scratch1(3)+0 64B signal 3:0
+// PACK-NEXT: m2n.move tile copy scratch1(3) map 3 (0, 0) -> dst(3) map 4 (0, 0) 64B wait 3:0>=1
+func.func @rows(%c: !m2n.comm<4>, %x: !m2n.dist<8x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>) {
+  %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<8x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>> -> !m2n.dist<8x8xf32, #m2n.layout<#m2n.mesh<[2], base = 2>, [shard<0>]>>
+  return
+}
+
+// RESULT: 4 passed, 0 failed
 // REDUCE: error: 'm2n.move' op a network receive reduces, but NCCL receives only copy (receive into staging, then reduce)

@@ -159,6 +159,49 @@ TEST(TransferProgramTest, PaperExampleAHierarchical) {
   EXPECT_TRUE(simulator.check().passed);
 }
 
+// A strided box crossing the network moves as one NCCL transfer per network
+// step (per pair of ranks and chunk), not one per contiguous run: the
+// sender packs it into staging, the receiver unpacks it. Here a 4x32x32 f32
+// tensor goes from column shards on one domain to row shards on another:
+// each of the 4 pairs exchanges a 4x16x16 box, 64 runs of 64 bytes.
+TEST(TransferProgramTest, NetworkStepsMoveOneTransferPerPairAndChunk) {
+  Layout src{Mesh::contiguous({2}, 0), {Placement::shard(2)}};
+  Layout dst{Mesh::contiguous({2}, 2), {Placement::shard(1)}};
+  std::vector<int64_t> shape = {4, 32, 32};
+  Topology topology;
+  topology.domains = {{0, 1}, {2, 3}};
+  for (int64_t chunkBytes : {int64_t{0}, int64_t{1024}}) {
+    SCOPED_TRACE("chunk-bytes " + std::to_string(chunkBytes));
+    ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+    Schedule schedule = TopologyRouter(src, dst, shape, topology)
+                            .route(plan, Strategy::Flat);
+    if (chunkBytes)
+      schedule = chunkSchedule(schedule, 4, chunkBytes);
+    addDataDependencies(schedule);
+    TransferProgram program;
+    ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::F32, {},
+                            program),
+              std::nullopt);
+    ASSERT_EQ(verifyTransferProgram(program, src, dst, shape), std::nullopt);
+    const int64_t pairs = 4, chunks = chunkBytes ? 4096 / chunkBytes : 1;
+    std::vector<std::pair<int64_t, const Movement *>> transfers =
+        networkOrder(program);
+    EXPECT_EQ(static_cast<int64_t>(transfers.size()), pairs * chunks);
+    for (const auto &[rank, receive] : transfers) {
+      // Whole: 4096 bytes a pair, or one chunk of it. Unchunked, the box is
+      // strided on both sides: staging to staging. A 1x16x16 chunk is
+      // contiguous in the source and goes from there.
+      EXPECT_EQ(receive->bytes, 4096 / chunks) << receive->str(program.type);
+      EXPECT_EQ(receive->src.kind,
+                chunkBytes ? BufferKind::Source : BufferKind::Scratch);
+      EXPECT_EQ(receive->dst.kind, BufferKind::Scratch);
+    }
+    ReshardSimulator simulator(src, dst, shape, ElementType::F32);
+    ASSERT_EQ(executeProgram(program, simulator, 2), std::nullopt);
+    EXPECT_TRUE(simulator.check().passed);
+  }
+}
+
 TEST(TransferProgramTest, StridedBoxesBecomeRowsAndItemsAreCut) {
   // Column halves of a 4 x 16 f32 tensor move between two ranks: 4 rows of
   // 32 bytes each, cut into 16-byte items.
