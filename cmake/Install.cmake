@@ -12,7 +12,7 @@ install(FILES runtime/include/m2n/runtime.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/m2n)
 install(FILES include/m2n-c/Compiler.h
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/m2n-c)
-install(TARGETS m2n-opt m2n-sim m2n-run m2n-artifact-dump
+install(TARGETS m2n-opt m2n-sim m2n-run m2n-artifact-dump m2n-refit
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
 set(M2N_CMAKE_PACKAGE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/m2n)

@@ -23,7 +23,7 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.m2n_tools_dir, config.llvm_tools_dir]
-tools = ["m2n-opt", "m2n-sim", "m2n-artifact-dump", "m2n-run", "mlir-opt"]
+tools = ["m2n-opt", "m2n-sim", "m2n-artifact-dump", "m2n-run", "m2n-refit", "mlir-opt"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 
 config.substitutions.append(

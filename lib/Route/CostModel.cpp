@@ -16,29 +16,32 @@ std::string Estimate::busiestLink() const {
          std::to_string(rank) + (egress ? " egress" : " ingress");
 }
 
-Estimate estimateSchedule(const Schedule &schedule, const Topology &topology,
-                          int64_t elementSize) {
-  Estimate estimate;
-  // Bytes per (rank, direction) for each link class.
-  std::map<int64_t, int64_t> netOut, netIn, nvOut, nvIn;
+void LinkLoads::add(const Schedule &schedule, int64_t elementSize) {
   for (const Step &step : schedule.steps) {
     int64_t bytes = step.fromBox.volume() * elementSize;
     switch (step.link) {
     case LinkClass::Local:
-      estimate.localBytes += bytes;
+      localBytes += bytes;
       break;
     case LinkClass::NVLink:
-      estimate.nvlinkBytes += bytes;
-      nvOut[step.from.rank] += bytes;
-      nvIn[step.to.rank] += bytes;
+      nvlinkBytes += bytes;
+      nvlinkOut[step.from.rank] += bytes;
+      nvlinkIn[step.to.rank] += bytes;
       break;
     case LinkClass::Network:
-      estimate.networkBytes += bytes;
-      netOut[step.from.rank] += bytes;
-      netIn[step.to.rank] += bytes;
+      networkBytes += bytes;
+      networkOut[step.from.rank] += bytes;
+      networkIn[step.to.rank] += bytes;
       break;
     }
   }
+}
+
+Estimate estimateLoads(const LinkLoads &loads, const Topology &topology) {
+  Estimate estimate;
+  estimate.localBytes = loads.localBytes;
+  estimate.nvlinkBytes = loads.nvlinkBytes;
+  estimate.networkBytes = loads.networkBytes;
   auto busiest = [](const std::map<int64_t, int64_t> &out,
                     const std::map<int64_t, int64_t> &in, int64_t &rank,
                     bool &egress, int64_t &bytes) {
@@ -55,14 +58,21 @@ Estimate estimateSchedule(const Schedule &schedule, const Topology &topology,
         egress = false;
       }
   };
-  busiest(netOut, netIn, estimate.busiestNetworkRank,
+  busiest(loads.networkOut, loads.networkIn, estimate.busiestNetworkRank,
           estimate.busiestNetworkIsEgress, estimate.busiestNetworkBytes);
-  busiest(nvOut, nvIn, estimate.busiestNVLinkRank,
+  busiest(loads.nvlinkOut, loads.nvlinkIn, estimate.busiestNVLinkRank,
           estimate.busiestNVLinkIsEgress, estimate.busiestNVLinkBytes);
   // GB/s = 1e9 bytes/s = 1e6 bytes/ms.
   estimate.networkMs = estimate.busiestNetworkBytes / (topology.networkGBps * 1e6);
   estimate.nvlinkMs = estimate.busiestNVLinkBytes / (topology.nvlinkGBps * 1e6);
   return estimate;
+}
+
+Estimate estimateSchedule(const Schedule &schedule, const Topology &topology,
+                          int64_t elementSize) {
+  LinkLoads loads;
+  loads.add(schedule, elementSize);
+  return estimateLoads(loads, topology);
 }
 
 } // namespace m2n

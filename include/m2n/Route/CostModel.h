@@ -21,6 +21,7 @@
 #include "m2n/Base/Topology.h"
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 namespace m2n {
@@ -39,6 +40,17 @@ struct Estimate {
   std::string busiestLink() const;
 };
 
+/// Bytes per link class, and per (rank, direction) on NVLink and the
+/// network, summed over any number of schedules: the load of reshards that
+/// run together (a refit's tensors).
+struct LinkLoads {
+  int64_t localBytes = 0, nvlinkBytes = 0, networkBytes = 0;
+  std::map<int64_t, int64_t> networkOut, networkIn, nvlinkOut, nvlinkIn;
+
+  void add(const Schedule &schedule, int64_t elementSize);
+};
+
+Estimate estimateLoads(const LinkLoads &loads, const Topology &topology);
 Estimate estimateSchedule(const Schedule &schedule, const Topology &topology,
                           int64_t elementSize);
 

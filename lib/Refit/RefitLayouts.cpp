@@ -1,0 +1,80 @@
+//===- RefitLayouts.cpp - the layouts of a refit's tensors -----------------===//
+
+#include "m2n/Refit/Refit.h"
+
+namespace m2n {
+
+std::optional<std::string> refitLayout(const TensorSpec &tensor,
+                                       const ModelSpec &model,
+                                       const ParallelConfig &config,
+                                       Layout &layout) {
+  const int64_t layer =
+      std::min(std::max<int64_t>(tensor.layer, 0), model.layers - 1);
+  const int64_t stage = layer * config.pp / model.layers;
+  const int64_t base = config.base + stage * config.stageRanks();
+  const int64_t replicas = config.dp * config.cp;
+  const int64_t rank = static_cast<int64_t>(tensor.shape.size());
+  auto needs = [&](int64_t dims) -> std::optional<std::string> {
+    if (rank < dims)
+      return tensor.name + ": a " + toString(tensor.role) + " tensor has at least " +
+             std::to_string(dims) + " dimensions, this one " +
+             std::to_string(rank);
+    return std::nullopt;
+  };
+  const Placement R = Placement::replicate();
+  switch (tensor.role) {
+  case TensorRole::Column:
+  case TensorRole::Row: {
+    const int64_t dim = tensor.role == TensorRole::Column ? 0 : 1;
+    if (auto error = needs(dim + 1))
+      return error;
+    layout = {Mesh::contiguous({replicas, config.tp}, base),
+              {R, Placement::shard(dim)}};
+    return std::nullopt;
+  }
+  case TensorRole::Replicated:
+    layout = {Mesh::contiguous({replicas, config.tp}, base), {R, R}};
+    return std::nullopt;
+  case TensorRole::Experts:
+  case TensorRole::ExpertsRow:
+    if (auto error = needs(3))
+      return error;
+    if (config.ep > 1) {
+      if (config.stageRanks() % config.ep)
+        return tensor.name + ": ep=" + std::to_string(config.ep) +
+               " does not divide the " + std::to_string(config.stageRanks()) +
+               " ranks of a stage (dp * cp * tp)";
+      layout = {Mesh::contiguous({config.stageRanks() / config.ep, config.ep},
+                                 base),
+                {R, Placement::shard(0)}};
+      return std::nullopt;
+    }
+    layout = {Mesh::contiguous({replicas, config.tp}, base),
+              {R, Placement::shard(tensor.role == TensorRole::Experts ? 1 : 2)}};
+    return std::nullopt;
+  }
+  return std::string("unknown role");
+}
+
+std::optional<std::string> planRefit(const ModelSpec &model,
+                                     const ParallelConfig &trainer,
+                                     const ParallelConfig &generator,
+                                     RefitPlan &plan) {
+  plan = RefitPlan();
+  plan.commSize = std::max(trainer.base + trainer.ranks(),
+                           generator.base + generator.ranks());
+  for (const TensorSpec &tensor : model.tensors) {
+    Layout src, dst;
+    if (auto error = refitLayout(tensor, model, trainer, src))
+      return "trainer: " + *error;
+    if (auto error = refitLayout(tensor, model, generator, dst))
+      return "generator: " + *error;
+    if (auto error = validateReshard(src, dst, tensor.shape, plan.commSize))
+      return tensor.name + ": " + *error;
+    plan.trainer.push_back(std::move(src));
+    plan.generator.push_back(std::move(dst));
+  }
+  return std::nullopt;
+}
+
+} // namespace m2n

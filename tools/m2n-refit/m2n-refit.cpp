@@ -1,0 +1,303 @@
+//===- m2n-refit.cpp - plan a whole-model refit ------------------------------===//
+//
+// Reads a model description and the trainer's and generator's parallel
+// configurations, lays out every tensor on both sides (m2n/Refit/Refit.h),
+// plans and routes each reshard under each strategy and prints what the
+// refit moves: bytes per link class, the aggregate SOL time of all tensors
+// moving together (the busiest rank and direction of each link class over
+// the whole model), and how long planning and routing took. --emit-mlir
+// writes the refit as layout-level m2n IR (one function, one m2n.reshard
+// per tensor) for m2n-opt and m2n-run; --shrink divides every extent, to
+// run a model's structure on the host backend.
+//
+//===----------------------------------------------------------------------===//
+
+#include "../ToolSupport.h"
+
+#include "m2n/Plan/Planner.h"
+#include "m2n/Refit/Refit.h"
+#include "m2n/Route/CostModel.h"
+#include "m2n/Route/Router.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+
+using namespace m2n;
+
+namespace {
+
+namespace cl = llvm::cl;
+
+cl::opt<std::string> modelPath(cl::Positional, cl::Required,
+                               cl::desc("<model .json>"),
+                               cl::cat(tools::category()));
+cl::opt<std::string> trainerText(
+    "trainer", cl::Required, cl::value_desc("tp=N,pp=N,dp=N,cp=N,ep=N,base=N"),
+    cl::desc("The trainer's parallel configuration"),
+    cl::cat(tools::category()));
+cl::opt<std::string> generatorText(
+    "generator", cl::Required, cl::value_desc("tp=N,pp=N,dp=N,cp=N,ep=N,base=N"),
+    cl::desc("The generator's (default base: right after the trainer's ranks)"),
+    cl::cat(tools::category()));
+cl::opt<std::string> topologyPath(
+    "topology", cl::value_desc("FILE"),
+    cl::desc("JSON topology (docs/routing.md); default: NVLink domains of "
+             "--domain-size consecutive ranks"),
+    cl::cat(tools::category()));
+cl::opt<int64_t> domainSize("domain-size", cl::init(8),
+                            cl::desc("Ranks per NVLink domain without "
+                                     "--topology (default 8: H200 nodes)"),
+                            cl::cat(tools::category()));
+cl::list<std::string> strategies(
+    "strategy", cl::CommaSeparated, cl::value_desc("flat,gather-bcast,hierarchical"),
+    cl::desc("Routing strategies to report (default: all three)"),
+    cl::cat(tools::category()));
+cl::opt<std::string> emitPath(
+    "emit-mlir", cl::value_desc("FILE"),
+    cl::desc("Write the refit as layout-level m2n IR"),
+    cl::cat(tools::category()));
+cl::opt<int64_t> shrink("shrink", cl::init(1), cl::value_desc("N"),
+                        cl::desc("Divide every extent by N (rounding up)"),
+                        cl::cat(tools::category()));
+cl::opt<bool> verify("verify",
+                     cl::desc("Check every plan (bounds, exact coverage: "
+                              "verifyPlan) and time it"),
+                     cl::cat(tools::category()));
+cl::opt<int> repeat("repeat", cl::init(3),
+                    cl::desc("Time planning and routing as the best of N runs"),
+                    cl::cat(tools::category()));
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "m2n-refit: " << message << "\n";
+  return 1;
+}
+
+double millisecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(
+             std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// "544 B", "1.23 MB", "7.52 GB", "21.5 TB" (powers of 1000).
+std::string humanBytes(int64_t bytes) {
+  const char *units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
+  double value = static_cast<double>(bytes);
+  int unit = 0;
+  while (value >= 1000 && unit < 5) {
+    value /= 1000;
+    ++unit;
+  }
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (unit == 0)
+    os << bytes << " B";
+  else
+    os << llvm::format(value < 10 ? "%.2f" : value < 100 ? "%.1f" : "%.0f",
+                       value)
+       << ' ' << units[unit];
+  return text;
+}
+
+std::string layoutIR(const Layout &layout) {
+  std::string text = "#m2n.layout<#m2n.mesh<[";
+  for (size_t i = 0; i < layout.mesh.shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(layout.mesh.shape[i]);
+  text += "]";
+  if (layout.mesh.ranks.front() != 0)
+    text += ", base = " + std::to_string(layout.mesh.ranks.front());
+  text += ">, [";
+  for (size_t i = 0; i < layout.placements.size(); ++i)
+    text += (i ? ", " : "") + layout.placements[i].str();
+  return text + "]>";
+}
+
+std::string distIR(const TensorSpec &tensor, const Layout &layout) {
+  std::string text = "!m2n.dist<";
+  for (int64_t extent : tensor.shape)
+    text += std::to_string(extent) + "x";
+  return text + toString(tensor.type) + ", " + layoutIR(layout) + ">";
+}
+
+std::optional<std::string> emitIR(const std::string &path, const ModelSpec &model,
+                                  const RefitPlan &plan) {
+  std::error_code error;
+  llvm::raw_fd_ostream out(path, error, llvm::sys::fs::OF_Text);
+  if (error)
+    return "cannot write " + path + ": " + error.message();
+  const std::string comm = "!m2n.comm<" + std::to_string(plan.commSize) + ">";
+  out << "// m2n-refit: " << model.name << ", " << model.tensors.size()
+      << " tensors, trainer " << trainerText << " -> generator "
+      << generatorText << "\n";
+  out << "func.func @refit(%comm: " << comm;
+  for (size_t i = 0; i < model.tensors.size(); ++i)
+    out << ",\n    %w" << i << ": " << distIR(model.tensors[i], plan.trainer[i]);
+  out << ") {\n";
+  for (size_t i = 0; i < model.tensors.size(); ++i)
+    out << "  // " << model.tensors[i].name << "\n  %r" << i << " = m2n.reshard %w"
+        << i << " on %comm : " << comm << ", "
+        << distIR(model.tensors[i], plan.trainer[i]) << " -> "
+        << distIR(model.tensors[i], plan.generator[i]) << "\n";
+  out << "  return\n}\n";
+  return std::nullopt;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  tools::parseCommandLine(argc, argv,
+                          "m2n-refit: plan a whole-model refit from a model "
+                          "description and two parallel configurations\n");
+  auto file = llvm::MemoryBuffer::getFile(modelPath);
+  if (!file)
+    return fail("cannot read " + modelPath + ": " + file.getError().message());
+  ModelSpec model;
+  if (auto error = parseModelSpec((*file)->getBuffer().str(), model))
+    return fail(modelPath + ": " + *error);
+  if (shrink < 1)
+    return fail("--shrink must be at least 1");
+  for (TensorSpec &tensor : model.tensors)
+    for (int64_t &extent : tensor.shape)
+      extent = (extent + shrink - 1) / shrink;
+
+  ParallelConfig trainer, generator;
+  if (auto error = parseParallelConfig(trainerText, trainer))
+    return fail("--trainer: " + *error);
+  if (auto error = parseParallelConfig(generatorText, generator))
+    return fail("--generator: " + *error);
+  if (llvm::StringRef(generatorText).find("base=") == llvm::StringRef::npos)
+    generator.base = trainer.base + trainer.ranks();
+  RefitPlan plan;
+  if (auto error = planRefit(model, trainer, generator, plan))
+    return fail(*error);
+
+  Topology topology;
+  std::string topologyName;
+  if (!topologyPath.empty()) {
+    auto text = llvm::MemoryBuffer::getFile(topologyPath);
+    if (!text)
+      return fail("cannot read " + topologyPath + ": " +
+                  text.getError().message());
+    if (auto error = Topology::parseJson((*text)->getBuffer().str(), topology))
+      return fail(topologyPath + ": " + *error);
+    topologyName = topologyPath;
+    // A machine larger than the refit: its other ranks stay idle.
+    for (const std::vector<int64_t> &domain : topology.domains)
+      for (int64_t rank : domain)
+        plan.commSize = std::max(plan.commSize, rank + 1);
+  } else {
+    if (domainSize < 1)
+      return fail("--domain-size must be at least 1");
+    for (int64_t first = 0; first < plan.commSize; first += domainSize) {
+      topology.domains.emplace_back();
+      for (int64_t r = first; r < std::min(first + domainSize, plan.commSize); ++r)
+        topology.domains.back().push_back(r);
+    }
+    topologyName = "NVLink domains of " + std::to_string(domainSize) + " ranks";
+  }
+  if (auto error = topology.validate(plan.commSize))
+    return fail("topology: " + *error);
+
+  std::vector<Strategy> chosen;
+  for (const std::string &name : strategies) {
+    std::optional<Strategy> strategy = parseStrategy(name);
+    if (!strategy)
+      return fail("--strategy: '" + name +
+                  "' is not one of flat, gather-bcast, hierarchical");
+    chosen.push_back(*strategy);
+  }
+  if (chosen.empty())
+    chosen = {Strategy::Flat, Strategy::GatherBroadcast, Strategy::Hierarchical};
+
+  if (!emitPath.empty())
+    if (auto error = emitIR(emitPath, model, plan))
+      return fail(*error);
+
+  const size_t count = model.tensors.size();
+  std::vector<ReshardPlan> plans(count);
+  double planMs = 1e300;
+  for (int run = 0; run < std::max(1, repeat.getValue()); ++run) {
+    auto start = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < count; ++i)
+      plans[i] = IntersectionPlanner(plan.trainer[i], plan.generator[i],
+                                     model.tensors[i].shape)
+                     .plan();
+    planMs = std::min(planMs, millisecondsSince(start));
+  }
+  int64_t transfers = 0;
+  for (const ReshardPlan &p : plans)
+    transfers += static_cast<int64_t>(p.transfers.size());
+  double verifyMs = 0;
+  if (verify) {
+    auto start = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < count; ++i) {
+      std::vector<PlanIssue> issues =
+          verifyPlan(plan.trainer[i], plan.generator[i], model.tensors[i].shape,
+                     plans[i]);
+      if (!issues.empty())
+        return fail(model.tensors[i].name + ": the plan is wrong: " +
+                    issues.front().message);
+    }
+    verifyMs = millisecondsSince(start);
+  }
+
+  llvm::outs() << "m2n-refit: " << model.name << ", " << count << " tensors, "
+               << llvm::format("%.3g", model.parameterCount() / 1e9)
+               << " B parameters, " << humanBytes(model.bytes()) << "\n"
+               << "trainer " << trainer.str() << " (" << trainer.ranks()
+               << " ranks) -> generator " << generator.str() << " ("
+               << generator.ranks() << " ranks), " << plan.commSize
+               << " ranks in all; " << topologyName << ", NVLink "
+               << llvm::format("%g", topology.nvlinkGBps) << " GB/s, network "
+               << llvm::format("%g", topology.networkGBps) << " GB/s per rank\n"
+               << "planned " << transfers << " transfers in "
+               << llvm::format("%.1f", planMs) << " ms ("
+               << llvm::format("%.1f", 1000.0 * planMs / count)
+               << " us per tensor)";
+  if (verify)
+    llvm::outs() << "; every plan verified in "
+                 << llvm::format("%.1f", verifyMs) << " ms";
+  llvm::outs() << "\n\n";
+  llvm::outs() << "| strategy | steps | local | NVLink | network "
+                  "| T_network (ms) | T_NVLink (ms) | T_SOL (ms) | bound by "
+                  "| route (ms) |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  for (Strategy strategy : chosen) {
+    double routeMs = 1e300;
+    LinkLoads loads;
+    int64_t steps = 0;
+    for (int run = 0; run < std::max(1, repeat.getValue()); ++run) {
+      LinkLoads sum;
+      int64_t stepCount = 0;
+      auto start = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < count; ++i) {
+        Schedule schedule = TopologyRouter(plan.trainer[i], plan.generator[i],
+                                           model.tensors[i].shape, topology)
+                                .setReduceShare(ReduceShare::Auto)
+                                .route(plans[i], strategy);
+        stepCount += static_cast<int64_t>(schedule.steps.size());
+        sum.add(schedule, elementSize(model.tensors[i].type));
+      }
+      routeMs = std::min(routeMs, millisecondsSince(start));
+      loads = std::move(sum);
+      steps = stepCount;
+    }
+    Estimate estimate = estimateLoads(loads, topology);
+    llvm::outs() << "| " << toString(strategy) << " | " << steps << " | "
+                 << humanBytes(loads.localBytes) << " | "
+                 << humanBytes(loads.nvlinkBytes) << " | "
+                 << humanBytes(loads.networkBytes) << " | "
+                 << llvm::format("%.3f", estimate.networkMs) << " | "
+                 << llvm::format("%.3f", estimate.nvlinkMs) << " | "
+                 << llvm::format("%.3f", estimate.solMs()) << " | "
+                 << estimate.busiestLink() << " | "
+                 << llvm::format("%.1f", routeMs) << " |\n";
+  }
+  return 0;
+}
