@@ -50,12 +50,12 @@ uint32_t vectorOp(std::optional<Reduction> reduction, ElementType type) {
   if (!reduction)
     return 0;
   return 1 + static_cast<uint32_t>(*reduction) +
-         3 * static_cast<uint32_t>(type);
+         3 * static_cast<uint32_t>(reducibleTypeIndex(type));
 }
 
 std::pair<Reduction, ElementType> vectorOpMeaning(uint32_t op) {
   return {static_cast<Reduction>((op - 1) % 3),
-          static_cast<ElementType>((op - 1) / 3)};
+          reducibleTypeAt(static_cast<int>((op - 1) / 3))};
 }
 
 uint32_t kernelOp(const Movement &movement, ElementType type) {

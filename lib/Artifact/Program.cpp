@@ -34,6 +34,7 @@ bool tmaBulkReduces(Reduction reduction, ElementType type) {
     return true;
   case ElementType::I8:
   case ElementType::I16:
+  case ElementType::U8:
   case ElementType::F8E4M3FN:
   case ElementType::F8E5M2:
     return false;
@@ -67,6 +68,9 @@ std::string opName(std::optional<Reduction> reduction, ElementType type) {
   switch (type) {
   case ElementType::I8:
     name = "s8";
+    break;
+  case ElementType::U8:
+    name = "u8";
     break;
   case ElementType::I16:
     name = "s16";

@@ -30,6 +30,8 @@ const char *toString(ElementType type) {
     return "f8E4M3FN";
   case ElementType::F8E5M2:
     return "f8E5M2";
+  case ElementType::U8:
+    return "ui8";
   }
   return "?";
 }
@@ -38,7 +40,8 @@ std::optional<ElementType> parseElementType(const std::string &name) {
   for (ElementType type :
        {ElementType::I8, ElementType::I16, ElementType::I32, ElementType::I64,
         ElementType::F16, ElementType::BF16, ElementType::F32,
-        ElementType::F64, ElementType::F8E4M3FN, ElementType::F8E5M2})
+        ElementType::F64, ElementType::F8E4M3FN, ElementType::F8E5M2,
+        ElementType::U8})
     if (name == toString(type))
       return type;
   return std::nullopt;
@@ -49,6 +52,7 @@ int64_t elementSize(ElementType type) {
   case ElementType::I8:
   case ElementType::F8E4M3FN:
   case ElementType::F8E5M2:
+  case ElementType::U8:
     return 1;
   case ElementType::I16:
   case ElementType::F16:
@@ -72,6 +76,19 @@ bool isFloat(ElementType type) {
 
 bool isReducible(ElementType type) {
   return type != ElementType::F8E4M3FN && type != ElementType::F8E5M2;
+}
+
+bool isUnsigned(ElementType type) { return type == ElementType::U8; }
+
+int reducibleTypeIndex(ElementType type) {
+  if (!isReducible(type))
+    return -1;
+  // I8..F64 keep their enum values; U8 follows them.
+  return type == ElementType::U8 ? 8 : static_cast<int>(type);
+}
+
+ElementType reducibleTypeAt(int index) {
+  return index == 8 ? ElementType::U8 : static_cast<ElementType>(index);
 }
 
 //===----------------------------------------------------------------------===//
@@ -239,6 +256,8 @@ void storeElement(ElementType type, void *dst, double value) {
     return store(dst, toFp8(value, kE4M3));
   case ElementType::F8E5M2:
     return store(dst, toFp8(value, kE5M2));
+  case ElementType::U8:
+    return store(dst, static_cast<uint8_t>(static_cast<int64_t>(value)));
   }
 }
 
@@ -253,6 +272,8 @@ void storeElement(ElementType type, void *dst, int64_t value) {
     return store(dst, static_cast<int32_t>(static_cast<uint32_t>(value)));
   case ElementType::I64:
     return store(dst, value);
+  case ElementType::U8:
+    return store(dst, static_cast<uint8_t>(value));
   default:
     return storeElement(type, dst, static_cast<double>(value));
   }
@@ -280,6 +301,8 @@ double loadElement(ElementType type, const void *src) {
     return fromFp8(load<uint8_t>(src), kE4M3);
   case ElementType::F8E5M2:
     return fromFp8(load<uint8_t>(src), kE5M2);
+  case ElementType::U8:
+    return load<uint8_t>(src);
   }
   return 0;
 }
@@ -318,6 +341,8 @@ void reduceElement(ElementType type, Reduction op, void *dst,
     return reduceInteger<int32_t, uint32_t>(op, dst, src);
   case ElementType::I64:
     return reduceInteger<int64_t, uint64_t>(op, dst, src);
+  case ElementType::U8:
+    return reduceInteger<uint8_t, uint8_t>(op, dst, src);
   case ElementType::F16:
     return store(dst, halfFromFloat(combine(
                           op, floatFromHalf(load<uint16_t>(dst)),

@@ -347,6 +347,9 @@ std::optional<std::string> writeNpy(const std::string &path, ElementType type,
   case ElementType::I8:
     descr = "|i1";
     break;
+  case ElementType::U8:
+    descr = "|u1";
+    break;
   case ElementType::I16:
     descr = "<i2";
     break;

@@ -18,6 +18,8 @@ from .layout import Mesh, Partial, Placement, Replicate, Shard, layout_ir, local
 _IR_TYPES = {
     "float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64",
     "int32": "i32", "int64": "i64", "int16": "i16", "int8": "i8",
+    # Unsigned bytes: also how raw bytes move (max/min compare unsigned).
+    "uint8": "ui8",
     # torch's OCP fp8 types (moved, never reduced; numpy has none).
     "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2",
 }

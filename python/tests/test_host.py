@@ -310,6 +310,20 @@ def test_shape_mismatch():
         m2n.reshard(src, dst, m2n.Communicator.host(2), **two)
 
 
+def test_unsigned_bytes_reduce_unsigned():
+    """uint8 (ui8): max/min compare unsigned (200 > 100, where an int8 would
+    read -56), sums wrap modulo 256; numpy computes the expectation."""
+    comm = m2n.Communicator.host(4)
+    parts = [rng.integers(0, 256, 77).astype(np.uint8) for _ in range(4)]
+    parts[0][0], parts[1][0] = 200, 100
+    for op, expect in (("max", np.maximum.reduce(parts)), ("min", np.minimum.reduce(parts)),
+                       ("sum", np.add.reduce(parts, dtype=np.uint8))):
+        out = [np.zeros(77, np.uint8) for _ in range(4)]
+        m2n.all_reduce(parts, out, comm, op=op)
+        for o in out:
+            np.testing.assert_array_equal(o, expect)
+
+
 def test_dtype_mismatch():
     src, _ = arrays()
     dst = [np.zeros((4, 4), np.float64) for _ in range(2)]

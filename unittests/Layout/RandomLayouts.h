@@ -96,8 +96,9 @@ public:
     return layout(tensorRank, /*allowPartial=*/false);
   }
 
+  /// A reducible type (the 8-bit floats are drawn separately).
   ElementType elementType() {
-    return static_cast<ElementType>(uniform(0, 7));
+    return reducibleTypeAt(static_cast<int>(uniform(0, kReducibleTypeCount - 1)));
   }
 
 public:

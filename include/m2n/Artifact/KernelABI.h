@@ -75,9 +75,10 @@ std::optional<BulkOp> bulkOp(std::optional<Reduction> reduction,
 /// tensor map's).
 uint32_t tileOp(std::optional<Reduction> reduction);
 /// The vector op code: 0 copy (bytes, whatever the type), otherwise
-/// 1 + reduction + 3 * type, one per (reduction, element type).
+/// 1 + reduction + 3 * reducibleTypeIndex(type), one per (reduction,
+/// reducible element type).
 uint32_t vectorOp(std::optional<Reduction> reduction, ElementType type);
-constexpr uint32_t kVectorOpCount = 1 + 3 * 8;
+constexpr uint32_t kVectorOpCount = 1 + 3 * kReducibleTypeCount;
 /// The (reduction, type) of vector op code `op` (1..kVectorOpCount-1).
 std::pair<Reduction, ElementType> vectorOpMeaning(uint32_t op);
 

@@ -13,18 +13,27 @@ namespace m2n {
 
 /// The types m2n moves. The 8-bit floats (OCP FP8: E4M3 finite-only with one
 /// NaN encoding, E5M2 IEEE-like) are moved, never reduced: a reshard that
-/// reduces them is refused by the verifier.
-enum class ElementType { I8, I16, I32, I64, F16, BF16, F32, F64, F8E4M3FN, F8E5M2 };
-constexpr int kElementTypeCount = 10;
+/// reduces them is refused by the verifier. U8 (unsigned bytes, also what
+/// raw bytes move as) reduces with unsigned max/min and wrapping sums.
+/// Appended in this order: the artifact stores the enum's value.
+enum class ElementType { I8, I16, I32, I64, F16, BF16, F32, F64, F8E4M3FN, F8E5M2, U8 };
+constexpr int kElementTypeCount = 11;
 
 /// MLIR spelling: "i8", ..., "f16", "bf16", "f32", "f64", "f8E4M3FN",
-/// "f8E5M2".
+/// "f8E5M2", "ui8".
 const char *toString(ElementType type);
 std::optional<ElementType> parseElementType(const std::string &name);
 int64_t elementSize(ElementType type);
 bool isFloat(ElementType type);
 /// Whether reductions on `type` exist (every type but the 8-bit floats).
 bool isReducible(ElementType type);
+/// Whether `type` is an unsigned integer (max/min compare unsigned).
+bool isUnsigned(ElementType type);
+/// The reducible types, numbered 0..kReducibleTypeCount-1 (the vector op
+/// codes of the kernel, KernelABI.h), or -1 for the 8-bit floats.
+constexpr int kReducibleTypeCount = 9;
+int reducibleTypeIndex(ElementType type);
+ElementType reducibleTypeAt(int index);
 
 /// Stores `value` (rounded to nearest even for floats, wrapped modulo 2^bits
 /// for integers) at `dst`.

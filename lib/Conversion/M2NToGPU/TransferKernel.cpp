@@ -503,6 +503,7 @@ Type KernelBuilder::elementType(::m2n::ElementType type) {
     return b.getF64Type();
   case ::m2n::ElementType::F8E4M3FN: // Never reduced: moved as bytes.
   case ::m2n::ElementType::F8E5M2:
+  case ::m2n::ElementType::U8: // Signless; combine compares it unsigned.
     return i8;
   }
   return i8;
@@ -523,9 +524,13 @@ Value KernelBuilder::combine(::m2n::Reduction reduction,
     case ::m2n::Reduction::Sum:
       return arith::AddIOp::create(b, acc, x);
     case ::m2n::Reduction::Max:
-      return arith::MaxSIOp::create(b, acc, x);
+      return ::m2n::isUnsigned(type)
+                 ? Value(arith::MaxUIOp::create(b, acc, x))
+                 : Value(arith::MaxSIOp::create(b, acc, x));
     case ::m2n::Reduction::Min:
-      return arith::MinSIOp::create(b, acc, x);
+      return ::m2n::isUnsigned(type)
+                 ? Value(arith::MinUIOp::create(b, acc, x))
+                 : Value(arith::MinSIOp::create(b, acc, x));
     }
   }
   Value wideAcc = acc, wideX = x;

@@ -65,7 +65,7 @@
 // USED-NOT: nvvm.cp.async.bulk.tensor
 
 // ALL: m2n.kernel_ops = {bulk = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14>,
-// ALL-SAME: vector = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24>
+// ALL-SAME: vector = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27>
 
 // Every bulk reduction, tiles of 1-5 dimensions, copies and reductions.
 // PTX: .visible .entry m2n_transfer(

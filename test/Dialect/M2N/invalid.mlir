@@ -222,8 +222,14 @@ func.func private @f(!m2n.dist<4611686018427387904x4xf32, #m2n.layout<#m2n.mesh<
 
 // -----
 
-// expected-error@+1 {{element type 'i1' is not supported; expected i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN or f8E5M2}}
+// expected-error@+1 {{element type 'i1' is not supported; expected i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN, f8E5M2 or ui8 (wider unsigned integers are not moved)}}
 func.func private @f(!m2n.dist<8xi1, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
+
+// -----
+
+// Unsigned integers other than bytes would compare signed in max/min.
+// expected-error@+1 {{element type 'ui16' is not supported}}
+func.func private @f(!m2n.dist<8xui16, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>)
 
 // -----
 

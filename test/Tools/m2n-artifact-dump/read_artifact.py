@@ -11,7 +11,7 @@ import sys
 
 FNV_OFFSET_BASIS = 14695981039346656037
 FNV_PRIME = 1099511628211
-TYPES = ["i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2"]
+TYPES = ["i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "ui8"]
 
 
 def fnv1a(data: bytes) -> int:

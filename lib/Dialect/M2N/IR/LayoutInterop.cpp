@@ -68,6 +68,11 @@ std::optional<::m2n::ElementType> toElementType(Type type) {
   if (isa<Float8E5M2Type>(type))
     return ::m2n::ElementType::F8E5M2;
   if (auto integer = dyn_cast<IntegerType>(type)) {
+    // Unsigned bytes reduce unsigned; wider unsigned integers are not
+    // moved (their max/min would silently compare signed).
+    if (integer.isUnsigned())
+      return integer.getWidth() == 8 ? std::optional(::m2n::ElementType::U8)
+                                     : std::nullopt;
     switch (integer.getWidth()) {
     case 8:
       return ::m2n::ElementType::I8;
