@@ -2,6 +2,7 @@
 
 #include "m2n/Base/Topology.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -233,6 +234,22 @@ std::optional<std::string> Topology::parseJson(const std::string &text,
                        "'network_gbps'");
   result = std::move(topology);
   return std::nullopt;
+}
+
+DomainMap::DomainMap(const Topology &topology)
+    : domainCount(static_cast<int64_t>(topology.domains.size())) {
+  int64_t ranks = 0;
+  for (const std::vector<int64_t> &members : topology.domains)
+    for (int64_t rank : members)
+      ranks = std::max(ranks, rank + 1);
+  domain.resize(ranks);
+  for (int64_t rank = 0; rank < ranks; ++rank)
+    domain[rank] = domainCount + rank; // In no domain: one of its own.
+  // The first domain naming a rank wins, as in Topology::domainOf.
+  for (int64_t d = domainCount - 1; d >= 0; --d)
+    for (int64_t rank : topology.domains[d])
+      if (rank >= 0)
+        domain[rank] = d;
 }
 
 } // namespace m2n

@@ -14,7 +14,8 @@ namespace m2n {
 TopologyRouter::TopologyRouter(const Layout &src, const Layout &dst,
                                std::vector<int64_t> shape,
                                const Topology &topology)
-    : src(src), dst(dst), shape(std::move(shape)), topology(topology) {}
+    : src(src), dst(dst), shape(std::move(shape)), topology(topology),
+      domains(topology) {}
 
 Schedule TopologyRouter::route(const ReshardPlan &plan,
                                Strategy strategy) const {
@@ -36,11 +37,11 @@ BufferRef destination(int64_t rank) {
 }
 
 /// Appends a step, classifying its link by the topology.
-void addStep(Schedule &schedule, const Topology &topology, BufferRef from,
+void addStep(Schedule &schedule, const DomainMap &domains, BufferRef from,
              Box fromBox, BufferRef to, Box toBox,
              std::optional<Reduction> reduction) {
   Step step;
-  step.link = topology.linkBetween(from.rank, to.rank);
+  step.link = domains.linkBetween(from.rank, to.rank);
   step.from = from;
   step.fromBox = std::move(fromBox);
   step.to = to;
@@ -73,7 +74,7 @@ Schedule TopologyRouter::routeFlat(const ReshardPlan &plan) const {
   Schedule schedule;
   schedule.strategy = Strategy::Flat;
   for (const Transfer &t : plan.transfers)
-    addStep(schedule, topology, source(t.srcRank), t.srcBox,
+    addStep(schedule, domains, source(t.srcRank), t.srcBox,
             destination(t.dstRank), t.dstBox, t.reduction);
   return schedule;
 }
@@ -101,7 +102,7 @@ Schedule TopologyRouter::routeGatherBroadcast() const {
     rootScratch.push_back(addScratch(schedule, root, full));
   auto preference = [&](int64_t rank) {
     return std::make_tuple(rank != root,
-                           topology.domainOf(rank) != topology.domainOf(root));
+                           domains.domainOf(rank) != domains.domainOf(root));
   };
   std::map<std::pair<int64_t, std::vector<int64_t>>, int64_t> injector;
   for (int64_t i = 0; i < src.mesh.size(); ++i) {
@@ -122,7 +123,7 @@ Schedule TopologyRouter::routeGatherBroadcast() const {
     std::optional<Reduction> reduction;
     if (contributor != copyingContributor[kept])
       reduction = src.reduction();
-    addStep(schedule, topology, source(rank), wholeBox(box.sizes),
+    addStep(schedule, domains, source(rank), wholeBox(box.sizes),
             rootScratch[kept], box, reduction);
   }
 
@@ -132,10 +133,10 @@ Schedule TopologyRouter::routeGatherBroadcast() const {
   for (int64_t j = 0; j < dst.mesh.size(); ++j)
     if (!dst.localBox(shape, j).empty() && dst.mesh.rankAt(j) != root)
       ring.push_back(dst.mesh.rankAt(j));
-  const int64_t rootDomain = topology.domainOf(root);
+  const int64_t rootDomain = domains.domainOf(root);
   std::stable_sort(ring.begin(), ring.end(), [&](int64_t a, int64_t b) {
     auto key = [&](int64_t r) {
-      int64_t d = topology.domainOf(r);
+      int64_t d = domains.domainOf(r);
       return std::make_tuple(d != rootDomain, d, r);
     };
     return key(a) < key(b);
@@ -146,7 +147,7 @@ Schedule TopologyRouter::routeGatherBroadcast() const {
   for (int64_t rank : ring) {
     for (int64_t k = 0; k < copies; ++k) {
       fullCopyOf[rank].push_back(addScratch(schedule, rank, full));
-      addStep(schedule, topology, fullCopyOf[previous][k], wholeBox(full),
+      addStep(schedule, domains, fullCopyOf[previous][k], wholeBox(full),
               fullCopyOf[rank][k], wholeBox(full), std::nullopt);
     }
     previous = rank;
@@ -159,7 +160,7 @@ Schedule TopologyRouter::routeGatherBroadcast() const {
       continue;
     int64_t rank = dst.mesh.rankAt(j);
     int64_t k = dst.contributorIndex(j);
-    addStep(schedule, topology, fullCopyOf[rank][k], box, destination(rank),
+    addStep(schedule, domains, fullCopyOf[rank][k], box, destination(rank),
             wholeBox(box.sizes), std::nullopt);
   }
   return schedule;
@@ -203,15 +204,15 @@ std::set<size_t> TopologyRouter::routeReduceShare(const ReshardPlan &plan,
   for (const auto &[key, indices] : byRegion) {
     // The replicas needing the region, each with its transfers into it.
     std::map<int64_t, std::vector<size_t>> transfersOf;
-    std::set<int64_t> domains;
+    std::set<int64_t> involved; // The domains of its sources and targets.
     for (size_t i : indices) {
       const Transfer &t = plan.transfers[i];
       transfersOf[t.dstRank].push_back(i);
-      domains.insert(topology.domainOf(t.dstRank));
-      domains.insert(topology.domainOf(t.srcRank));
+      involved.insert(domains.domainOf(t.dstRank));
+      involved.insert(domains.domainOf(t.srcRank));
     }
     const int64_t m = static_cast<int64_t>(transfersOf.size());
-    if (m < 2 || domains.size() != 1)
+    if (m < 2 || involved.size() != 1)
       continue;
     const size_t contributions = transfersOf.begin()->second.size();
     if (contributions < 2 ||
@@ -244,7 +245,7 @@ std::set<size_t> TopologyRouter::routeReduceShare(const ReshardPlan &plan,
       // The owner combines every contribution of its chunk...
       for (size_t i : transfersOf[owner]) {
         const Transfer &t = plan.transfers[i];
-        addStep(schedule, topology, source(t.srcRank), chunkOf(t.srcBox, k),
+        addStep(schedule, domains, source(t.srcRank), chunkOf(t.srcBox, k),
                 destination(owner), chunkOf(t.dstBox, k), t.reduction);
       }
       // ...and the other replicas copy the result.
@@ -252,7 +253,7 @@ std::set<size_t> TopologyRouter::routeReduceShare(const ReshardPlan &plan,
           chunkOf(plan.transfers[transfersOf[owner].front()].dstBox, k);
       for (int64_t replica : replicas)
         if (replica != owner)
-          addStep(schedule, topology, destination(owner), ownerBox,
+          addStep(schedule, domains, destination(owner), ownerBox,
                   destination(replica),
                   chunkOf(plan.transfers[transfersOf[replica].front()].dstBox, k),
                   std::nullopt);
@@ -293,10 +294,13 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
   std::set<size_t> routed;
   if (reduceShare == ReduceShare::On)
     routed = routeReduceShare(fullPlan, schedule);
-  ReshardPlan plan;
-  for (size_t i = 0; i < fullPlan.transfers.size(); ++i)
+  // What is left to route (the whole plan, uncopied, when nothing was).
+  ReshardPlan rest;
+  for (size_t i = 0; !routed.empty() && i < fullPlan.transfers.size(); ++i)
     if (!routed.count(i))
-      plan.transfers.push_back(fullPlan.transfers[i]);
+      rest.transfers.push_back(fullPlan.transfers[i]);
+  const ReshardPlan &plan = routed.empty() ? fullPlan : rest;
+  schedule.steps.reserve(schedule.steps.size() + plan.transfers.size());
 
   // A delivery: one region of one source box (one contributor), and every
   // destination that needs exactly it.
@@ -356,7 +360,7 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
     for (const Target &target : delivery.targets) {
       if (std::find(delivery.replicas.begin(), delivery.replicas.end(),
                     target.rank) != delivery.replicas.end())
-        addStep(schedule, topology, source(target.rank), localBoxOf(target.rank),
+        addStep(schedule, domains, source(target.rank), localBoxOf(target.rank),
                 destination(target.rank), target.box, target.reduction);
       else
         remote.push_back(&target);
@@ -376,11 +380,11 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
     };
     std::map<int64_t, std::vector<int64_t>> replicasByDomain;
     for (int64_t rank : delivery.replicas)
-      replicasByDomain[topology.domainOf(rank)].push_back(rank);
+      replicasByDomain[domains.domainOf(rank)].push_back(rank);
     std::map<int64_t, int64_t> serverOfDomain;
     std::map<int64_t, std::vector<const Target *>> byDomain;
     for (const Target *target : remote) {
-      int64_t domain = topology.domainOf(target->rank);
+      int64_t domain = domains.domainOf(target->rank);
       auto replicas = replicasByDomain.find(domain);
       if (replicas == replicasByDomain.end()) {
         byDomain[domain].push_back(target);
@@ -389,7 +393,7 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
       auto [server, inserted] = serverOfDomain.try_emplace(domain, -1);
       if (inserted)
         server->second = leastLoaded(replicas->second);
-      addStep(schedule, topology, source(server->second),
+      addStep(schedule, domains, source(server->second),
               localBoxOf(server->second), destination(target->rank),
               target->box, target->reduction);
     }
@@ -399,7 +403,7 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
     // Inject once, from the replica that has sent the least so far; the
     // domains form a ring in domain order after the injector's.
     int64_t injector = leastLoaded(delivery.replicas);
-    const int64_t home = topology.domainOf(injector);
+    const int64_t home = domains.domainOf(injector);
     std::vector<int64_t> order;
     for (const auto &entry : byDomain)
       order.push_back(entry.first);
@@ -447,19 +451,19 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
       if (viaScratch) {
         landing = addScratch(schedule, leader->rank, region.sizes);
         landingBox = wholeBox(region.sizes);
-        addStep(schedule, topology, previous, previousBox, landing, landingBox,
+        addStep(schedule, domains, previous, previousBox, landing, landingBox,
                 std::nullopt);
-        addStep(schedule, topology, landing, landingBox,
+        addStep(schedule, domains, landing, landingBox,
                 destination(leader->rank), leader->box, leader->reduction);
       } else {
         landing = destination(leader->rank);
         landingBox = leader->box;
-        addStep(schedule, topology, previous, previousBox, landing, landingBox,
+        addStep(schedule, domains, previous, previousBox, landing, landingBox,
                 std::nullopt);
       }
       for (const Target *member : members)
         if (member != leader)
-          addStep(schedule, topology, landing, landingBox,
+          addStep(schedule, domains, landing, landingBox,
                   destination(member->rank), member->box, member->reduction);
       previous = landing;
       previousBox = landingBox;

@@ -47,6 +47,28 @@ struct Topology {
                                               Topology &result);
 };
 
+/// Topology::domainOf and linkBetween in constant time, for code that asks
+/// millions of times (routing a whole model): Topology scans its domains.
+class DomainMap {
+public:
+  explicit DomainMap(const Topology &topology);
+  int64_t domainOf(int64_t rank) const {
+    return rank >= 0 && rank < static_cast<int64_t>(domain.size())
+               ? domain[rank]
+               : domainCount + rank;
+  }
+  LinkClass linkBetween(int64_t from, int64_t to) const {
+    if (from == to)
+      return LinkClass::Local;
+    return domainOf(from) == domainOf(to) ? LinkClass::NVLink
+                                          : LinkClass::Network;
+  }
+
+private:
+  std::vector<int64_t> domain; // Rank -> Topology::domainOf(rank).
+  int64_t domainCount = 0;
+};
+
 } // namespace m2n
 
 #endif // M2N_BASE_TOPOLOGY_H

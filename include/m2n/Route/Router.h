@@ -81,6 +81,7 @@ private:
   const Layout &dst;
   std::vector<int64_t> shape;
   const Topology &topology;
+  DomainMap domains; // The topology's rank -> domain lookups.
   ReduceShare reduceShare = ReduceShare::Off;
 };
 
