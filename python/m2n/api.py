@@ -122,10 +122,10 @@ def _infer_global_shape(layouts, tensors_by_layout) -> Tuple[int, ...]:
 
 
 def _check(tensors: List[Optional[_Tensor]], artifact: jit.Artifact, comm: Communicator,
-           source: bool, dtype: str, what: str) -> None:
+           source: bool, dtype: str, what: str, reshard: int = 0) -> None:
     for rank in comm.local_ranks:
         t = tensors[rank]
-        want = artifact.local_shape(rank, source)
+        want = artifact.local_shape(rank, source, reshard)
         if want is None:
             if t is not None:
                 raise ValueError(f"{what}[{rank}]: rank {rank} is outside the "
@@ -157,9 +157,10 @@ class _Prepared:
     pointer arrays (refilled per call) of one (layouts, tensors) signature."""
 
     def __init__(self, artifact: jit.Artifact, sources, destinations, comm: Communicator,
-                 alignment: int):
+                 alignment: int, reshard: int = 0):
         n = comm.size
         self.artifact = artifact
+        self.reshard = reshard  # Its index in the artifact.
         self.comm = comm
         self.src_bytes = (ctypes.c_size_t * n)(*[t.nbytes if t else 0 for t in sources])
         self.dst_bytes = (ctypes.c_size_t * n)(*[t.nbytes if t else 0 for t in destinations])
@@ -293,9 +294,15 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
         prepared.refresh(src, prepared.last_src, prepared.src_pointers, "src")
         prepared.refresh(dst, prepared.last_dst, prepared.dst_pointers, "dst")
     prepared.recheck(src, dst)
+    _execute(prepared, src, dst, comm, stream)
+
+
+def _execute(prepared: _Prepared, src, dst, comm: Communicator, stream) -> None:
+    """Runs a prepared reshard on the host backend or this process's GPUs."""
+    n = comm.size
     lib = _native.runtime()
     if comm.backend == "host":
-        _native.check(lib.m2n_host_execute(prepared.artifact.handle, 0, n,
+        _native.check(lib.m2n_host_execute(prepared.artifact.handle, prepared.reshard, n,
                                            prepared.src_pointers, prepared.src_bytes,
                                            prepared.dst_pointers, prepared.dst_bytes))
         return
@@ -311,7 +318,7 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
         if len(stream) != n:
             raise ValueError(f"stream: expected {n} streams, one per rank")
         streams = [s.cuda_stream if hasattr(s, "cuda_stream") else int(s) for s in stream]
-    _native.check(lib.m2n_cuda_execute(comm.cuda_context(prepared.artifact), 0,
+    _native.check(lib.m2n_cuda_execute(comm.cuda_context(prepared.artifact), prepared.reshard,
                                        prepared.src_pointers, prepared.src_bytes,
                                        prepared.dst_pointers, prepared.dst_bytes,
                                        (ctypes.c_void_p * n)(*streams)))
@@ -327,16 +334,22 @@ def compiled(comm: Communicator, src_mesh: Mesh, src_placements, dst_mesh: Mesh,
            shape, dtype, options)
 
     def build_ir() -> str:
-        element = _IR_TYPES[dtype]
-        tensor = "x".join(str(d) for d in shape) + "x" + element
-        src_type = f"!m2n.dist<{tensor}, {layout_ir(src_mesh, src_placements, len(shape))}>"
-        dst_type = f"!m2n.dist<{tensor}, {layout_ir(dst_mesh, dst_placements, len(shape))}>"
-        comm_type = f"!m2n.comm<{comm.size}>"
-        return (f"func.func @reshard(%c: {comm_type}, %x: {src_type}) {{\n"
-                f"  %0 = m2n.reshard %x on %c : {comm_type}, {src_type} -> {dst_type}\n"
-                f"  return\n}}\n")
+        return _reshard_ir("reshard", comm.size, src_mesh, src_placements, dst_mesh,
+                           dst_placements, shape, dtype)
 
     return jit.get(key, build_ir, options, comm.target)
+
+
+def _reshard_ir(name: str, size: int, src_mesh: Mesh, src_placements, dst_mesh: Mesh,
+                dst_placements, shape, dtype: str) -> str:
+    """One function of layout-level IR holding one m2n.reshard."""
+    tensor = "x".join(str(d) for d in shape) + "x" + _IR_TYPES[dtype]
+    src_type = f"!m2n.dist<{tensor}, {layout_ir(src_mesh, src_placements, len(shape))}>"
+    dst_type = f"!m2n.dist<{tensor}, {layout_ir(dst_mesh, dst_placements, len(shape))}>"
+    comm_type = f"!m2n.comm<{size}>"
+    return (f"func.func @{name}(%c: {comm_type}, %x: {src_type}) {{\n"
+            f"  %0 = m2n.reshard %x on %c : {comm_type}, {src_type} -> {dst_type}\n"
+            f"  return\n}}\n")
 
 
 def local_shape(rank: int, *, mesh: Mesh, placements,
@@ -350,55 +363,160 @@ def local_shape(rank: int, *, mesh: Mesh, placements,
     return None if box is None else tuple(end - begin for begin, end in box)
 
 
+class _Call:
+    """One reshard of a call, checked: its tensors, layouts, shape, dtype and
+    the alignment its buffers have."""
+
+    def __init__(self, src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
+                 global_shape, dtype=None, alignment=None):
+        if not isinstance(comm, Communicator):
+            raise TypeError(f"comm must be an m2n.Communicator, got {type(comm).__name__}")
+        sources = _per_rank(src, comm, "src")
+        destinations = _per_rank(dst, comm, "dst")
+        src_placements = _placements(src_placements, "src_placements")
+        dst_placements = _placements(dst_placements, "dst_placements")
+        if global_shape is not None:
+            global_shape = _global_shape(global_shape)
+        for t in sources + destinations:
+            if t is not None and not t.shape:
+                raise ValueError(f"{t.what} is 0-dimensional; m2n moves tensors of rank >= 1 "
+                                 f"(reshape a scalar to [1])")
+        _check_writable_and_disjoint(sources, destinations)
+        for mesh, name in ((src_mesh, "src_mesh"), (dst_mesh, "dst_mesh")):
+            if not isinstance(mesh, Mesh):
+                raise TypeError(f"{name} must be an m2n.Mesh, got {type(mesh).__name__}")
+            if max(mesh.rank_list()) >= comm.size:
+                raise ValueError(f"{name} uses rank {max(mesh.rank_list())}, the communicator "
+                                 f"has {comm.size} ranks")
+        first = next((t for t in sources + destinations if t is not None), None)
+        if first is None and (global_shape is None or dtype is None):
+            raise ValueError("this process passed no tensor: pass global_shape= and dtype=")
+        if first is not None and comm.backend != "cuda-processes" and \
+                not any(t is not None and r in src_mesh for r, t in enumerate(sources)):
+            raise ValueError("no rank of the source mesh passed a tensor")
+        dtype = first.dtype if first is not None else str(dtype).replace("torch.", "")
+        if dtype not in _IR_TYPES:
+            raise TypeError(f"dtype {dtype} is not one m2n moves (supported: "
+                            f"{', '.join(_IR_TYPES)})")
+        tensor_rank = len(global_shape) if global_shape is not None else len(first.shape)
+        layout_ir(src_mesh, src_placements, tensor_rank)  # Checks the placements.
+        layout_ir(dst_mesh, dst_placements, tensor_rank)
+        self.shape = tuple(int(d) for d in global_shape) if global_shape is not None else \
+            _infer_global_shape([(src_mesh, src_placements), (dst_mesh, dst_placements)],
+                                [sources, destinations])
+        if alignment is None:
+            alignment = _alignment(_pointer(t.value) for t in sources + destinations
+                                   if t is not None)
+        self.alignment = alignment
+        self.sources, self.destinations = sources, destinations
+        self.src_mesh, self.src_placements = src_mesh, src_placements
+        self.dst_mesh, self.dst_placements = dst_mesh, dst_placements
+        self.dtype = dtype
+
+    def layouts(self) -> tuple:
+        return (self.src_mesh, self.src_placements, self.dst_mesh, self.dst_placements,
+                self.shape, self.dtype)
+
+    def bind(self, artifact: jit.Artifact, comm: Communicator, alignment: int,
+             reshard: int = 0) -> _Prepared:
+        """Checks the tensors against reshard `reshard` of `artifact`."""
+        _check(self.sources, artifact, comm, True, self.dtype, "src", reshard)
+        _check(self.destinations, artifact, comm, False, self.dtype, "dst", reshard)
+        return _Prepared(artifact, self.sources, self.destinations, comm, alignment, reshard)
+
+
+def _aligned(options: str, alignment: int) -> str:
+    return f"{options} buffer-align={alignment}".strip() if alignment < 16 else options
+
+
 def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
              global_shape, options, dtype=None, alignment=None) -> _Prepared:
     """The first call of a signature: checks everything, compiles (or finds
     the cached artifact) for the alignment of the buffers (`alignment`, or
     that of the given tensors) and validates every tensor against it."""
-    if not isinstance(comm, Communicator):
-        raise TypeError(f"comm must be an m2n.Communicator, got {type(comm).__name__}")
-    sources = _per_rank(src, comm, "src")
-    destinations = _per_rank(dst, comm, "dst")
-    src_placements = _placements(src_placements, "src_placements")
-    dst_placements = _placements(dst_placements, "dst_placements")
-    if global_shape is not None:
-        global_shape = _global_shape(global_shape)
-    for t in sources + destinations:
-        if t is not None and not t.shape:
-            raise ValueError(f"{t.what} is 0-dimensional; m2n moves tensors of rank >= 1 "
-                             f"(reshape a scalar to [1])")
-    _check_writable_and_disjoint(sources, destinations)
-    for mesh, name in ((src_mesh, "src_mesh"), (dst_mesh, "dst_mesh")):
-        if not isinstance(mesh, Mesh):
-            raise TypeError(f"{name} must be an m2n.Mesh, got {type(mesh).__name__}")
-        if max(mesh.rank_list()) >= comm.size:
-            raise ValueError(f"{name} uses rank {max(mesh.rank_list())}, the communicator has "
-                             f"{comm.size} ranks")
-    first = next((t for t in sources + destinations if t is not None), None)
-    if first is None and (global_shape is None or dtype is None):
-        raise ValueError("this process passed no tensor: pass global_shape= and dtype=")
-    if first is not None and comm.backend != "cuda-processes" and \
-            not any(t is not None and r in src_mesh for r, t in enumerate(sources)):
-        raise ValueError("no rank of the source mesh passed a tensor")
-    dtype = first.dtype if first is not None else str(dtype).replace("torch.", "")
-    if dtype not in _IR_TYPES:
-        raise TypeError(f"dtype {dtype} is not one m2n moves (supported: {', '.join(_IR_TYPES)})")
-    tensor_rank = len(global_shape) if global_shape is not None else len(first.shape)
-    layout_ir(src_mesh, src_placements, tensor_rank)  # Checks the placements.
-    layout_ir(dst_mesh, dst_placements, tensor_rank)
-    shape = tuple(int(d) for d in global_shape) if global_shape is not None else \
-        _infer_global_shape([(src_mesh, src_placements), (dst_mesh, dst_placements)],
-                            [sources, destinations])
-    if alignment is None:
-        alignment = _alignment(_pointer(t.value) for t in sources + destinations
-                               if t is not None)
-    if alignment < 16:
-        options = f"{options} buffer-align={alignment}".strip()
-    artifact = compiled(comm, src_mesh, src_placements, dst_mesh, dst_placements, shape,
-                        dtype, options)
-    _check(sources, artifact, comm, True, dtype, "src")
-    _check(destinations, artifact, comm, False, dtype, "dst")
-    return _Prepared(artifact, sources, destinations, comm, alignment)
+    call = _Call(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
+                 global_shape, dtype, alignment)
+    artifact = compiled(comm, call.src_mesh, call.src_placements, call.dst_mesh,
+                        call.dst_placements, call.shape, call.dtype,
+                        _aligned(options, call.alignment))
+    return call.bind(artifact, comm, call.alignment)
+
+
+_prepared_many = {}
+
+
+def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
+                 options: str = "") -> None:
+    """Runs many reshards compiled as one artifact: one compilation (and one
+    transfer kernel) for all of them, e.g. every weight of a model in a
+    refit, instead of one per tensor. Each call is a dict of reshard()'s
+    arguments: src, dst, src_mesh, src_placements, dst_mesh, dst_placements
+    and optionally global_shape. They run in order on the same stream(s);
+    the calls are launched one after the other (not yet as one launch).
+    A process-group communicator runs them one reshard() at a time."""
+    calls = list(calls)
+    for i, call in enumerate(calls):
+        if not isinstance(call, dict):
+            raise TypeError(f"calls[{i}] must be a dict of reshard() arguments, "
+                            f"got {type(call).__name__}")
+        unknown = set(call) - {"src", "dst", "src_mesh", "src_placements", "dst_mesh",
+                               "dst_placements", "global_shape"}
+        if unknown:
+            raise TypeError(f"calls[{i}]: unknown argument(s) {', '.join(sorted(unknown))}")
+        missing = {"src", "dst", "src_mesh", "src_placements", "dst_mesh",
+                   "dst_placements"} - set(call)
+        if missing:
+            raise TypeError(f"calls[{i}]: missing {', '.join(sorted(missing))}")
+    if isinstance(comm, Communicator) and comm.backend == "cuda-processes":
+        for call in calls:
+            reshard(comm=comm, stream=stream, options=options, **call)
+        return
+    if not calls:
+        return
+    try:
+        key = (id(comm), options) + tuple(
+            (c["src_mesh"], tuple(c["src_placements"]), c["dst_mesh"],
+             tuple(c["dst_placements"]),
+             None if c.get("global_shape") is None else tuple(c["global_shape"]),
+             _signature(c["src"]), _signature(c["dst"])) for c in calls)
+        prepared = _prepared_many.get(key)
+    except (TypeError, AttributeError):  # Not tensors: the slow path says why.
+        key, prepared = None, None
+    if prepared is None or prepared[0].comm is not comm:
+        prepared = _prepare_many(calls, comm, options)
+        if key is not None:
+            _prepared_many[key] = prepared
+    for p, call in zip(prepared, calls):
+        p.fresh = False
+        try:
+            p.refresh(call["src"], p.last_src, p.src_pointers, "src")
+            p.refresh(call["dst"], p.last_dst, p.dst_pointers, "dst")
+        except _Misaligned:  # Less aligned than the first call's: prepare again.
+            prepared = _prepare_many(calls, comm, options)
+            if key is not None:
+                _prepared_many[key] = prepared
+            return reshard_many(calls, comm, stream, options=options)
+    for p, call in zip(prepared, calls):
+        p.recheck(call["src"], call["dst"])
+        _execute(p, call["src"], call["dst"], comm, stream)
+
+
+def _prepare_many(calls, comm: Communicator, options: str) -> List[_Prepared]:
+    """One artifact for every call (compiled for the least aligned buffers
+    of any of them), each call bound to its reshard in it."""
+    checked = [_Call(c["src"], c["dst"], comm, c["src_mesh"], c["src_placements"],
+                     c["dst_mesh"], c["dst_placements"], c.get("global_shape"))
+               for c in calls]
+    alignment = min(c.alignment for c in checked)
+    key = ("many", comm.size, comm.backend, options, alignment) + tuple(
+        c.layouts() for c in checked)
+
+    def build_ir() -> str:
+        return "".join(_reshard_ir(f"reshard{i}", comm.size, *c.layouts())
+                       for i, c in enumerate(checked))
+
+    artifact = jit.get(key, build_ir, _aligned(options, alignment), comm.target)
+    return [c.bind(artifact, comm, alignment, i) for i, c in enumerate(checked)]
 
 
 def _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh,

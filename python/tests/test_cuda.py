@@ -28,6 +28,30 @@ def test_all_gather_bf16():
         assert torch.equal(o.cpu(), whole)
 
 
+def test_reshard_many_one_artifact():
+    """Two reshards of different dtypes through one artifact on GPUs."""
+    comm = m2n.Communicator.from_devices(devices(2))
+    a = torch.randn(64, 96, dtype=torch.bfloat16)
+    b = torch.randint(0, 256, (33, 7), dtype=torch.uint8)
+    dev = [f"cuda:{d}" for d in comm.devices]
+    out_a = [torch.full((64, 96), float("nan"), dtype=torch.bfloat16, device=d) for d in dev]
+    out_b = [torch.zeros(33, 7, dtype=torch.uint8, device=d) for d in dev]
+    before = m2n.stats.compiles
+    m2n.reshard_many([
+        dict(src=[a[:32].to(dev[0]), a[32:].to(dev[1])], dst=out_a, src_mesh=Mesh([2]),
+             src_placements=[Shard(0)], dst_mesh=Mesh([2]), dst_placements=[Replicate()]),
+        dict(src=[b[:, :4].contiguous().to(dev[0]), b[:, 4:].contiguous().to(dev[1])],
+             dst=out_b, src_mesh=Mesh([2]), src_placements=[Shard(1)], dst_mesh=Mesh([2]),
+             dst_placements=[Replicate()]),
+    ], comm)
+    comm.synchronize()
+    assert m2n.stats.compiles <= before + 1
+    for o in out_a:
+        assert torch.equal(o.cpu(), a)
+    for o in out_b:
+        assert torch.equal(o.cpu(), b)
+
+
 def test_reduce_scatter_and_all_reduce_f32():
     comm = m2n.Communicator.from_devices(devices(2))
     parts = [torch.randint(-8, 8, (1024, 256), device=f"cuda:{d}").float() for d in comm.devices]

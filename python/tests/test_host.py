@@ -310,6 +310,57 @@ def test_shape_mismatch():
         m2n.reshard(src, dst, m2n.Communicator.host(2), **two)
 
 
+def test_reshard_many_compiles_once(fresh_cache):
+    """A refit's worth of reshards (different layouts, shapes, dtypes, an
+    uneven shard and a reduction) through one artifact: one compilation,
+    every result right, warm calls compile nothing."""
+    comm = m2n.Communicator.host(4)
+    tp2, dp2tp2 = Mesh([2]), Mesh([2, 2])
+    w1 = rng.standard_normal((6, 8)).astype(np.float32)
+    w2 = rng.integers(-100, 100, (5, 3)).astype(np.int32)        # uneven rows
+    w3 = rng.standard_normal((4, 4)).astype(np.float16)
+    parts3 = [rng.integers(-4, 4, (4, 4)).astype(np.float16) for _ in range(2)]
+
+    def calls():
+        out1 = [np.zeros((3, 8), np.float32) for _ in range(4)]
+        out2 = [np.zeros((5, 2 if r % 2 == 0 else 1), np.int32) for r in range(4)]
+        out3 = [np.zeros((4, 4), np.float16) for _ in range(2)] + [None, None]
+        return [
+            dict(src=[w1[:, :4].copy(), w1[:, 4:].copy(), None, None], dst=out1,
+                 src_mesh=tp2, src_placements=[Shard(1)], dst_mesh=dp2tp2,
+                 dst_placements=[Replicate(), Shard(0)]),
+            dict(src=[w2[:3].copy(), w2[3:].copy(), None, None], dst=out2,
+                 src_mesh=tp2, src_placements=[Shard(0)], dst_mesh=dp2tp2,
+                 dst_placements=[Replicate(), Shard(1)], global_shape=(5, 3)),
+            dict(src=parts3 + [None, None], dst=out3, src_mesh=tp2,
+                 src_placements=[Partial()], dst_mesh=tp2, dst_placements=[Replicate()]),
+        ], out1, out2, out3
+
+    def check(out1, out2, out3):
+        for r in range(4):
+            np.testing.assert_array_equal(out1[r], w1[3 * (r % 2):3 * (r % 2) + 3])
+            np.testing.assert_array_equal(out2[r], w2[:, :2] if r % 2 == 0 else w2[:, 2:])
+        for o in out3[:2]:
+            np.testing.assert_array_equal(o, parts3[0] + parts3[1])
+
+    before = m2n.stats.compiles
+    batch, *outs = calls()
+    m2n.reshard_many(batch, comm)
+    check(*outs)
+    assert m2n.stats.compiles == before + 1
+    batch, *outs = calls()  # New destinations, same signature: warm.
+    m2n.reshard_many(batch, comm)
+    check(*outs)
+    assert m2n.stats.compiles == before + 1
+    with pytest.raises(TypeError, match=r"calls\[0\] must be a dict"):
+        m2n.reshard_many([1], comm)
+    with pytest.raises(TypeError, match=r"calls\[0\]: unknown argument\(s\) stream"):
+        m2n.reshard_many([dict(batch[0], stream=None)], comm)
+    with pytest.raises(TypeError, match=r"calls\[0\]: missing dst"):
+        m2n.reshard_many([{k: v for k, v in batch[0].items() if k != "dst"}], comm)
+    m2n.reshard_many([], comm)  # Nothing to do.
+
+
 def test_unsigned_bytes_reduce_unsigned():
     """uint8 (ui8): max/min compare unsigned (200 > 100, where an int8 would
     read -56), sums wrap modulo 256; numpy computes the expectation."""
