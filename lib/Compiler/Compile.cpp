@@ -81,6 +81,11 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
   if (!module)
     return result;
   mlir::PassManager pm(&context);
+  // No verification between passes: each pass keeps the IR valid (m2n-opt,
+  // which the tests run, verifies after every pass), and the runtime checks
+  // every program it loads (verifyTransferProgram). Verifying a refit's
+  // module after each of the pipeline's passes cost more than the passes.
+  pm.enableVerifier(false);
   std::string pipeline = "m2n-pipeline";
   if (!options.empty())
     pipeline += "{" + options.str() + "}";
