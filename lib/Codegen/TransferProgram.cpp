@@ -375,8 +375,8 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
       result.steps.push_back(std::move(packing));
     }
     if (!unpack) {
-      transfer.deps.insert(transfer.deps.end(), targetOrder.begin(),
-                           targetOrder.end());
+      std::vector<int64_t> order = remapped(targetOrder);
+      transfer.deps.insert(transfer.deps.end(), order.begin(), order.end());
       result.steps.push_back(std::move(transfer));
       continue;
     }

@@ -8,9 +8,13 @@ std::optional<std::string> refitLayout(const TensorSpec &tensor,
                                        const ModelSpec &model,
                                        const ParallelConfig &config,
                                        Layout &layout) {
-  const int64_t layer =
-      std::min(std::max<int64_t>(tensor.layer, 0), model.layers - 1);
-  const int64_t stage = layer * config.pp / model.layers;
+  // Stage s holds layers [floor(s * L / pp), floor((s + 1) * L / pp));
+  // what comes before the layers is on the first stage, after on the last.
+  const int64_t stage =
+      tensor.layer < 0                ? 0
+      : tensor.layer >= model.layers ? config.pp - 1
+                                      : ((tensor.layer + 1) * config.pp - 1) /
+                                            model.layers;
   const int64_t base = config.base + stage * config.stageRanks();
   const int64_t replicas = config.dp * config.cp;
   const int64_t rank = static_cast<int64_t>(tensor.shape.size());
@@ -61,6 +65,13 @@ std::optional<std::string> planRefit(const ModelSpec &model,
                                      const ParallelConfig &generator,
                                      RefitPlan &plan) {
   plan = RefitPlan();
+  for (const auto &[side, config] :
+       {std::pair<const char *, const ParallelConfig *>{"trainer", &trainer},
+        {"generator", &generator}})
+    if (config->pp > model.layers)
+      return std::string(side) + ": pp=" + std::to_string(config->pp) +
+             " stages for a model of " + std::to_string(model.layers) +
+             " layers (a stage holds at least one layer)";
   plan.commSize = std::max(trainer.base + trainer.ranks(),
                            generator.base + generator.ranks());
   for (const TensorSpec &tensor : model.tensors) {

@@ -177,8 +177,9 @@ class _Prepared:
         self.last_dst = [None] * n
         self.fresh = False  # Whether refresh saw a new numpy array.
         # The pointers _check_writable_and_disjoint last accepted.
-        self.checked = (tuple(t and _pointer(t.value) for t in sources),
-                        tuple(t and _pointer(t.value) for t in destinations))
+        # (ctypes reads a null pointer back as None.)
+        self.checked = (tuple(t and _pointer(t.value) or None for t in sources),
+                        tuple(t and _pointer(t.value) or None for t in destinations))
 
     def recheck(self, src, dst) -> None:
         """After refresh: new buffers (torch tensors at other addresses, or
@@ -186,6 +187,12 @@ class _Prepared:
         writability and overlap as the first call's were."""
         pointers = (tuple(self.src_pointers), tuple(self.dst_pointers))
         if pointers == self.checked and not self.fresh:
+            # The same numpy arrays may have been made read-only since.
+            for r, t in enumerate(dst):
+                flags = getattr(t, "flags", None) if self.numpy else None
+                if flags is not None and not flags.writeable:
+                    raise ValueError(f"dst[{r}] is read-only; a destination must be "
+                                     f"writable")
             return
         _check_writable_and_disjoint(
             [None if t is None else _Tensor(t, f"src[{r}]") for r, t in enumerate(src)],
@@ -496,8 +503,9 @@ def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
             if key is not None:
                 _prepared_many[key] = prepared
             return reshard_many(calls, comm, stream, options=options)
-    for p, call in zip(prepared, calls):
+    for p, call in zip(prepared, calls):  # Every check before any move.
         p.recheck(call["src"], call["dst"])
+    for p, call in zip(prepared, calls):
         _execute(p, call["src"], call["dst"], comm, stream)
 
 

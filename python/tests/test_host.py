@@ -576,6 +576,11 @@ def test_destinations_are_writable_and_disjoint():
     again = [np.zeros(16, np.float32), np.zeros(16, np.float32)]
     m2n.reshard(src, again, comm, **common)
     np.testing.assert_array_equal(again[0], np.concatenate(src))
+    # The same arrays, made read-only after a call that used them.
+    m2n.reshard(src, again, comm, **common)
+    again[1].flags.writeable = False
+    with pytest.raises(ValueError, match=r"dst\[1\] is read-only"):
+        m2n.reshard(src, again, comm, **common)
 
 
 def test_from_devices_needs_the_devices():

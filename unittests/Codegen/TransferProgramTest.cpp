@@ -514,6 +514,65 @@ TEST(TransferProgramTest, ManyDependenciesAreJoined) {
 // through rank 1: 1 -> scratch over the network, a local copy, back over
 // the network, listed backwards) is renumbered so that it cannot deadlock,
 // and network steps that reduce receive into staging, then reduce.
+// A packed network step keeps the dependencies that order its target:
+// here the transfer into scratch B must wait for the local copy that
+// writes B first (a write after write), also when staging another step
+// renumbers the steps in front of it.
+TEST(TransferProgramTest, PackedNetworkStepsKeepTheirTargetOrder) {
+  Layout src{Mesh::contiguous({1}, 0), {Placement::replicate()}};
+  Layout dst{Mesh::contiguous({1}, 1), {Placement::replicate()}};
+  Schedule schedule;
+  const BufferRef a{BufferKind::Scratch, 1, 0}, b{BufferKind::Scratch, 1, 1};
+  schedule.scratches = {{1, {2, 2}}, {1, {2, 2}}};
+  const Box quarter{{0, 0}, {2, 2}};
+  auto step = [&](BufferRef from, Box fromBox, BufferRef to, Box toBox,
+                  LinkClass link, std::vector<int64_t> deps) {
+    Step s;
+    s.from = from;
+    s.fromBox = std::move(fromBox);
+    s.to = to;
+    s.toBox = std::move(toBox);
+    s.link = link;
+    s.deps = std::move(deps);
+    return s;
+  };
+  const BufferRef source{BufferKind::Source, 0, -1};
+  const BufferRef destination{BufferKind::Destination, 1, -1};
+  schedule.steps = {
+      // Strided in the source (columns 0-1 of 2x4): packed, then sent.
+      step(source, {{0, 0}, {2, 2}}, a, quarter, LinkClass::Network, {}),
+      step(a, quarter, b, quarter, LinkClass::Local, {0}),
+      // Columns 2-3 into B, after step 1 wrote it.
+      step(source, {{0, 2}, {2, 2}}, b, quarter, LinkClass::Network, {1}),
+      step(b, quarter, destination, {{0, 2}, {2, 2}}, LinkClass::Local, {2}),
+      step(a, quarter, destination, {{0, 0}, {2, 2}}, LinkClass::Local, {0})};
+  TransferProgram program;
+  ASSERT_EQ(lowerSchedule(schedule, src, dst, {2, 4}, ElementType::F32, {},
+                          program),
+            std::nullopt);
+  const RankProgram &rank1 = program.ranks.at(1);
+  std::optional<CounterRef> copyIntoB;
+  for (const Movement &m : rank1.items)
+    if (m.src == a && m.dst == b && m.bytes > 0)
+      copyIntoB = m.signal;
+  ASSERT_TRUE(copyIntoB.has_value());
+  int64_t transfersIntoB = 0;
+  for (const Movement &receive : rank1.receives) {
+    if (!(receive.dst == b))
+      continue;
+    ++transfersIntoB;
+    EXPECT_TRUE(std::any_of(receive.waits.begin(), receive.waits.end(),
+                            [&](const CounterWait &wait) {
+                              return wait.counter == *copyIntoB;
+                            }))
+        << receive.str(program.type);
+  }
+  EXPECT_EQ(transfersIntoB, 1);
+  ReshardSimulator simulator(src, dst, {2, 4}, ElementType::F32);
+  ASSERT_EQ(executeProgram(program, simulator, 1), std::nullopt);
+  EXPECT_TRUE(simulator.check().passed);
+}
+
 TEST(TransferProgramTest, NetworkStepsPostInATopologicalOrder) {
   Layout src{Mesh::contiguous({1}, 0), {Placement::replicate()}};
   Layout dst{Mesh::contiguous({1}, 0), {Placement::replicate()}};

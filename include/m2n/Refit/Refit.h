@@ -8,8 +8,9 @@
 //
 // Layout rules, for a configuration of tp, pp, dp, cp and ep over the ranks
 // [base, base + pp * dp * cp * tp):
-//  * a pipeline stage holds the layers [s * layers / pp, (s + 1) * layers /
-//    pp) on the ranks of its stage, base + s * dp * cp * tp onwards, as a
+//  * pipeline stage s holds the layers [floor(s * layers / pp), floor((s +
+//    1) * layers / pp)) (what precedes the layers on the first stage, what
+//    follows on the last) on the ranks of its stage, base + s * dp * cp * tp onwards, as a
 //    [dp * cp, tp] mesh (context-parallel ranks hold the weights as data-
 //    parallel ones do);
 //  * "column" weights (output dimension first: q/k/v, gate/up, embeddings,
