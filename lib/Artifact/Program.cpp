@@ -126,19 +126,8 @@ static std::optional<std::string>
 checkBounds(const TransferProgram &program, const Layout &src,
             const Layout &dst, const std::vector<int64_t> &shape) {
   const int64_t elementBytes = elementSize(program.type);
-  auto shapeOf = [&](const BufferRef &buffer) -> std::optional<Dims> {
-    if (buffer.kind == BufferKind::Scratch) {
-      if (buffer.scratch < 0 ||
-          buffer.scratch >= static_cast<int64_t>(program.scratches.size()) ||
-          program.scratches[buffer.scratch].rank != buffer.rank)
-        return std::nullopt;
-      return program.scratches[buffer.scratch].shape;
-    }
-    const Layout &layout = buffer.kind == BufferKind::Source ? src : dst;
-    std::optional<int64_t> index = layout.mesh.indexOf(buffer.rank);
-    if (!index)
-      return std::nullopt;
-    return layout.localBox(shape, *index).sizes;
+  auto shapeOf = [&](const BufferRef &buffer) {
+    return bufferShape(buffer, src, dst, shape, program.scratches);
   };
   // Buffer bytes, or -1 when they do not fit in int64 (a corrupted artifact).
   auto bufferBytes = [&](const Dims &extents) -> int64_t {

@@ -16,4 +16,22 @@ std::string BufferRef::str() const {
   return "?";
 }
 
+std::optional<Dims> bufferShape(const BufferRef &buffer, const Layout &src,
+                                const Layout &dst,
+                                const std::vector<int64_t> &shape,
+                                const std::vector<ScratchBuffer> &scratches) {
+  if (buffer.kind == BufferKind::Scratch) {
+    if (buffer.scratch < 0 ||
+        buffer.scratch >= static_cast<int64_t>(scratches.size()) ||
+        scratches[buffer.scratch].rank != buffer.rank)
+      return std::nullopt;
+    return scratches[buffer.scratch].shape;
+  }
+  const Layout &layout = buffer.kind == BufferKind::Source ? src : dst;
+  std::optional<int64_t> index = layout.mesh.indexOf(buffer.rank);
+  if (!index)
+    return std::nullopt;
+  return layout.localBox(shape, *index).sizes;
+}
+
 } // namespace m2n

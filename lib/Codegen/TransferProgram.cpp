@@ -13,25 +13,6 @@ namespace m2n {
 
 namespace {
 
-/// The shape of a buffer of `schedule` (a rank's local part of `src` or
-/// `dst`, or a scratch), or std::nullopt when there is no such buffer.
-std::optional<Dims> bufferShape(const Schedule &schedule, const Layout &src,
-                                const Layout &dst,
-                                const std::vector<int64_t> &shape,
-                                const BufferRef &buffer) {
-  if (buffer.kind == BufferKind::Scratch) {
-    if (buffer.scratch < 0 ||
-        buffer.scratch >= static_cast<int64_t>(schedule.scratches.size()))
-      return std::nullopt;
-    return schedule.scratches[buffer.scratch].shape;
-  }
-  const Layout &layout = buffer.kind == BufferKind::Source ? src : dst;
-  std::optional<int64_t> index = layout.mesh.indexOf(buffer.rank);
-  if (!index)
-    return std::nullopt;
-  return layout.localBox(shape, *index).sizes;
-}
-
 /// Row-major element strides of a buffer.
 Dims stridesOf(const Dims &shape) {
   Dims strides(shape.size(), 1);
@@ -317,8 +298,10 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
   for (int64_t i = 0, at = 0; i < count; ++i) {
     const Step &step = schedule.steps[i];
     if (step.link == LinkClass::Network) {
-      std::optional<Dims> from = bufferShape(schedule, src, dst, shape, step.from);
-      std::optional<Dims> to = bufferShape(schedule, src, dst, shape, step.to);
+      std::optional<Dims> from =
+          bufferShape(step.from, src, dst, shape, schedule.scratches);
+      std::optional<Dims> to =
+          bufferShape(step.to, src, dst, shape, schedule.scratches);
       // A step naming a missing buffer stays as it is: lowering reports it.
       if (from && to)
         staged[i] = {!contiguousIn(step.fromBox, *from),
@@ -515,7 +498,7 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
 
   // Buffer shapes.
   auto shapeOf = [&](const BufferRef &buffer) {
-    return bufferShape(schedule, src, dst, shape, buffer);
+    return bufferShape(buffer, src, dst, shape, schedule.scratches);
   };
 
   std::vector<std::vector<int64_t>> dependents;

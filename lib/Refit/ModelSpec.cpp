@@ -37,25 +37,24 @@ std::optional<TensorRole> parseTensorRole(const std::string &name) {
   return std::nullopt;
 }
 
+int64_t TensorSpec::elements() const {
+  int64_t count = 1;
+  for (int64_t extent : shape)
+    count *= extent;
+  return count;
+}
+
 int64_t ModelSpec::parameterCount() const {
   int64_t count = 0;
-  for (const TensorSpec &tensor : tensors) {
-    int64_t elements = 1;
-    for (int64_t extent : tensor.shape)
-      elements *= extent;
-    count += elements;
-  }
+  for (const TensorSpec &tensor : tensors)
+    count += tensor.elements();
   return count;
 }
 
 int64_t ModelSpec::bytes() const {
   int64_t bytes = 0;
-  for (const TensorSpec &tensor : tensors) {
-    int64_t elements = 1;
-    for (int64_t extent : tensor.shape)
-      elements *= extent;
-    bytes += elements * elementSize(tensor.type);
-  }
+  for (const TensorSpec &tensor : tensors)
+    bytes += tensor.elements() * elementSize(tensor.type);
   return bytes;
 }
 

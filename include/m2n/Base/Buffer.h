@@ -15,7 +15,9 @@
 #include "m2n/Base/Layout.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace m2n {
 
@@ -38,6 +40,15 @@ struct ScratchBuffer {
   int64_t rank = 0;
   Dims shape;
 };
+
+/// The shape of `buffer` in a reshard of `shape` from `src` to `dst` with
+/// `scratches`: a rank's local part, or the scratch's shape; std::nullopt
+/// when there is no such buffer (a rank outside the mesh, a scratch index
+/// out of range or on another rank).
+std::optional<Dims> bufferShape(const BufferRef &buffer, const Layout &src,
+                                const Layout &dst,
+                                const std::vector<int64_t> &shape,
+                                const std::vector<ScratchBuffer> &scratches);
 
 } // namespace m2n
 

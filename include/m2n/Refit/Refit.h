@@ -52,6 +52,8 @@ struct TensorSpec {
   /// The layer the tensor belongs to (-1: before the first, `layers`: after
   /// the last), which picks its pipeline stage.
   int64_t layer = 0;
+
+  int64_t elements() const;
 };
 
 struct ModelSpec {
