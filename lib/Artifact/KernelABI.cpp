@@ -86,7 +86,7 @@ KernelOps KernelOps::all() {
 void KernelOps::add(const TransferProgram &program) {
   for (const auto &[rank, rankProgram] : program.ranks)
     for (const Movement &m : rankProgram.items) {
-      const uint32_t op = kernelOp(m, program.type);
+      const uint32_t op = kernelOp(m, program.typeOf(m.dst));
       switch (m.mechanism) {
       case Mechanism::Bulk:
         bulk.insert(op);
@@ -105,14 +105,14 @@ std::optional<std::string>
 KernelOps::missing(const TransferProgram &program) const {
   for (const auto &[rank, rankProgram] : program.ranks)
     for (const Movement &m : rankProgram.items) {
-      const uint32_t op = kernelOp(m, program.type);
+      const uint32_t op = kernelOp(m, program.typeOf(m.dst));
       const bool has =
           m.mechanism == Mechanism::Bulk ? bulk.count(op) > 0
           : m.mechanism == Mechanism::Tile
               ? tile.count({op, static_cast<uint32_t>(m.srcCoords.size())}) > 0
               : vector.count(op) > 0;
       if (!has)
-        return "rank " + std::to_string(rank) + ": " + m.str(program.type);
+        return "rank " + std::to_string(rank) + ": " + m.str(program.typeOf(m.dst));
     }
   return std::nullopt;
 }

@@ -297,6 +297,88 @@ networkOrder(const TransferProgram &program) {
   return order;
 }
 
+int64_t TransferProgram::scratchBytes(size_t index) const {
+  const ScratchBuffer &buffer = scratches.at(index);
+  BufferRef ref{BufferKind::Scratch, buffer.rank,
+                static_cast<int64_t>(index), buffer.tensor};
+  return Box{Dims(buffer.shape.size(), 0), buffer.shape}.volume() *
+         elementSize(typeOf(ref));
+}
+
+TransferProgram
+mergePrograms(const std::vector<const TransferProgram *> &members) {
+  TransferProgram merged;
+  if (members.empty())
+    return merged;
+  merged.type = members.front()->type;
+  merged.bufferAlignment = members.front()->bufferAlignment;
+  int64_t stepBase = 0;
+  for (size_t t = 0; t < members.size(); ++t) {
+    const TransferProgram &member = *members[t];
+    const int64_t tensor = static_cast<int64_t>(t);
+    merged.tensorTypes.push_back(member.type);
+    merged.bufferAlignment =
+        std::min(merged.bufferAlignment, member.bufferAlignment);
+    const int64_t scratchBase = static_cast<int64_t>(merged.scratches.size());
+    const int64_t mapBase = static_cast<int64_t>(merged.maps.size());
+    // Counters are renumbered per rank: a movement names counters of other
+    // ranks too (reads-done, a network step's sender).
+    std::map<int64_t, int64_t> counterBase;
+    for (const auto &[rank, program] : member.ranks)
+      counterBase[rank] = merged.ranks[rank].counters;
+    auto retag = [&](BufferRef ref) {
+      ref.tensor = tensor;
+      if (ref.kind == BufferKind::Scratch)
+        ref.scratch += scratchBase;
+      return ref;
+    };
+    auto counter = [&](CounterRef ref) {
+      ref.index += counterBase.at(ref.rank);
+      return ref;
+    };
+    int64_t lastStep = -1;
+    auto renumber = [&](Movement m) {
+      m.src = retag(m.src);
+      m.dst = retag(m.dst);
+      if (m.srcMap >= 0)
+        m.srcMap += mapBase;
+      if (m.dstMap >= 0)
+        m.dstMap += mapBase;
+      if (m.signal)
+        m.signal = counter(*m.signal);
+      if (m.readDone)
+        m.readDone = counter(*m.readDone);
+      for (CounterWait &wait : m.waits)
+        wait.counter = counter(wait.counter);
+      if (m.step >= 0) {
+        lastStep = std::max(lastStep, m.step);
+        m.step += stepBase;
+      }
+      return m;
+    };
+    for (ScratchBuffer buffer : member.scratches) {
+      buffer.tensor = tensor;
+      merged.scratches.push_back(buffer);
+    }
+    for (TensorMapSpec map : member.maps) {
+      map.buffer = retag(map.buffer);
+      merged.maps.push_back(map);
+    }
+    for (const auto &[rank, program] : member.ranks) {
+      RankProgram &into = merged.ranks[rank];
+      for (const Movement &m : program.items)
+        into.items.push_back(renumber(m));
+      for (const Movement &m : program.receives)
+        into.receives.push_back(renumber(m));
+      for (const Movement &m : program.engineCopies)
+        into.engineCopies.push_back(renumber(m));
+      into.counters += program.counters;
+    }
+    stepBase += lastStep + 1;
+  }
+  return merged;
+}
+
 int64_t TransferProgram::itemCount() const {
   int64_t count = 0;
   for (const auto &[rank, program] : ranks)

@@ -5,13 +5,15 @@
 namespace m2n {
 
 std::string BufferRef::str() const {
+  std::string group = tensor ? "t" + std::to_string(tensor) + "." : "";
   switch (kind) {
   case BufferKind::Source:
-    return "src(" + std::to_string(rank) + ")";
+    return group + "src(" + std::to_string(rank) + ")";
   case BufferKind::Destination:
-    return "dst(" + std::to_string(rank) + ")";
+    return group + "dst(" + std::to_string(rank) + ")";
   case BufferKind::Scratch:
-    return "scratch" + std::to_string(scratch) + "(" + std::to_string(rank) + ")";
+    return group + "scratch" + std::to_string(scratch) + "(" +
+           std::to_string(rank) + ")";
   }
   return "?";
 }

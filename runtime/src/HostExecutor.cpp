@@ -29,26 +29,27 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
     queues.back().push_back(receive);
 
   auto run = [&](const Movement &m) -> std::optional<std::string> {
+    const ElementType type = program.typeOf(m.dst);
     if (m.isTile()) {
       auto from = resolve(m.src);
       auto to = resolve(m.dst);
       if (!from || !to || m.srcMap < 0 || m.dstMap < 0 ||
           m.srcMap >= static_cast<int64_t>(program.maps.size()) ||
           m.dstMap >= static_cast<int64_t>(program.maps.size()))
-        return "tile " + m.str(program.type) + " names a missing buffer or map";
+        return "tile " + m.str(type) + " names a missing buffer or map";
       const TensorMapSpec &srcMap = program.maps[m.srcMap];
       const TensorMapSpec &dstMap = program.maps[m.dstMap];
       Box fromBox{m.srcCoords, srcMap.box}, toBox{m.dstCoords, dstMap.box};
       Box fromAll{Dims(srcMap.extents.size(), 0), srcMap.extents};
       Box toAll{Dims(dstMap.extents.size(), 0), dstMap.extents};
-      int64_t size = elementSize(program.type);
+      int64_t size = elementSize(type);
       if (!(srcMap.buffer == m.src) || !(dstMap.buffer == m.dst) ||
           srcMap.box != dstMap.box || !fromAll.contains(fromBox) ||
           !toAll.contains(toBox) ||
           fromAll.volume() * size > from->second ||
           toAll.volume() * size > to->second)
-        return "tile " + m.str(program.type) + " leaves a buffer";
-      moveBox(program.type, from->first, srcMap.extents, fromBox, to->first,
+        return "tile " + m.str(type) + " leaves a buffer";
+      moveBox(type, from->first, srcMap.extents, fromBox, to->first,
               dstMap.extents, toBox, m.reduction);
     } else if (m.bytes > 0) {
       auto from = resolve(m.src);
@@ -56,7 +57,7 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
       if (!from || !to || m.srcOffset < 0 || m.dstOffset < 0 ||
           m.srcOffset + m.bytes > from->second ||
           m.dstOffset + m.bytes > to->second)
-        return "movement " + m.str(program.type) + " leaves a buffer";
+        return "movement " + m.str(type) + " leaves a buffer";
       const uint8_t *src = from->first + m.srcOffset;
       uint8_t *dst = to->first + m.dstOffset;
       // Bulk and vector items compute the same: the mechanism is the
@@ -64,12 +65,12 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
       if (m.isCopy()) {
         std::memmove(dst, src, m.bytes);
       } else {
-        const int64_t size = elementSize(program.type);
+        const int64_t size = elementSize(type);
         if (m.bytes % size)
-          return "reduction " + m.str(program.type) +
+          return "reduction " + m.str(type) +
                  " is not a whole number of elements";
         for (int64_t at = 0; at < m.bytes; at += size)
-          reduceElement(program.type, *m.reduction, dst + at, src + at);
+          reduceElement(type, *m.reduction, dst + at, src + at);
       }
     }
     if (m.signal)
@@ -106,7 +107,8 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
   }
   for (const auto &queue : queues)
     if (!queue.empty())
-      return "deadlock: " + queue.front()->str(program.type) +
+      return "deadlock: " +
+             queue.front()->str(program.typeOf(queue.front()->dst)) +
              " never became ready";
   return std::nullopt;
 }

@@ -8,6 +8,7 @@
 #include "m2n/Artifact/Artifact.h"
 
 #include <string>
+#include <vector>
 
 /// Returns the status of `call` unless it is M2N_SUCCESS.
 #define M2N_TRY(call)                                                          \
@@ -38,6 +39,23 @@ int64_t localBytes(const CompiledReshard &reshard, const Layout &layout,
 /// it in the message ("source buffer of rank 3").
 m2n_status checkAlignment(const CompiledReshard &reshard, const void *pointer,
                           const std::string &which);
+
+/// The reshards `reshards[0..members)` of `artifact`, or a failure naming a
+/// bad index (after `what`, the API's name).
+m2n_status groupMembers(const char *what, m2n_artifact artifact, int members,
+                        const int *reshards,
+                        std::vector<const CompiledReshard *> &group);
+
+/// A caller buffer of a launch, for checkDisjoint.
+struct CallerBuffer {
+  const void *pointer;
+  size_t bytes;
+  bool written; // A destination.
+  std::string name; // "@f#0: the destination buffer of rank 3".
+};
+/// Refuses buffers of one launch of which one is written and shares a byte
+/// with another (sources may alias each other: they are only read).
+m2n_status checkDisjoint(std::vector<CallerBuffer> buffers);
 
 } // namespace m2n::runtime
 

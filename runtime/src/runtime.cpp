@@ -4,7 +4,9 @@
 
 #include "HostExecutor.h"
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -60,6 +62,51 @@ m2n_status checkAlignment(const CompiledReshard &reshard, const void *pointer,
                     " bytes; compile it with buffer-align=" +
                     std::to_string(has) +
                     " (the Python frontend does this by itself)");
+  }
+  return M2N_SUCCESS;
+}
+
+m2n_status groupMembers(const char *what, m2n_artifact artifact, int members,
+                        const int *reshards,
+                        std::vector<const CompiledReshard *> &group) {
+  if (!artifact || members <= 0 || !reshards)
+    return fail(M2N_INVALID_ARGUMENT,
+                std::string(what) +
+                    ": a group needs an artifact and at least one reshard");
+  group.clear();
+  for (int m = 0; m < members; ++m) {
+    const CompiledReshard *r = reshardAt(artifact, reshards[m]);
+    if (!r)
+      return fail(M2N_INVALID_ARGUMENT,
+                  std::string(what) + ": no reshard " +
+                      std::to_string(reshards[m]) +
+                      (members > 1 ? " (member " + std::to_string(m) +
+                                         " of the group)"
+                                   : std::string()));
+    group.push_back(r);
+  }
+  return M2N_SUCCESS;
+}
+
+m2n_status checkDisjoint(std::vector<CallerBuffer> buffers) {
+  std::sort(buffers.begin(), buffers.end(),
+            [](const CallerBuffer &a, const CallerBuffer &b) {
+              return std::less<const void *>()(a.pointer, b.pointer);
+            });
+  // Sweep: the buffer reaching furthest so far against each next one.
+  const CallerBuffer *reach = nullptr;
+  for (const CallerBuffer &buffer : buffers) {
+    auto begin = reinterpret_cast<uintptr_t>(buffer.pointer);
+    if (reach && begin < reinterpret_cast<uintptr_t>(reach->pointer) +
+                             reach->bytes &&
+        (reach->written || buffer.written))
+      return fail(M2N_INVALID_ARGUMENT,
+                  buffer.name + " overlaps " + reach->name +
+                      " (a destination may share no byte with another "
+                      "buffer of the launch)");
+    if (!reach || begin + buffer.bytes >
+                      reinterpret_cast<uintptr_t>(reach->pointer) + reach->bytes)
+      reach = &buffer;
   }
   return M2N_SUCCESS;
 }
@@ -185,44 +232,71 @@ m2n_status m2n_artifact_local_shape(m2n_artifact artifact, int reshard,
 m2n_status m2n_host_execute(m2n_artifact artifact, int reshard, int ranks,
                             const void *const *src, const size_t *src_bytes,
                             void *const *dst, const size_t *dst_bytes) {
-  const m2n::CompiledReshard *r = reshardAt(artifact, reshard);
-  if (!r)
+  return m2n_host_execute_group(artifact, 1, &reshard, ranks, src, src_bytes,
+                                dst, dst_bytes);
+}
+
+m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
+                                  const int *reshards, int ranks,
+                                  const void *const *src,
+                                  const size_t *src_bytes, void *const *dst,
+                                  const size_t *dst_bytes) {
+  std::vector<const m2n::CompiledReshard *> group;
+  M2N_TRY(m2n::runtime::groupMembers("m2n_host_execute", artifact, members,
+                                     reshards, group));
+  if (ranks <= 0 || !src || !dst || !src_bytes || !dst_bytes)
     return fail(M2N_INVALID_ARGUMENT,
-                "m2n_host_execute: no reshard " + std::to_string(reshard));
-  int needed = 0;
-  if (m2n_artifact_reshard_ranks(artifact, reshard, &needed) != M2N_SUCCESS)
-    return M2N_INVALID_ARGUMENT;
-  if (ranks < needed || !src || !dst || !src_bytes || !dst_bytes)
-    return fail(M2N_INVALID_ARGUMENT,
-                "m2n_host_execute: reshard " + r->name + " needs " +
-                    std::to_string(needed) + " ranks of buffers, got " +
-                    std::to_string(ranks));
-  // Every rank of each mesh must bring a large enough buffer.
-  for (int rank = 0; rank < ranks; ++rank) {
-    for (bool source : {true, false}) {
-      int64_t want = bufferBytes(*r, source ? r->src : r->dst, rank);
-      const void *pointer = source ? src[rank] : dst[rank];
-      size_t have = source ? src_bytes[rank] : dst_bytes[rank];
-      if (want > 0 && (!pointer || have < static_cast<size_t>(want)))
-        return fail(M2N_INVALID_ARGUMENT,
-                    "m2n_host_execute: rank " + std::to_string(rank) +
-                        " needs a " + (source ? "source" : "destination") +
-                        " buffer of " + std::to_string(want) + " bytes, got " +
-                        (pointer ? std::to_string(have) + " bytes"
-                                 : std::string("none")));
-      if (want > 0)
-        M2N_TRY(m2n::runtime::checkAlignment(
-            *r, pointer,
-            std::string(source ? "source" : "destination") +
-                " buffer of rank " + std::to_string(rank)));
+                "m2n_host_execute: bad rank count or buffer arrays");
+  std::vector<m2n::runtime::CallerBuffer> buffers;
+  for (size_t t = 0; t < group.size(); ++t) {
+    const m2n::CompiledReshard &r = *group[t];
+    int needed = 0;
+    M2N_TRY(m2n_artifact_reshard_ranks(artifact, reshards[t], &needed));
+    if (ranks < needed)
+      return fail(M2N_INVALID_ARGUMENT,
+                  "m2n_host_execute: reshard " + r.name + " needs " +
+                      std::to_string(needed) + " ranks of buffers, got " +
+                      std::to_string(ranks));
+    // Every rank of each mesh must bring a large enough buffer.
+    for (int rank = 0; rank < ranks; ++rank) {
+      for (bool source : {true, false}) {
+        int64_t want = bufferBytes(r, source ? r.src : r.dst, rank);
+        const size_t at = t * ranks + rank;
+        const void *pointer = source ? src[at] : dst[at];
+        size_t have = source ? src_bytes[at] : dst_bytes[at];
+        std::string which = std::string(source ? "source" : "destination") +
+                            " buffer of rank " + std::to_string(rank);
+        if (want > 0 && (!pointer || have < static_cast<size_t>(want)))
+          return fail(M2N_INVALID_ARGUMENT,
+                      "m2n_host_execute: " + r.name + ": rank " +
+                          std::to_string(rank) + " needs a " +
+                          (source ? "source" : "destination") + " buffer of " +
+                          std::to_string(want) + " bytes, got " +
+                          (pointer ? std::to_string(have) + " bytes"
+                                   : std::string("none")));
+        if (want == 0)
+          continue;
+        M2N_TRY(m2n::runtime::checkAlignment(r, pointer, which));
+        buffers.push_back(
+            {pointer, static_cast<size_t>(want), !source,
+             r.name +
+                 (group.size() > 1 ? " (member " + std::to_string(t) + ")"
+                                   : std::string()) +
+                 ": the " + which});
+      }
     }
   }
+  M2N_TRY(m2n::runtime::checkDisjoint(buffers));
+  std::vector<const m2n::TransferProgram *> programs;
+  for (const m2n::CompiledReshard *r : group)
+    programs.push_back(&r->program);
+  m2n::TransferProgram merged;
+  const m2n::TransferProgram &program =
+      group.size() == 1 ? group.front()->program
+                        : (merged = m2n::mergePrograms(programs));
   std::vector<std::vector<uint8_t>> scratch;
-  int64_t elementBytes = m2n::elementSize(r->type);
-  for (const m2n::ScratchBuffer &buffer : r->program.scratches)
-    scratch.emplace_back(
-        m2n::Box{m2n::Dims(buffer.shape.size(), 0), buffer.shape}.volume() *
-        elementBytes);
+  for (size_t index = 0; index < program.scratches.size(); ++index)
+    scratch.emplace_back(program.scratchBytes(index));
   auto resolve = [&](const m2n::BufferRef &ref)
       -> std::optional<std::pair<uint8_t *, int64_t>> {
     if (ref.kind == m2n::BufferKind::Scratch) {
@@ -231,21 +305,29 @@ m2n_status m2n_host_execute(m2n_artifact artifact, int reshard, int ranks,
       return std::make_pair(scratch[ref.scratch].data(),
                             static_cast<int64_t>(scratch[ref.scratch].size()));
     }
-    if (ref.rank < 0 || ref.rank >= ranks)
+    if (ref.rank < 0 || ref.rank >= ranks || ref.tensor < 0 ||
+        ref.tensor >= static_cast<int64_t>(group.size()))
       return std::nullopt;
+    const m2n::CompiledReshard &r = *group[ref.tensor];
     bool source = ref.kind == m2n::BufferKind::Source;
-    int64_t bytes = bufferBytes(*r, source ? r->src : r->dst, ref.rank);
+    int64_t bytes = bufferBytes(r, source ? r.src : r.dst, ref.rank);
+    const size_t at = ref.tensor * ranks + ref.rank;
     // The executor never writes a source buffer.
-    uint8_t *pointer = source ? static_cast<uint8_t *>(
-                                    const_cast<void *>(src[ref.rank]))
-                              : static_cast<uint8_t *>(dst[ref.rank]);
+    uint8_t *pointer =
+        source ? static_cast<uint8_t *>(const_cast<void *>(src[at]))
+               : static_cast<uint8_t *>(dst[at]);
     if (!pointer)
       return std::nullopt;
     return std::make_pair(pointer, bytes);
   };
   if (std::optional<std::string> error =
-          m2n::executeProgram(r->program, resolve, /*ctasPerRank=*/2))
-    return fail(M2N_EXECUTION_FAILED, r->name + ": " + *error);
+          m2n::executeProgram(program, resolve, /*ctasPerRank=*/2))
+    return fail(M2N_EXECUTION_FAILED,
+                (group.size() == 1 ? group.front()->name
+                                   : std::string("a group of ") +
+                                         std::to_string(group.size()) +
+                                         " reshards") +
+                    ": " + *error);
   return M2N_SUCCESS;
 }
 

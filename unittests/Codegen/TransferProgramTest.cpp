@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 
 #include <iostream>
@@ -703,6 +704,106 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
             << bulkItems << " bulk, " << tileItems << " tiles, "
             << vectorItems << " vector); " << raceChecked
             << " checked for unordered vector reductions\n";
+}
+
+// Groups: random reshards lowered one by one, merged into one program
+// (mergePrograms) and run as one launch, each member checked against its
+// own reference; members use every strategy, network steps and scratch.
+TEST(TransferProgramPropertyTest, GroupsOfReshardsRunAsOneProgram) {
+  const uint64_t seed = propertySeed();
+  const int64_t cases = propertyCases(10000) / 25;
+  RandomLayouts random(seed ^ 0x96009);
+  int64_t members = 0, networkGroups = 0;
+  for (int64_t n = 0; n < cases; ++n) {
+    const int64_t count = random.uniform(1, 5);
+    std::vector<Layout> srcs, dsts;
+    std::vector<std::vector<int64_t>> shapes;
+    std::vector<ElementType> types;
+    std::vector<TransferProgram> programs(count);
+    std::string trace;
+    for (int64_t t = 0; t < count; ++t) {
+      std::vector<int64_t> shape = random.shape();
+      int64_t rank = static_cast<int64_t>(shape.size());
+      Layout src = random.layout(rank, /*allowPartial=*/true);
+      Layout dst = random.destination(src, rank);
+      ElementType type = random.elementType();
+      Topology topology;
+      topology.domains = {{0, 1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11}};
+      Strategy strategy = static_cast<Strategy>(random.uniform(0, 2));
+      trace += " [" + src.str() + " -> " + dst.str() + " " + toString(type) +
+               " " + toString(strategy) + "]";
+      LoweringOptions options;
+      options.maxItemBytes = 16 * random.uniform(1, 4);
+      options.copyEngine = random.uniform(0, 3) == 0;
+      ASSERT_EQ(lower(src, dst, shape, topology, strategy, type, options,
+                      programs[t]),
+                std::nullopt)
+          << trace;
+      srcs.push_back(src);
+      dsts.push_back(dst);
+      shapes.push_back(shape);
+      types.push_back(type);
+    }
+    SCOPED_TRACE("M2N_PROPERTY_SEED=" + std::to_string(seed) + " case " +
+                 std::to_string(n) + ":" + trace);
+    std::vector<const TransferProgram *> pointers;
+    for (const TransferProgram &program : programs)
+      pointers.push_back(&program);
+    TransferProgram group = mergePrograms(pointers);
+    // The merged program keeps every item, counter and tensor map.
+    int64_t items = 0, maps = 0, scratches = 0;
+    std::map<int64_t, int64_t> counters;
+    for (const TransferProgram &program : programs) {
+      items += program.itemCount();
+      maps += static_cast<int64_t>(program.maps.size());
+      scratches += static_cast<int64_t>(program.scratches.size());
+      for (const auto &[rank, rp] : program.ranks)
+        counters[rank] += rp.counters;
+    }
+    ASSERT_EQ(group.itemCount(), items);
+    ASSERT_EQ(static_cast<int64_t>(group.maps.size()), maps);
+    ASSERT_EQ(static_cast<int64_t>(group.scratches.size()), scratches);
+    for (const auto &[rank, rp] : group.ranks)
+      ASSERT_EQ(rp.counters, counters[rank]);
+    // The network posts one member after the other.
+    int64_t lastTensor = 0;
+    bool network = false;
+    for (const auto &[rank, m] : networkOrder(group)) {
+      ASSERT_GE(m->dst.tensor, lastTensor);
+      lastTensor = m->dst.tensor;
+      network = true;
+    }
+    networkGroups += network && count > 1;
+    std::vector<std::unique_ptr<ReshardSimulator>> simulators;
+    std::vector<int64_t> scratchBase;
+    for (int64_t t = 0; t < count; ++t) {
+      simulators.push_back(std::make_unique<ReshardSimulator>(
+          srcs[t], dsts[t], shapes[t], types[t]));
+      simulators.back()->allocateScratch(programs[t].scratches);
+      scratchBase.push_back(t == 0 ? 0
+                                   : scratchBase.back() +
+                                         static_cast<int64_t>(
+                                             programs[t - 1].scratches.size()));
+    }
+    auto resolve = [&](const BufferRef &ref) {
+      BufferRef local = ref;
+      local.tensor = 0;
+      if (local.kind == BufferKind::Scratch)
+        local.scratch -= scratchBase.at(ref.tensor);
+      return simulators.at(ref.tensor)->bytesOf(local);
+    };
+    ASSERT_EQ(executeProgram(group, resolve, random.uniform(1, 3)),
+              std::nullopt);
+    for (int64_t t = 0; t < count; ++t) {
+      SimulationReport report = simulators[t]->check();
+      ASSERT_TRUE(report.passed) << "member " << t << ": " << report.message;
+    }
+    members += count;
+  }
+  EXPECT_GT(networkGroups, cases / 10);
+  std::cout << "[ property ] seed " << seed << ": " << cases << " groups of "
+            << members << " reshards merged and run as one program ("
+            << networkGroups << " with network steps in several members)\n";
 }
 
 } // namespace

@@ -72,14 +72,14 @@ TEST_F(HostBackendTest, RejectsMissingAndShortBuffers) {
   EXPECT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
             M2N_INVALID_ARGUMENT);
   EXPECT_STREQ(m2n_last_error(),
-               "m2n_host_execute: rank 1 needs a source buffer of 64 bytes, "
+               "m2n_host_execute: @test#0: rank 1 needs a source buffer of 64 bytes, "
                "got none");
   src[1] = b;
   srcBytes[1] = 32;
   EXPECT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
             M2N_INVALID_ARGUMENT);
   EXPECT_STREQ(m2n_last_error(),
-               "m2n_host_execute: rank 1 needs a source buffer of 64 bytes, "
+               "m2n_host_execute: @test#0: rank 1 needs a source buffer of 64 bytes, "
                "got 32 bytes");
   EXPECT_EQ(m2n_host_execute(artifact, 0, 2, src, srcBytes, dst, dstBytes),
             M2N_INVALID_ARGUMENT);
@@ -88,6 +88,60 @@ TEST_F(HostBackendTest, RejectsMissingAndShortBuffers) {
   EXPECT_EQ(m2n_host_execute(artifact, 5, 3, src, srcBytes, dst, dstBytes),
             M2N_INVALID_ARGUMENT);
   EXPECT_STREQ(m2n_last_error(), "m2n_host_execute: no reshard 5");
+}
+
+// The same reshard twice in one group, on two sets of buffers: one merged
+// program moves both. A destination that shares bytes with another buffer
+// of the group is refused before anything moves.
+TEST_F(HostBackendTest, ExecutesAGroupAndRefusesAliasedDestinations) {
+  alignas(16) float rows[2][2][16], cols[2][2][16];
+  for (int t = 0; t < 2; ++t)
+    for (int i = 0; i < 16; ++i) {
+      rows[t][0][i] = static_cast<float>(100 * t + i);
+      rows[t][1][i] = static_cast<float>(100 * t + 16 + i);
+    }
+  std::memset(cols, 0xFF, sizeof cols);
+  const int reshards[2] = {0, 0};
+  const void *src[6] = {rows[0][0], rows[0][1], nullptr,
+                        rows[1][0], rows[1][1], nullptr};
+  void *dst[6] = {nullptr, cols[0][0], cols[0][1],
+                  nullptr, cols[1][0], cols[1][1]};
+  size_t srcBytes[6] = {64, 64, 0, 64, 64, 0};
+  size_t dstBytes[6] = {0, 64, 64, 0, 64, 64};
+  ASSERT_EQ(m2n_host_execute_group(artifact, 2, reshards, 3, src, srcBytes,
+                                   dst, dstBytes),
+            M2N_SUCCESS)
+      << m2n_last_error();
+  for (int t = 0; t < 2; ++t)
+    for (int row = 0; row < 4; ++row)
+      for (int col = 0; col < 4; ++col) {
+        EXPECT_EQ(cols[t][0][row * 4 + col],
+                  static_cast<float>(100 * t + row * 8 + col));
+        EXPECT_EQ(cols[t][1][row * 4 + col],
+                  static_cast<float>(100 * t + row * 8 + 4 + col));
+      }
+  dst[5] = cols[0][1] + 4; // Member 1's destination inside member 0's.
+  EXPECT_EQ(m2n_host_execute_group(artifact, 2, reshards, 3, src, srcBytes,
+                                   dst, dstBytes),
+            M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(),
+               "@test#0 (member 1): the destination buffer of rank 2 overlaps "
+               "@test#0 (member 0): the destination buffer of rank 2 (a "
+               "destination may share no byte with another buffer of the "
+               "launch)");
+  dst[5] = const_cast<float *>(rows[1][1]); // A destination on a source.
+  EXPECT_EQ(m2n_host_execute_group(artifact, 2, reshards, 3, src, srcBytes,
+                                   dst, dstBytes),
+            M2N_INVALID_ARGUMENT);
+  const int missing[2] = {0, 7};
+  EXPECT_EQ(m2n_host_execute_group(artifact, 2, missing, 3, src, srcBytes,
+                                   dst, dstBytes),
+            M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(),
+               "m2n_host_execute: no reshard 7 (member 1 of the group)");
+  EXPECT_EQ(m2n_host_execute_group(artifact, 0, reshards, 3, src, srcBytes,
+                                   dst, dstBytes),
+            M2N_INVALID_ARGUMENT);
 }
 
 // A reshard compiled for 16-byte aligned buffers refuses one that is not,

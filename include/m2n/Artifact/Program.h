@@ -138,8 +138,18 @@ struct TransferProgram {
   std::vector<ScratchBuffer> scratches;
   std::vector<TensorMapSpec> maps;
   std::map<int64_t, RankProgram> ranks;
+  /// A group's (mergePrograms): the element type of each tensor, by
+  /// BufferRef::tensor. Empty in the program of one reshard, whose buffers
+  /// all hold `type`.
+  std::vector<ElementType> tensorTypes;
 
   int64_t itemCount() const;
+  /// The element type `buffer` holds.
+  ElementType typeOf(const BufferRef &buffer) const {
+    return tensorTypes.empty() ? type : tensorTypes.at(buffer.tensor);
+  }
+  /// Bytes of scratch buffer `index`.
+  int64_t scratchBytes(size_t index) const;
   /// Whether TMA may address `buffer`: scratch (the runtime's, 16-byte
   /// aligned) or a caller buffer the program assumes 16-byte aligned.
   bool tmaAddressable(const BufferRef &buffer) const;
@@ -151,6 +161,18 @@ struct TransferProgram {
 /// them), so the lowering keeps step order topological.
 std::vector<std::pair<int64_t, const Movement *>>
 networkOrder(const TransferProgram &program);
+
+/// One program for several reshards launched together (a group): per rank,
+/// the members' items, receives and copy-engine copies one member after
+/// the other, every buffer tagged with its member (BufferRef::tensor),
+/// scratch buffers, tensor maps and each rank's counters renumbered after
+/// those of the members before, and steps numbered after theirs, so that
+/// networkOrder posts the members one after the other. Each member's
+/// queues are subsequences of one topological order of its steps, and the
+/// members share nothing, so the concatenations are too: whatever CTA an
+/// item lands on, the group cannot deadlock. Members must not alias one
+/// another's buffers (the runtime checks).
+TransferProgram mergePrograms(const std::vector<const TransferProgram *> &members);
 
 /// Checks what the runtime trusts blindly in a program of a reshard from
 /// `src` to `dst` of `shape`: every move inside existing buffers (tiles

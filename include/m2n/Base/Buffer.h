@@ -27,18 +27,23 @@ struct BufferRef {
   BufferKind kind = BufferKind::Source;
   int64_t rank = 0;
   int64_t scratch = -1; // Index into the scratch buffers for Scratch.
+  /// The tensor of a group the buffer belongs to (mergePrograms: one
+  /// launch for many reshards); 0 in the program of one reshard.
+  int64_t tensor = 0;
 
   bool operator==(const BufferRef &other) const {
     return kind == other.kind && rank == other.rank &&
-           scratch == other.scratch;
+           scratch == other.scratch && tensor == other.tensor;
   }
-  /// "src(0)", "dst(4)", "scratch3(6)".
+  /// "src(0)", "dst(4)", "scratch3(6)"; in a group "t2.src(0)" for a tensor
+  /// other than the first.
   std::string str() const;
 };
 
 struct ScratchBuffer {
   int64_t rank = 0;
   Dims shape;
+  int64_t tensor = 0; // As BufferRef::tensor: whose elements it holds.
 };
 
 /// The shape of `buffer` in a reshard of `shape` from `src` to `dst` with

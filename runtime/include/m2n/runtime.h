@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define M2N_RUNTIME_API_VERSION 2
+#define M2N_RUNTIME_API_VERSION 3
 
 typedef enum m2n_status {
   M2N_SUCCESS = 0,
@@ -76,6 +76,18 @@ m2n_status m2n_artifact_local_shape(m2n_artifact artifact, int reshard,
 m2n_status m2n_host_execute(m2n_artifact artifact, int reshard, int ranks,
                             const void *const *src, const size_t *src_bytes,
                             void *const *dst, const size_t *dst_bytes);
+
+/* Runs `members` reshards of the artifact (`reshards[0..members)`) as one
+ * group: their programs merged into one (per rank the members' items one
+ * after the other, as one launch of the CUDA backend runs them). Buffer
+ * arrays are member-major: src[m * ranks + r] is rank r's source of member
+ * m. No destination may share a byte with another buffer of the group (nor,
+ * in m2n_host_execute, of the reshard): the members run at the same time. */
+m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
+                                  const int *reshards, int ranks,
+                                  const void *const *src,
+                                  const size_t *src_bytes, void *const *dst,
+                                  const size_t *dst_bytes);
 
 /*===----------------------------------------------------------------------===*
  * CUDA backend. Available when the runtime was built with CUDA; otherwise
