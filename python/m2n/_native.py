@@ -84,6 +84,9 @@ def runtime() -> ctypes.CDLL:
             ctypes.POINTER(ctypes.c_int64)]
         lib.m2n_host_execute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                          c_void_pp, c_size_p, c_void_pp, c_size_p]
+        lib.m2n_host_execute_group.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p,
+                                               ctypes.c_int, c_void_pp, c_size_p, c_void_pp,
+                                               c_size_p]
         lib.m2n_cuda_device_count.argtypes = [c_int_p]
         lib.m2n_cuda_context_create.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p,
                                                 ctypes.c_double, c_void_pp]
@@ -96,6 +99,10 @@ def runtime() -> ctypes.CDLL:
         lib.m2n_cuda_bind.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp, c_size_p,
                                       c_void_pp, c_size_p]
         lib.m2n_cuda_launch.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp]
+        lib.m2n_cuda_group_create.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p, c_int_p]
+        lib.m2n_cuda_group_bind.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp, c_size_p,
+                                            c_void_pp, c_size_p]
+        lib.m2n_cuda_group_launch.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp]
         lib.m2n_cuda_synchronize.argtypes = [ctypes.c_void_p]
         _runtime = lib
     return _runtime

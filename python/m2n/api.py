@@ -90,21 +90,27 @@ def _byte_range(t: "_Tensor"):
 def _check_writable_and_disjoint(sources, destinations) -> None:
     """Destinations must be writable, and no destination may share bytes with
     a source or another destination on the same device (a reshard reads
-    sources while it writes destinations)."""
+    sources while it writes destinations). A sweep over the sorted byte
+    ranges: a whole model's tensors at once stay cheap."""
     for t in destinations:
         if t is None:
             continue
         flags = getattr(t.value, "flags", None)
         if flags is not None and not flags.writeable:
             raise ValueError(f"{t.what} is read-only; a destination must be writable")
-    written = [t for t in destinations if t is not None and t.nbytes > 0]
-    read = [t for t in sources if t is not None and t.nbytes > 0]
-    for i, a in enumerate(written):
-        for b in written[i + 1:] + read:
-            (a0, a1), (b0, b1) = _byte_range(a), _byte_range(b)
-            if a.device == b.device and a0 < b1 and b0 < a1:
-                raise ValueError(f"{a.what} overlaps {b.what}; destinations must not share "
-                                 f"memory with sources or with each other")
+    ranges = sorted(((-1 if t.device is None else t.device, *_byte_range(t), written, i, t)
+                     for written, tensors in ((True, destinations), (False, sources))
+                     for i, t in enumerate(tensors) if t is not None and t.nbytes > 0),
+                    key=lambda r: r[:5])
+    reach = None  # The range reaching furthest so far on this device.
+    for device, start, end, written, _, t in ranges:
+        if reach is not None and reach[0] == device and start < reach[2] and \
+                (written or reach[3]):
+            a, b = (reach[5], t) if reach[3] else (t, reach[5])
+            raise ValueError(f"{a.what} overlaps {b.what}; destinations must not share "
+                             f"memory with sources or with each other")
+        if reach is None or reach[0] != device or end > reach[2]:
+            reach = (device, start, end, written, 0, t)
 
 
 def _infer_global_shape(layouts, tensors_by_layout) -> Tuple[int, ...]:
@@ -318,13 +324,7 @@ def _execute(prepared: _Prepared, src, dst, comm: Communicator, stream) -> None:
             if t is not None and t.device.index != comm.devices[r]:
                 raise ValueError(f"{what}[{r}] is on {t.device}, rank {r} runs on "
                                  f"cuda:{comm.devices[r]}")
-    if stream is None:
-        import torch
-        streams = [torch.cuda.current_stream(d).cuda_stream for d in comm.devices]
-    else:
-        if len(stream) != n:
-            raise ValueError(f"stream: expected {n} streams, one per rank")
-        streams = [s.cuda_stream if hasattr(s, "cuda_stream") else int(s) for s in stream]
+    streams = _streams(comm, stream)
     _native.check(lib.m2n_cuda_execute(comm.cuda_context(prepared.artifact), prepared.reshard,
                                        prepared.src_pointers, prepared.src_bytes,
                                        prepared.dst_pointers, prepared.dst_bytes,
@@ -454,13 +454,15 @@ _prepared_many = {}
 
 def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
                  options: str = "") -> None:
-    """Runs many reshards compiled as one artifact: one compilation (and one
-    transfer kernel) for all of them, e.g. every weight of a model in a
-    refit, instead of one per tensor. Each call is a dict of reshard()'s
+    """Runs many reshards as one: one compilation (one artifact, one
+    transfer kernel) and one launch per rank for all of them (a group: the
+    work items of every tensor dealt over the CTAs, one completion), e.g.
+    every weight of a model in a refit. Each call is a dict of reshard()'s
     arguments: src, dst, src_mesh, src_placements, dst_mesh, dst_placements
-    and optionally global_shape. They run in order on the same stream(s);
-    the calls are launched one after the other (not yet as one launch).
-    A process-group communicator runs them one reshard() at a time."""
+    and optionally global_shape. The calls run at the same time, so no
+    destination may share memory with any tensor of another call
+    (ValueError). A process-group communicator runs them one reshard() at a
+    time."""
     calls = list(calls)
     for i, call in enumerate(calls):
         if not isinstance(call, dict):
@@ -486,27 +488,109 @@ def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
              tuple(c["dst_placements"]),
              None if c.get("global_shape") is None else tuple(c["global_shape"]),
              _signature(c["src"]), _signature(c["dst"])) for c in calls)
-        prepared = _prepared_many.get(key)
+        group = _prepared_many.get(key)
     except (TypeError, AttributeError):  # Not tensors: the slow path says why.
-        key, prepared = None, None
-    if prepared is None or prepared[0].comm is not comm:
-        prepared = _prepare_many(calls, comm, options)
+        key, group = None, None
+    if group is None or group.comm is not comm:
+        group = _Group(_prepare_many(calls, comm, options), comm)
         if key is not None:
-            _prepared_many[key] = prepared
-    for p, call in zip(prepared, calls):
+            _prepared_many[key] = group
+    for p, call in zip(group.members, calls):
         p.fresh = False
         try:
             p.refresh(call["src"], p.last_src, p.src_pointers, "src")
             p.refresh(call["dst"], p.last_dst, p.dst_pointers, "dst")
         except _Misaligned:  # Less aligned than the first call's: prepare again.
-            prepared = _prepare_many(calls, comm, options)
             if key is not None:
-                _prepared_many[key] = prepared
+                _prepared_many.pop(key, None)
+            group = _Group(_prepare_many(calls, comm, options), comm)
+            if key is not None:
+                _prepared_many[key] = group
             return reshard_many(calls, comm, stream, options=options)
-    for p, call in zip(prepared, calls):  # Every check before any move.
+    for p, call in zip(group.members, calls):  # Every check before any move.
         p.recheck(call["src"], call["dst"])
-    for p, call in zip(prepared, calls):
-        _execute(p, call["src"], call["dst"], comm, stream)
+    group.check_disjoint(calls)
+    group.run(calls, stream)
+
+
+class _Group:
+    """The calls of reshard_many bound to one artifact, launched as one
+    group: member-major pointer arrays, the group's id in the runtime
+    context, and the pointers it was last bound to."""
+
+    def __init__(self, members: List[_Prepared], comm: Communicator):
+        self.members = members
+        self.comm = comm
+        m, n = len(members), comm.size
+        self.reshards = (ctypes.c_int * m)(*[p.reshard for p in members])
+        self.src_bytes = (ctypes.c_size_t * (m * n))(*[b for p in members for b in p.src_bytes])
+        self.dst_bytes = (ctypes.c_size_t * (m * n))(*[b for p in members for b in p.dst_bytes])
+        self.checked = None  # Pointers the last cross-call check accepted.
+        self.context = None
+        self.group = ctypes.c_int(-1)
+        self.bound = None
+
+    def pointers(self):
+        return (tuple(x for p in self.members for x in p.src_pointers),
+                tuple(x for p in self.members for x in p.dst_pointers))
+
+    def check_disjoint(self, calls) -> None:
+        """No destination of one call may share bytes with any tensor of
+        another (each call checked its own already)."""
+        pointers = self.pointers()
+        if pointers == self.checked and not any(p.fresh for p in self.members):
+            return
+        sources, destinations = [], []
+        for i, call in enumerate(calls):
+            sources += [None if t is None else _Tensor(t, f"calls[{i}]['src'][{r}]")
+                        for r, t in enumerate(call["src"])]
+            destinations += [None if t is None else _Tensor(t, f"calls[{i}]['dst'][{r}]")
+                             for r, t in enumerate(call["dst"])]
+        _check_writable_and_disjoint(sources, destinations)
+        self.checked = pointers
+
+    def run(self, calls, stream) -> None:
+        comm, n, m = self.comm, self.comm.size, len(self.members)
+        lib = _native.runtime()
+        artifact = self.members[0].artifact
+        src, dst = self.pointers()
+        src_array = (ctypes.c_void_p * (m * n))(*src)
+        dst_array = (ctypes.c_void_p * (m * n))(*dst)
+        if comm.backend == "host":
+            _native.check(lib.m2n_host_execute_group(
+                artifact.handle, m, self.reshards, n, src_array, self.src_bytes, dst_array,
+                self.dst_bytes))
+            return
+        for i, call in enumerate(calls):  # A tensor may have moved to another device.
+            for what in ("src", "dst"):
+                for r, t in enumerate(call[what]):
+                    if t is not None and t.device.index != comm.devices[r]:
+                        raise ValueError(f"calls[{i}]['{what}'][{r}] is on {t.device}, rank {r} "
+                                         f"runs on cuda:{comm.devices[r]}")
+        streams = _streams(comm, stream)
+        context = comm.cuda_context(artifact)
+        if self.context is None or self.context.value != context.value:
+            _native.check(lib.m2n_cuda_group_create(context, m, self.reshards,
+                                                    ctypes.byref(self.group)))
+            self.context, self.bound = context, None
+        if self.bound != (src, dst):
+            _native.check(lib.m2n_cuda_group_bind(context, self.group, src_array,
+                                                  self.src_bytes, dst_array, self.dst_bytes))
+            self.bound = (src, dst)
+        _native.check(lib.m2n_cuda_group_launch(context, self.group,
+                                                (ctypes.c_void_p * n)(*streams)))
+
+
+def _streams(comm: Communicator, stream) -> list:
+    """The CUDA stream handle of each rank: the given ones, or each device's
+    current stream."""
+    n = comm.size
+    if stream is None:
+        import torch
+        return [torch.cuda.current_stream(d).cuda_stream for d in comm.devices]
+    if len(stream) != n:
+        raise ValueError(f"stream: expected {n} streams, one per rank")
+    return [s.cuda_stream if hasattr(s, "cuda_stream") else int(s) for s in stream]
 
 
 def _prepare_many(calls, comm: Communicator, options: str) -> List[_Prepared]:

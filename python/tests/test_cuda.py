@@ -52,6 +52,51 @@ def test_reshard_many_one_artifact():
         assert torch.equal(o.cpu(), b)
 
 
+def test_reshard_many_one_launch_rebinds_and_replays_in_a_graph():
+    """A group of 24 small reshards (one launch per rank): new destinations
+    rebind it, and a CUDA graph that captured it replays it."""
+    comm = m2n.Communicator.from_devices(devices(4))
+    dev = [f"cuda:{d}" for d in comm.devices]
+    weights = [torch.randn(8 + i, 12 + 2 * i) for i in range(24)]
+
+    def calls():
+        outs = [[torch.full(w.shape, float("nan"), device=d) for d in dev] for w in weights]
+        batch = [dict(src=[w[:, :w.shape[1] // 2].contiguous().to(dev[0]),
+                           w[:, w.shape[1] // 2:].contiguous().to(dev[1]), None, None],
+                      dst=out, src_mesh=Mesh([2]), src_placements=[Shard(1)],
+                      dst_mesh=Mesh([4]), dst_placements=[Replicate()]) for w, out in
+                 zip(weights, outs)]
+        return batch, outs
+
+    def check(outs):
+        for w, out in zip(weights, outs):
+            for o in out:
+                assert torch.equal(o.cpu(), w)
+
+    for _ in range(2):  # The second call binds new destinations.
+        batch, outs = calls()
+        m2n.reshard_many(batch, comm)
+        comm.synchronize()
+        check(outs)
+    batch, outs = calls()
+    m2n.reshard_many(batch, comm)  # Bind outside the capture.
+    comm.synchronize()
+    for out in outs:
+        for o in out:
+            o.fill_(float("nan"))
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        m2n.reshard_many(batch, comm)
+    for _ in range(2):
+        for out in outs:
+            for o in out:
+                o.fill_(float("nan"))
+        graph.replay()
+        torch.cuda.synchronize()
+        check(outs)
+
+
 def test_reduce_scatter_and_all_reduce_f32():
     comm = m2n.Communicator.from_devices(devices(2))
     parts = [torch.randint(-8, 8, (1024, 256), device=f"cuda:{d}").float() for d in comm.devices]

@@ -359,6 +359,16 @@ def test_reshard_many_compiles_once(fresh_cache):
     with pytest.raises(TypeError, match=r"calls\[0\]: missing dst"):
         m2n.reshard_many([{k: v for k, v in batch[0].items() if k != "dst"}], comm)
     m2n.reshard_many([], comm)  # Nothing to do.
+    # The calls run at once (one group): a destination of one call on a
+    # tensor of another is refused before anything moves, warm or cold.
+    batch, out1, out2, out3 = calls()
+    batch[2]["dst"][1] = batch[0]["src"][0].view(np.float16).reshape(-1)[:16].reshape(4, 4)
+    poisoned = [o.copy() for o in out1]
+    with pytest.raises(ValueError, match=r"calls\[2\]\['dst'\]\[1\] overlaps "
+                                         r"calls\[0\]\['src'\]\[0\]"):
+        m2n.reshard_many(batch, comm)
+    for o, p in zip(out1, poisoned):
+        np.testing.assert_array_equal(o, p)
 
 
 def test_unsigned_bytes_reduce_unsigned():

@@ -32,18 +32,30 @@ struct SharedBuffer {
   uint64_t present = 0;
 };
 
-/// What a process tells the others about a rank it runs.
+/// What a process tells the others about a rank it runs: whether it runs
+/// it, and its counters; then one TensorRecord per member and rank.
 struct RankRecord {
   uint64_t present = 0;
-  SharedBuffer src, dst, counters;
+  SharedBuffer counters;
+};
+/// A rank's source and destination buffer of one member of a launch.
+struct TensorRecord {
+  SharedBuffer src, dst;
 };
 
-/// Device state of one reshard in this process. Addresses are by world
-/// rank (or scratch index) and usable here: local buffers or IPC mappings.
+/// Device state of what one launch runs: a reshard, or a group of reshards
+/// merged into one program (mergePrograms), bound to buffers in this
+/// process. Addresses are usable here: local buffers or IPC mappings.
 struct ReshardState {
+  std::string name; // The reshard's, or "a group of N reshards".
+  std::vector<const CompiledReshard *> members;
+  TransferProgram merged; // A group's program (unused for one reshard).
+  const TransferProgram &program() const {
+    return members.size() == 1 ? members.front()->program : merged;
+  }
   bool bound = false;
-  std::vector<void *> boundSrc, boundDst; // By local slot.
-  std::vector<char *> src, dst;           // By rank.
+  std::vector<void *> boundSrc, boundDst; // By member, then local slot.
+  std::vector<std::vector<char *>> src, dst; // By member, then rank.
   std::vector<uint64_t *> counters;       // By rank.
   std::vector<char *> scratch;            // By scratch index.
   std::map<int64_t, uint64_t *> ownCounters; // Local ranks: counters, epoch.
@@ -64,6 +76,14 @@ struct ReshardState {
   /// at bind (planNetwork), walked by every launch.
   std::vector<std::pair<int64_t, const Movement *>> networkMoves;
   std::map<std::pair<int64_t, int64_t>, uint64_t> networkSignals;
+
+  /// A buffer's address in this process.
+  char *addressOf(const BufferRef &ref) const {
+    if (ref.kind == BufferKind::Scratch)
+      return scratch.at(ref.scratch);
+    return ref.kind == BufferKind::Source ? src.at(ref.tensor).at(ref.rank)
+                                          : dst.at(ref.tensor).at(ref.rank);
+  }
 };
 
 /// Counters of `rank` in `program`, plus the two epoch words after them.
@@ -75,9 +95,9 @@ inline size_t counterWords(const m2n::TransferProgram &program, int64_t rank) {
 /// Network steps (between NVLink domains) run outside the kernel: NCCL
 /// send/receive between processes or devices, a copy between virtual ranks
 /// of one device; see network.cpp.
-bool hasNetworkSteps(const CompiledReshard &reshard);
+bool hasNetworkSteps(const TransferProgram &program);
 /// Fills state.networkMoves and state.networkSignals.
-void planNetwork(const CompiledReshard &reshard, ReshardState &state);
+void planNetwork(ReshardState &state);
 /// Sets up NCCL over this context's devices or processes. Collective.
 m2n_status createNetwork(m2n_cuda_context context, Network *&network);
 void destroyNetwork(Network *network);
@@ -88,8 +108,7 @@ m2n_status networkBeforeKernels(m2n_cuda_context context,
 /// After the kernels: enqueues the reshard's network steps of the local
 /// ranks, signalling their counters as the kernels expect, and makes the
 /// caller's streams wait for them.
-m2n_status enqueueNetwork(m2n_cuda_context context,
-                          const CompiledReshard &reshard, ReshardState &state,
+m2n_status enqueueNetwork(m2n_cuda_context context, ReshardState &state,
                           void *const *streams);
 
 } // namespace m2n::runtime
@@ -107,7 +126,9 @@ struct m2n_cuda_context_t {
   std::map<int, CUfunction> kernels; // By device.
   uint64_t timeoutCycles = 0;
   uint64_t *errorRecord = nullptr; // Host-mapped u64[4].
-  std::map<int, ReshardState> reshards;
+  std::map<int, ReshardState> reshards; // Bound reshards, by index.
+  std::map<int, ReshardState> groups;   // By m2n_cuda_group_create's id.
+  int nextGroup = 0;
   std::set<std::pair<int, cudaStream_t>> pending;
   std::map<std::string, char *> opened; // IPC handle bytes -> mapping.
   std::vector<int> processOf;           // By rank: the process running it.

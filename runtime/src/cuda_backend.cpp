@@ -78,6 +78,7 @@ using m2n::runtime::driver;
 using m2n::runtime::fail;
 using m2n::runtime::Item;
 using m2n::runtime::RankRecord;
+using m2n::runtime::TensorRecord;
 using m2n::runtime::ReshardState;
 using m2n::runtime::SharedBuffer;
 using m2n::runtime::counterWords;
@@ -281,40 +282,50 @@ m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
   return M2N_SUCCESS;
 }
 
-/// Validates the local buffers of `r`: present, large enough, on their
-/// rank's device, inside their allocation.
-m2n_status checkBuffers(m2n_cuda_context context, const m2n::CompiledReshard &r,
+/// Validates the local buffers of every member of `state`: present, large
+/// enough, on their rank's device, inside their allocation, and no
+/// destination sharing a byte with another buffer of the launch.
+m2n_status checkBuffers(m2n_cuda_context context, const ReshardState &state,
                         void *const *src, const size_t *srcBytes,
                         void *const *dst, const size_t *dstBytes) {
-  for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
-    const int rank = context->localRanks[slot];
-    for (bool source : {true, false}) {
-      int64_t want =
-          m2n::runtime::localBytes(r, source ? r.src : r.dst, rank);
-      if (want == 0)
-        continue;
-      void *pointer = source ? src[slot] : dst[slot];
-      size_t have = source ? srcBytes[slot] : dstBytes[slot];
-      std::string which = std::string(source ? "source" : "destination") +
-                          " buffer of rank " + std::to_string(rank);
-      if (!pointer || have < static_cast<size_t>(want))
-        return fail(M2N_INVALID_ARGUMENT, which + " must have " +
-                                              std::to_string(want) +
-                                              " bytes");
-      M2N_TRY(m2n::runtime::checkAlignment(r, pointer, which));
-      Allocation allocation;
-      M2N_TRY(findAllocation(pointer, want, context->localDevices[slot], which,
-                             allocation));
+  const size_t slots = context->localRanks.size();
+  std::vector<m2n::runtime::CallerBuffer> buffers;
+  for (size_t t = 0; t < state.members.size(); ++t) {
+    const m2n::CompiledReshard &r = *state.members[t];
+    const std::string member =
+        state.members.size() > 1 ? " (member " + std::to_string(t) + ")" : "";
+    for (size_t slot = 0; slot < slots; ++slot) {
+      const int rank = context->localRanks[slot];
+      for (bool source : {true, false}) {
+        int64_t want =
+            m2n::runtime::localBytes(r, source ? r.src : r.dst, rank);
+        if (want == 0)
+          continue;
+        const size_t at = t * slots + slot;
+        void *pointer = source ? src[at] : dst[at];
+        size_t have = source ? srcBytes[at] : dstBytes[at];
+        std::string which = std::string(source ? "source" : "destination") +
+                            " buffer of rank " + std::to_string(rank);
+        if (!pointer || have < static_cast<size_t>(want))
+          return fail(M2N_INVALID_ARGUMENT, r.name + member + ": the " +
+                                                which + " must have " +
+                                                std::to_string(want) +
+                                                " bytes");
+        M2N_TRY(m2n::runtime::checkAlignment(r, pointer, which));
+        Allocation allocation;
+        M2N_TRY(findAllocation(pointer, want, context->localDevices[slot],
+                               which, allocation));
+        buffers.push_back({pointer, static_cast<size_t>(want), !source,
+                           r.name + member + ": the " + which});
+      }
     }
   }
-  return M2N_SUCCESS;
+  return m2n::runtime::checkDisjoint(buffers);
 }
 
-/// Allocates the local ranks' counters and scratch buffers of a reshard.
-m2n_status allocateOwned(m2n_cuda_context context, const m2n::CompiledReshard &r,
-                         ReshardState &state) {
-  const m2n::TransferProgram &program = r.program;
-  const int64_t elementBytes = m2n::elementSize(r.type);
+/// Allocates the local ranks' counters and scratch buffers of a launch.
+m2n_status allocateOwned(m2n_cuda_context context, ReshardState &state) {
+  const m2n::TransferProgram &program = state.program();
   for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
     const int rank = context->localRanks[slot];
     if (state.ownCounters.count(rank))
@@ -333,9 +344,7 @@ m2n_status allocateOwned(m2n_cuda_context context, const m2n::CompiledReshard &r
     M2N_CUDA(cudaSetDevice(
         context->localDevices[context->slotOf.at(buffer.rank)]));
     void *p = nullptr;
-    int64_t volume =
-        m2n::Box{m2n::Dims(buffer.shape.size(), 0), buffer.shape}.volume();
-    M2N_CUDA(cudaMalloc(&p, std::max<int64_t>(volume * elementBytes, 16)));
+    M2N_CUDA(cudaMalloc(&p, std::max<int64_t>(program.scratchBytes(index), 16)));
     state.ownScratch[index] = static_cast<char *>(p);
   }
   return M2N_SUCCESS;
@@ -343,21 +352,25 @@ m2n_status allocateOwned(m2n_cuda_context context, const m2n::CompiledReshard &r
 
 /// Fills `state`'s addresses: local ones directly, the other processes'
 /// through their IPC handles. Collective with more than one process.
-m2n_status resolveAddresses(m2n_cuda_context context,
-                            const m2n::CompiledReshard &r, ReshardState &state,
+m2n_status resolveAddresses(m2n_cuda_context context, ReshardState &state,
                             void *const *src, void *const *dst,
                             m2n_status localStatus) {
   const int ranks = context->ranks;
-  const size_t scratches = r.program.scratches.size();
-  state.src.assign(ranks, nullptr);
-  state.dst.assign(ranks, nullptr);
+  const size_t slots = context->localRanks.size();
+  const size_t tensors = state.members.size();
+  const m2n::TransferProgram &program = state.program();
+  const size_t scratches = program.scratches.size();
+  state.src.assign(tensors, std::vector<char *>(ranks, nullptr));
+  state.dst.assign(tensors, std::vector<char *>(ranks, nullptr));
   state.counters.assign(ranks, nullptr);
   state.scratch.assign(scratches, nullptr);
   if (localStatus == M2N_SUCCESS)
-    for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
+    for (size_t slot = 0; slot < slots; ++slot) {
       const int rank = context->localRanks[slot];
-      state.src[rank] = static_cast<char *>(src[slot]);
-      state.dst[rank] = static_cast<char *>(dst[slot]);
+      for (size_t t = 0; t < tensors; ++t) {
+        state.src[t][rank] = static_cast<char *>(src[t * slots + slot]);
+        state.dst[t][rank] = static_cast<char *>(dst[t * slots + slot]);
+      }
       state.counters[rank] = state.ownCounters.at(rank);
     }
   for (const auto &[index, p] : state.ownScratch)
@@ -365,53 +378,63 @@ m2n_status resolveAddresses(m2n_cuda_context context,
   if (context->processes == 1)
     return localStatus;
 
-  // One block per process: a status word, a record per rank, one shared
-  // buffer per scratch. Every process takes part even when its own buffers
-  // were rejected, so that no peer waits in the all-gather forever.
+  // One block per process: a status word, a record per rank, a record per
+  // member and rank, one shared buffer per scratch. Every process takes
+  // part even when its own buffers were rejected, so that no peer waits in
+  // the all-gather forever.
   std::string message = localStatus == M2N_SUCCESS ? "" : m2n_last_error();
   const size_t header = sizeof(uint64_t);
-  const size_t blockBytes =
-      header + ranks * sizeof(RankRecord) + scratches * sizeof(SharedBuffer);
+  const size_t tensorsAt = header + ranks * sizeof(RankRecord);
+  const size_t scratchAt = tensorsAt + tensors * ranks * sizeof(TensorRecord);
+  const size_t blockBytes = scratchAt + scratches * sizeof(SharedBuffer);
   std::vector<char> block(blockBytes, 0), all;
   uint64_t ok = localStatus == M2N_SUCCESS;
-  if (ok) {
-    for (size_t slot = 0; slot < context->localRanks.size() && ok; ++slot) {
-      const int rank = context->localRanks[slot];
-      const int device = context->localDevices[slot];
-      RankRecord record;
-      std::memset(&record, 0, sizeof(record));
-      record.present = 1;
+  auto failed = [&](m2n_status status) {
+    ok = 0;
+    localStatus = status;
+    message = m2n_last_error();
+  };
+  for (size_t slot = 0; slot < slots && ok; ++slot) {
+    const int rank = context->localRanks[slot];
+    const int device = context->localDevices[slot];
+    RankRecord record;
+    std::memset(&record, 0, sizeof(record));
+    record.present = 1;
+    if (m2n_status status =
+            share(state.ownCounters.at(rank), device, record.counters)) {
+      failed(status);
+      break;
+    }
+    std::memcpy(block.data() + header + rank * sizeof(RankRecord), &record,
+                sizeof(record));
+    for (size_t t = 0; t < tensors && ok; ++t) {
+      TensorRecord buffers;
+      std::memset(&buffers, 0, sizeof(buffers));
       m2n_status status = M2N_SUCCESS;
-      if (src[slot] && status == M2N_SUCCESS)
-        status = share(src[slot], device, record.src);
-      if (dst[slot] && status == M2N_SUCCESS)
-        status = share(dst[slot], device, record.dst);
-      if (status == M2N_SUCCESS)
-        status = share(state.ownCounters.at(rank), device, record.counters);
-      if (status != M2N_SUCCESS) {
-        ok = 0;
-        localStatus = status;
-        message = m2n_last_error();
-        break;
-      }
-      std::memcpy(block.data() + header + rank * sizeof(RankRecord), &record,
-                  sizeof(record));
+      if (void *p = src[t * slots + slot])
+        status = share(p, device, buffers.src);
+      if (void *p = dst[t * slots + slot]; p && status == M2N_SUCCESS)
+        status = share(p, device, buffers.dst);
+      if (status != M2N_SUCCESS)
+        failed(status);
+      std::memcpy(block.data() + tensorsAt +
+                      (t * ranks + rank) * sizeof(TensorRecord),
+                  &buffers, sizeof(buffers));
     }
-    for (const auto &[index, p] : state.ownScratch) {
-      SharedBuffer shared;
-      std::memset(&shared, 0, sizeof(shared));
-      int device = context->localDevices[context->slotOf.at(
-          r.program.scratches[index].rank)];
-      if (m2n_status status = share(p, device, shared)) {
-        ok = 0;
-        localStatus = status;
-        message = m2n_last_error();
-        break;
-      }
-      std::memcpy(block.data() + header + ranks * sizeof(RankRecord) +
-                      index * sizeof(SharedBuffer),
-                  &shared, sizeof(shared));
+  }
+  for (const auto &[index, p] : state.ownScratch) {
+    if (!ok)
+      break;
+    SharedBuffer shared;
+    std::memset(&shared, 0, sizeof(shared));
+    int device = context->localDevices[context->slotOf.at(
+        program.scratches[index].rank)];
+    if (m2n_status status = share(p, device, shared)) {
+      failed(status);
+      break;
     }
+    std::memcpy(block.data() + scratchAt + index * sizeof(SharedBuffer),
+                &shared, sizeof(shared));
   }
   std::memcpy(block.data(), &ok, sizeof(ok));
   M2N_TRY(context->exchange(block, all));
@@ -432,19 +455,24 @@ m2n_status resolveAddresses(m2n_cuda_context context,
                   sizeof(record));
       if (!record.present || context->isLocal(rank))
         continue;
-      if (record.src.present)
-        M2N_TRY(context->map(record.src, state.src[rank]));
-      if (record.dst.present)
-        M2N_TRY(context->map(record.dst, state.dst[rank]));
+      for (size_t t = 0; t < tensors; ++t) {
+        TensorRecord buffers;
+        std::memcpy(&buffers,
+                    theirs + tensorsAt +
+                        (t * ranks + rank) * sizeof(TensorRecord),
+                    sizeof(buffers));
+        if (buffers.src.present)
+          M2N_TRY(context->map(buffers.src, state.src[t][rank]));
+        if (buffers.dst.present)
+          M2N_TRY(context->map(buffers.dst, state.dst[t][rank]));
+      }
       char *counters = nullptr;
       M2N_TRY(context->map(record.counters, counters));
       state.counters[rank] = reinterpret_cast<uint64_t *>(counters);
     }
     for (size_t index = 0; index < scratches; ++index) {
       SharedBuffer shared;
-      std::memcpy(&shared,
-                  theirs + header + ranks * sizeof(RankRecord) +
-                      index * sizeof(SharedBuffer),
+      std::memcpy(&shared, theirs + scratchAt + index * sizeof(SharedBuffer),
                   sizeof(shared));
       if (shared.present && !state.scratch[index])
         M2N_TRY(context->map(shared, state.scratch[index]));
@@ -454,15 +482,10 @@ m2n_status resolveAddresses(m2n_cuda_context context,
 }
 
 /// Encodes the tensor maps and uploads each local rank's work items.
-m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
-                       ReshardState &state) {
-  const m2n::TransferProgram &program = r.program;
-  const int64_t elementBytes = m2n::elementSize(r.type);
-  auto addressOf = [&](const m2n::BufferRef &ref) -> char * {
-    if (ref.kind == m2n::BufferKind::Scratch)
-      return state.scratch.at(ref.scratch);
-    return ref.kind == m2n::BufferKind::Source ? state.src.at(ref.rank)
-                                               : state.dst.at(ref.rank);
+m2n_status buildTables(m2n_cuda_context context, ReshardState &state) {
+  const m2n::TransferProgram &program = state.program();
+  auto addressOf = [&](const m2n::BufferRef &ref) {
+    return state.addressOf(ref);
   };
   auto counterOf = [&](const m2n::CounterRef &counter) {
     return reinterpret_cast<uint64_t>(state.counters.at(counter.rank) +
@@ -473,9 +496,10 @@ m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
   for (size_t m = 0; m < program.maps.size(); ++m) {
     const m2n::TensorMapSpec &spec = program.maps[m];
     const int rank = static_cast<int>(spec.box.size());
+    const m2n::ElementType type = program.typeOf(spec.buffer);
     cuuint64_t dims[5], strides[4];
     cuuint32_t box[5], elementStrides[5];
-    int64_t pitch = elementBytes;
+    int64_t pitch = m2n::elementSize(type);
     for (int d = 0; d < rank; ++d) {
       dims[d] = spec.extents[rank - 1 - d];
       box[d] = static_cast<cuuint32_t>(spec.box[rank - 1 - d]);
@@ -488,7 +512,7 @@ m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
     // only over scratch (cudaMalloc'd) and buffers checkBuffers found as
     // aligned as it assumes (16 bytes, where it has TMA items).
     M2N_CU(driver.tensorMapEncodeTiled(
-        &maps[m], mapType(r.type), rank, addressOf(spec.buffer), dims, strides,
+        &maps[m], mapType(type), rank, addressOf(spec.buffer), dims, strides,
         box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
         CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
@@ -513,7 +537,7 @@ m2n_status buildTables(m2n_cuda_context context, const m2n::CompiledReshard &r,
     for (const m2n::Movement &m : rankProgram.items) {
       Item it{};
       it.kind = static_cast<uint32_t>(m.mechanism);
-      it.op = m2n::kernelOp(m, r.type);
+      it.op = m2n::kernelOp(m, program.typeOf(m.dst));
       if (m.isTile()) {
         it.rank = static_cast<uint32_t>(m.srcCoords.size());
         it.src = reinterpret_cast<uint64_t>(state.maps[device] + m.srcMap);
@@ -612,133 +636,44 @@ static m2n_status createHelperStreams(m2n_cuda_context context) {
   return M2N_SUCCESS;
 }
 
-extern "C" {
+namespace {
 
-m2n_status m2n_cuda_context_create(m2n_artifact artifact, int ranks,
-                                   const int *devices, double timeout_ms,
-                                   m2n_cuda_context *context) {
-  if (!artifact || ranks <= 0 || !devices || !context || !(timeout_ms > 0))
-    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_context_create: bad argument");
-  std::vector<int> localRanks(ranks);
-  for (int r = 0; r < ranks; ++r)
-    localRanks[r] = r;
-  return createContext(artifact, ranks, 1, localRanks,
-                       std::vector<int>(devices, devices + ranks), nullptr,
-                       nullptr, timeout_ms, context);
-}
-
-m2n_status m2n_cuda_comm_create(m2n_artifact artifact, int ranks,
-                                int processes, int local_count,
-                                const int *local_ranks,
-                                const int *local_devices,
-                                m2n_allgather_fn allgather, void *user,
-                                double timeout_ms, m2n_cuda_context *context) {
-  if (!artifact || ranks <= 0 || processes <= 0 || local_count <= 0 ||
-      !local_ranks || !local_devices || !context || !(timeout_ms > 0) ||
-      (processes > 1 && !allgather))
+/// Binds a reshard or a group (m2n_cuda_bind, m2n_cuda_group_bind).
+m2n_status bindState(m2n_cuda_context context, ReshardState &state,
+                     void *const *src, const size_t *srcBytes,
+                     void *const *dst, const size_t *dstBytes) {
+  if (!src || !dst || !srcBytes || !dstBytes)
     return fail(M2N_INVALID_ARGUMENT,
-                "m2n_cuda_comm_create: bad argument (ranks, processes and "
-                "local ranks must be positive, a timeout given, and an "
-                "all-gather when there are several processes)");
-  return createContext(
-      artifact, ranks, processes,
-      std::vector<int>(local_ranks, local_ranks + local_count),
-      std::vector<int>(local_devices, local_devices + local_count), allgather,
-      user, timeout_ms, context);
-}
-
-void m2n_cuda_context_destroy(m2n_cuda_context context) {
-  if (!context)
-    return;
-  for (auto &[index, state] : context->reshards) {
-    for (auto &[i, p] : state.ownScratch)
-      cudaFree(p);
-    for (auto &[rank, p] : state.ownCounters)
-      cudaFree(p);
-    for (auto &[rank, p] : state.tables)
-      cudaFree(p);
-    for (auto &[device, p] : state.maps)
-      cudaFree(p);
-  }
-  m2n::runtime::destroyNetwork(context->network);
-  for (size_t slot = 0; slot < context->helperStreams.size(); ++slot) {
-    if (!context->helperStreams[slot])
-      continue;
-    cudaSetDevice(context->localDevices[slot]);
-    cudaStreamDestroy(context->helperStreams[slot]);
-    cudaEventDestroy(context->forkEvents[slot]);
-    cudaEventDestroy(context->joinEvents[slot]);
-  }
-  if (!context->opened.empty()) {
-    cudaSetDevice(context->localDevices[0]);
-    for (auto &[key, base] : context->opened)
-      cudaIpcCloseMemHandle(base);
-  }
-  cudaFreeHost(context->errorRecord);
-  delete context;
-}
-
-m2n_status m2n_cuda_device_count(int *count) {
-  if (!count)
-    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_device_count: null count");
-  *count = 0;
-  cudaError_t error = cudaGetDeviceCount(count);
-  if (error != cudaSuccess) {
-    *count = 0;
-    cudaGetLastError();
-    return fail(M2N_UNSUPPORTED, std::string("no CUDA device: ") +
-                                     cudaGetErrorString(error));
-  }
-  return M2N_SUCCESS;
-}
-
-m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
-                         void *const *src, const size_t *src_bytes,
-                         void *const *dst, const size_t *dst_bytes) {
-  if (!context)
-    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_bind: null context");
-  const m2n::CompiledReshard *r =
-      m2n::runtime::reshardAt(context->artifact, reshard);
-  if (!r || !src || !dst || !src_bytes || !dst_bytes)
-    return fail(M2N_INVALID_ARGUMENT,
-                "m2n_cuda_bind: bad reshard or buffer arrays");
+                "binding " + state.name + ": null buffer arrays");
   // What every process finds the same way may fail before the exchange.
-  for (const auto &[rank, program] : r->program.ranks) {
+  for (const auto &[rank, program] : state.program().ranks) {
     if (rank >= context->ranks)
       return fail(M2N_INVALID_ARGUMENT,
-                  r->name + " needs rank " + std::to_string(rank) +
+                  state.name + " needs rank " + std::to_string(rank) +
                       ", the context has " + std::to_string(context->ranks));
   }
-  ReshardState &state = context->reshards[reshard];
-  if (m2n::runtime::hasNetworkSteps(*r)) {
+  if (m2n::runtime::hasNetworkSteps(state.program())) {
     if (!context->network)
       M2N_TRY(m2n::runtime::createNetwork(context, context->network));
-    m2n::runtime::planNetwork(*r, state);
+    m2n::runtime::planNetwork(state);
   }
   state.bound = false;
   M2N_TRY(createHelperStreams(context));
-  M2N_TRY(allocateOwned(context, *r, state));
-  m2n_status local = checkBuffers(context, *r, src, src_bytes, dst, dst_bytes);
-  M2N_TRY(resolveAddresses(context, *r, state, src, dst, local));
-  M2N_TRY(buildTables(context, *r, state));
-  const size_t slots = context->localRanks.size();
-  state.boundSrc.assign(src, src + slots);
-  state.boundDst.assign(dst, dst + slots);
+  M2N_TRY(allocateOwned(context, state));
+  m2n_status local = checkBuffers(context, state, src, srcBytes, dst, dstBytes);
+  M2N_TRY(resolveAddresses(context, state, src, dst, local));
+  M2N_TRY(buildTables(context, state));
+  const size_t entries = context->localRanks.size() * state.members.size();
+  state.boundSrc.assign(src, src + entries);
+  state.boundDst.assign(dst, dst + entries);
   state.bound = true;
   return M2N_SUCCESS;
 }
 
-m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
-                           void *const *streams) {
-  if (!context)
-    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_launch: null context");
-  auto found = context->reshards.find(reshard);
-  if (found == context->reshards.end() || !found->second.bound)
-    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_launch: reshard " +
-                                          std::to_string(reshard) +
-                                          " is not bound to buffers");
-  ReshardState &state = found->second;
-  const m2n::CompiledReshard &r = context->artifact->artifact.reshards[reshard];
+/// Enqueues a bound reshard or group (m2n_cuda_launch,
+/// m2n_cuda_group_launch).
+m2n_status launchState(m2n_cuda_context context, ReshardState &state,
+                       void *const *streams) {
   const m2n::Artifact &a = context->artifact->artifact;
   void *errorDevice = nullptr;
   M2N_CUDA(cudaHostGetDevicePointer(&errorDevice, context->errorRecord, 0));
@@ -791,7 +726,7 @@ m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
     uint64_t items = state.itemCounts[rank], timeout = context->timeoutCycles;
     uint64_t stageBytes = a.kernel.stageBytes, stages = a.kernel.stages;
     uint64_t *epochWords =
-        state.ownCounters.at(rank) + counterWords(r.program, rank) - 2;
+        state.ownCounters.at(rank) + counterWords(state.program(), rank) - 2;
     void *args[] = {&state.tables[rank], &items,  &errorDevice, &timeout,
                     &stageBytes,         &stages, &epochWords};
     if (items > 0)
@@ -809,13 +744,172 @@ m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
     context->pending.insert({device, stream});
   }
   if (network) {
-    M2N_TRY(m2n::runtime::enqueueNetwork(context, r, state, streams));
+    M2N_TRY(m2n::runtime::enqueueNetwork(context, state, streams));
     for (size_t slot = 0; slot < context->localRanks.size(); ++slot)
       context->pending.insert(
           {context->localDevices[slot],
            streams ? static_cast<cudaStream_t>(streams[slot]) : nullptr});
   }
   return M2N_SUCCESS;
+}
+
+} // namespace
+
+extern "C" {
+
+m2n_status m2n_cuda_context_create(m2n_artifact artifact, int ranks,
+                                   const int *devices, double timeout_ms,
+                                   m2n_cuda_context *context) {
+  if (!artifact || ranks <= 0 || !devices || !context || !(timeout_ms > 0))
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_context_create: bad argument");
+  std::vector<int> localRanks(ranks);
+  for (int r = 0; r < ranks; ++r)
+    localRanks[r] = r;
+  return createContext(artifact, ranks, 1, localRanks,
+                       std::vector<int>(devices, devices + ranks), nullptr,
+                       nullptr, timeout_ms, context);
+}
+
+m2n_status m2n_cuda_comm_create(m2n_artifact artifact, int ranks,
+                                int processes, int local_count,
+                                const int *local_ranks,
+                                const int *local_devices,
+                                m2n_allgather_fn allgather, void *user,
+                                double timeout_ms, m2n_cuda_context *context) {
+  if (!artifact || ranks <= 0 || processes <= 0 || local_count <= 0 ||
+      !local_ranks || !local_devices || !context || !(timeout_ms > 0) ||
+      (processes > 1 && !allgather))
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_cuda_comm_create: bad argument (ranks, processes and "
+                "local ranks must be positive, a timeout given, and an "
+                "all-gather when there are several processes)");
+  return createContext(
+      artifact, ranks, processes,
+      std::vector<int>(local_ranks, local_ranks + local_count),
+      std::vector<int>(local_devices, local_devices + local_count), allgather,
+      user, timeout_ms, context);
+}
+
+void m2n_cuda_context_destroy(m2n_cuda_context context) {
+  if (!context)
+    return;
+  for (auto *states : {&context->reshards, &context->groups})
+  for (auto &[index, state] : *states) {
+    for (auto &[i, p] : state.ownScratch)
+      cudaFree(p);
+    for (auto &[rank, p] : state.ownCounters)
+      cudaFree(p);
+    for (auto &[rank, p] : state.tables)
+      cudaFree(p);
+    for (auto &[device, p] : state.maps)
+      cudaFree(p);
+  }
+  m2n::runtime::destroyNetwork(context->network);
+  for (size_t slot = 0; slot < context->helperStreams.size(); ++slot) {
+    if (!context->helperStreams[slot])
+      continue;
+    cudaSetDevice(context->localDevices[slot]);
+    cudaStreamDestroy(context->helperStreams[slot]);
+    cudaEventDestroy(context->forkEvents[slot]);
+    cudaEventDestroy(context->joinEvents[slot]);
+  }
+  if (!context->opened.empty()) {
+    cudaSetDevice(context->localDevices[0]);
+    for (auto &[key, base] : context->opened)
+      cudaIpcCloseMemHandle(base);
+  }
+  cudaFreeHost(context->errorRecord);
+  delete context;
+}
+
+m2n_status m2n_cuda_device_count(int *count) {
+  if (!count)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_device_count: null count");
+  *count = 0;
+  cudaError_t error = cudaGetDeviceCount(count);
+  if (error != cudaSuccess) {
+    *count = 0;
+    cudaGetLastError();
+    return fail(M2N_UNSUPPORTED, std::string("no CUDA device: ") +
+                                     cudaGetErrorString(error));
+  }
+  return M2N_SUCCESS;
+}
+
+m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
+                         void *const *src, const size_t *src_bytes,
+                         void *const *dst, const size_t *dst_bytes) {
+  if (!context)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_bind: null context");
+  const m2n::CompiledReshard *r =
+      m2n::runtime::reshardAt(context->artifact, reshard);
+  if (!r)
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_cuda_bind: no reshard " + std::to_string(reshard));
+  ReshardState &state = context->reshards[reshard];
+  if (state.members.empty()) {
+    state.name = r->name;
+    state.members = {r};
+  }
+  return bindState(context, state, src, src_bytes, dst, dst_bytes);
+}
+
+m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
+                           void *const *streams) {
+  if (!context)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_launch: null context");
+  auto found = context->reshards.find(reshard);
+  if (found == context->reshards.end() || !found->second.bound)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_launch: reshard " +
+                                          std::to_string(reshard) +
+                                          " is not bound to buffers");
+  return launchState(context, found->second, streams);
+}
+
+m2n_status m2n_cuda_group_create(m2n_cuda_context context, int members,
+                                 const int *reshards, int *group) {
+  if (!context || !group)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_group_create: bad argument");
+  std::vector<const m2n::CompiledReshard *> list;
+  M2N_TRY(m2n::runtime::groupMembers("m2n_cuda_group_create",
+                                     context->artifact, members, reshards,
+                                     list));
+  const int id = context->nextGroup++;
+  ReshardState &state = context->groups[id];
+  state.name = "a group of " + std::to_string(members) + " reshards";
+  state.members = list;
+  if (list.size() > 1) {
+    std::vector<const m2n::TransferProgram *> programs;
+    for (const m2n::CompiledReshard *r : list)
+      programs.push_back(&r->program);
+    state.merged = m2n::mergePrograms(programs);
+  }
+  *group = id;
+  return M2N_SUCCESS;
+}
+
+m2n_status m2n_cuda_group_bind(m2n_cuda_context context, int group,
+                               void *const *src, const size_t *src_bytes,
+                               void *const *dst, const size_t *dst_bytes) {
+  if (!context)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_group_bind: null context");
+  auto found = context->groups.find(group);
+  if (found == context->groups.end())
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_cuda_group_bind: no group " + std::to_string(group));
+  return bindState(context, found->second, src, src_bytes, dst, dst_bytes);
+}
+
+m2n_status m2n_cuda_group_launch(m2n_cuda_context context, int group,
+                                 void *const *streams) {
+  if (!context)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_group_launch: null context");
+  auto found = context->groups.find(group);
+  if (found == context->groups.end() || !found->second.bound)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_group_launch: group " +
+                                          std::to_string(group) +
+                                          " is not bound to buffers");
+  return launchState(context, found->second, streams);
 }
 
 m2n_status m2n_cuda_execute(m2n_cuda_context context, int reshard,

@@ -108,20 +108,20 @@ public:
   std::map<int64_t, int> peerOf;         // Rank -> NCCL rank.
 };
 
-bool hasNetworkSteps(const CompiledReshard &reshard) {
-  for (const auto &[rank, program] : reshard.program.ranks)
-    if (!program.receives.empty())
+bool hasNetworkSteps(const TransferProgram &program) {
+  for (const auto &[rank, rankProgram] : program.ranks)
+    if (!rankProgram.receives.empty())
       return true;
   return false;
 }
 
-void planNetwork(const CompiledReshard &reshard, ReshardState &state) {
+void planNetwork(ReshardState &state) {
   state.networkSignals.clear();
-  for (const auto &[rank, program] : reshard.program.ranks)
+  for (const auto &[rank, program] : state.program().ranks)
     for (const Movement &m : program.receives)
       if (m.signal)
         ++state.networkSignals[{m.signal->rank, m.signal->index}];
-  state.networkMoves = networkOrder(reshard.program);
+  state.networkMoves = networkOrder(state.program());
 }
 
 m2n_status createNetwork(m2n_cuda_context context, Network *&result) {
@@ -210,19 +210,12 @@ m2n_status networkBeforeKernels(m2n_cuda_context context,
   return M2N_SUCCESS;
 }
 
-m2n_status enqueueNetwork(m2n_cuda_context context,
-                          const CompiledReshard &reshard, ReshardState &state,
+m2n_status enqueueNetwork(m2n_cuda_context context, ReshardState &state,
                           void *const *streams) {
   Network &network = *context->network;
   const uint64_t epoch = ++state.networkLaunches;
   auto deviceOf = [&](int64_t rank) {
     return context->localDevices[context->slotOf.at(rank)];
-  };
-  auto addressOf = [&](const BufferRef &ref) -> char * {
-    if (ref.kind == BufferKind::Scratch)
-      return state.scratch.at(ref.scratch);
-    return ref.kind == BufferKind::Source ? state.src.at(ref.rank)
-                                          : state.dst.at(ref.rank);
   };
   auto counterAddress = [&](const CounterRef &counter) {
     return reinterpret_cast<CUdeviceptr>(state.counters.at(counter.rank) +
@@ -241,7 +234,7 @@ m2n_status enqueueNetwork(m2n_cuda_context context,
       const int64_t owner = wait.counter.rank;
       if (owner != from && owner != to)
         return fail(M2N_UNSUPPORTED,
-                    reshard.name + ": a network step waits for rank " +
+                    state.name + ": a network step waits for rank " +
                         std::to_string(owner) + ", neither its sender nor "
                                                 "its receiver");
       if (!context->isLocal(owner))
@@ -253,8 +246,8 @@ m2n_status enqueueNetwork(m2n_cuda_context context,
                                       wait.value * epoch,
                                       CU_STREAM_WAIT_VALUE_GEQ));
     }
-    char *source = sends ? addressOf(m.src) + m.srcOffset : nullptr;
-    char *target = receives ? addressOf(m.dst) + m.dstOffset : nullptr;
+    char *source = sends ? state.addressOf(m.src) + m.srcOffset : nullptr;
+    char *target = receives ? state.addressOf(m.dst) + m.dstOffset : nullptr;
     const size_t bytes = static_cast<size_t>(m.bytes);
     if (sends && receives && deviceOf(from) == deviceOf(to)) {
       int device = deviceOf(to);

@@ -45,6 +45,19 @@ m2n_status m2n_cuda_execute(m2n_cuda_context, int, void *const *,
   return noCuda();
 }
 
+m2n_status m2n_cuda_group_create(m2n_cuda_context, int, const int *, int *) {
+  return noCuda();
+}
+
+m2n_status m2n_cuda_group_bind(m2n_cuda_context, int, void *const *,
+                               const size_t *, void *const *, const size_t *) {
+  return noCuda();
+}
+
+m2n_status m2n_cuda_group_launch(m2n_cuda_context, int, void *const *) {
+  return noCuda();
+}
+
 m2n_status m2n_cuda_synchronize(m2n_cuda_context) { return noCuda(); }
 
 } // extern "C"

@@ -2,7 +2,7 @@
 // on the GPUs of this machine and checks every destination.
 //
 //   artifact_runner ARTIFACT [--repeat N] [--csv FILE] [--processes P] [--checks C]
-//                   [--misalign BYTES] [--refs MIB,MIB]
+//                   [--misalign BYTES] [--refs MIB,MIB] [--group]
 //
 // Rank r runs on GPU r % G (G GPUs; several ranks per GPU are virtual
 // ranks). With --processes P (P = G), P processes are forked, process p runs
@@ -18,6 +18,11 @@
 // advances). Every destination must match the reference values bit for bit
 // and every guard byte must be untouched. --checks 1 keeps only the direct
 // launch (the benchmark: host-side checks of GiB buffers take seconds).
+//
+// --group runs every reshard of the artifact at once, as one group
+// (m2n_cuda_group_create: one kernel per rank for all of them), each on its
+// own guarded buffers: a direct launch and, where no member has network
+// steps, two graph replays, every member checked.
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Sim/RankData.h"
 #include "m2n/runtime.h"
@@ -138,11 +143,179 @@ std::optional<std::string> guardsIntact(const Guarded &g) {
   return std::nullopt;
 }
 
+/// --group: every reshard of the artifact bound and launched as one group.
+int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, int processes,
+             int devices, int checks) {
+  const bool reporter = process == 0;
+  const int members = m2n_artifact_reshard_count(artifact);
+  int ranks = 0;
+  bool network = false;
+  for (int index = 0; index < members; ++index) {
+    int needed = 0;
+    M2N_CHECK(m2n_artifact_reshard_ranks(artifact, index, &needed));
+    ranks = std::max(ranks, needed);
+    for (const auto &[rank, rp] : parsed.reshards[index].program.ranks)
+      network = network || !rp.receives.empty();
+  }
+  std::vector<int> localRanks, localDevices;
+  for (int r = 0; r < ranks; ++r)
+    if (processes == 1 || r % devices == process) {
+      localRanks.push_back(r);
+      localDevices.push_back(r % devices);
+    }
+  m2n_cuda_context context = nullptr;
+  if (processes == 1)
+    M2N_CHECK(m2n_cuda_context_create(artifact, ranks, localDevices.data(), 2000, &context));
+  else
+    M2N_CHECK(m2n_cuda_comm_create(artifact, ranks, processes, localRanks.size(),
+                                   localRanks.data(), localDevices.data(), allgather, nullptr,
+                                   2000, &context));
+  const size_t slots = localRanks.size();
+  // Member-major, as m2n_cuda_group_bind takes them.
+  std::vector<Guarded> src(members * slots), dst(members * slots);
+  std::vector<void *> srcPointers(members * slots, nullptr), dstPointers(members * slots, nullptr);
+  std::vector<size_t> srcBytes(members * slots, 0), dstBytes(members * slots, 0);
+  for (int t = 0; t < members; ++t)
+    for (size_t s = 0; s < slots; ++s) {
+      const size_t at = t * slots + s;
+      CUDA_CHECK(cudaSetDevice(localDevices[s]));
+      M2N_CHECK(m2n_artifact_buffer_bytes(artifact, t, localRanks[s], &srcBytes[at], &dstBytes[at]));
+      if (srcBytes[at])
+        srcPointers[at] = (src[at] = allocate(srcBytes[at])).data();
+      if (dstBytes[at])
+        dstPointers[at] = (dst[at] = allocate(dstBytes[at])).data();
+    }
+  std::vector<cudaStream_t> streams(slots);
+  for (size_t s = 0; s < slots; ++s) {
+    CUDA_CHECK(cudaSetDevice(localDevices[s]));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
+  }
+  auto upload = [&](uint64_t runSeed) {
+    for (int t = 0; t < members; ++t) {
+      const m2n::CompiledReshard &r = parsed.reshards[t];
+      for (size_t s = 0; s < slots; ++s) {
+        const size_t at = t * slots + s;
+        CUDA_CHECK(cudaSetDevice(localDevices[s]));
+        if (srcBytes[at]) {
+          std::vector<uint8_t> values =
+              m2n::sourceBytes(r.src, r.shape, r.type, localRanks[s], runSeed + t);
+          CUDA_CHECK(cudaMemcpy(srcPointers[at], values.data(), srcBytes[at], cudaMemcpyHostToDevice));
+        }
+        if (dstBytes[at])
+          CUDA_CHECK(cudaMemset(dstPointers[at], m2n::kPoisonByte, dstBytes[at]));
+      }
+    }
+    for (size_t s = 0; s < slots; ++s) {
+      CUDA_CHECK(cudaSetDevice(localDevices[s]));
+      CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    barrier();
+  };
+  auto verify = [&](uint64_t runSeed) -> std::optional<std::string> {
+    for (int t = 0; t < members; ++t) {
+      const m2n::CompiledReshard &r = parsed.reshards[t];
+      for (size_t s = 0; s < slots; ++s) {
+        const size_t at = t * slots + s;
+        CUDA_CHECK(cudaSetDevice(localDevices[s]));
+        for (const Guarded *g : {&src[at], &dst[at]})
+          if (g->base)
+            if (auto broken = guardsIntact(*g))
+              return r.name + " rank " + std::to_string(localRanks[s]) + ": " + *broken;
+        if (!dstBytes[at])
+          continue;
+        std::vector<uint8_t> got(dstBytes[at]);
+        CUDA_CHECK(cudaMemcpy(got.data(), dstPointers[at], dstBytes[at], cudaMemcpyDeviceToHost));
+        if (auto wrong = m2n::checkDestination(r.src, r.dst, r.shape, r.type, localRanks[s],
+                                               runSeed + t, got.data()))
+          return r.name + ": " + *wrong;
+      }
+    }
+    return std::nullopt;
+  };
+  std::vector<int> indices(members);
+  for (int t = 0; t < members; ++t)
+    indices[t] = t;
+  int group = -1;
+  M2N_CHECK(m2n_cuda_group_create(context, members, indices.data(), &group));
+  upload(seed);
+  M2N_CHECK(m2n_cuda_group_bind(context, group, srcPointers.data(), srcBytes.data(),
+                                dstPointers.data(), dstBytes.data()));
+  void **streamArgs = reinterpret_cast<void **>(streams.data());
+  std::optional<std::string> problem;
+  // Launch 1 direct, then (without network steps) graph replays; with
+  // network steps, more direct launches.
+  for (int check = 0; check < checks && !problem; ++check) {
+    upload(seed + 1000 * check);
+    const bool replay = check > 0 && !network;
+    std::vector<cudaGraphExec_t> graphs(replay ? slots : 0);
+    for (size_t s = 0; s < graphs.size(); ++s) {
+      CUDA_CHECK(cudaSetDevice(localDevices[s]));
+      CUDA_CHECK(cudaStreamBeginCapture(streams[s], cudaStreamCaptureModeRelaxed));
+    }
+    M2N_CHECK(m2n_cuda_group_launch(context, group, streamArgs));
+    for (size_t s = 0; s < graphs.size(); ++s) {
+      CUDA_CHECK(cudaSetDevice(localDevices[s]));
+      cudaGraph_t graph;
+      CUDA_CHECK(cudaStreamEndCapture(streams[s], &graph));
+      CUDA_CHECK(cudaGraphInstantiate(&graphs[s], graph, 0));
+      CUDA_CHECK(cudaGraphDestroy(graph));
+      CUDA_CHECK(cudaGraphLaunch(graphs[s], streams[s]));
+    }
+    if (replay) {
+      for (size_t s = 0; s < slots; ++s) {
+        CUDA_CHECK(cudaSetDevice(localDevices[s]));
+        CUDA_CHECK(cudaStreamSynchronize(streams[s]));
+      }
+      barrier();
+    } else {
+      M2N_CHECK(m2n_cuda_synchronize(context));
+      barrier();
+    }
+    for (cudaGraphExec_t graph : graphs)
+      CUDA_CHECK(cudaGraphExecDestroy(graph));
+    if ((problem = verify(seed + 1000 * check)))
+      *problem = (check ? (replay ? "graph replay " : "launch ") + std::to_string(check + 1) + ": "
+                        : std::string("launch 1: ")) + *problem;
+  }
+  bool ok = !problem;
+  std::string message = problem ? *problem : "";
+  if (shared) {
+    shared->verdict[0][process] = !ok;
+    std::snprintf(shared->message[process], sizeof(shared->message[process]), "%s", message.c_str());
+    barrier();
+    for (int p = 0; p < processes; ++p)
+      if (shared->verdict[0][p] && ok) {
+        ok = false;
+        message = std::string("process ") + std::to_string(p) + ": " + shared->message[p];
+      }
+    barrier();
+  }
+  int64_t items = 0;
+  for (const m2n::CompiledReshard &r : parsed.reshards)
+    items += r.program.itemCount();
+  if (reporter)
+    std::printf("group of %d reshards (%d ranks%s)  %s  %lld items, %d checks  %s\n", members, ranks,
+                network ? ", network steps" : "", ok ? "PASS" : "FAIL", (long long)items, checks,
+                message.c_str());
+  m2n_cuda_context_destroy(context);
+  for (size_t s = 0; s < slots; ++s) {
+    CUDA_CHECK(cudaSetDevice(localDevices[s]));
+    CUDA_CHECK(cudaStreamDestroy(streams[s]));
+  }
+  for (size_t at = 0; at < src.size(); ++at) {
+    if (src[at].base) CUDA_CHECK(cudaFree(src[at].base));
+    if (dst[at].base) CUDA_CHECK(cudaFree(dst[at].base));
+  }
+  if (reporter)
+    std::printf("%d passed, %d failed, 0 skipped\n", ok ? 1 : 0, ok ? 0 : 1);
+  return ok ? 0 : 1;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::printf("usage: %s ARTIFACT [--repeat N] [--csv FILE] [--processes P] [--checks C]\n", argv[0]);
+    std::printf("usage: %s ARTIFACT [--repeat N] [--csv FILE] [--processes P] [--checks C] [--group]\n", argv[0]);
     return 2;
   }
   setvbuf(stdout, nullptr, _IOLBF, 0); // Complete lines, even when killed.
@@ -150,7 +323,13 @@ int main(int argc, char **argv) {
   const char *csvPath = nullptr;
   // Copy-engine references after the reshards (--refs MIB,MIB; 0: none).
   std::vector<size_t> refSizes = {(size_t)256 << 20, (size_t)1 << 30};
+  bool groupMode = false;
   for (int i = 2; i < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--group")) { // The one option without a value.
+      groupMode = true;
+      --i;
+      continue;
+    }
     bool known = !std::strcmp(argv[i], "--repeat") || !std::strcmp(argv[i], "--csv") ||
                  !std::strcmp(argv[i], "--misalign") || !std::strcmp(argv[i], "--refs") ||
                  !std::strcmp(argv[i], "--processes") || !std::strcmp(argv[i], "--checks");
@@ -243,6 +422,11 @@ int main(int argc, char **argv) {
                 processes > 1 ? "one process per GPU (IPC handles, all-gather)"
                               : "one process for every rank");
 
+  if (groupMode) {
+    int code = runGroup(artifact, parsed, seed, processes, devices, checks);
+    m2n_artifact_destroy(artifact);
+    return code;
+  }
   int passed = 0, failed = 0, skipped = 0;
   for (int index = 0; index < m2n_artifact_reshard_count(artifact); ++index) {
     const m2n::CompiledReshard &reshard = parsed.reshards[index];

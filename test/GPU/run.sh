@@ -34,6 +34,7 @@ fi
 gpus=$(nvidia-smi -L | wc -l)
 if [ "$gpus" -ge 2 ]; then
   timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" --processes "$gpus" 2>&1 | tee "$out/artifact_runner_processes.log" || status=1
+  timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" --processes "$gpus" --group 2>&1 | tee "$out/group_processes.log" || status=1
 fi
 # Network steps (the GPUs as two domains) go through NCCL: torch's copy. On
 # one GPU both domains are virtual ranks of it, and the runtime copies the
@@ -45,6 +46,12 @@ for matrix in network network-bcast; do
   timeout 120 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" 2>&1 | tee "$out/$matrix.log" || status=1
   if [ "$gpus" -ge 2 ]; then
     timeout 120 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --processes "$gpus" 2>&1 | tee "$out/${matrix}_processes.log" || status=1
+  fi
+done
+# (After NCCL's path is set: the network matrix too.) Every reshard of a matrix at once, as one group (one kernel per rank).
+for matrix in reshards random random-engine network; do
+  if [ -f "$dir/$matrix.m2n" ]; then
+    timeout 300 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --group 2>&1 | tee "$out/group_$matrix.log" || status=1
   fi
 done
 exit $status

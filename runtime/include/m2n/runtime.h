@@ -174,7 +174,26 @@ m2n_status m2n_cuda_execute(m2n_cuda_context context, int reshard,
                             void *const *dst, const size_t *dst_bytes,
                             void *const *streams);
 
-/* Waits for the work m2n_cuda_launch / m2n_cuda_execute enqueued since the
+/* Groups: several reshards of the artifact launched as one kernel per rank
+ * (their programs merged: the items of all members dealt over the CTAs, one
+ * completion, one epoch), e.g. every weight of a model in a refit. Create a
+ * group once with its members (`reshards[0..members)`, an index may repeat
+ * for several tensors of one layout), bind it to buffers (arrays
+ * member-major: src[m * local_count + slot] is member m's source of that
+ * local slot; collective like m2n_cuda_bind), then launch it as often as
+ * wanted (capturable when no member has network steps). No destination may
+ * share a byte with another buffer of the group: the members run at the
+ * same time. A group lives as long as its context. */
+m2n_status m2n_cuda_group_create(m2n_cuda_context context, int members,
+                                 const int *reshards, int *group);
+m2n_status m2n_cuda_group_bind(m2n_cuda_context context, int group,
+                               void *const *src, const size_t *src_bytes,
+                               void *const *dst, const size_t *dst_bytes);
+m2n_status m2n_cuda_group_launch(m2n_cuda_context context, int group,
+                                 void *const *streams);
+
+/* Waits for the work m2n_cuda_launch / m2n_cuda_execute /
+ * m2n_cuda_group_launch enqueued since the
  * last call; a kernel that waited longer than the timeout for a peer is
  * reported as M2N_TIMEOUT naming the item. Replays of a CUDA graph that
  * captured a launch are the caller's: synchronize their streams yourself. */
