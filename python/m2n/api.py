@@ -453,7 +453,7 @@ _prepared_many = {}
 
 
 def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
-                 options: str = "") -> None:
+                 options: str = "", group: bool = True) -> None:
     """Runs many reshards as one: one compilation (one artifact, one
     transfer kernel) and one launch per rank for all of them (a group: the
     work items of every tensor dealt over the CTAs, one completion), e.g.
@@ -461,7 +461,9 @@ def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
     arguments: src, dst, src_mesh, src_placements, dst_mesh, dst_placements
     and optionally global_shape. The calls run at the same time, so no
     destination may share memory with any tensor of another call
-    (ValueError). A process-group communicator runs them one reshard() at a
+    (ValueError). group=False launches the calls one after the other
+    instead (same artifact; a call may then read what an earlier one
+    wrote). A process-group communicator runs them one reshard() at a
     time."""
     calls = list(calls)
     for i, call in enumerate(calls):
@@ -488,29 +490,30 @@ def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
              tuple(c["dst_placements"]),
              None if c.get("global_shape") is None else tuple(c["global_shape"]),
              _signature(c["src"]), _signature(c["dst"])) for c in calls)
-        group = _prepared_many.get(key)
+        prepared = _prepared_many.get(key)
     except (TypeError, AttributeError):  # Not tensors: the slow path says why.
-        key, group = None, None
-    if group is None or group.comm is not comm:
-        group = _Group(_prepare_many(calls, comm, options), comm)
+        key, prepared = None, None
+    if prepared is None or prepared.comm is not comm:
+        prepared = _Group(_prepare_many(calls, comm, options), comm)
         if key is not None:
-            _prepared_many[key] = group
-    for p, call in zip(group.members, calls):
+            _prepared_many[key] = prepared
+    for p, call in zip(prepared.members, calls):
         p.fresh = False
         try:
             p.refresh(call["src"], p.last_src, p.src_pointers, "src")
             p.refresh(call["dst"], p.last_dst, p.dst_pointers, "dst")
         except _Misaligned:  # Less aligned than the first call's: prepare again.
-            if key is not None:
+            if key is not None:  # The next call prepares it again.
                 _prepared_many.pop(key, None)
-            group = _Group(_prepare_many(calls, comm, options), comm)
-            if key is not None:
-                _prepared_many[key] = group
-            return reshard_many(calls, comm, stream, options=options)
-    for p, call in zip(group.members, calls):  # Every check before any move.
+            return reshard_many(calls, comm, stream, options=options, group=group)
+    for p, call in zip(prepared.members, calls):  # Every check before any move.
         p.recheck(call["src"], call["dst"])
-    group.check_disjoint(calls)
-    group.run(calls, stream)
+    if not group:
+        for p, call in zip(prepared.members, calls):
+            _execute(p, call["src"], call["dst"], comm, stream)
+        return
+    prepared.check_disjoint(calls)
+    prepared.run(calls, stream)
 
 
 class _Group:

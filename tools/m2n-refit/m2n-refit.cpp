@@ -22,6 +22,8 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -62,6 +64,11 @@ cl::list<std::string> strategies(
 cl::opt<std::string> emitPath(
     "emit-mlir", cl::value_desc("FILE"),
     cl::desc("Write the refit as layout-level m2n IR"),
+    cl::cat(tools::category()));
+cl::opt<std::string> callsPath(
+    "emit-calls", cl::value_desc("FILE"),
+    cl::desc("Write every tensor's reshard as JSON (name, shape, dtype, both "
+             "layouts) for m2n.reshard_many (bench/refit_group.py)"),
     cl::cat(tools::category()));
 cl::opt<int64_t> shrink("shrink", cl::init(1), cl::value_desc("N"),
                         cl::desc("Divide every extent by N (rounding up)"),
@@ -148,6 +155,44 @@ std::optional<std::string> emitIR(const std::string &path, const ModelSpec &mode
   return std::nullopt;
 }
 
+llvm::json::Object layoutJson(const Layout &layout) {
+  llvm::json::Array placements;
+  for (const Placement &p : layout.placements)
+    placements.push_back(p.str());
+  return llvm::json::Object{
+      {"mesh", llvm::json::Array(layout.mesh.shape)},
+      {"ranks", llvm::json::Array(layout.mesh.ranks)},
+      {"placements", std::move(placements)}};
+}
+
+/// The refit as data: what a Python driver needs to build the calls.
+std::optional<std::string> emitCalls(const std::string &path,
+                                     const ModelSpec &model,
+                                     const RefitPlan &plan) {
+  std::error_code error;
+  llvm::raw_fd_ostream out(path, error, llvm::sys::fs::OF_Text);
+  if (error)
+    return "cannot write " + path + ": " + error.message();
+  llvm::json::Array tensors;
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    const TensorSpec &tensor = model.tensors[i];
+    tensors.push_back(llvm::json::Object{
+        {"name", tensor.name},
+        {"shape", llvm::json::Array(tensor.shape)},
+        {"dtype", toString(tensor.type)},
+        {"src", layoutJson(plan.trainer[i])},
+        {"dst", layoutJson(plan.generator[i])}});
+  }
+  out << llvm::formatv("{0}", llvm::json::Value(llvm::json::Object{
+                                    {"model", model.name},
+                                    {"ranks", plan.commSize},
+                                    {"trainer", trainerText},
+                                    {"generator", generatorText},
+                                    {"tensors", std::move(tensors)}}))
+      << "\n";
+  return std::nullopt;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -216,6 +261,9 @@ int main(int argc, char **argv) {
   if (chosen.empty())
     chosen = {Strategy::Flat, Strategy::GatherBroadcast, Strategy::Hierarchical};
 
+  if (!callsPath.empty())
+    if (auto error = emitCalls(callsPath, model, plan))
+      return fail(*error);
   if (!emitPath.empty())
     if (auto error = emitIR(emitPath, model, plan))
       return fail(*error);
