@@ -125,13 +125,12 @@ bool TransferProgram::tmaAddressable(const BufferRef &buffer) const {
 static std::optional<std::string>
 checkBounds(const TransferProgram &program, const Layout &src,
             const Layout &dst, const std::vector<int64_t> &shape) {
-  const int64_t elementBytes = elementSize(program.type);
   auto shapeOf = [&](const BufferRef &buffer) {
     return bufferShape(buffer, src, dst, shape, program.scratches);
   };
   // Buffer bytes, or -1 when they do not fit in int64 (a corrupted artifact).
-  auto bufferBytes = [&](const Dims &extents) -> int64_t {
-    int64_t bytes = elementBytes;
+  auto bufferBytes = [&](const Dims &extents, const BufferRef &buffer) -> int64_t {
+    int64_t bytes = elementSize(program.typeOf(buffer));
     for (int64_t e : extents)
       if (e < 0 || __builtin_mul_overflow(bytes, e, &bytes))
         return -1;
@@ -175,8 +174,12 @@ checkBounds(const TransferProgram &program, const Layout &src,
           }
           continue;
         }
-        if (!inside(m.srcOffset, m.bytes, bufferBytes(*from)) ||
-            !inside(m.dstOffset, m.bytes, bufferBytes(*to)))
+        if (program.casts(m) &&
+            m.bytes % elementSize(program.typeOf(m.dst)))
+          return where + " casts a partial element";
+        if (!inside(m.srcOffset, program.sourceBytes(m),
+                    bufferBytes(*from, m.src)) ||
+            !inside(m.dstOffset, m.bytes, bufferBytes(*to, m.dst)))
           return where + " reaches outside its buffers";
       }
   return std::nullopt;
@@ -195,6 +198,9 @@ std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
       (program.bufferAlignment & (program.bufferAlignment - 1)))
     return "the buffer alignment " + std::to_string(program.bufferAlignment) +
            " is not a power of two";
+  if (program.sourceType && !isCastable(*program.sourceType, program.type))
+    return std::string("no cast from ") + toString(*program.sourceType) +
+           " to " + toString(program.type);
   if (std::optional<std::string> error = checkBounds(program, src, dst, shape))
     return error;
   auto exists = [&](const CounterRef &counter) {
@@ -240,6 +246,12 @@ std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
         if (m.reduction && m.bytes % elementSize(program.type))
           return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
                  " reduces a partial element";
+        // Casts convert element by element on the SM path: no TMA, no
+        // NCCL, no reduction (routing packs a cast network step first).
+        if (program.casts(m) && m.bytes > 0 &&
+            (!kernelItem || m.mechanism != Mechanism::Vector || m.reduction))
+          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
+                 ": a cast must be a vector item that copies";
       }
   }
   // Counters are never reset: execution n waits for n times a value, so a
@@ -267,7 +279,7 @@ std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
                    std::to_string(wait.counter.index);
     for (const Movement &copy : rankProgram.engineCopies)
       if (copy.mechanism != Mechanism::Bulk || copy.reduction || copy.signal ||
-          !copy.waits.empty() || copy.readDone)
+          !copy.waits.empty() || copy.readDone || program.casts(copy))
         return "rank " + std::to_string(rank) + ": copy-engine copy " +
                copy.str(program.type) + " is not a plain copy";
   }
@@ -297,6 +309,13 @@ networkOrder(const TransferProgram &program) {
   return order;
 }
 
+int64_t TransferProgram::sourceBytes(const Movement &movement) const {
+  if (!casts(movement))
+    return movement.bytes;
+  return movement.bytes / elementSize(typeOf(movement.dst)) *
+         elementSize(typeOf(movement.src));
+}
+
 int64_t TransferProgram::scratchBytes(size_t index) const {
   const ScratchBuffer &buffer = scratches.at(index);
   BufferRef ref{BufferKind::Scratch, buffer.rank,
@@ -317,6 +336,8 @@ mergePrograms(const std::vector<const TransferProgram *> &members) {
     const TransferProgram &member = *members[t];
     const int64_t tensor = static_cast<int64_t>(t);
     merged.tensorTypes.push_back(member.type);
+    merged.tensorSourceTypes.push_back(member.sourceType.value_or(member.type));
+    merged.tensorScales.push_back(member.scale);
     merged.bufferAlignment =
         std::min(merged.bufferAlignment, member.bufferAlignment);
     const int64_t scratchBase = static_cast<int64_t>(merged.scratches.size());

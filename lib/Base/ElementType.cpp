@@ -365,6 +365,26 @@ void reduceElement(ElementType type, Reduction op, void *dst,
   }
 }
 
+bool isCastable(ElementType from, ElementType to) {
+  auto castable = [](ElementType type) {
+    return type == ElementType::F32 || type == ElementType::F16 ||
+           type == ElementType::BF16 || type == ElementType::F8E4M3FN ||
+           type == ElementType::F8E5M2;
+  };
+  return from == to || (castable(from) && castable(to));
+}
+
+void castElement(ElementType from, ElementType to, float scale, void *dst,
+                 const void *src) {
+  // Every castable type is exact in f32; the product rounds once in f32.
+  float value = static_cast<float>(loadElement(from, src)) * scale;
+  if ((to == ElementType::F8E4M3FN || to == ElementType::F8E5M2) &&
+      std::isinf(value)) // satfinite: to the largest finite magnitude.
+    value = std::copysign(to == ElementType::F8E4M3FN ? 448.0f : 57344.0f,
+                          value);
+  storeElement(to, dst, static_cast<double>(value));
+}
+
 bool sameBits(ElementType type, const void *a, const void *b) {
   return std::memcmp(a, b, elementSize(type)) == 0;
 }

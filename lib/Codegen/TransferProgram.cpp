@@ -181,7 +181,7 @@ static std::optional<std::string>
 lowerScheduleOnce(const Schedule &schedule, const Layout &src,
                   const Layout &dst, const std::vector<int64_t> &shape,
                   ElementType type, const LoweringOptions &options,
-                  TransferProgram &program);
+                  std::optional<ElementCast> cast, TransferProgram &program);
 
 namespace {
 
@@ -288,9 +288,12 @@ bool contiguousIn(const Box &box, const Dims &shape) {
 /// target. Each network step thus moves its bytes in one transfer; with
 /// chunk-bytes, a pair of ranks exchanges one transfer per chunk, and the
 /// unpacking of a chunk overlaps the next chunk's transfer.
+/// With `castsSources`, a network step out of a source buffer is packed
+/// whatever its box: the packing converts (NCCL only copies bytes).
 Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
                            const Layout &dst,
-                           const std::vector<int64_t> &shape) {
+                           const std::vector<int64_t> &shape,
+                           bool castsSources) {
   const int64_t count = static_cast<int64_t>(schedule.steps.size());
   // Which sides of each network step are staged: (pack, unpack).
   std::vector<std::pair<bool, bool>> staged(count, {false, false});
@@ -304,7 +307,8 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
           bufferShape(step.to, src, dst, shape, schedule.scratches);
       // A step naming a missing buffer stays as it is: lowering reports it.
       if (from && to)
-        staged[i] = {!contiguousIn(step.fromBox, *from),
+        staged[i] = {!contiguousIn(step.fromBox, *from) ||
+                         (castsSources && step.from.kind == BufferKind::Source),
                      step.reduction || !contiguousIn(step.toBox, *to)};
     }
     at += 1 + staged[i].first + staged[i].second;
@@ -382,11 +386,18 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
 std::optional<std::string>
 lowerSchedule(const Schedule &routed, const Layout &src, const Layout &dst,
               const std::vector<int64_t> &shape, ElementType type,
-              const LoweringOptions &options, TransferProgram &program) {
-  const Schedule schedule =
-      inEmissionOrder(stageNetworkSteps(routed, src, dst, shape));
+              const LoweringOptions &options, TransferProgram &program,
+              std::optional<ElementCast> cast) {
+  if (cast && cast->source == type)
+    cast.reset();
+  if (cast && !isCastable(cast->source, type))
+    return std::string("no cast from ") + toString(cast->source) + " to " +
+           toString(type) + " (casts convert between f32, f16, bf16, "
+           "f8E4M3FN and f8E5M2)";
+  const Schedule schedule = inEmissionOrder(
+      stageNetworkSteps(routed, src, dst, shape, cast.has_value()));
   if (std::optional<std::string> error = lowerScheduleOnce(
-          schedule, src, dst, shape, type, options, program))
+          schedule, src, dst, shape, type, options, cast, program))
     return error;
   std::optional<Schedule> ordered = orderVectorReductions(schedule, program);
   if (!ordered)
@@ -394,7 +405,7 @@ lowerSchedule(const Schedule &routed, const Layout &src, const Layout &dst,
   // The added dependencies follow item order, not step order: number the
   // steps topologically again (for the order network steps are posted in).
   return lowerScheduleOnce(inEmissionOrder(*ordered), src, dst, shape, type,
-                           options, program);
+                           options, cast, program);
 }
 
 /// The order in which the lowering emits the steps of `schedule`: a
@@ -482,11 +493,14 @@ static std::optional<std::string>
 lowerScheduleOnce(const Schedule &schedule, const Layout &src,
                   const Layout &dst, const std::vector<int64_t> &shape,
                   ElementType type, const LoweringOptions &options,
-                  TransferProgram &program) {
+                  std::optional<ElementCast> cast, TransferProgram &program) {
   program = TransferProgram();
   program.type = type;
+  if (cast) {
+    program.sourceType = cast->source;
+    program.scale = cast->scale;
+  }
   program.scratches = schedule.scratches;
-  const int64_t elementBytes = elementSize(type);
   const int64_t count = static_cast<int64_t>(schedule.steps.size());
   if (options.maxItemBytes < 16 || options.maxItemBytes % 16)
     return std::string("the item size must be a positive multiple of 16");
@@ -524,6 +538,15 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
     const std::optional<Reduction> reduction = step.reduction;
     RankProgram &executor = program.ranks[step.executor()];
     const bool network = step.link == LinkClass::Network;
+    // Bytes per element of the target (of both buffers but for a cast).
+    const int64_t elementBytes = elementSize(program.typeOf(step.to));
+    const int64_t fromBytes = elementSize(program.typeOf(step.from));
+    const bool casting = program.typeOf(step.from) != program.typeOf(step.to);
+    if (casting && (reduction || network))
+      return where + (reduction ? "reduces while it casts (a Partial source "
+                                  "cannot change its element type yet)"
+                                : "casts over the network (it should have "
+                                  "been packed)");
 
     // A source (this rank's or a peer's over NVLink) into this rank's
     // destination, depending on nothing, contiguous in both (a strided box
@@ -532,7 +555,7 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
     // kernel starts (LoweringOptions::copyEngine, engineMinBytes).
     int64_t engineRuns = 0;
     Movement copy; // The first run.
-    if (options.copyEngine && !network && !reduction &&
+    if (options.copyEngine && !network && !reduction && !casting &&
         step.deps.empty() && step.from.kind == BufferKind::Source &&
         step.to.kind == BufferKind::Destination)
       forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
@@ -618,6 +641,31 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
                    movement.dstOffset = to * elementBytes;
                    movement.bytes = elements * elementBytes;
                    emit(std::move(movement));
+                 });
+      if (signal)
+        signalled[i] = std::make_pair(*signal, movements);
+      continue;
+    }
+
+    // A cast converts element by element on the SM path: runs cut into
+    // vector items of at most a stage of either side.
+    if (casting) {
+      const int64_t perItem =
+          std::max<int64_t>(1, options.maxItemBytes /
+                                   std::max(fromBytes, elementBytes));
+      forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
+                 [&](int64_t from, int64_t to, int64_t elements) {
+                   for (int64_t at = 0; at < elements; at += perItem) {
+                     Movement movement;
+                     movement.mechanism = Mechanism::Vector;
+                     movement.src = step.from;
+                     movement.srcOffset = (from + at) * fromBytes;
+                     movement.dst = step.to;
+                     movement.dstOffset = (to + at) * elementBytes;
+                     movement.bytes =
+                         std::min(perItem, elements - at) * elementBytes;
+                     emit(std::move(movement));
+                   }
                  });
       if (signal)
         signalled[i] = std::make_pair(*signal, movements);

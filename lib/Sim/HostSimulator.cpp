@@ -15,7 +15,7 @@ ReshardSimulator::ReshardSimulator(Layout src, Layout dst,
                                    std::vector<int64_t> shape,
                                    ElementType type)
     : src(std::move(src)), dst(std::move(dst)), shape(std::move(shape)),
-      type(type) {
+      type(type), sourceType(type) {
   for (int64_t i = 0; i < this->src.mesh.size(); ++i)
     srcBoxes.push_back(this->src.localBox(this->shape, i));
   for (int64_t j = 0; j < this->dst.mesh.size(); ++j)
@@ -45,15 +45,22 @@ static void forEachElement(const Box &box, const std::vector<int64_t> &shape,
   }
 }
 
+void ReshardSimulator::setCast(ElementType source, float factor) {
+  sourceType = source;
+  scale = factor;
+  reset();
+}
+
 void ReshardSimulator::reset() {
   const int64_t size = elementSize(type);
+  const int64_t sourceSize = elementSize(sourceType);
   srcBuffers.assign(srcBoxes.size(), {});
   for (size_t i = 0; i < srcBoxes.size(); ++i) {
     std::vector<uint8_t> &buffer = srcBuffers[i];
-    buffer.assign(srcBoxes[i].volume() * size, 0);
+    buffer.assign(srcBoxes[i].volume() * sourceSize, 0);
     int64_t contributor = src.contributorIndex(static_cast<int64_t>(i));
     forEachElement(srcBoxes[i], shape, [&](int64_t local, int64_t g) {
-      storeElement(type, buffer.data() + local * size,
+      storeElement(sourceType, buffer.data() + local * sourceSize,
                    fillValue(g, contributor));
     });
   }
@@ -302,7 +309,14 @@ SimulationReport ReshardSimulator::check() const {
       // increasing contributor order, of the contributions this rank
       // combines.
       double magnitude = 0;
-      for (int64_t q : contributors) {
+      if (sourceType != type) { // A cast: one contributor, converted.
+        std::vector<uint8_t> source(elementSize(sourceType));
+        storeElement(sourceType, source.data(),
+                     fillValue(g, contributors.front()));
+        castElement(sourceType, type, scale, expected.data(), source.data());
+      }
+      for (int64_t q : sourceType != type ? std::vector<int64_t>{}
+                                          : contributors) {
         bool first = q == contributors.front();
         std::vector<uint8_t> &slot = first ? expected : term;
         storeElement(type, slot.data(), fillValue(g, q));

@@ -54,15 +54,24 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
     } else if (m.bytes > 0) {
       auto from = resolve(m.src);
       auto to = resolve(m.dst);
+      const int64_t sourceBytes = program.sourceBytes(m);
       if (!from || !to || m.srcOffset < 0 || m.dstOffset < 0 ||
-          m.srcOffset + m.bytes > from->second ||
+          m.srcOffset + sourceBytes > from->second ||
           m.dstOffset + m.bytes > to->second)
         return "movement " + m.str(type) + " leaves a buffer";
       const uint8_t *src = from->first + m.srcOffset;
       uint8_t *dst = to->first + m.dstOffset;
       // Bulk and vector items compute the same: the mechanism is the
       // kernel's business.
-      if (m.isCopy()) {
+      if (program.casts(m)) {
+        const ElementType source = program.typeOf(m.src);
+        const int64_t fromSize = elementSize(source), toSize = elementSize(type);
+        if (m.reduction || m.bytes % toSize)
+          return "cast " + m.str(type) + " reduces or splits an element";
+        for (int64_t i = 0; i < m.bytes / toSize; ++i)
+          castElement(source, type, program.scaleOf(m), dst + i * toSize,
+                      src + i * fromSize);
+      } else if (m.isCopy()) {
         std::memmove(dst, src, m.bytes);
       } else {
         const int64_t size = elementSize(type);

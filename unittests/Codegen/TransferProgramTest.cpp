@@ -706,6 +706,96 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
             << " checked for unordered vector reductions\n";
 }
 
+// In-flight casts: random layouts (no Partial: casts do not reduce) between
+// every pair of castable types with a few scales, over two NVLink domains
+// (network steps out of sources are packed, converting), lowered, verified
+// and run; every destination element must be castElement of its source.
+TEST(TransferProgramPropertyTest, CastsConvertOnTheWay) {
+  const uint64_t seed = propertySeed();
+  const int64_t cases = propertyCases(10000) / 10;
+  RandomLayouts random(seed ^ 0xca57);
+  const ElementType castable[] = {ElementType::F32, ElementType::F16,
+                                  ElementType::BF16, ElementType::F8E4M3FN,
+                                  ElementType::F8E5M2};
+  const float scales[] = {1.0f, 0.5f, 3.0f, 1.0f / 448};
+  int64_t castItems = 0, packed = 0;
+  for (int64_t n = 0; n < cases; ++n) {
+    std::vector<int64_t> shape = random.shape();
+    int64_t rank = static_cast<int64_t>(shape.size());
+    Layout src = random.layout(rank, /*allowPartial=*/false);
+    Layout dst = random.destination(src, rank);
+    ElementType from = castable[random.uniform(0, 4)];
+    ElementType to = castable[random.uniform(0, 4)];
+    float scale = scales[random.uniform(0, 3)];
+    Topology topology;
+    topology.domains = {{0, 1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11}};
+    Strategy strategy = static_cast<Strategy>(random.uniform(0, 2));
+    SCOPED_TRACE("M2N_PROPERTY_SEED=" + std::to_string(seed) + " case " +
+                 std::to_string(n) + ": " + src.str() + " -> " + dst.str() +
+                 " " + toString(from) + " -> " + toString(to) + " x" +
+                 std::to_string(scale) + " " + toString(strategy));
+    ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+    Schedule schedule = TopologyRouter(src, dst, shape, topology).route(plan, strategy);
+    addDataDependencies(schedule);
+    LoweringOptions options;
+    options.maxItemBytes = 16 * random.uniform(1, 4);
+    options.copyEngine = random.uniform(0, 1) == 1;
+    TransferProgram program;
+    ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, to, options, program,
+                            ElementCast{from, scale}),
+              std::nullopt);
+    ASSERT_EQ(verifyTransferProgram(program, src, dst, shape), std::nullopt);
+    for (const auto &[r, rp] : program.ranks) {
+      for (const Movement &m : rp.items)
+        if (program.casts(m) && m.bytes > 0) {
+          ++castItems;
+          ASSERT_EQ(m.mechanism, Mechanism::Vector) << m.str(to);
+        }
+      for (const Movement &m : rp.receives)
+        if (from != to)
+          ASSERT_NE(m.src.kind, BufferKind::Source)
+              << "a network transfer sends unconverted source bytes";
+      packed += !rp.receives.empty() && from != to;
+    }
+    ReshardSimulator simulator(src, dst, shape, to);
+    simulator.setCast(from, scale);
+    ASSERT_EQ(executeProgram(program, simulator, random.uniform(1, 3)),
+              std::nullopt);
+    SimulationReport report = simulator.check();
+    ASSERT_TRUE(report.passed) << report.message;
+    if (HasFailure())
+      return;
+  }
+  EXPECT_GT(castItems, cases);
+  EXPECT_GT(packed, 0);
+  std::cout << "[ property ] seed " << seed << ": " << cases
+            << " casting reshards lowered and run (" << castItems
+            << " cast items; " << packed
+            << " ranks receiving packed, converted network steps)\n";
+}
+
+// A cast that reduces (a Partial source of another type) is refused by name.
+TEST(TransferProgramTest, CastsDoNotReduce) {
+  Layout src{Mesh{{2}, {0, 1}}, {Placement::partial(Reduction::Sum)}};
+  Layout dst{Mesh{{2}, {0, 1}}, {Placement::replicate()}};
+  Topology topology;
+  topology.domains = {{0, 1}};
+  ReshardPlan plan = IntersectionPlanner(src, dst, {64}).plan();
+  Schedule schedule = TopologyRouter(src, dst, {64}, topology)
+                          .route(plan, Strategy::Hierarchical);
+  addDataDependencies(schedule);
+  TransferProgram program;
+  std::optional<std::string> error =
+      lowerSchedule(schedule, src, dst, {64}, ElementType::F32, {}, program,
+                    ElementCast{ElementType::BF16, 1.0f});
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("reduces while it casts"), std::string::npos) << *error;
+  EXPECT_EQ(lowerSchedule(schedule, src, dst, {64}, ElementType::I32, {},
+                          program, ElementCast{ElementType::BF16, 1.0f}),
+            std::string("no cast from bf16 to i32 (casts convert between f32, "
+                        "f16, bf16, f8E4M3FN and f8E5M2)"));
+}
+
 // Groups: random reshards lowered one by one, merged into one program
 // (mergePrograms) and run as one launch, each member checked against its
 // own reference; members use every strategy, network steps and scratch.

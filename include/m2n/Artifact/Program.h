@@ -129,7 +129,15 @@ struct RankProgram {
 };
 
 struct TransferProgram {
+  /// The element type of the destination and scratch buffers.
   ElementType type = ElementType::F32;
+  /// An in-flight cast (isCastable): the source buffers' element type when
+  /// it differs from `type`, and the factor each element is multiplied by
+  /// on the way (castElement). Every movement out of a source buffer then
+  /// converts: `bytes` counts its destination bytes, its source range holds
+  /// as many elements of the source type.
+  std::optional<ElementType> sourceType;
+  float scale = 1.0f;
   /// The alignment (bytes, a power of two) the program assumes of every
   /// caller buffer's address (LoweringOptions::bufferAlignment); the runtime
   /// refuses buffers that lack it. Below 16 no TMA item touches a caller
@@ -142,12 +150,31 @@ struct TransferProgram {
   /// BufferRef::tensor. Empty in the program of one reshard, whose buffers
   /// all hold `type`.
   std::vector<ElementType> tensorTypes;
+  /// A group's: each tensor's sourceType (its `type` where it has no cast)
+  /// and scale.
+  std::vector<ElementType> tensorSourceTypes;
+  std::vector<float> tensorScales;
 
   int64_t itemCount() const;
   /// The element type `buffer` holds.
   ElementType typeOf(const BufferRef &buffer) const {
+    if (buffer.kind == BufferKind::Source)
+      return tensorTypes.empty() ? sourceType.value_or(type)
+                                 : tensorSourceTypes.at(buffer.tensor);
     return tensorTypes.empty() ? type : tensorTypes.at(buffer.tensor);
   }
+  /// Whether `movement` converts its elements (it reads a source buffer of
+  /// another type than it writes).
+  bool casts(const Movement &movement) const {
+    return typeOf(movement.src) != typeOf(movement.dst);
+  }
+  /// The factor a cast of `movement` multiplies by.
+  float scaleOf(const Movement &movement) const {
+    return tensorScales.empty() ? scale : tensorScales.at(movement.dst.tensor);
+  }
+  /// Bytes `movement` reads from its source: `bytes`, or for a cast as
+  /// many source elements as it writes.
+  int64_t sourceBytes(const Movement &movement) const;
   /// Bytes of scratch buffer `index`.
   int64_t scratchBytes(size_t index) const;
   /// Whether TMA may address `buffer`: scratch (the runtime's, 16-byte

@@ -44,6 +44,17 @@ double loadElement(ElementType type, const void *src);
 /// dst = dst (op) src, computed as the hardware does: integers in their own
 /// width, f16/bf16 through f32.
 void reduceElement(ElementType type, Reduction op, void *dst, const void *src);
+/// Whether a reshard may convert `from` elements into `to` elements on the
+/// way (an in-flight cast): between the floats f32, f16, bf16, f8E4M3FN and
+/// f8E5M2, both directions (and any type to itself).
+bool isCastable(ElementType from, ElementType to);
+/// dst = to(from(src) x scale), computed as the GPU does: the source value
+/// exactly in f32, one f32 multiply, one rounding to nearest even into
+/// `to`; the 8-bit floats saturate to their largest finite value (PTX
+/// cvt.rn.satfinite: infinities too), NaN stays NaN.
+void castElement(ElementType from, ElementType to, float scale, void *dst,
+                 const void *src);
+
 /// Whether the elements at `a` and `b` have the same bits.
 bool sameBits(ElementType type, const void *a, const void *b);
 

@@ -87,12 +87,24 @@ struct LoweringOptions {
   int64_t engineMinBytes = 1 << 20;
 };
 
-/// Lowers `schedule` (of a reshard from `src` to `dst` of `shape`) into
-/// per-rank programs, or returns a message naming what cannot be lowered.
+/// An in-flight cast: the source's element type (the destination's is the
+/// reshard's) and the factor every element is multiplied by.
+struct ElementCast {
+  ElementType source = ElementType::F32;
+  float scale = 1.0f;
+};
+
+/// Lowers `schedule` (of a reshard from `src` to `dst` of `shape`, whose
+/// destination holds `type`) into per-rank programs, or returns a message
+/// naming what cannot be lowered. With `cast`, the source holds
+/// cast->source elements: every step out of a source buffer converts on
+/// the SM path (a network step out of one is packed into staging first,
+/// converting there), everything after moves `type`.
 std::optional<std::string>
 lowerSchedule(const Schedule &schedule, const Layout &src, const Layout &dst,
               const std::vector<int64_t> &shape, ElementType type,
-              const LoweringOptions &options, TransferProgram &program);
+              const LoweringOptions &options, TransferProgram &program,
+              std::optional<ElementCast> cast = std::nullopt);
 
 } // namespace m2n
 

@@ -41,6 +41,11 @@ public:
   ReshardSimulator(Layout src, Layout dst, std::vector<int64_t> shape,
                    ElementType type);
 
+  /// An in-flight cast: the sources hold `source` elements (the fill rule's
+  /// values rounded into it) and every destination element is expected to
+  /// be castElement(source, type, scale) of its source element. Resets.
+  void setCast(ElementType source, float scale);
+
   /// Fills every source rank's buffer by the fill rule and poisons every
   /// destination buffer (NaN for floats, 0x5A bytes for integers).
   void reset();
@@ -84,6 +89,8 @@ private:
   Layout src, dst;
   std::vector<int64_t> shape;
   ElementType type;
+  ElementType sourceType; // `type` without a cast.
+  float scale = 1.0f;
   std::vector<Box> srcBoxes, dstBoxes;
   std::vector<std::vector<uint8_t>> srcBuffers, dstBuffers, scratchBuffers;
   std::vector<int64_t> scratchRanks;
