@@ -2,6 +2,7 @@
 
 #include "m2n/Artifact/Artifact.h"
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <sstream>
@@ -236,6 +237,13 @@ std::string serializeArtifact(const Artifact &artifact) {
   for (const CompiledReshard &r : artifact.reshards) {
     w.string(r.name);
     w.put<uint32_t>(static_cast<uint32_t>(r.type));
+    // The cast: the source type (kElementTypeCount: none) and the scale.
+    w.put<uint32_t>(r.program.sourceType
+                        ? static_cast<uint32_t>(*r.program.sourceType)
+                        : static_cast<uint32_t>(kElementTypeCount));
+    uint32_t scaleBits;
+    std::memcpy(&scaleBits, &r.program.scale, sizeof(scaleBits));
+    w.put<uint32_t>(scaleBits);
     w.ints(r.shape);
     w.layout(r.src);
     w.layout(r.dst);
@@ -313,6 +321,15 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
       r.fail("artifact names an unknown element type");
     c.type = static_cast<ElementType>(type);
     c.program.type = c.type;
+    uint32_t source = r.get<uint32_t>("a source element type");
+    if (source > static_cast<uint32_t>(kElementTypeCount))
+      r.fail("artifact names an unknown source element type");
+    else if (source < static_cast<uint32_t>(kElementTypeCount))
+      c.program.sourceType = static_cast<ElementType>(source);
+    uint32_t scaleBits = r.get<uint32_t>("a cast scale");
+    std::memcpy(&c.program.scale, &scaleBits, sizeof(scaleBits));
+    if (!std::isfinite(c.program.scale))
+      r.fail("artifact has a cast scale that is not finite");
     c.shape = r.ints("a shape");
     c.src = r.layout();
     c.dst = r.layout();
@@ -381,7 +398,13 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
      << artifact.kernel.stages << " stages of " << artifact.kernel.stageBytes
      << " bytes\n";
   for (const CompiledReshard &r : artifact.reshards) {
-    os << "reshard " << r.name << ": " << toString(r.type) << '[';
+    os << "reshard " << r.name << ": ";
+    if (r.program.sourceType)
+      os << toString(*r.program.sourceType) << " -> ";
+    os << toString(r.type);
+    if (r.program.sourceType && r.program.scale != 1.0f)
+      os << " x " << r.program.scale;
+    os << '[';
     for (size_t d = 0; d < r.shape.size(); ++d)
       os << (d ? "x" : "") << r.shape[d];
     os << "] " << r.strategy;

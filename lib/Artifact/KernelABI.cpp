@@ -58,6 +58,49 @@ std::pair<Reduction, ElementType> vectorOpMeaning(uint32_t op) {
           reducibleTypeAt(static_cast<int>((op - 1) / 3))};
 }
 
+int castTypeIndex(ElementType type) {
+  switch (type) {
+  case ElementType::F32:
+    return 0;
+  case ElementType::F16:
+    return 1;
+  case ElementType::BF16:
+    return 2;
+  case ElementType::F8E4M3FN:
+    return 3;
+  case ElementType::F8E5M2:
+    return 4;
+  default:
+    return -1;
+  }
+}
+
+ElementType castTypeAt(int index) {
+  const ElementType types[] = {ElementType::F32, ElementType::F16,
+                               ElementType::BF16, ElementType::F8E4M3FN,
+                               ElementType::F8E5M2};
+  return types[index];
+}
+
+uint32_t castOp(ElementType from, ElementType to) {
+  return kVectorOpCount + kCastTypeCount * castTypeIndex(from) +
+         castTypeIndex(to);
+}
+
+std::optional<std::pair<ElementType, ElementType>> castOpMeaning(uint32_t op) {
+  if (op < kVectorOpCount || op >= kVectorOpCount + kCastOpCount)
+    return std::nullopt;
+  const uint32_t index = op - kVectorOpCount;
+  return std::make_pair(castTypeAt(index / kCastTypeCount),
+                        castTypeAt(index % kCastTypeCount));
+}
+
+uint32_t kernelOp(const Movement &movement, const TransferProgram &program) {
+  if (program.casts(movement))
+    return castOp(program.typeOf(movement.src), program.typeOf(movement.dst));
+  return kernelOp(movement, program.typeOf(movement.dst));
+}
+
 uint32_t kernelOp(const Movement &movement, ElementType type) {
   switch (movement.mechanism) {
   case Mechanism::Bulk:
@@ -78,15 +121,16 @@ KernelOps KernelOps::all() {
   for (uint32_t op = 0; op < 4; ++op)
     for (uint32_t rank = 1; rank <= 5; ++rank)
       ops.tile.insert({op, rank});
-  for (uint32_t op = 0; op < kVectorOpCount; ++op)
-    ops.vector.insert(op);
+  for (uint32_t op = 0; op < kVectorOpCount + kCastOpCount; ++op)
+    if (op < kVectorOpCount || castOpMeaning(op)->first != castOpMeaning(op)->second)
+      ops.vector.insert(op);
   return ops;
 }
 
 void KernelOps::add(const TransferProgram &program) {
   for (const auto &[rank, rankProgram] : program.ranks)
     for (const Movement &m : rankProgram.items) {
-      const uint32_t op = kernelOp(m, program.typeOf(m.dst));
+      const uint32_t op = kernelOp(m, program);
       switch (m.mechanism) {
       case Mechanism::Bulk:
         bulk.insert(op);
@@ -105,7 +149,7 @@ std::optional<std::string>
 KernelOps::missing(const TransferProgram &program) const {
   for (const auto &[rank, rankProgram] : program.ranks)
     for (const Movement &m : rankProgram.items) {
-      const uint32_t op = kernelOp(m, program.typeOf(m.dst));
+      const uint32_t op = kernelOp(m, program);
       const bool has =
           m.mechanism == Mechanism::Bulk ? bulk.count(op) > 0
           : m.mechanism == Mechanism::Tile

@@ -30,15 +30,19 @@ m2n_status fail(m2n_status status, std::string message);
 /// The reshard, or nullptr for a bad handle or index.
 const CompiledReshard *reshardAt(m2n_artifact artifact, int reshard);
 
-/// Bytes of rank `rank`'s local part in `layout` (0 outside its mesh).
-int64_t localBytes(const CompiledReshard &reshard, const Layout &layout,
-                   int rank);
+/// The element type of the reshard's source (`source`) or destination
+/// buffers: they differ for an in-flight cast.
+ElementType sideType(const CompiledReshard &reshard, bool source);
+
+/// Bytes of rank `rank`'s local part of the source (`source`) or the
+/// destination (0 outside its mesh).
+int64_t localBytes(const CompiledReshard &reshard, bool source, int rank);
 
 /// Checks that a caller buffer has the alignment its reshard was compiled
 /// for (TransferProgram::bufferAlignment) and its elements'; `which` names
 /// it in the message ("source buffer of rank 3").
-m2n_status checkAlignment(const CompiledReshard &reshard, const void *pointer,
-                          const std::string &which);
+m2n_status checkAlignment(const CompiledReshard &reshard, bool source,
+                          const void *pointer, const std::string &which);
 
 /// The reshards `reshards[0..members)` of `artifact`, or a failure naming a
 /// bad index (after `what`, the API's name).

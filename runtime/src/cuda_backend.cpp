@@ -298,7 +298,7 @@ m2n_status checkBuffers(m2n_cuda_context context, const ReshardState &state,
       const int rank = context->localRanks[slot];
       for (bool source : {true, false}) {
         int64_t want =
-            m2n::runtime::localBytes(r, source ? r.src : r.dst, rank);
+            m2n::runtime::localBytes(r, source, rank);
         if (want == 0)
           continue;
         const size_t at = t * slots + slot;
@@ -311,7 +311,7 @@ m2n_status checkBuffers(m2n_cuda_context context, const ReshardState &state,
                                                 which + " must have " +
                                                 std::to_string(want) +
                                                 " bytes");
-        M2N_TRY(m2n::runtime::checkAlignment(r, pointer, which));
+        M2N_TRY(m2n::runtime::checkAlignment(r, source, pointer, which));
         Allocation allocation;
         M2N_TRY(findAllocation(pointer, want, context->localDevices[slot],
                                which, allocation));
@@ -537,7 +537,9 @@ m2n_status buildTables(m2n_cuda_context context, ReshardState &state) {
     for (const m2n::Movement &m : rankProgram.items) {
       Item it{};
       it.kind = static_cast<uint32_t>(m.mechanism);
-      it.op = m2n::kernelOp(m, program.typeOf(m.dst));
+      it.op = m2n::kernelOp(m, program);
+      if (program.casts(m))
+        it.scale = program.scaleOf(m);
       if (m.isTile()) {
         it.rank = static_cast<uint32_t>(m.srcCoords.size());
         it.src = reinterpret_cast<uint64_t>(state.maps[device] + m.srcMap);

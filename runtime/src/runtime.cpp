@@ -30,25 +30,30 @@ const CompiledReshard *reshardAt(m2n_artifact artifact, int reshard) {
   return &artifact->artifact.reshards[reshard];
 }
 
-int64_t localBytes(const CompiledReshard &reshard, const Layout &layout,
-                   int rank) {
+ElementType sideType(const CompiledReshard &reshard, bool source) {
+  return source ? reshard.program.sourceType.value_or(reshard.type)
+                : reshard.type;
+}
+
+int64_t localBytes(const CompiledReshard &reshard, bool source, int rank) {
+  const Layout &layout = source ? reshard.src : reshard.dst;
   std::optional<int64_t> index = layout.mesh.indexOf(rank);
   if (!index)
     return 0;
   return layout.localBox(reshard.shape, *index).volume() *
-         elementSize(reshard.type);
+         elementSize(sideType(reshard, source));
 }
 
-m2n_status checkAlignment(const CompiledReshard &reshard, const void *pointer,
-                          const std::string &which) {
+m2n_status checkAlignment(const CompiledReshard &reshard, bool source,
+                          const void *pointer, const std::string &which) {
   const auto address = reinterpret_cast<uintptr_t>(pointer);
-  const auto elementBytes =
-      static_cast<uintptr_t>(elementSize(reshard.type));
+  const ElementType type = sideType(reshard, source);
+  const auto elementBytes = static_cast<uintptr_t>(elementSize(type));
   if (address % elementBytes)
     return fail(M2N_INVALID_ARGUMENT,
                 reshard.name + ": the " + which + " is not aligned to its " +
                     std::to_string(elementBytes) + "-byte " +
-                    toString(reshard.type) + " elements");
+                    toString(type) + " elements");
   const auto promised =
       static_cast<uintptr_t>(reshard.program.bufferAlignment);
   if (address % promised) {
@@ -117,7 +122,7 @@ using m2n::runtime::fail;
 using m2n::runtime::reshardAt;
 static int64_t bufferBytes(const m2n::CompiledReshard &r,
                            const m2n::Layout &layout, int rank) {
-  return m2n::runtime::localBytes(r, layout, rank);
+  return m2n::runtime::localBytes(r, &layout == &r.src, rank);
 }
 
 extern "C" {
@@ -276,7 +281,7 @@ m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
                                    : std::string("none")));
         if (want == 0)
           continue;
-        M2N_TRY(m2n::runtime::checkAlignment(r, pointer, which));
+        M2N_TRY(m2n::runtime::checkAlignment(r, source, pointer, which));
         buffers.push_back(
             {pointer, static_cast<size_t>(want), !source,
              r.name +

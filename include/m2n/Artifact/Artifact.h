@@ -28,7 +28,7 @@
 
 namespace m2n {
 
-constexpr uint32_t kArtifactVersion = 6;
+constexpr uint32_t kArtifactVersion = 7;
 
 struct KernelLaunch {
   std::string name = "m2n_transfer";
@@ -40,6 +40,8 @@ struct KernelLaunch {
 
 struct CompiledReshard {
   std::string name; // "@func#index"
+  /// The destination's element type; a cast's source type and scale are
+  /// the program's (TransferProgram::sourceType, scale).
   ElementType type = ElementType::F32;
   std::vector<int64_t> shape;
   Layout src, dst;

@@ -31,7 +31,7 @@ struct KernelItem {
   uint32_t kind, rank;  // KernelItemKind; tile rank (1-5).
   int32_t srcCoords[5], dstCoords[5]; // Tile corners, innermost first.
   uint32_t flags;       // KernelItemFlags.
-  uint32_t pad;
+  float scale;          // Cast items: the factor (castElement); else 0.
   uint64_t readDone;    // A peer's counter to increment once the bytes are
                         // read (the item reads that peer's buffer), or 0.
 };
@@ -82,8 +82,22 @@ constexpr uint32_t kVectorOpCount = 1 + 3 * kReducibleTypeCount;
 /// The (reduction, type) of vector op code `op` (1..kVectorOpCount-1).
 std::pair<Reduction, ElementType> vectorOpMeaning(uint32_t op);
 
-/// The op code of `movement` in its kind (KernelItem::op).
+/// Vector op codes of casts follow the others: kVectorOpCount + 5 * from +
+/// to, the types numbered f32, f16, bf16, f8E4M3FN, f8E5M2 (castTypeIndex).
+constexpr uint32_t kCastTypeCount = 5;
+constexpr uint32_t kCastOpCount = kCastTypeCount * kCastTypeCount;
+/// The type's number among the castable ones, or -1.
+int castTypeIndex(ElementType type);
+ElementType castTypeAt(int index);
+uint32_t castOp(ElementType from, ElementType to);
+/// The (from, to) of cast op code `op`, or std::nullopt for another code.
+std::optional<std::pair<ElementType, ElementType>> castOpMeaning(uint32_t op);
+
+/// The op code of `movement` in its kind (KernelItem::op) when it does not
+/// cast.
 uint32_t kernelOp(const Movement &movement, ElementType type);
+/// The op code of `movement` of `program`: a cast op where it casts.
+uint32_t kernelOp(const Movement &movement, const TransferProgram &program);
 
 /// The op codes a transfer kernel implements, per kind: the generator emits
 /// only these (a kernel for a copy-only artifact has no reduction code).

@@ -199,8 +199,12 @@ private:
   void storeBulk(Value dst, Value stage, Value bytes, Value op);
   void storeTile(Value record, Value stage, Value op);
   void loadTile(Value record, Value stage, Value bar);
-  void moveVector(Value src, Value dst, Value bytes, Value op, Value thread,
-                  Value threads);
+  void moveVector(Value src, Value dst, Value bytes, Value op, Value scale,
+                  Value thread, Value threads);
+  void castLoop(Value src, Value dst, Value bytes, Value scale, Value thread,
+                Value threads, ::m2n::ElementType from, ::m2n::ElementType to);
+  Value toF32(Value element, ::m2n::ElementType type);
+  Value fromF32(Value value, ::m2n::ElementType type);
   void vectorLoop(Value src, Value dst, Value bytes, Value thread,
                   Value threads, std::optional<::m2n::Reduction> reduction,
                   ::m2n::ElementType type);
@@ -653,11 +657,98 @@ void KernelBuilder::vectorLoop(Value src, Value dst, Value bytes, Value thread,
   tryWidth(0);
 }
 
+/// An element loaded as its storage type, in f32 (exact for every castable
+/// type; the 8-bit floats through `cvt.rn.f16x2.e4m3x2` / `.e5m2x2`).
+Value KernelBuilder::toF32(Value element, ::m2n::ElementType type) {
+  Type f32 = b.getF32Type();
+  switch (type) {
+  case ::m2n::ElementType::F16:
+  case ::m2n::ElementType::BF16:
+    return arith::ExtFOp::create(b, f32, element);
+  case ::m2n::ElementType::F8E4M3FN:
+  case ::m2n::ElementType::F8E5M2: {
+    Value pair = arith::ExtUIOp::create(b, b.getI16Type(), element);
+    auto op = NVVM::InlinePtxOp::create(
+        b, TypeRange{i32}, ValueRange{pair}, ValueRange{},
+        type == ::m2n::ElementType::F8E4M3FN ? "cvt.rn.f16x2.e4m3x2 $0, $1;"
+                                             : "cvt.rn.f16x2.e5m2x2 $0, $1;",
+        Value());
+    Value low = arith::TruncIOp::create(b, b.getI16Type(), op.getResult(0));
+    Value half = LLVM::BitcastOp::create(b, b.getF16Type(), low);
+    return arith::ExtFOp::create(b, f32, half);
+  }
+  default:
+    return element;
+  }
+}
+
+/// An f32 rounded to nearest even into `type`'s storage type; the 8-bit
+/// floats saturate (`cvt.rn.satfinite.e4m3x2.f32`, the value in the low
+/// byte), as castElement computes.
+Value KernelBuilder::fromF32(Value value, ::m2n::ElementType type) {
+  switch (type) {
+  case ::m2n::ElementType::F16:
+    return arith::TruncFOp::create(b, b.getF16Type(), value);
+  case ::m2n::ElementType::BF16:
+    return arith::TruncFOp::create(b, b.getBF16Type(), value);
+  case ::m2n::ElementType::F8E4M3FN:
+  case ::m2n::ElementType::F8E5M2: {
+    // Both halves from the value (a constant operand would be taken for an
+    // immediate): the low byte is the one kept.
+    auto op = NVVM::InlinePtxOp::create(
+        b, TypeRange{b.getI16Type()}, ValueRange{value, value}, ValueRange{},
+        type == ::m2n::ElementType::F8E4M3FN
+            ? "cvt.rn.satfinite.e4m3x2.f32 $0, $1, $2;"
+            : "cvt.rn.satfinite.e5m2x2.f32 $0, $1, $2;",
+        Value());
+    return arith::TruncIOp::create(b, i8, op.getResult(0));
+  }
+  default:
+    return value;
+  }
+}
+
+/// A cast item: the CTA's threads convert element by element,
+/// dst[i] = to(from(src[i]) x scale), `bytes` counting destination bytes.
+void KernelBuilder::castLoop(Value src, Value dst, Value bytes, Value scale,
+                             Value thread, Value threads,
+                             ::m2n::ElementType from, ::m2n::ElementType to) {
+  auto storage = [&](::m2n::ElementType type) -> Type {
+    switch (type) {
+    case ::m2n::ElementType::F32:
+      return b.getF32Type();
+    case ::m2n::ElementType::F16:
+      return b.getF16Type();
+    case ::m2n::ElementType::BF16:
+      return b.getBF16Type();
+    default:
+      return i8;
+    }
+  };
+  const int64_t fromSize = ::m2n::elementSize(from);
+  const int64_t toSize = ::m2n::elementSize(to);
+  Value count = arith::DivUIOp::create(b, zext64(bytes), c64(toSize));
+  forRange(thread, count, threads, [&](Value i) {
+    // Volatile loads bypass L1, as vectorLoop's (bytes written by peers).
+    Value in = LLVM::LoadOp::create(b, storage(from),
+                                    byteOffset(src, mul(i, c64(fromSize))),
+                                    fromSize, /*isVolatile=*/true);
+    Value scaled = arith::MulFOp::create(b, toF32(in, from), scale);
+    LLVM::StoreOp::create(b, fromF32(scaled, to),
+                          byteOffset(dst, mul(i, c64(toSize))), toSize);
+  });
+}
+
 /// A vector item: every thread of the CTA takes part.
 void KernelBuilder::moveVector(Value src, Value dst, Value bytes, Value op,
-                               Value thread, Value threads) {
+                               Value scale, Value thread, Value threads) {
   SmallVector<int64_t> cases(ops.vector.begin(), ops.vector.end());
   switchOn(op, cases, [&](int64_t code) {
+    if (auto cast = ::m2n::castOpMeaning(static_cast<uint32_t>(code))) {
+      castLoop(src, dst, bytes, scale, thread, threads, cast->first,
+               cast->second);
+      return;
+    }
     if (code == 0) {
       vectorLoop(src, dst, bytes, thread, threads, std::nullopt,
                  ::m2n::ElementType::I8);
@@ -825,7 +916,9 @@ void KernelBuilder::buildKernel() {
               moveVector(
                   pointerField(record, offsetof(KernelItem, src), global),
                   pointerField(record, offsetof(KernelItem, dst), global),
-                  bytes, op, thread, threads);
+                  bytes, op,
+                  field(record, offsetof(KernelItem, scale), b.getF32Type()),
+                  thread, threads);
               // Later TMA accesses (async proxy) see these stores.
               fenceProxyAsync();
               NVVM::Barrier0Op::create(b);

@@ -65,11 +65,18 @@
 // USED-NOT: nvvm.cp.async.bulk.tensor
 
 // ALL: m2n.kernel_ops = {bulk = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14>,
-// ALL-SAME: vector = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27>
+// ALL-SAME: vector = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
+// Casts: 28 + 5 * from + to between f32, f16, bf16, f8E4M3FN, f8E5M2.
+// ALL-SAME: 29, 30, 31, 32, 33, 35, 36, 37, 38, 39, 41, 42, 43, 44, 45, 47, 48, 49, 50, 51>
 
 // Every bulk reduction, tiles of 1-5 dimensions, copies and reductions.
 // PTX: .visible .entry m2n_transfer(
 // PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// PTX-DAG: cvt.rn.satfinite.e4m3x2.f32
+// PTX-DAG: cvt.rn.satfinite.e5m2x2.f32
+// PTX-DAG: cvt.rn.f16x2.e4m3x2
+// PTX-DAG: cvt.rn.f16x2.e5m2x2
+// PTX-DAG: cvt.rn.bf16.f32
 // PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f64
 // PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.f16
 // PTX-DAG: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.noftz.bf16

@@ -74,7 +74,7 @@ def main():
         sys.exit("bad magic")
     version, size, checksum = struct.unpack_from("<IQQ", data, 4)
     payload = data[24:]
-    if version != 6 or size != len(payload) or fnv1a(payload) != checksum:
+    if version != 7 or size != len(payload) or fnv1a(payload) != checksum:
         sys.exit(f"bad header: version {version}, size {size}, checksum {checksum:#x}")
     r = Reader(payload)
     r.string(), r.string(), r.string()  # ptx, chip, kernel name
@@ -83,6 +83,10 @@ def main():
     for _ in range(r.take("I")):
         name = r.string().decode()
         element = TYPES[r.take("I")]
+        source = r.take("I")  # The cast's source type (11: none) and scale.
+        scale = r.take("f")
+        if source < len(TYPES):
+            element = f"{TYPES[source]} -> {element} x {scale:g}"
         shape = r.ints()
         r.layout(), r.layout()
         strategy = r.string().decode()
