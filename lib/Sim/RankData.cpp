@@ -55,7 +55,8 @@ std::vector<uint8_t> sourceBytes(const Layout &src,
 std::optional<std::string>
 checkDestination(const Layout &src, const Layout &dst,
                  const std::vector<int64_t> &shape, ElementType type,
-                 int64_t rank, uint64_t seed, const uint8_t *buffer) {
+                 int64_t rank, uint64_t seed, const uint8_t *buffer,
+                 std::optional<ElementType> sourceType, float scale) {
   std::optional<int64_t> index = dst.mesh.indexOf(rank);
   if (!index)
     return std::nullopt;
@@ -70,7 +71,16 @@ checkDestination(const Layout &src, const Layout &dst,
                    [&](int64_t local, int64_t g) {
                      if (problem)
                        return;
-                     for (int64_t q : contributors) {
+                     if (sourceType && *sourceType != type) {
+                       std::vector<uint8_t> source(elementSize(*sourceType));
+                       storeElement(*sourceType, source.data(),
+                                    sourceValue(seed, g, contributors.front()));
+                       castElement(*sourceType, type, scale, expected.data(),
+                                   source.data());
+                     }
+                     for (int64_t q : sourceType && *sourceType != type
+                                          ? std::vector<int64_t>{}
+                                          : contributors) {
                        bool first = q == contributors.front();
                        std::vector<uint8_t> &slot = first ? expected : term;
                        storeElement(type, slot.data(), sourceValue(seed, g, q));

@@ -198,7 +198,8 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
         CUDA_CHECK(cudaSetDevice(localDevices[s]));
         if (srcBytes[at]) {
           std::vector<uint8_t> values =
-              m2n::sourceBytes(r.src, r.shape, r.type, localRanks[s], runSeed + t);
+              m2n::sourceBytes(r.src, r.shape, r.program.sourceType.value_or(r.type),
+                               localRanks[s], runSeed + t);
           CUDA_CHECK(cudaMemcpy(srcPointers[at], values.data(), srcBytes[at], cudaMemcpyHostToDevice));
         }
         if (dstBytes[at])
@@ -226,7 +227,8 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
         std::vector<uint8_t> got(dstBytes[at]);
         CUDA_CHECK(cudaMemcpy(got.data(), dstPointers[at], dstBytes[at], cudaMemcpyDeviceToHost));
         if (auto wrong = m2n::checkDestination(r.src, r.dst, r.shape, r.type, localRanks[s],
-                                               runSeed + t, got.data()))
+                                               runSeed + t, got.data(), r.program.sourceType,
+                                               r.program.scale))
           return r.name + ": " + *wrong;
       }
     }
@@ -475,8 +477,9 @@ int main(int argc, char **argv) {
       for (size_t s = 0; s < slots; ++s) {
         CUDA_CHECK(cudaSetDevice(localDevices[s]));
         if (srcBytes[s] && !poisonOnly) {
-          std::vector<uint8_t> values = m2n::sourceBytes(reshard.src, reshard.shape, reshard.type,
-                                                         localRanks[s], runSeed);
+          std::vector<uint8_t> values = m2n::sourceBytes(
+              reshard.src, reshard.shape, reshard.program.sourceType.value_or(reshard.type),
+              localRanks[s], runSeed);
           CUDA_CHECK(cudaMemcpy(srcPointers[s], values.data(), srcBytes[s], cudaMemcpyHostToDevice));
         }
         if (dstBytes[s])
@@ -500,7 +503,8 @@ int main(int argc, char **argv) {
         std::vector<uint8_t> got(dstBytes[s]);
         CUDA_CHECK(cudaMemcpy(got.data(), dstPointers[s], dstBytes[s], cudaMemcpyDeviceToHost));
         if (auto wrong = m2n::checkDestination(reshard.src, reshard.dst, reshard.shape,
-                                               reshard.type, localRanks[s], runSeed, got.data()))
+                                               reshard.type, localRanks[s], runSeed, got.data(),
+                                               reshard.program.sourceType, reshard.program.scale))
           return wrong;
       }
       return std::nullopt;

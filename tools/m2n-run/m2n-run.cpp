@@ -139,7 +139,9 @@ int main(int argc, char **argv) {
       size_t srcBytes = 0, dstBytes = 0;
       (void)m2n_artifact_buffer_bytes(artifact, index, rank, &srcBytes,
                                       &dstBytes);
-      src[rank] = m2n::sourceBytes(r.src, r.shape, r.type, rank, seed);
+      src[rank] = m2n::sourceBytes(r.src, r.shape,
+                                   r.program.sourceType.value_or(r.type), rank,
+                                   seed);
       dst[rank].assign(dstBytes, m2n::kPoisonByte);
       movedBytes += dstBytes;
     }
@@ -150,7 +152,8 @@ int main(int argc, char **argv) {
     std::string problem = result.problem;
     for (int rank = 0; rank < ranks && problem.empty(); ++rank)
       if (std::optional<std::string> wrong = m2n::checkDestination(
-              r.src, r.dst, r.shape, r.type, rank, seed, dst[rank].data()))
+              r.src, r.dst, r.shape, r.type, rank, seed, dst[rank].data(),
+              r.program.sourceType, r.program.scale))
         problem = *wrong;
     llvm::outs() << llvm::format("%-32s %s", r.name.c_str(),
                                  problem.empty() ? "PASS" : "FAIL")

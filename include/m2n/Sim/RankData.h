@@ -41,10 +41,15 @@ constexpr uint8_t kPoisonByte = 0x5A;
 
 /// Checks rank `rank`'s destination buffer (of `dst`) after a reshard from
 /// sources filled from `seed`: std::nullopt, or the first wrong element.
+/// With `sourceType` (an in-flight cast: sources filled in that type), each
+/// element is expected to be castElement(*sourceType, type, scale) of its
+/// source value.
 std::optional<std::string>
 checkDestination(const Layout &src, const Layout &dst,
                  const std::vector<int64_t> &shape, ElementType type,
-                 int64_t rank, uint64_t seed, const uint8_t *buffer);
+                 int64_t rank, uint64_t seed, const uint8_t *buffer,
+                 std::optional<ElementType> sourceType = std::nullopt,
+                 float scale = 1.0f);
 
 } // namespace m2n
 

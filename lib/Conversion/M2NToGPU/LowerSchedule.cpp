@@ -49,19 +49,28 @@ struct LowerSchedulePass
     getOperation().walk([&](ScheduleOp op) { schedules.push_back(op); });
     for (ScheduleOp schedule : schedules) {
       DistType src = schedule.getInput().getType();
+      DistType dst = schedule.getResult().getType();
       std::optional<::m2n::ElementType> type =
+          toElementType(dst.getElementType());
+      std::optional<::m2n::ElementType> sourceType =
           toElementType(src.getElementType());
-      if (!type) {
+      if (!type || !sourceType) {
         schedule.emitError("element type ")
-            << src.getElementType() << " has no executor yet";
+            << (type ? src : dst).getElementType() << " has no executor yet";
         return signalPassFailure();
+      }
+      std::optional<::m2n::ElementCast> cast;
+      if (*sourceType != *type) {
+        cast = ::m2n::ElementCast{*sourceType, 1.0f};
+        if (FloatAttr scale = schedule.getScaleAttr())
+          cast->scale = static_cast<float>(scale.getValueAsDouble());
       }
       std::vector<int64_t> shape(src.getShape().begin(), src.getShape().end());
       ::m2n::TransferProgram program;
       if (std::optional<std::string> error = ::m2n::lowerSchedule(
               toSchedule(schedule), toLayout(src.getLayout()),
-              toLayout(schedule.getResult().getType().getLayout()), shape,
-              *type, options, program)) {
+              toLayout(dst.getLayout()), shape, *type, options, program,
+              cast)) {
         schedule.emitError("cannot lower the schedule to per-rank programs: ")
             << *error;
         return signalPassFailure();
@@ -71,6 +80,7 @@ struct LowerSchedulePass
           builder, schedule.getLoc(), schedule.getResult().getType(),
           schedule.getInput(), schedule.getComm(), schedule.getStrategy(),
           program.bufferAlignment);
+      lowered.setScaleAttr(schedule.getScaleAttr());
       builder.setInsertionPointToEnd(&lowered.getBody().front());
       buildProgram(builder, schedule.getLoc(), program);
       schedule.getResult().replaceAllUsesWith(lowered.getResult());

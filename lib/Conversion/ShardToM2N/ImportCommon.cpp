@@ -51,7 +51,8 @@ Value mlir::m2n::importReshard(OpBuilder &builder, Location loc, Value input,
   Value dist = UnrealizedConversionCastOp::create(builder, loc, srcType,
                                                   ValueRange{input})
                    .getResult(0);
-  Value moved = ReshardOp::create(builder, loc, dstType, dist, comm);
+  Value moved =
+      ReshardOp::create(builder, loc, dstType, dist, comm, /*scale=*/FloatAttr());
   return UnrealizedConversionCastOp::create(builder, loc, resultType,
                                             ValueRange{moved})
       .getResult(0);

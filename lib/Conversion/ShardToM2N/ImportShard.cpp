@@ -401,7 +401,9 @@ LogicalResult importAllSlice(shard::AllSliceOp op,
           placements[meshAxis] = ShardAttr::get(ctx, batch + axis);
         DistType result =
             input.withLayout(input.getLayout().withPlacements(placements));
-        return ReshardOp::create(b, loc, result, dist, comm).getResult();
+        return ReshardOp::create(b, loc, result, dist, comm,
+                                 /*scale=*/FloatAttr())
+            .getResult();
       });
 }
 

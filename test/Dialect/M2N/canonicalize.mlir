@@ -71,3 +71,15 @@ func.func @dead(%c: !m2n.comm<4>, %x: !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[4]
   %0 = m2n.reshard %x on %c : !m2n.comm<4>, !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
   return
 }
+
+// -----
+
+// Casts are not composed (two roundings) nor folded away.
+// CHECK-LABEL: func.func @casts_stay
+// CHECK: m2n.reshard %{{.*}} {scale = 2.000000e+00 : f32} {{.*}}xbf16{{.*}} -> {{.*}}xf8E4M3FN
+// CHECK: m2n.reshard {{.*}}xf8E4M3FN{{.*}} -> {{.*}}xf32
+func.func @casts_stay(%c: !m2n.comm<4>, %x: !m2n.dist<8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) -> !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> {
+  %0 = m2n.reshard %x on %c {scale = 2.0 : f32} : !m2n.comm<4>, !m2n.dist<8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<8xf8E4M3FN, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+  %1 = m2n.reshard %0 on %c : !m2n.comm<4>, !m2n.dist<8xf8E4M3FN, #m2n.layout<#m2n.mesh<[4]>, [replicate]>> -> !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>
+  return %1 : !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>
+}

@@ -262,9 +262,33 @@ func.func private @f(!m2n.dist<f32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
 // m2n.reshard
 //===----------------------------------------------------------------------===//
 
-func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
-  // expected-error@+1 {{'m2n.reshard' op changes the element type from 'f32' to 'bf16'; a reshard moves data, it does not convert it}}
-  %0 = m2n.reshard %x on %c : !m2n.comm<8>, !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4], base = 4>, [replicate]>>
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xi32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.reshard' op cannot cast 'i32' to 'f32': in-flight casts convert between f32, f16, bf16, f8E4M3FN and f8E5M2}}
+  %0 = m2n.reshard %x on %c : !m2n.comm<8>, !m2n.dist<4x8xi32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4], base = 4>, [replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [partial<sum>]>>) {
+  // expected-error@+1 {{'m2n.reshard' op casts a partial source from 'bf16' to 'f32'; a reduction keeps its element type (reshard, then cast)}}
+  %0 = m2n.reshard %x on %c : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [partial<sum>]>> -> !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[4], base = 4>, [replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.reshard' op has a scale but no cast (both element types are 'bf16')}}
+  %0 = m2n.reshard %x on %c {scale = 2.0 : f32} : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4], base = 4>, [replicate]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.reshard' op has a scale that is not finite}}
+  %0 = m2n.reshard %x on %c {scale = 0x7F800000 : f32} : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[4], base = 4>, [replicate]>>
   return
 }
 

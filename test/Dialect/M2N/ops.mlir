@@ -34,6 +34,16 @@ func.func @example_a(%comm: !m2n.comm<8>, %w: !m2n.dist<4x8xbf16, #src>) -> !m2n
   return %0 : !m2n.dist<4x8xbf16, #dst>
 }
 
+// An in-flight cast with a scale: bf16 trainer shards to an fp8 generator.
+// CHECK-LABEL: func.func @cast
+// CHECK: m2n.reshard %{{.*}} on %{{.*}} {scale = 2.500000e-01 : f32} : !m2n.comm<8>, !m2n.dist<4x8xbf16, {{.*}}> -> !m2n.dist<4x8xf8E4M3FN, {{.*}}>
+// CHECK: m2n.reshard %{{.*}} on %{{.*}} : !m2n.comm<8>, !m2n.dist<4x8xf8E4M3FN, {{.*}}> -> !m2n.dist<4x8xf32, {{.*}}>
+func.func @cast(%comm: !m2n.comm<8>, %w: !m2n.dist<4x8xbf16, #src>) -> !m2n.dist<4x8xf32, #src> {
+  %0 = m2n.reshard %w on %comm {scale = 0.25 : f32} : !m2n.comm<8>, !m2n.dist<4x8xbf16, #src> -> !m2n.dist<4x8xf8E4M3FN, #dst>
+  %1 = m2n.reshard %0 on %comm : !m2n.comm<8>, !m2n.dist<4x8xf8E4M3FN, #dst> -> !m2n.dist<4x8xf32, #src>
+  return %1 : !m2n.dist<4x8xf32, #src>
+}
+
 // Explicit rank lists, 3-D tensors, a 3-D mesh with two axes sharding the
 // same tensor dimension, and a 0-d tensor.
 // CHECK-LABEL: func.func @general_layouts

@@ -185,9 +185,15 @@ static std::optional<::m2n::CounterRef> toCounterRef(ArrayRef<int64_t> pair) {
 ::m2n::CompiledReshard toCompiledReshard(ProgramOp program) {
   ::m2n::CompiledReshard reshard;
   DistType src = program.getInput().getType();
-  reshard.type = toElementType(src.getElementType())
+  DistType dst = program.getResult().getType();
+  reshard.type = toElementType(dst.getElementType())
                      .value_or(::m2n::ElementType::F32);
   reshard.program.type = reshard.type;
+  if (src.getElementType() != dst.getElementType()) {
+    reshard.program.sourceType = toElementType(src.getElementType());
+    if (FloatAttr scale = program.getScaleAttr())
+      reshard.program.scale = static_cast<float>(scale.getValueAsDouble());
+  }
   reshard.program.bufferAlignment = program.getBufferAlignment();
   reshard.shape.assign(src.getShape().begin(), src.getShape().end());
   reshard.src = toLayout(src.getLayout());

@@ -1,6 +1,8 @@
 //===- M2NOps.cpp - reshard and collective operations -----------------------===//
 
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
+
+#include <cmath>
 #include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 #include "m2n/Base/Strategy.h"
 #include "AsmUtils.h"
@@ -40,16 +42,43 @@ static std::string formatShape(ArrayRef<int64_t> shape) {
 // ReshardOp
 //===----------------------------------------------------------------------===//
 
-/// The rules shared by m2n.reshard, m2n.plan and the collectives: same
-/// element type and global shape, both meshes inside the communicator, and
+/// The rules shared by m2n.reshard, m2n.plan and the collectives: the same
+/// element type (or, where `casts` — a reshard and the stages it is
+/// lowered through — an in-flight cast between castable float types, not
+/// of a partial source, with a finite `scale` only for a cast), the same
+/// global shape, both meshes inside the communicator, and
 /// checkPartialDestination.
 static LogicalResult verifyReshardSignature(Operation *op, DistType src,
-                                            DistType dst, CommType comm) {
-  if (src.getElementType() != dst.getElementType())
+                                            DistType dst, CommType comm,
+                                            bool casts = false,
+                                            FloatAttr scale = {}) {
+  if (src.getElementType() != dst.getElementType()) {
+    if (!casts)
+      return op->emitOpError()
+             << "changes the element type from " << src.getElementType()
+             << " to " << dst.getElementType()
+             << "; a collective keeps it (an m2n.reshard may cast)";
+    std::optional<::m2n::ElementType> from =
+        toElementType(src.getElementType());
+    std::optional<::m2n::ElementType> to = toElementType(dst.getElementType());
+    if (!from || !to || !::m2n::isCastable(*from, *to))
+      return op->emitOpError()
+             << "cannot cast " << src.getElementType() << " to "
+             << dst.getElementType()
+             << ": in-flight casts convert between f32, f16, bf16, "
+                "f8E4M3FN and f8E5M2";
+    if (toLayout(src.getLayout()).hasPartial())
+      return op->emitOpError()
+             << "casts a partial source from " << src.getElementType()
+             << " to " << dst.getElementType()
+             << "; a reduction keeps its element type (reshard, then cast)";
+  } else if (scale) {
     return op->emitOpError()
-           << "changes the element type from " << src.getElementType()
-           << " to " << dst.getElementType()
-           << "; a reshard moves data, it does not convert it";
+           << "has a scale but no cast (both element types are "
+           << src.getElementType() << ")";
+  }
+  if (scale && !std::isfinite(scale.getValueAsDouble()))
+    return op->emitOpError() << "has a scale that is not finite";
   if (src.getShape() != dst.getShape())
     return op->emitOpError() << "changes the global shape from "
                              << formatShape(src.getShape()) << " to "
@@ -67,11 +96,12 @@ static LogicalResult verifyReshardSignature(Operation *op, DistType src,
 
 LogicalResult ReshardOp::verify() {
   return verifyReshardSignature(*this, getInput().getType(),
-                                getResult().getType(), getComm().getType());
+                                getResult().getType(), getComm().getType(),
+                                /*casts=*/true, getScaleAttr());
 }
 
 OpFoldResult ReshardOp::fold(FoldAdaptor) {
-  if (getInput().getType() == getResult().getType())
+  if (getInput().getType() == getResult().getType() && !getScaleAttr())
     return getInput();
   return {};
 }
@@ -89,8 +119,16 @@ struct ComposeReshards : public OpRewritePattern<ReshardOp> {
     if (!producer || producer.getComm() != op.getComm() ||
         !producer->hasOneUse())
       return rewriter.notifyMatchFailure(op, "no single-use reshard input");
+    // Two casts round twice: composing them would change the values.
+    auto elementOf = [](Value v) {
+      return cast<DistType>(v.getType()).getElementType();
+    };
+    if (elementOf(producer.getInput()) != elementOf(op.getResult()) ||
+        elementOf(producer.getResult()) != elementOf(op.getResult()))
+      return rewriter.notifyMatchFailure(op, "a cast on the way");
     rewriter.replaceOpWithNewOp<ReshardOp>(op, op.getType(),
-                                           producer.getInput(), op.getComm());
+                                           producer.getInput(), op.getComm(),
+                                           /*scale=*/FloatAttr());
     rewriter.eraseOp(producer);
     return success();
   }
@@ -288,7 +326,8 @@ void PlanOp::build(OpBuilder &builder, OperationState &state, Type resultType,
 LogicalResult PlanOp::verify() {
   if (failed(verifyReshardSignature(*this, getInput().getType(),
                                     getResult().getType(),
-                                    getComm().getType())))
+                                    getComm().getType(), /*casts=*/true,
+                                    getScaleAttr())))
     return failure();
   for (Operation &op : getBody().front())
     if (!isa<TransferOp>(op))
@@ -476,7 +515,8 @@ static LogicalResult verifyScratch(ScratchOp scratch, int64_t expectedId,
 LogicalResult ScheduleOp::verify() {
   DistType src = getInput().getType(), dst = getResult().getType();
   CommType comm = getComm().getType();
-  if (failed(verifyReshardSignature(*this, src, dst, comm)))
+  if (failed(verifyReshardSignature(*this, src, dst, comm, /*casts=*/true,
+                                    getScaleAttr())))
     return failure();
   if (!::m2n::parseStrategy(getStrategy().str()))
     return emitOpError() << "unknown strategy '" << getStrategy()
@@ -761,7 +801,8 @@ void ProgramOp::build(OpBuilder &builder, OperationState &state,
 LogicalResult ProgramOp::verify() {
   DistType src = getInput().getType(), dst = getResult().getType();
   CommType comm = getComm().getType();
-  if (failed(verifyReshardSignature(*this, src, dst, comm)))
+  if (failed(verifyReshardSignature(*this, src, dst, comm, /*casts=*/true,
+                                    getScaleAttr())))
     return failure();
   if (!toElementType(src.getElementType()))
     return emitOpError() << "element type " << src.getElementType()

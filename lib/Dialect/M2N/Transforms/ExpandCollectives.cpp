@@ -28,7 +28,7 @@ struct CollectiveToReshard : public OpRewritePattern<CollectiveOp> {
   LogicalResult matchAndRewrite(CollectiveOp op,
                                 PatternRewriter &rewriter) const override {
     rewriter.replaceOpWithNewOp<ReshardOp>(op, op.getType(), op.getInput(),
-                                           op.getComm());
+                                           op.getComm(), /*scale=*/FloatAttr());
     return success();
   }
 };

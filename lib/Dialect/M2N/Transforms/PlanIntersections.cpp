@@ -44,6 +44,7 @@ struct PlanIntersectionsPass
       OpBuilder builder(op);
       auto planOp = PlanOp::create(builder, op.getLoc(), dst, op.getInput(),
                                    op.getComm());
+      planOp.setScaleAttr(op.getScaleAttr());
       builder.setInsertionPointToStart(&planOp.getBody().front());
       buildTransfers(builder, op.getLoc(), plan);
       op.replaceAllUsesWith(planOp.getResult());

@@ -56,7 +56,11 @@ struct RouteTopologyPass
       ::m2n::Layout srcLayout = toLayout(src.getLayout());
       ::m2n::Layout dstLayout = toLayout(plan.getResult().getType().getLayout());
       std::vector<int64_t> shape(src.getShape().begin(), src.getShape().end());
-      int64_t elementBytes = src.getElementType().getIntOrFloatBitWidth() / 8;
+      // Chunks of what travels: the destination's elements (a cast
+      // converts on the first hop).
+      int64_t elementBytes =
+          plan.getResult().getType().getElementType().getIntOrFloatBitWidth() /
+          8;
       ::m2n::Schedule schedule = ::m2n::chunkSchedule(
           ::m2n::TopologyRouter(srcLayout, dstLayout, shape, *topology)
               .setReduceShare(*share)
@@ -69,6 +73,7 @@ struct RouteTopologyPass
           builder, plan.getLoc(), plan.getResult().getType(), plan.getInput(),
           plan.getComm(), ::m2n::toString(*parsed),
           toTopologyAttr(&getContext(), *topology));
+      scheduleOp.setScaleAttr(plan.getScaleAttr());
       builder.setInsertionPointToStart(&scheduleOp.getBody().front());
       buildSchedule(builder, plan.getLoc(), schedule);
       plan.replaceAllUsesWith(scheduleOp.getResult());

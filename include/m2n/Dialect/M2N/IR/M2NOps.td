@@ -48,8 +48,23 @@ def M2N_ReshardOp : M2N_Op<"reshard", [Pure]> {
     contributions stay where they are: same mesh, partial on the same mesh
     axes with the same reduction as the source. Producing a new partial
     split of a value is not a communication and is rejected.
+
+    In-flight cast: the result's element type may differ from the input's,
+    between f32, f16, bf16, f8E4M3FN and f8E5M2: every element becomes
+    `to(from(x) * scale)` (one f32 multiply, round to nearest even, the 8-bit
+    floats saturating), converted where the bytes leave the source (into
+    staging before a network transfer), never in a pass of its own. `scale`
+    (default 1) needs a cast; a partial source keeps its element type.
+
+    ```mlir
+    %q = m2n.reshard %w on %comm {scale = 2.0 : f32}
+        : !m2n.comm<8>,
+          !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>
+       -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[4], base = 4>, [replicate]>>
+    ```
   }];
-  let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm);
+  let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm,
+                       OptionalAttr<F32Attr>:$scale);
   let results = (outs M2N_AnyDist:$result);
   let assemblyFormat = [{
     $input `on` $comm attr-dict `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result))
@@ -194,7 +209,8 @@ def M2N_PlanOp : M2N_Op<"plan", [Pure, SingleBlock, NoTerminator]> {
     }
     ```
   }];
-  let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm);
+  let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm,
+                       OptionalAttr<F32Attr>:$scale);
   let results = (outs M2N_AnyDist:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
@@ -259,7 +275,8 @@ def M2N_ScheduleOp : M2N_Op<"schedule", [Pure, SingleBlock, NoTerminator]> {
     ```
   }];
   let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm,
-                       StrAttr:$strategy, M2N_TopologyAttr:$topology);
+                       StrAttr:$strategy, M2N_TopologyAttr:$topology,
+                       OptionalAttr<F32Attr>:$scale);
   let results = (outs M2N_AnyDist:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
@@ -340,7 +357,8 @@ def M2N_ProgramOp : M2N_Op<"program", [Pure, SingleBlock, NoTerminator]> {
   }];
   let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm,
                        StrAttr:$strategy,
-                       DefaultValuedAttr<M2N_I64Attr, "16">:$buffer_alignment);
+                       DefaultValuedAttr<M2N_I64Attr, "16">:$buffer_alignment,
+                       OptionalAttr<F32Attr>:$scale);
   let results = (outs M2N_AnyDist:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
