@@ -54,8 +54,9 @@ class Refit:
     torch tensors on GPUs; numpy arrays on the host backend, where bf16
     moves as float16 (numpy has no bf16; the same bytes move)."""
 
-    def __init__(self, spec, comm, cuda: bool, seed: int):
+    def __init__(self, spec, comm, cuda: bool, seed: int, dst_dtype=None, scale=None):
         self.spec, self.comm, self.cuda = spec, comm, cuda
+        self.dst_dtype, self.scale = dst_dtype, scale
         n = comm.size
         self.values, self.calls, self.bytes = [], [], 0
         if cuda:
@@ -84,14 +85,17 @@ class Refit:
                 box = local_box(dst_mesh, dst_placements, shape, r)
                 if box is not None:
                     local = tuple(e - b for b, e in box)
-                    dst[r] = torch.empty(local, dtype=dtype, device=f"cuda:{comm.devices[r]}") \
+                    dst[r] = torch.empty(local, dtype=getattr(torch, dst_dtype) if dst_dtype
+                                         else dtype, device=f"cuda:{comm.devices[r]}") \
                         if cuda else np.empty(local, dtype)
                     self.bytes += dst[r].nbytes if not cuda else \
                         dst[r].numel() * dst[r].element_size()
             self.values.append(value)
-            self.calls.append(dict(src=src, dst=dst, src_mesh=src_mesh,
-                                   src_placements=src_placements, dst_mesh=dst_mesh,
-                                   dst_placements=dst_placements, global_shape=shape))
+            call = dict(src=src, dst=dst, src_mesh=src_mesh, src_placements=src_placements,
+                        dst_mesh=dst_mesh, dst_placements=dst_placements, global_shape=shape)
+            if dst_dtype and scale is not None:
+                call["scale"] = scale
+            self.calls.append(call)
 
     def poison(self):
         for call in self.calls:
@@ -111,6 +115,10 @@ class Refit:
                     continue
                 box = local_box(call["dst_mesh"], call["dst_placements"], tuple(t["shape"]), r)
                 want = value[tuple(slice(b, e) for b, e in box)]
+                if self.cuda and self.dst_dtype:
+                    import torch
+                    want = (want.float() * (1.0 if self.scale is None else self.scale)).to(
+                        getattr(torch, self.dst_dtype))
                 if self.cuda:
                     import torch
                     same = torch.equal(d.cpu().view(torch.uint8),
@@ -153,6 +161,9 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--seed", type=int, default=20261201)
     parser.add_argument("--csv", help="append the two rows to this CSV")
+    parser.add_argument("--dst-dtype", help="the generator's dtype (torch name, e.g. "
+                        "float8_e4m3fn): every tensor cast on the way (--cuda)")
+    parser.add_argument("--scale", type=float, help="the cast's factor")
     args = parser.parse_args()
     spec = json.loads(Path(args.calls).read_text())
     n = spec["ranks"]
@@ -166,9 +177,12 @@ def main() -> None:
         comm = m2n.Communicator.host(n)
         synchronize = lambda: None  # noqa: E731
         where = f"host backend, {n} ranks"
-    refit = Refit(spec, comm, args.cuda, args.seed)
+    if args.dst_dtype and not args.cuda:
+        raise SystemExit("refit_group: --dst-dtype needs --cuda (numpy has no bf16/fp8)")
+    refit = Refit(spec, comm, args.cuda, args.seed, args.dst_dtype, args.scale)
+    cast = f", cast to {args.dst_dtype} x {args.scale or 1.0}" if args.dst_dtype else ""
     print(f"refit_group: {spec['model']}, {len(refit.calls)} tensors, trainer {spec['trainer']} "
-          f"-> generator {spec['generator']}; {where}; {refit.bytes / 1e9:.3f} GB into the "
+          f"-> generator {spec['generator']}{cast}; {where}; {refit.bytes / 1e9:.3f} GB into the "
           f"generator's tensors; seed {args.seed}", flush=True)
     begin = time.perf_counter()
     m2n.reshard_many(refit.calls, comm)  # Compile (one artifact), bind, launch.

@@ -7,12 +7,17 @@ sequences of comm.size entries, None for a rank outside that mesh.
 from __future__ import annotations
 
 import ctypes
+import math
+import struct
 import weakref
 from typing import Any, List, Optional, Sequence, Tuple
 
 from . import _native, jit
 from .comm import Communicator
 from .layout import Mesh, Partial, Placement, Replicate, Shard, layout_ir, local_box
+
+# The dtypes a reshard converts between on the way (an in-flight cast).
+_CASTABLE = {"float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"}
 
 # numpy / torch dtype names -> m2n IR element types.
 _IR_TYPES = {
@@ -145,7 +150,8 @@ def _check(tensors: List[Optional[_Tensor]], artifact: jit.Artifact, comm: Commu
             raise ValueError(f"{t.what} has shape {list(t.shape)}, rank {rank}'s part is "
                              f"{list(want)} (for uneven shards pass global_shape=)")
         if t.dtype != dtype:
-            raise TypeError(f"{t.what} has dtype {t.dtype}, the source has {dtype}")
+            raise TypeError(f"{t.what} has dtype {t.dtype}, the other "
+                            f"{'sources' if source else 'destinations'} have {dtype}")
         if not t.contiguous:
             raise ValueError(f"{t.what} is not contiguous (m2n moves row-major buffers)")
         if comm.backend == "host" and t.kind != "numpy":
@@ -267,9 +273,16 @@ def _pointer(t) -> int:
 def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
             src_placements: Sequence[Placement], dst_mesh: Mesh,
             dst_placements: Sequence[Placement], global_shape: Optional[Sequence[int]] = None,
-            options: str = "", dtype=None, stable_buffers: bool = False) -> None:
+            options: str = "", dtype=None, stable_buffers: bool = False,
+            scale: Optional[float] = None) -> None:
     """Moves the tensor from (src_mesh, src_placements) to (dst_mesh,
     dst_placements): dst[r] receives rank r's part of the destination layout.
+    Destinations of another float dtype than the sources (float32, float16,
+    bfloat16, float8_e4m3fn, float8_e5m2) get every element converted on
+    the way, dst = dst_dtype(float32(src) * scale) (round to nearest even,
+    fp8 saturating), e.g. a bf16 trainer's weights into an fp8 generator;
+    `scale` (a float, rounded to float32; default 1) needs such a cast and
+    is compiled into the reshard.
     `stream` (CUDA backend): one stream per rank, or None for each device's
     current stream. `options`: --m2n-pipeline options (strategy=, max-ctas=,
     topology=, ...).
@@ -281,18 +294,21 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
     rank's buffers changed, unless stable_buffers=True promises that every
     rank reuses the buffers of its first call."""
     if isinstance(comm, Communicator) and comm.backend == "cuda-processes":
+        if scale is not None:
+            raise ValueError("scale=: casts with a process-group communicator are not "
+                             "supported yet (use one process for every rank)")
         return _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh,
                                  dst_placements, global_shape, options, dtype, stable_buffers)
     try:
         key = (id(comm), src_mesh, tuple(src_placements), dst_mesh, tuple(dst_placements),
                None if global_shape is None else tuple(global_shape), options,
-               _signature(src), _signature(dst))
+               _signature(src), _signature(dst), scale)
         prepared = _prepared.get(key)
     except (TypeError, AttributeError):  # Not tensors: the slow path says why.
         prepared = None
     if prepared is None or prepared.comm is not comm:
         prepared = _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh,
-                            dst_placements, global_shape, options)
+                            dst_placements, global_shape, options, scale=scale)
         _prepared[key] = prepared
     n = comm.size
     prepared.fresh = False
@@ -301,7 +317,7 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
         prepared.refresh(dst, prepared.last_dst, prepared.dst_pointers, "dst")
     except _Misaligned:  # Buffers less aligned than the first call's.
         prepared = _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh,
-                            dst_placements, global_shape, options)
+                            dst_placements, global_shape, options, scale=scale)
         _prepared[key] = prepared
         prepared.fresh = False
         prepared.refresh(src, prepared.last_src, prepared.src_pointers, "src")
@@ -332,30 +348,40 @@ def _execute(prepared: _Prepared, src, dst, comm: Communicator, stream) -> None:
 
 
 def compiled(comm: Communicator, src_mesh: Mesh, src_placements, dst_mesh: Mesh,
-             dst_placements, global_shape, dtype: str, options: str = "") -> jit.Artifact:
-    """The artifact of a reshard (JIT-compiled on first use, then cached)."""
+             dst_placements, global_shape, dtype: str, options: str = "",
+             dst_dtype: Optional[str] = None, scale: Optional[float] = None) -> jit.Artifact:
+    """The artifact of a reshard (JIT-compiled on first use, then cached);
+    dst_dtype and scale: an in-flight cast."""
     src_placements = _placements(src_placements, "src_placements")
     dst_placements = _placements(dst_placements, "dst_placements")
     shape = _global_shape(global_shape)
     key = (comm.size, comm.backend, src_mesh, src_placements, dst_mesh, dst_placements,
-           shape, dtype, options)
+           shape, dtype, options, dst_dtype, scale)
 
     def build_ir() -> str:
         return _reshard_ir("reshard", comm.size, src_mesh, src_placements, dst_mesh,
-                           dst_placements, shape, dtype)
+                           dst_placements, shape, dtype, dst_dtype, scale)
 
     return jit.get(key, build_ir, options, comm.target)
 
 
 def _reshard_ir(name: str, size: int, src_mesh: Mesh, src_placements, dst_mesh: Mesh,
-                dst_placements, shape, dtype: str) -> str:
-    """One function of layout-level IR holding one m2n.reshard."""
-    tensor = "x".join(str(d) for d in shape) + "x" + _IR_TYPES[dtype]
-    src_type = f"!m2n.dist<{tensor}, {layout_ir(src_mesh, src_placements, len(shape))}>"
-    dst_type = f"!m2n.dist<{tensor}, {layout_ir(dst_mesh, dst_placements, len(shape))}>"
+                dst_placements, shape, dtype: str, dst_dtype: Optional[str] = None,
+                scale: Optional[float] = None) -> str:
+    """One function of layout-level IR holding one m2n.reshard (a cast when
+    dst_dtype differs from dtype; the scale as its float32 bits)."""
+    extents = "x".join(str(d) for d in shape) + "x"
+    src_type = (f"!m2n.dist<{extents}{_IR_TYPES[dtype]}, "
+                f"{layout_ir(src_mesh, src_placements, len(shape))}>")
+    dst_type = (f"!m2n.dist<{extents}{_IR_TYPES[dst_dtype or dtype]}, "
+                f"{layout_ir(dst_mesh, dst_placements, len(shape))}>")
     comm_type = f"!m2n.comm<{size}>"
+    attrs = ""
+    if scale is not None:
+        bits = struct.unpack("<I", struct.pack("<f", scale))[0]
+        attrs = f" {{scale = 0x{bits:08X} : f32}}"
     return (f"func.func @{name}(%c: {comm_type}, %x: {src_type}) {{\n"
-            f"  %0 = m2n.reshard %x on %c : {comm_type}, {src_type} -> {dst_type}\n"
+            f"  %0 = m2n.reshard %x on %c{attrs} : {comm_type}, {src_type} -> {dst_type}\n"
             f"  return\n}}\n")
 
 
@@ -375,7 +401,7 @@ class _Call:
     the alignment its buffers have."""
 
     def __init__(self, src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
-                 global_shape, dtype=None, alignment=None):
+                 global_shape, dtype=None, alignment=None, scale=None):
         if not isinstance(comm, Communicator):
             raise TypeError(f"comm must be an m2n.Communicator, got {type(comm).__name__}")
         sources = _per_rank(src, comm, "src")
@@ -405,6 +431,30 @@ class _Call:
         if dtype not in _IR_TYPES:
             raise TypeError(f"dtype {dtype} is not one m2n moves (supported: "
                             f"{', '.join(_IR_TYPES)})")
+        # The sources' dtype and the destinations' (an in-flight cast when
+        # they differ).
+        first_src = next((t for t in sources if t is not None), None)
+        first_dst = next((t for t in destinations if t is not None), None)
+        if first_src is not None:
+            dtype = first_src.dtype
+        dst_dtype = first_dst.dtype if first_dst is not None else dtype
+        if dst_dtype != dtype and not (dtype in _CASTABLE and dst_dtype in _CASTABLE):
+            raise TypeError(f"{first_dst.what} has dtype {dst_dtype}, the sources have "
+                            f"{dtype}; a reshard casts only between "
+                            f"{', '.join(sorted(_CASTABLE))}")
+        if scale is not None:
+            if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+                raise TypeError(f"scale must be a float, got {scale!r}")
+            scale = float(scale)
+            if dst_dtype == dtype:
+                raise ValueError(f"scale= needs a cast: sources and destinations are both "
+                                 f"{dtype}")
+            try:
+                finite = math.isfinite(struct.unpack("<f", struct.pack("<f", scale))[0])
+            except OverflowError:
+                finite = False
+            if not finite:
+                raise ValueError(f"scale {scale} is not a finite float32")
         tensor_rank = len(global_shape) if global_shape is not None else len(first.shape)
         layout_ir(src_mesh, src_placements, tensor_rank)  # Checks the placements.
         layout_ir(dst_mesh, dst_placements, tensor_rank)
@@ -418,17 +468,18 @@ class _Call:
         self.sources, self.destinations = sources, destinations
         self.src_mesh, self.src_placements = src_mesh, src_placements
         self.dst_mesh, self.dst_placements = dst_mesh, dst_placements
-        self.dtype = dtype
+        self.dtype, self.dst_dtype = dtype, dst_dtype
+        self.scale = scale if dst_dtype != dtype else None
 
     def layouts(self) -> tuple:
         return (self.src_mesh, self.src_placements, self.dst_mesh, self.dst_placements,
-                self.shape, self.dtype)
+                self.shape, self.dtype, self.dst_dtype, self.scale)
 
     def bind(self, artifact: jit.Artifact, comm: Communicator, alignment: int,
              reshard: int = 0) -> _Prepared:
         """Checks the tensors against reshard `reshard` of `artifact`."""
         _check(self.sources, artifact, comm, True, self.dtype, "src", reshard)
-        _check(self.destinations, artifact, comm, False, self.dtype, "dst", reshard)
+        _check(self.destinations, artifact, comm, False, self.dst_dtype, "dst", reshard)
         return _Prepared(artifact, self.sources, self.destinations, comm, alignment, reshard)
 
 
@@ -437,15 +488,15 @@ def _aligned(options: str, alignment: int) -> str:
 
 
 def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
-             global_shape, options, dtype=None, alignment=None) -> _Prepared:
+             global_shape, options, dtype=None, alignment=None, scale=None) -> _Prepared:
     """The first call of a signature: checks everything, compiles (or finds
     the cached artifact) for the alignment of the buffers (`alignment`, or
     that of the given tensors) and validates every tensor against it."""
     call = _Call(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
-                 global_shape, dtype, alignment)
+                 global_shape, dtype, alignment, scale)
     artifact = compiled(comm, call.src_mesh, call.src_placements, call.dst_mesh,
                         call.dst_placements, call.shape, call.dtype,
-                        _aligned(options, call.alignment))
+                        _aligned(options, call.alignment), call.dst_dtype, call.scale)
     return call.bind(artifact, comm, call.alignment)
 
 
@@ -471,7 +522,7 @@ def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
             raise TypeError(f"calls[{i}] must be a dict of reshard() arguments, "
                             f"got {type(call).__name__}")
         unknown = set(call) - {"src", "dst", "src_mesh", "src_placements", "dst_mesh",
-                               "dst_placements", "global_shape"}
+                               "dst_placements", "global_shape", "scale"}
         if unknown:
             raise TypeError(f"calls[{i}]: unknown argument(s) {', '.join(sorted(unknown))}")
         missing = {"src", "dst", "src_mesh", "src_placements", "dst_mesh",
@@ -489,7 +540,7 @@ def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
             (c["src_mesh"], tuple(c["src_placements"]), c["dst_mesh"],
              tuple(c["dst_placements"]),
              None if c.get("global_shape") is None else tuple(c["global_shape"]),
-             _signature(c["src"]), _signature(c["dst"])) for c in calls)
+             _signature(c["src"]), _signature(c["dst"]), c.get("scale")) for c in calls)
         prepared = _prepared_many.get(key)
     except (TypeError, AttributeError):  # Not tensors: the slow path says why.
         key, prepared = None, None
@@ -600,7 +651,8 @@ def _prepare_many(calls, comm: Communicator, options: str) -> List[_Prepared]:
     """One artifact for every call (compiled for the least aligned buffers
     of any of them), each call bound to its reshard in it."""
     checked = [_Call(c["src"], c["dst"], comm, c["src_mesh"], c["src_placements"],
-                     c["dst_mesh"], c["dst_placements"], c.get("global_shape"))
+                     c["dst_mesh"], c["dst_placements"], c.get("global_shape"),
+                     scale=c.get("scale"))
                for c in calls]
     alignment = min(c.alignment for c in checked)
     key = ("many", comm.size, comm.backend, options, alignment) + tuple(

@@ -6,6 +6,7 @@ import os
 import time
 
 import numpy as np
+from pathlib import Path
 import pytest
 
 import m2n
@@ -388,8 +389,50 @@ def test_unsigned_bytes_reduce_unsigned():
 def test_dtype_mismatch():
     src, _ = arrays()
     dst = [np.zeros((4, 4), np.float64) for _ in range(2)]
-    with pytest.raises(TypeError, match="has dtype float64, the source has float32"):
+    with pytest.raises(TypeError, match="dst\\[0\\] has dtype float64, the sources have float32; "
+                                        "a reshard casts only between bfloat16, float16"):
         m2n.reshard(src, dst, m2n.Communicator.host(2), **two)
+    dst = [np.zeros((4, 4), np.float32), np.zeros((4, 4), np.float16)]
+    with pytest.raises(TypeError, match=r"dst\[1\] has dtype float16, the other destinations "
+                                        r"have float32"):
+        m2n.reshard(src, dst, m2n.Communicator.host(2), **two)
+    with pytest.raises(ValueError, match="scale= needs a cast: sources and destinations are "
+                                         "both float32"):
+        m2n.reshard(src, [np.zeros((4, 4), np.float32)] * 0 + arrays()[1],
+                    m2n.Communicator.host(2), scale=2.0, **two)
+    with pytest.raises(TypeError, match="scale must be a float, got '2'"):
+        m2n.reshard(src, [np.zeros((4, 4), np.float16) for _ in range(2)],
+                    m2n.Communicator.host(2), scale="2", **two)
+    with pytest.raises(ValueError, match="scale 1e\\+39 is not a finite float32"):
+        m2n.reshard(src, [np.zeros((4, 4), np.float16) for _ in range(2)],
+                    m2n.Communicator.host(2), scale=1e39, **two)
+
+
+def test_casts_on_the_way():
+    """f32 -> f16 with a scale and f16 -> f32, across meshes and layouts (one
+    NVLink domain and two): numpy computes the expectation (one float32
+    multiply, round to nearest even)."""
+    comm = m2n.Communicator.host(8)
+    w = rng.standard_normal((33, 70)).astype(np.float32)
+    parts = [w[:17], w[17:]] + [None] * 6
+    for options in ("", "topology=" + str(Path(__file__).resolve().parents[2] /
+                                          "test/Tools/m2n-run/Inputs/split4.json")):
+        out = [None] * 4 + [np.full((33, 35), np.nan, np.float16) for _ in range(4)]
+        m2n.reshard(parts, out, comm, src_mesh=Mesh([2]), src_placements=[Shard(0)],
+                    dst_mesh=Mesh([2, 2], start_rank=4),
+                    dst_placements=[Replicate(), Shard(1)], scale=0.375, options=options,
+                    global_shape=(33, 70))
+        want = (w * np.float32(0.375)).astype(np.float16)
+        for r in range(4, 8):
+            half = (r - 4) % 2
+            np.testing.assert_array_equal(out[r].view(np.uint16),
+                                          want[:, 35 * half:35 * half + 35].view(np.uint16))
+        back = [np.zeros((33, 70), np.float32) for _ in range(2)] + [None] * 6
+        m2n.reshard(out, back, comm, src_mesh=Mesh([2, 2], start_rank=4),
+                    src_placements=[Replicate(), Shard(1)], dst_mesh=Mesh([2]),
+                    dst_placements=[Replicate()], options=options, global_shape=(33, 70))
+        for b in back[:2]:
+            np.testing.assert_array_equal(b, want.astype(np.float32))
 
 
 def test_tensor_from_a_rank_outside_its_mesh():
