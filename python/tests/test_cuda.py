@@ -42,7 +42,7 @@ def test_reshard_many_one_artifact():
              src_placements=[Shard(0)], dst_mesh=Mesh([2]), dst_placements=[Replicate()]),
         dict(src=[b[:, :4].contiguous().to(dev[0]), b[:, 4:].contiguous().to(dev[1])],
              dst=out_b, src_mesh=Mesh([2]), src_placements=[Shard(1)], dst_mesh=Mesh([2]),
-             dst_placements=[Replicate()]),
+             dst_placements=[Replicate()], global_shape=(33, 7)),
     ], comm)
     comm.synchronize()
     assert m2n.stats.compiles <= before + 1
