@@ -97,29 +97,36 @@ def test_reshard_many_one_launch_rebinds_and_replays_in_a_graph():
         check(outs)
 
 
-@pytest.mark.parametrize("src_dtype,dst_dtype,scale", [
-    ("bfloat16", "float8_e4m3fn", 0.25), ("bfloat16", "float8_e5m2", None),
-    ("float32", "bfloat16", 3.0), ("float8_e4m3fn", "float32", None),
-    ("float16", "bfloat16", None)])
-def test_casts_on_the_way(src_dtype, dst_dtype, scale):
+@pytest.mark.parametrize("src_dtype,dst_dtype,scale,shape", [
+    ("bfloat16", "float8_e4m3fn", 0.25, (130, 96)), ("bfloat16", "float8_e5m2", None, (130, 96)),
+    ("float32", "bfloat16", 3.0, (130, 96)), ("float8_e4m3fn", "float32", None, (130, 96)),
+    ("float16", "bfloat16", None, (130, 96)),
+    # Odd rows: vector heads and tails, and runs whose sides cannot align.
+    ("bfloat16", "float8_e4m3fn", 0.5, (33, 70)), ("float8_e5m2", "float16", None, (17, 46)),
+    ("float32", "float8_e4m3fn", 2.0, (9, 1030))])
+def test_casts_on_the_way(src_dtype, dst_dtype, scale, shape):
     """A TP2 trainer's weights into a DP2 x TP2 generator of another dtype,
     converted by the kernel: torch computes the expectation (float32
     product, round to nearest even; the values stay inside fp8's range)."""
     comm = m2n.Communicator.from_devices(devices(6))
     dev = [f"cuda:{d}" for d in comm.devices]
-    w = (torch.randn(130, 96) * 4).to(getattr(torch, src_dtype))
-    src = [w[:65].to(dev[0]), w[65:].to(dev[1])] + [None] * 4
-    dst = [None, None] + [torch.full((130, 48), float("nan"), dtype=torch.float32)
+    rows, cols = shape
+    w = (torch.randn(rows, cols) * 4).to(getattr(torch, src_dtype))
+    top = (rows + 1) // 2
+    half = (cols + 1) // 2
+    src = [w[:top].to(dev[0]), w[top:].to(dev[1])] + [None] * 4
+    widths = [half, cols - half]
+    dst = [None, None] + [torch.full((rows, widths[(r - 2) % 2]), float("nan"))
                           .to(getattr(torch, dst_dtype)).to(dev[r]) for r in range(2, 6)]
     m2n.reshard(src, dst, comm, src_mesh=Mesh([2]), src_placements=[Shard(0)],
                 dst_mesh=Mesh([2, 2], start_rank=2), dst_placements=[Replicate(), Shard(1)],
-                scale=scale)
+                scale=scale, global_shape=shape)
     comm.synchronize()
     want = (w.float() * (1.0 if scale is None else scale)).to(getattr(torch, dst_dtype))
     for r in range(2, 6):
-        half = (r - 2) % 2
-        assert torch.equal(dst[r].cpu().view(torch.uint8),
-                           want[:, 48 * half:48 * half + 48].contiguous().view(torch.uint8))
+        first = 0 if (r - 2) % 2 == 0 else half
+        part = want[:, first:first + widths[(r - 2) % 2]].contiguous()
+        assert torch.equal(dst[r].cpu().view(torch.uint8), part.view(torch.uint8))
 
 
 def test_reduce_scatter_and_all_reduce_f32():

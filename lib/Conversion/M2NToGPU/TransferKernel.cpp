@@ -736,27 +736,98 @@ void KernelBuilder::castLoop(Value src, Value dst, Value bytes, Value scale,
                                 byteOffset(src, mul(i, c64(fromSize))),
                                 fromSize, /*isVolatile=*/true);
   };
-  auto convertAndStore = [&](Value i, Value in) {
-    Value scaled = arith::MulFOp::create(b, toF32(in, from), scale);
-    LLVM::StoreOp::create(b, fromF32(scaled, to),
-                          byteOffset(dst, mul(i, c64(toSize))), toSize);
+  auto convert = [&](Value in) {
+    return fromF32(arith::MulFOp::create(b, toF32(in, from), scale), to);
   };
-  // Full rounds of kCastUnroll elements per thread, all loads first (one
-  // load at a time per thread left casts latency-bound: 10 GB/s on H200),
-  // then the rest one element per thread.
-  Value round = mul(threads, c64(kCastUnroll));
-  Value full = mul(arith::DivUIOp::create(b, count, round), round);
-  forRange(c64(0), full, round, [&](Value base) {
-    SmallVector<Value> at, in;
-    for (int64_t u = 0; u < kCastUnroll; ++u) {
-      at.push_back(add(base, add(thread, mul(threads, c64(u)))));
-      in.push_back(load(at.back()));
-    }
-    for (int64_t u = 0; u < kCastUnroll; ++u)
-      convertAndStore(at[u], in[u]);
-  });
-  forRange(add(full, thread), count, threads,
-           [&](Value i) { convertAndStore(i, load(i)); });
+  auto convertAndStore = [&](Value i, Value in) {
+    LLVM::StoreOp::create(b, convert(in), byteOffset(dst, mul(i, c64(toSize))),
+                          toSize);
+  };
+  // Elements [lo, hi) one by one: rounds of kCastUnroll per thread with
+  // every load first (one load at a time per thread left casts
+  // latency-bound: 10 GB/s on H200), then the rest.
+  auto scalars = [&](Value lo, Value hi) {
+    Value n = sub(hi, lo);
+    Value round = mul(threads, c64(kCastUnroll));
+    Value full = mul(arith::DivUIOp::create(b, n, round), round);
+    forRange(c64(0), full, round, [&](Value base) {
+      SmallVector<Value> at, in;
+      for (int64_t u = 0; u < kCastUnroll; ++u) {
+        at.push_back(add(lo, add(base, add(thread, mul(threads, c64(u))))));
+        in.push_back(load(at.back()));
+      }
+      for (int64_t u = 0; u < kCastUnroll; ++u)
+        convertAndStore(at[u], in[u]);
+    });
+    forRange(add(add(lo, full), thread), hi, threads,
+             [&](Value i) { convertAndStore(i, load(i)); });
+  };
+  // Vectors of `lanes` elements where both sides can be aligned at once
+  // (at most 16 bytes on either side): a head up to the source's vector
+  // boundary, whole vectors (kVectorUnroll loads in flight per thread),
+  // the tail; otherwise every element by itself.
+  const int64_t lanes = 16 / std::max(fromSize, toSize);
+  const int64_t srcVector = lanes * fromSize, dstVector = lanes * toSize;
+  Value s = LLVM::PtrToIntOp::create(b, i64, src);
+  Value d = LLVM::PtrToIntOp::create(b, i64, dst);
+  Value head = arith::MinUIOp::create(
+      b,
+      arith::DivUIOp::create(
+          b,
+          arith::AndIOp::create(
+              b, sub(c64(srcVector), arith::AndIOp::create(b, s, c64(srcVector - 1))),
+              c64(srcVector - 1)),
+          c64(fromSize)),
+      count);
+  Value dstAligned = cmp(
+      arith::CmpIPredicate::eq,
+      arith::AndIOp::create(b, add(d, mul(head, c64(toSize))), c64(dstVector - 1)),
+      c64(0));
+  Value srcAligned = cmp(arith::CmpIPredicate::eq,
+                         arith::AndIOp::create(b, s, c64(fromSize - 1)), c64(0));
+  ifElse(
+      both(dstAligned, srcAligned),
+      [&] {
+        Type fromLanes = VectorType::get({lanes}, storage(from));
+        Type toLanes = VectorType::get({lanes}, storage(to));
+        Value vectors = arith::DivUIOp::create(b, sub(count, head), c64(lanes));
+        auto at = [&](Value v) { return add(head, mul(v, c64(lanes))); };
+        auto finish = [&](Value v, Value in) {
+          Value out = LLVM::UndefOp::create(b, toLanes);
+          for (int64_t l = 0; l < lanes; ++l) {
+            Value lane = c32(l);
+            Value x = LLVM::ExtractElementOp::create(b, in, lane);
+            out = LLVM::InsertElementOp::create(b, out, convert(x), lane);
+          }
+          LLVM::StoreOp::create(b, out, byteOffset(dst, mul(at(v), c64(toSize))),
+                                dstVector);
+        };
+        auto loadVector = [&](Value v) {
+          return LLVM::LoadOp::create(b, fromLanes,
+                                      byteOffset(src, mul(at(v), c64(fromSize))),
+                                      srcVector, /*isVolatile=*/true);
+        };
+        scalars(c64(0), head);
+        Value round = mul(threads, c64(kVectorUnroll));
+        Value full = mul(arith::DivUIOp::create(b, vectors, round), round);
+        forRange(c64(0), full, round, [&](Value base) {
+          SmallVector<Value> which, in;
+          for (int64_t u = 0; u < kVectorUnroll; ++u) {
+            which.push_back(add(base, add(thread, mul(threads, c64(u)))));
+            in.push_back(loadVector(which.back()));
+          }
+          for (int64_t u = 0; u < kVectorUnroll; ++u)
+            finish(which[u], in[u]);
+        });
+        forRange(add(full, thread), vectors, threads,
+                 [&](Value v) { finish(v, loadVector(v)); });
+        scalars(at(vectors), count);
+        return SmallVector<Value>{};
+      },
+      [&] {
+        scalars(c64(0), count);
+        return SmallVector<Value>{};
+      });
 }
 
 /// A vector item: every thread of the CTA takes part.
