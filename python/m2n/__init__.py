@@ -8,6 +8,7 @@ from .dtensor import redistribute
 from . import api as _api, jit as _jit
 from .jit import set_cache_dir, set_cache_limit, set_dump_dir, stats
 from .layout import Mesh, Partial, Replicate, Shard
+from .refit import Sharded, refit
 
 # m2n's version (CMakeLists.txt's M2N_VERSION; the build backend checks
 # that they agree).
@@ -27,5 +28,5 @@ __all__ = [
     "reduce_scatter", "all_reduce", "all_to_all", "local_shape", "set_cache_dir",
     "set_cache_limit", "set_dump_dir",
     "clear_memory_cache", "stats", "compiler_version", "M2NError", "CompileError",
-    "redistribute", "__version__",
+    "redistribute", "refit", "Sharded", "__version__",
 ]

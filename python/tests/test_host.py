@@ -645,3 +645,44 @@ def test_from_devices_needs_the_devices():
     else:  # No GPU here (CI): a clear error, not a communicator that fails later.
         with pytest.raises(m2n.M2NError, match="M2N_UNSUPPORTED"):
             m2n.Communicator.from_devices([0])
+
+
+def test_refit_fills_the_generator_by_name():
+    """A model's weights from a TP2 trainer (ranks 0-1) into a TP2 x DP2
+    generator (ranks 2-5): a column-split f32 weight cast to f16 with a
+    scale, a row-split one, a replicated bias with uneven shapes; names
+    checked both ways before anything moves."""
+    comm = m2n.Communicator.host(6)
+    tp, gen = Mesh([2]), Mesh([2, 2], start_rank=2)
+    qkv = rng.standard_normal((8, 6)).astype(np.float32)
+    down = rng.standard_normal((5, 4)).astype(np.float32)
+    bias = rng.standard_normal(7).astype(np.float32)
+    trainer = {
+        "qkv": m2n.Sharded([qkv[:4], qkv[4:], None, None, None, None], tp, [Shard(0)]),
+        "down": m2n.Sharded([down[:3], down[3:], None, None, None, None], tp, [Shard(0)],
+                            global_shape=(5, 4)),
+        "bias": m2n.Sharded([bias, bias, None, None, None, None], tp, [Replicate()]),
+    }
+    out_qkv = [None, None] + [np.zeros((8, 3), np.float16) for _ in range(4)]
+    out_down = [None, None] + [np.zeros((5, 2), np.float32) for _ in range(4)]
+    out_bias = [None, None] + [np.zeros(7, np.float32) for _ in range(4)]
+    generator = {
+        "qkv": m2n.Sharded(out_qkv, gen, [Replicate(), Shard(1)]),
+        "down": m2n.Sharded(out_down, gen, [Replicate(), Shard(1)]),
+        "bias": m2n.Sharded(out_bias, gen, [Replicate(), Replicate()]),
+    }
+    with pytest.raises(KeyError, match="the trainer has no tensor named 'extra'"):
+        m2n.refit(trainer, dict(generator, extra=generator["bias"]), comm)
+    with pytest.raises(KeyError, match="the generator has no tensor named 'bias'"):
+        m2n.refit(trainer, {k: v for k, v in generator.items() if k != "bias"}, comm)
+    with pytest.raises(TypeError, match=r"generator\['qkv'\] must be an m2n.Sharded"):
+        m2n.refit(trainer, dict(generator, qkv=out_qkv), comm)
+    assert all(not o.any() for o in out_qkv[2:])  # Nothing moved yet.
+    m2n.refit(trainer, generator, comm, scale={"qkv": 0.5})
+    for r in range(2, 6):
+        cols = slice(0, 3) if r % 2 == 0 else slice(3, 6)
+        np.testing.assert_array_equal(out_qkv[r], (qkv[:, cols] * np.float32(0.5)).astype(np.float16))
+        np.testing.assert_array_equal(out_down[r], down[:, 0:2] if r % 2 == 0 else down[:, 2:4])
+        np.testing.assert_array_equal(out_bias[r], bias)
+    # strict=False moves only what the generator has.
+    m2n.refit(trainer, {"bias": generator["bias"]}, comm, strict=False)
