@@ -96,7 +96,9 @@ std::optional<std::pair<ElementType, ElementType>> castOpMeaning(uint32_t op) {
 }
 
 uint32_t kernelOp(const Movement &movement, const TransferProgram &program) {
-  if (program.casts(movement))
+  // Zero-byte items (joins, reads-done) move nothing: whatever their
+  // buffers, they take their mechanism's copy code.
+  if (movement.bytes > 0 && program.casts(movement))
     return castOp(program.typeOf(movement.src), program.typeOf(movement.dst));
   return kernelOp(movement, program.typeOf(movement.dst));
 }

@@ -174,12 +174,21 @@ checkBounds(const TransferProgram &program, const Layout &src,
           }
           continue;
         }
-        if (program.casts(m) &&
-            m.bytes % elementSize(program.typeOf(m.dst)))
-          return where + " casts a partial element";
-        if (!inside(m.srcOffset, program.sourceBytes(m),
-                    bufferBytes(*from, m.src)) ||
-            !inside(m.dstOffset, m.bytes, bufferBytes(*to, m.dst)))
+        // A cast reads a source and converts whole, aligned elements (the
+        // kernel loads and stores them naturally aligned).
+        if (program.casts(m) && m.bytes > 0) {
+          const int64_t fromSize = elementSize(program.typeOf(m.src));
+          const int64_t toSize = elementSize(program.typeOf(m.dst));
+          if (m.src.kind != BufferKind::Source)
+            return where + " casts, but does not read a source buffer";
+          if (m.bytes % toSize || m.srcOffset % fromSize || m.dstOffset % toSize)
+            return where + " casts a partial or misaligned element";
+        }
+        // The destination range first: it bounds `bytes`, so sourceBytes
+        // cannot overflow.
+        if (!inside(m.dstOffset, m.bytes, bufferBytes(*to, m.dst)) ||
+            !inside(m.srcOffset, program.sourceBytes(m),
+                    bufferBytes(*from, m.src)))
           return where + " reaches outside its buffers";
       }
   return std::nullopt;

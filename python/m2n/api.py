@@ -294,9 +294,17 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
     rank's buffers changed, unless stable_buffers=True promises that every
     rank reuses the buffers of its first call."""
     if isinstance(comm, Communicator) and comm.backend == "cuda-processes":
-        if scale is not None:
-            raise ValueError("scale=: casts with a process-group communicator are not "
-                             "supported yet (use one process for every rank)")
+        # Each process sees only its own tensors, so it could not tell a
+        # cast from the dtypes alone: refused until the processes agree on
+        # both dtypes.
+        dtypes = {str(t.dtype).replace("torch.", "") for t in (src, dst) if t is not None}
+        if dtype is not None:
+            dtypes.add(str(dtype).replace("torch.", ""))
+        if scale is not None or len(dtypes) > 1:
+            raise ValueError("casts (scale=, or source and destination dtypes "
+                             f"{' and '.join(sorted(dtypes))}) are not supported with a "
+                             "process-group communicator yet (use one process for every "
+                             "rank, or cast before or after)")
         return _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh,
                                  dst_placements, global_shape, options, dtype, stable_buffers)
     try:

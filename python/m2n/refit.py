@@ -11,6 +11,12 @@ from .comm import Communicator
 from .layout import Mesh, Placement
 
 
+def _dtype(tensors) -> Optional[str]:
+    """The dtype name of the first tensor given ("bfloat16", "float32")."""
+    first = next((t for t in tensors if t is not None), None)
+    return None if first is None else str(first.dtype).replace("torch.", "")
+
+
 @dataclass(frozen=True)
 class Sharded:
     """One tensor on one side of a refit: its part on every rank of the
@@ -58,7 +64,10 @@ def refit(trainer: Mapping[str, Sharded], generator: Mapping[str, Sharded],
                     src_placements=src.placements, dst_mesh=dst.mesh,
                     dst_placements=dst.placements, global_shape=shape)
         factor = scale.get(name) if isinstance(scale, Mapping) else scale
-        if factor is not None:
+        # One scale for every tensor applies to those that are cast (norms
+        # and biases kept in their dtype take none); a named one always.
+        if factor is not None and (isinstance(scale, Mapping) or
+                                   _dtype(src.tensors) != _dtype(dst.tensors)):
             call["scale"] = factor
         calls.append(call)
     reshard_many(calls, comm, stream, options=options)

@@ -684,5 +684,13 @@ def test_refit_fills_the_generator_by_name():
         np.testing.assert_array_equal(out_qkv[r], (qkv[:, cols] * np.float32(0.5)).astype(np.float16))
         np.testing.assert_array_equal(out_down[r], down[:, 0:2] if r % 2 == 0 else down[:, 2:4])
         np.testing.assert_array_equal(out_bias[r], bias)
+    # One scale for the model applies to the tensors that are cast only.
+    for o in out_qkv[2:] + out_down[2:]:
+        o.fill(0)
+    m2n.refit(trainer, generator, comm, scale=0.5)
+    for r in range(2, 6):
+        cols = slice(0, 3) if r % 2 == 0 else slice(3, 6)
+        np.testing.assert_array_equal(out_qkv[r], (qkv[:, cols] * np.float32(0.5)).astype(np.float16))
+        np.testing.assert_array_equal(out_down[r], down[:, 0:2] if r % 2 == 0 else down[:, 2:4])
     # strict=False moves only what the generator has.
     m2n.refit(trainer, {"bias": generator["bias"]}, comm, strict=False)

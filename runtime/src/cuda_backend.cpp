@@ -197,8 +197,14 @@ m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
       identity = (identity ^ c) * 1099511628211ull;
   };
   mix(a.ptx);
+  // Names, types and layouts: processes that compiled different programs
+  // (e.g. a cast inferred from different local tensors) are told apart
+  // even when their kernels are the same.
   for (const m2n::CompiledReshard &r : a.reshards)
-    mix(r.name);
+    mix(r.name + " " + m2n::toString(r.type) + " " +
+        (r.program.sourceType ? m2n::toString(*r.program.sourceType) : "") +
+        " " + r.src.str() + " " + r.dst.str() +
+        std::to_string(r.program.itemCount()));
   std::vector<char> block(sizeof(identity) + ranks * sizeof(int32_t)), all;
   std::memcpy(block.data(), &identity, sizeof(identity));
   std::memcpy(block.data() + sizeof(identity), owner.data(),
@@ -660,9 +666,14 @@ m2n_status bindState(m2n_cuda_context context, ReshardState &state,
     m2n::runtime::planNetwork(state);
   }
   state.bound = false;
-  M2N_TRY(createHelperStreams(context));
-  M2N_TRY(allocateOwned(context, state));
-  m2n_status local = checkBuffers(context, state, src, srcBytes, dst, dstBytes);
+  // Local failures (CUDA errors, out of memory, bad buffers) go into the
+  // collective exchange as this process's status, so that its peers fail
+  // with a message instead of waiting for it.
+  m2n_status local = createHelperStreams(context);
+  if (local == M2N_SUCCESS)
+    local = allocateOwned(context, state);
+  if (local == M2N_SUCCESS)
+    local = checkBuffers(context, state, src, srcBytes, dst, dstBytes);
   M2N_TRY(resolveAddresses(context, state, src, dst, local));
   M2N_TRY(buildTables(context, state));
   const size_t entries = context->localRanks.size() * state.members.size();

@@ -796,6 +796,47 @@ TEST(TransferProgramTest, CastsDoNotReduce) {
                         "f16, bf16, f8E4M3FN and f8E5M2)"));
 }
 
+// The verifier pins casts down: whole elements at aligned offsets (the
+// kernel loads and stores them naturally aligned), read from a source.
+TEST(TransferProgramTest, CastsReadSourcesAtAlignedElements) {
+  Layout src{Mesh{{2}, {0, 1}}, {Placement::shard(0)}};
+  Layout dst{Mesh{{2}, {2, 3}}, {Placement::replicate()}};
+  Topology topology;
+  topology.domains = {{0, 1, 2, 3}};
+  ReshardPlan plan = IntersectionPlanner(src, dst, {64}).plan();
+  Schedule schedule = TopologyRouter(src, dst, {64}, topology)
+                          .route(plan, Strategy::Flat);
+  addDataDependencies(schedule);
+  TransferProgram program;
+  ASSERT_EQ(lowerSchedule(schedule, src, dst, {64}, ElementType::F8E4M3FN, {},
+                          program, ElementCast{ElementType::F32, 0.5f}),
+            std::nullopt);
+  ASSERT_EQ(verifyTransferProgram(program, src, dst, {64}), std::nullopt);
+  auto first = [](TransferProgram &p) -> Movement & {
+    for (auto &[rank, rp] : p.ranks)
+      for (Movement &m : rp.items)
+        if (m.bytes > 0)
+          return m;
+    return p.ranks.begin()->second.items.front();
+  };
+  TransferProgram misaligned = program;
+  first(misaligned).srcOffset += 2; // Half an f32.
+  std::optional<std::string> error =
+      verifyTransferProgram(misaligned, src, dst, {64});
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("casts a partial or misaligned element"),
+            std::string::npos)
+      << *error;
+  TransferProgram reversed = program;
+  Movement &m = first(reversed);
+  std::swap(m.src, m.dst);
+  error = verifyTransferProgram(reversed, src, dst, {64});
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->find("casts, but does not read a source buffer"),
+            std::string::npos)
+      << *error;
+}
+
 // Groups: random reshards lowered one by one, merged into one program
 // (mergePrograms) and run as one launch, each member checked against its
 // own reference; members use every strategy, network steps and scratch.
