@@ -24,12 +24,13 @@ std::optional<std::string> lower(const Layout &src, const Layout &dst,
                                  const std::vector<int64_t> &shape,
                                  const Topology &topology, Strategy strategy,
                                  ElementType type, const LoweringOptions &options,
-                                 TransferProgram &program) {
+                                 TransferProgram &program,
+                                 std::optional<ElementCast> cast = std::nullopt) {
   ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
   Schedule schedule =
       TopologyRouter(src, dst, shape, topology).route(plan, strategy);
   addDataDependencies(schedule);
-  return lowerSchedule(schedule, src, dst, shape, type, options, program);
+  return lowerSchedule(schedule, src, dst, shape, type, options, program, cast);
 }
 
 /// The reads-done contract: every kernel item reading another rank's buffer
@@ -734,15 +735,12 @@ TEST(TransferProgramPropertyTest, CastsConvertOnTheWay) {
                  std::to_string(n) + ": " + src.str() + " -> " + dst.str() +
                  " " + toString(from) + " -> " + toString(to) + " x" +
                  std::to_string(scale) + " " + toString(strategy));
-    ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
-    Schedule schedule = TopologyRouter(src, dst, shape, topology).route(plan, strategy);
-    addDataDependencies(schedule);
     LoweringOptions options;
     options.maxItemBytes = 16 * random.uniform(1, 4);
     options.copyEngine = random.uniform(0, 1) == 1;
     TransferProgram program;
-    ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, to, options, program,
-                            ElementCast{from, scale}),
+    ASSERT_EQ(lower(src, dst, shape, topology, strategy, to, options, program,
+                    ElementCast{from, scale}),
               std::nullopt);
     ASSERT_EQ(verifyTransferProgram(program, src, dst, shape), std::nullopt);
     for (const auto &[r, rp] : program.ranks) {
@@ -780,18 +778,15 @@ TEST(TransferProgramTest, CastsDoNotReduce) {
   Layout dst{Mesh{{2}, {0, 1}}, {Placement::replicate()}};
   Topology topology;
   topology.domains = {{0, 1}};
-  ReshardPlan plan = IntersectionPlanner(src, dst, {64}).plan();
-  Schedule schedule = TopologyRouter(src, dst, {64}, topology)
-                          .route(plan, Strategy::Hierarchical);
-  addDataDependencies(schedule);
   TransferProgram program;
   std::optional<std::string> error =
-      lowerSchedule(schedule, src, dst, {64}, ElementType::F32, {}, program,
-                    ElementCast{ElementType::BF16, 1.0f});
+      lower(src, dst, {64}, topology, Strategy::Hierarchical, ElementType::F32,
+            {}, program, ElementCast{ElementType::BF16, 1.0f});
   ASSERT_TRUE(error.has_value());
   EXPECT_NE(error->find("reduces while it casts"), std::string::npos) << *error;
-  EXPECT_EQ(lowerSchedule(schedule, src, dst, {64}, ElementType::I32, {},
-                          program, ElementCast{ElementType::BF16, 1.0f}),
+  EXPECT_EQ(lower(src, dst, {64}, topology, Strategy::Hierarchical,
+                  ElementType::I32, {}, program,
+                  ElementCast{ElementType::BF16, 1.0f}),
             std::string("no cast from bf16 to i32 (casts convert between f32, "
                         "f16, bf16, f8E4M3FN and f8E5M2)"));
 }
@@ -803,13 +798,10 @@ TEST(TransferProgramTest, CastsReadSourcesAtAlignedElements) {
   Layout dst{Mesh{{2}, {2, 3}}, {Placement::replicate()}};
   Topology topology;
   topology.domains = {{0, 1, 2, 3}};
-  ReshardPlan plan = IntersectionPlanner(src, dst, {64}).plan();
-  Schedule schedule = TopologyRouter(src, dst, {64}, topology)
-                          .route(plan, Strategy::Flat);
-  addDataDependencies(schedule);
   TransferProgram program;
-  ASSERT_EQ(lowerSchedule(schedule, src, dst, {64}, ElementType::F8E4M3FN, {},
-                          program, ElementCast{ElementType::F32, 0.5f}),
+  ASSERT_EQ(lower(src, dst, {64}, topology, Strategy::Flat,
+                  ElementType::F8E4M3FN, {}, program,
+                  ElementCast{ElementType::F32, 0.5f}),
             std::nullopt);
   ASSERT_EQ(verifyTransferProgram(program, src, dst, {64}), std::nullopt);
   auto first = [](TransferProgram &p) -> Movement & {

@@ -715,24 +715,13 @@ Value KernelBuilder::fromF32(Value value, ::m2n::ElementType type) {
 void KernelBuilder::castLoop(Value src, Value dst, Value bytes, Value scale,
                              Value thread, Value threads,
                              ::m2n::ElementType from, ::m2n::ElementType to) {
-  auto storage = [&](::m2n::ElementType type) -> Type {
-    switch (type) {
-    case ::m2n::ElementType::F32:
-      return b.getF32Type();
-    case ::m2n::ElementType::F16:
-      return b.getF16Type();
-    case ::m2n::ElementType::BF16:
-      return b.getBF16Type();
-    default:
-      return i8;
-    }
-  };
+  // Elements move as their storage types (elementType: 8-bit floats as i8).
   const int64_t fromSize = ::m2n::elementSize(from);
   const int64_t toSize = ::m2n::elementSize(to);
   Value count = arith::DivUIOp::create(b, zext64(bytes), c64(toSize));
   // Volatile loads bypass L1, as vectorLoop's (bytes written by peers).
   auto load = [&](Value i) {
-    return LLVM::LoadOp::create(b, storage(from),
+    return LLVM::LoadOp::create(b, elementType(from),
                                 byteOffset(src, mul(i, c64(fromSize))),
                                 fromSize, /*isVolatile=*/true);
   };
@@ -788,8 +777,8 @@ void KernelBuilder::castLoop(Value src, Value dst, Value bytes, Value scale,
   ifElse(
       both(dstAligned, srcAligned),
       [&] {
-        Type fromLanes = VectorType::get({lanes}, storage(from));
-        Type toLanes = VectorType::get({lanes}, storage(to));
+        Type fromLanes = VectorType::get({lanes}, elementType(from));
+        Type toLanes = VectorType::get({lanes}, elementType(to));
         Value vectors = arith::DivUIOp::create(b, sub(count, head), c64(lanes));
         auto at = [&](Value v) { return add(head, mul(v, c64(lanes))); };
         auto finish = [&](Value v, Value in) {
