@@ -7,6 +7,9 @@
 
 #include "m2n/Artifact/Artifact.h"
 
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,10 @@
 
 struct m2n_artifact_t {
   m2n::Artifact artifact;
+  /// Merged programs of the groups m2n_host_execute_group ran, by member
+  /// list: merged once, not on every call.
+  std::mutex mergedMutex;
+  std::map<std::vector<int>, std::shared_ptr<const m2n::TransferProgram>> merged;
 };
 
 namespace m2n::runtime {

@@ -292,13 +292,22 @@ m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
     }
   }
   M2N_TRY(m2n::runtime::checkDisjoint(buffers));
-  std::vector<const m2n::TransferProgram *> programs;
-  for (const m2n::CompiledReshard *r : group)
-    programs.push_back(&r->program);
-  m2n::TransferProgram merged;
+  std::shared_ptr<const m2n::TransferProgram> merged;
+  if (group.size() > 1) {
+    std::vector<int> key(reshards, reshards + members);
+    std::lock_guard<std::mutex> lock(artifact->mergedMutex);
+    std::shared_ptr<const m2n::TransferProgram> &cached = artifact->merged[key];
+    if (!cached) {
+      std::vector<const m2n::TransferProgram *> programs;
+      for (const m2n::CompiledReshard *r : group)
+        programs.push_back(&r->program);
+      cached = std::make_shared<const m2n::TransferProgram>(
+          m2n::mergePrograms(programs));
+    }
+    merged = cached;
+  }
   const m2n::TransferProgram &program =
-      group.size() == 1 ? group.front()->program
-                        : (merged = m2n::mergePrograms(programs));
+      merged ? *merged : group.front()->program;
   std::vector<std::vector<uint8_t>> scratch;
   for (size_t index = 0; index < program.scratches.size(); ++index)
     scratch.emplace_back(program.scratchBytes(index));
