@@ -316,6 +316,14 @@ TEST_F(HostBackendTest, CudaBackendReportsItsAvailability) {
             noContext);
   EXPECT_EQ(m2n_cuda_launch(nullptr, 0, nullptr), noContext);
   EXPECT_EQ(m2n_cuda_synchronize(nullptr), noContext);
+  // The group API answers a missing context the same way.
+  int group = -1;
+  const int members[1] = {0};
+  EXPECT_EQ(m2n_cuda_group_create(nullptr, 1, members, &group), noContext);
+  EXPECT_EQ(group, -1);
+  EXPECT_EQ(m2n_cuda_group_bind(nullptr, 0, nullptr, nullptr, nullptr, nullptr),
+            noContext);
+  EXPECT_EQ(m2n_cuda_group_launch(nullptr, 0, nullptr), noContext);
   // Several processes need an all-gather to exchange their handles.
   int rank = 0;
   EXPECT_EQ(m2n_cuda_comm_create(artifact, 3, 2, 1, &rank, devices, nullptr,
