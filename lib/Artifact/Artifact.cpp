@@ -76,6 +76,13 @@ public:
       put<int64_t>(m.readDone->index);
     }
     put<int64_t>(m.step);
+    put<uint32_t>(m.repeats.size());
+    for (const Repeat &r : m.repeats) {
+      put<int64_t>(r.count);
+      put<int64_t>(r.srcStride);
+      put<int64_t>(r.dstStride);
+      put<int64_t>(r.dim);
+    }
   }
   void layout(const Layout &l) {
     ints(l.mesh.shape);
@@ -183,6 +190,15 @@ public:
       m.readDone = CounterRef{get<int64_t>("a read-done rank"),
                               get<int64_t>("a read-done counter")};
     m.step = get<int64_t>("a step index");
+    uint32_t repeats = count("repeats", 32);
+    for (uint32_t level = 0; level < repeats && !error; ++level) {
+      Repeat r;
+      r.count = get<int64_t>("a repeat count");
+      r.srcStride = get<int64_t>("a source stride");
+      r.dstStride = get<int64_t>("a destination stride");
+      r.dim = get<int64_t>("a repeat dimension");
+      m.repeats.push_back(r);
+    }
     if (!error && (m.bytes < 0 || m.srcOffset < 0 || m.dstOffset < 0))
       fail("artifact has a movement with a negative size or offset");
     return m;
@@ -359,13 +375,13 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
       int64_t rank = r.get<int64_t>("a rank");
       RankProgram &program = c.program.ranks[rank];
       program.counters = r.get<int64_t>("a counter count");
-      uint32_t items = r.count("items", 60);
+      uint32_t items = r.count("items", 64);
       for (uint32_t m = 0; m < items && !r.error; ++m)
         program.items.push_back(r.movement());
-      uint32_t receives = r.count("receives", 60);
+      uint32_t receives = r.count("receives", 64);
       for (uint32_t m = 0; m < receives && !r.error; ++m)
         program.receives.push_back(r.movement());
-      uint32_t copies = r.count("copy-engine copies", 60);
+      uint32_t copies = r.count("copy-engine copies", 64);
       for (uint32_t m = 0; m < copies && !r.error; ++m)
         program.engineCopies.push_back(r.movement());
     }
@@ -430,9 +446,22 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
       os << "]\n";
     }
     for (const auto &[rank, program] : r.program.ranks) {
-      os << "  rank " << rank << ": " << program.items.size() << " items, "
-         << program.receives.size() << " network receives, "
-         << program.counters << " counters";
+      // Kernel items and receives once expanded (Movement::repeats), and
+      // the movements that stand for them where fewer.
+      auto counted = [&](const std::vector<Movement> &movements,
+                         const char *what) {
+        int64_t instances = 0;
+        for (const Movement &m : movements)
+          instances += m.instances();
+        os << instances << ' ' << what;
+        if (instances != static_cast<int64_t>(movements.size()))
+          os << " in " << movements.size() << " movements";
+      };
+      os << "  rank " << rank << ": ";
+      counted(program.items, "items");
+      os << ", ";
+      counted(program.receives, "network receives");
+      os << ", " << program.counters << " counters";
       if (!program.engineCopies.empty())
         os << ", " << program.engineCopies.size() << " copy-engine copies";
       os << '\n';

@@ -1,4 +1,5 @@
-//===- Program.cpp - per-rank work-item programs ----------------------------===//
+//===- Program.cpp - per-rank work-item programs
+//----------------------------===//
 
 #include "m2n/Artifact/Program.h"
 
@@ -100,12 +101,18 @@ std::string Movement::str(ElementType type) const {
   if (mechanism != Mechanism::Bulk)
     os << ' ' << toString(mechanism);
   if (isTile())
-    os << ' ' << src.str() << " map" << srcMap << coordsStr(srcCoords)
-       << " -> " << dst.str() << " map" << dstMap << coordsStr(dstCoords)
-       << ' ' << bytes << "B";
+    os << ' ' << src.str() << " map" << srcMap << coordsStr(srcCoords) << " -> "
+       << dst.str() << " map" << dstMap << coordsStr(dstCoords) << ' ' << bytes
+       << "B";
   else
     os << ' ' << src.str() << '+' << srcOffset << " -> " << dst.str() << '+'
        << dstOffset << ' ' << bytes << "B";
+  for (const Repeat &level : repeats) {
+    os << " times " << level.count;
+    if (level.dim >= 0)
+      os << " along " << level.dim;
+    os << " by (+" << level.srcStride << ",+" << level.dstStride << ')';
+  }
   if (signal)
     os << " signal " << signal->rank << ':' << signal->index;
   for (const CounterWait &wait : waits)
@@ -120,6 +127,102 @@ bool TransferProgram::tmaAddressable(const BufferRef &buffer) const {
   return buffer.kind == BufferKind::Scratch || bufferAlignment >= 16;
 }
 
+int64_t Movement::instances() const {
+  int64_t count = 1;
+  for (const Repeat &level : repeats)
+    count *= level.count;
+  return count;
+}
+
+Movement Movement::instance(const std::vector<int64_t> &index) const {
+  Movement one = *this;
+  one.repeats.clear();
+  for (size_t level = 0; level < repeats.size(); ++level) {
+    const Repeat &r = repeats[level];
+    if (r.dim >= 0) {
+      one.srcCoords[r.dim] += index[level] * r.srcStride;
+      one.dstCoords[r.dim] += index[level] * r.dstStride;
+    } else {
+      one.srcOffset += index[level] * r.srcStride;
+      one.dstOffset += index[level] * r.dstStride;
+    }
+  }
+  return one;
+}
+
+void expandRepeats(TransferProgram &program) {
+  auto expand = [](std::vector<Movement> &movements) {
+    if (std::none_of(movements.begin(), movements.end(),
+                     [](const Movement &m) { return !m.repeats.empty(); }))
+      return;
+    std::vector<Movement> expanded;
+    for (const Movement &m : movements)
+      m.forEachInstance(
+          [&](Movement one) { expanded.push_back(std::move(one)); });
+    movements = std::move(expanded);
+  };
+  for (auto &[rank, rankProgram] : program.ranks) {
+    expand(rankProgram.items);
+    expand(rankProgram.receives);
+  }
+}
+
+/// Whether the repeats of `m` are well-formed: positive counts, strides
+/// that do not go backwards (so the first and last instances bound the
+/// others), tile strides along one of the tile's dimensions, and the last
+/// instance's offsets and the instance count within int64.
+static std::optional<std::string> checkRepeats(const Movement &m) {
+  int64_t instances = 1;
+  int64_t srcEnd = m.srcOffset, dstEnd = m.dstOffset;
+  Dims srcCoords = m.srcCoords, dstCoords = m.dstCoords;
+  for (const Repeat &r : m.repeats) {
+    if (r.count < 1 || r.srcStride < 0 || r.dstStride < 0)
+      return std::string("repeats with a count below 1 or a negative stride");
+    if (m.isTile()
+            ? r.dim < 0 || r.dim >= static_cast<int64_t>(std::min(
+                                        m.srcCoords.size(), m.dstCoords.size()))
+            : r.dim != -1)
+      return std::string(m.isTile() ? "repeats a tile along a dimension it "
+                                      "does not have"
+                                    : "repeats along a dimension, but only "
+                                      "tiles have dimensions");
+    int64_t srcSpan, dstSpan;
+    if (__builtin_mul_overflow(instances, r.count, &instances) ||
+        instances > kMaxInstances ||
+        __builtin_mul_overflow(r.count - 1, r.srcStride, &srcSpan) ||
+        __builtin_mul_overflow(r.count - 1, r.dstStride, &dstSpan))
+      return "repeats more than " + std::to_string(kMaxInstances) +
+             " instances or beyond 64-bit offsets";
+    int64_t &srcAt = r.dim >= 0 ? srcCoords[r.dim] : srcEnd;
+    int64_t &dstAt = r.dim >= 0 ? dstCoords[r.dim] : dstEnd;
+    if (__builtin_add_overflow(srcAt, srcSpan, &srcAt) ||
+        __builtin_add_overflow(dstAt, dstSpan, &dstAt))
+      return std::string("repeats beyond 64-bit offsets");
+  }
+  return std::nullopt;
+}
+
+/// The instances of `m` that bound all others (Movement::repeats): the
+/// first, the last, and one step along each level, whose alignment is the
+/// strides'. `m` passed checkRepeats.
+static std::vector<Movement> boundingInstances(const Movement &m) {
+  if (m.repeats.empty())
+    return {m};
+  std::vector<Movement> probes;
+  std::vector<int64_t> index(m.repeats.size(), 0);
+  probes.push_back(m.instance(index));
+  for (size_t level = 0; level < m.repeats.size(); ++level)
+    if (m.repeats[level].count > 1) {
+      index.assign(m.repeats.size(), 0);
+      index[level] = 1;
+      probes.push_back(m.instance(index));
+    }
+  for (size_t level = 0; level < m.repeats.size(); ++level)
+    index[level] = m.repeats[level].count - 1;
+  probes.push_back(m.instance(index));
+  return probes;
+}
+
 /// Where a movement's bytes lie: inside buffers that exist, tiles through
 /// tensor maps of their own buffers and inside them.
 static std::optional<std::string>
@@ -129,7 +232,8 @@ checkBounds(const TransferProgram &program, const Layout &src,
     return bufferShape(buffer, src, dst, shape, program.scratches);
   };
   // Buffer bytes, or -1 when they do not fit in int64 (a corrupted artifact).
-  auto bufferBytes = [&](const Dims &extents, const BufferRef &buffer) -> int64_t {
+  auto bufferBytes = [&](const Dims &extents,
+                         const BufferRef &buffer) -> int64_t {
     int64_t bytes = elementSize(program.typeOf(buffer));
     for (int64_t e : extents)
       if (e < 0 || __builtin_mul_overflow(bytes, e, &bytes))
@@ -144,52 +248,62 @@ checkBounds(const TransferProgram &program, const Layout &src,
   for (size_t m = 0; m < program.maps.size(); ++m) {
     const TensorMapSpec &map = program.maps[m];
     std::optional<Dims> extents = shapeOf(map.buffer);
-    if (!extents || *extents != map.extents || map.box.size() != map.extents.size())
+    if (!extents || *extents != map.extents ||
+        map.box.size() != map.extents.size())
       return "tensor map " + std::to_string(m) + " does not describe " +
              map.buffer.str() + " as it is";
   }
   for (const auto &[rank, rankProgram] : program.ranks)
     for (const auto *movements :
          {&rankProgram.items, &rankProgram.receives, &rankProgram.engineCopies})
-      for (const Movement &m : *movements) {
-        std::string where = "rank " + std::to_string(rank) + ": " +
-                            m.str(program.type);
-        std::optional<Dims> from = shapeOf(m.src), to = shapeOf(m.dst);
-        if (!from || !to)
-          return where + " names a buffer that does not exist";
-        if (m.isTile()) {
-          for (auto [mapIndex, buffer, coords] :
-               {std::make_tuple(m.srcMap, m.src, &m.srcCoords),
-                std::make_tuple(m.dstMap, m.dst, &m.dstCoords)}) {
-            if (mapIndex < 0 ||
-                mapIndex >= static_cast<int64_t>(program.maps.size()) ||
-                !(program.maps[mapIndex].buffer == buffer))
-              return where + " names a tensor map of another buffer";
-            const TensorMapSpec &map = program.maps[mapIndex];
-            if (coords->size() != map.extents.size())
-              return where + " has tile coordinates of the wrong rank";
-            for (size_t d = 0; d < coords->size(); ++d)
-              if (!inside((*coords)[d], map.box[d], map.extents[d]))
-                return where + " has a tile outside its buffer";
+      for (const Movement &repeated : *movements) {
+        if (std::optional<std::string> wrong = checkRepeats(repeated))
+          return "rank " + std::to_string(rank) + ": " +
+                 repeated.str(program.type) + " " + *wrong;
+        if (movements == &rankProgram.engineCopies && !repeated.repeats.empty())
+          return "rank " + std::to_string(rank) + ": copy-engine copy " +
+                 repeated.str(program.type) + " repeats";
+        for (const Movement &m : boundingInstances(repeated)) {
+          std::string where = "rank " + std::to_string(rank) + ": " +
+                              repeated.str(program.type);
+          std::optional<Dims> from = shapeOf(m.src), to = shapeOf(m.dst);
+          if (!from || !to)
+            return where + " names a buffer that does not exist";
+          if (m.isTile()) {
+            for (auto [mapIndex, buffer, coords] :
+                 {std::make_tuple(m.srcMap, m.src, &m.srcCoords),
+                  std::make_tuple(m.dstMap, m.dst, &m.dstCoords)}) {
+              if (mapIndex < 0 ||
+                  mapIndex >= static_cast<int64_t>(program.maps.size()) ||
+                  !(program.maps[mapIndex].buffer == buffer))
+                return where + " names a tensor map of another buffer";
+              const TensorMapSpec &map = program.maps[mapIndex];
+              if (coords->size() != map.extents.size())
+                return where + " has tile coordinates of the wrong rank";
+              for (size_t d = 0; d < coords->size(); ++d)
+                if (!inside((*coords)[d], map.box[d], map.extents[d]))
+                  return where + " has a tile outside its buffer";
+            }
+            continue;
           }
-          continue;
+          // A cast reads a source and converts whole, aligned elements (the
+          // kernel loads and stores them naturally aligned).
+          if (program.casts(m) && m.bytes > 0) {
+            const int64_t fromSize = elementSize(program.typeOf(m.src));
+            const int64_t toSize = elementSize(program.typeOf(m.dst));
+            if (m.src.kind != BufferKind::Source)
+              return where + " casts, but does not read a source buffer";
+            if (m.bytes % toSize || m.srcOffset % fromSize ||
+                m.dstOffset % toSize)
+              return where + " casts a partial or misaligned element";
+          }
+          // The destination range first: it bounds `bytes`, so sourceBytes
+          // cannot overflow.
+          if (!inside(m.dstOffset, m.bytes, bufferBytes(*to, m.dst)) ||
+              !inside(m.srcOffset, program.sourceBytes(m),
+                      bufferBytes(*from, m.src)))
+            return where + " reaches outside its buffers";
         }
-        // A cast reads a source and converts whole, aligned elements (the
-        // kernel loads and stores them naturally aligned).
-        if (program.casts(m) && m.bytes > 0) {
-          const int64_t fromSize = elementSize(program.typeOf(m.src));
-          const int64_t toSize = elementSize(program.typeOf(m.dst));
-          if (m.src.kind != BufferKind::Source)
-            return where + " casts, but does not read a source buffer";
-          if (m.bytes % toSize || m.srcOffset % fromSize || m.dstOffset % toSize)
-            return where + " casts a partial or misaligned element";
-        }
-        // The destination range first: it bounds `bytes`, so sourceBytes
-        // cannot overflow.
-        if (!inside(m.dstOffset, m.bytes, bufferBytes(*to, m.dst)) ||
-            !inside(m.srcOffset, program.sourceBytes(m),
-                    bufferBytes(*from, m.src)))
-          return where + " reaches outside its buffers";
       }
   return std::nullopt;
 }
@@ -199,10 +313,9 @@ checkBounds(const TransferProgram &program, const Layout &src,
 /// kernel writes through these addresses), every reduction is one the
 /// item's mechanism has and covers whole elements, and copy-engine copies
 /// are plain copies.
-std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
-                                                 const Layout &src,
-                                                 const Layout &dst,
-                                                 const std::vector<int64_t> &shape) {
+std::optional<std::string>
+verifyTransferProgram(const TransferProgram &program, const Layout &src,
+                      const Layout &dst, const std::vector<int64_t> &shape) {
   if (program.bufferAlignment < 1 ||
       (program.bufferAlignment & (program.bufferAlignment - 1)))
     return "the buffer alignment " + std::to_string(program.bufferAlignment) +
@@ -219,49 +332,56 @@ std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
   };
   for (const auto &[rank, rankProgram] : program.ranks) {
     for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
-      for (const Movement &m : *movements) {
-        bool ok = !m.signal || exists(*m.signal);
-        for (const CounterWait &wait : m.waits)
-          ok = ok && exists(wait.counter);
-        ok = ok && (!m.readDone || exists(*m.readDone));
-        if (!ok)
-          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
-                 " names a counter that does not exist";
-        // Network receives go through NCCL, which only copies: their
-        // mechanism is unused.
-        const bool kernelItem = movements == &rankProgram.items;
-        if (!kernelItem && m.reduction)
-          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
-                 ": a network receive reduces, but NCCL receives only copy "
-                 "(receive into staging, then reduce)";
-        if (m.reduction &&
-            ((m.mechanism == Mechanism::Bulk &&
-              !tmaBulkReduces(*m.reduction, program.type)) ||
-             (m.isTile() && !tmaTileReduces(*m.reduction, program.type))))
-          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
-                 ": TMA has no such " + toString(m.mechanism) + " reduction";
-        if (kernelItem && (m.mechanism == Mechanism::Bulk || m.isTile()) &&
-            m.bytes > 0 &&
-            (!program.tmaAddressable(m.src) ||
-             !program.tmaAddressable(m.dst)))
-          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
-                 ": a TMA " + toString(m.mechanism) +
-                 " item on a caller buffer aligned to only " +
-                 std::to_string(program.bufferAlignment) + " bytes";
-        if (kernelItem && m.mechanism == Mechanism::Bulk && m.bytes > 0 &&
-            (m.srcOffset % 16 || m.dstOffset % 16 || m.bytes % 16))
-          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
-                 ": TMA bulk needs 16-byte aligned offsets and sizes";
-        if (m.reduction && m.bytes % elementSize(program.type))
-          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
-                 " reduces a partial element";
-        // Casts convert element by element on the SM path: no TMA, no
-        // NCCL, no reduction (routing packs a cast network step first).
-        if (program.casts(m) && m.bytes > 0 &&
-            (!kernelItem || m.mechanism != Mechanism::Vector || m.reduction))
-          return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
-                 ": a cast must be a vector item that copies";
-      }
+      for (const Movement &repeated : *movements)
+        for (const Movement &m : boundingInstances(repeated)) {
+          bool ok = !m.signal || exists(*m.signal);
+          for (const CounterWait &wait : m.waits)
+            ok = ok && exists(wait.counter);
+          ok = ok && (!m.readDone || exists(*m.readDone));
+          if (!ok)
+            return "rank " + std::to_string(rank) + ": " +
+                   repeated.str(program.type) +
+                   " names a counter that does not exist";
+          // Network receives go through NCCL, which only copies: their
+          // mechanism is unused.
+          const bool kernelItem = movements == &rankProgram.items;
+          if (!kernelItem && m.reduction)
+            return "rank " + std::to_string(rank) + ": " +
+                   repeated.str(program.type) +
+                   ": a network receive reduces, but NCCL receives only copy "
+                   "(receive into staging, then reduce)";
+          if (m.reduction &&
+              ((m.mechanism == Mechanism::Bulk &&
+                !tmaBulkReduces(*m.reduction, program.type)) ||
+               (m.isTile() && !tmaTileReduces(*m.reduction, program.type))))
+            return "rank " + std::to_string(rank) + ": " +
+                   repeated.str(program.type) + ": TMA has no such " +
+                   toString(m.mechanism) + " reduction";
+          if (kernelItem && (m.mechanism == Mechanism::Bulk || m.isTile()) &&
+              m.bytes > 0 &&
+              (!program.tmaAddressable(m.src) ||
+               !program.tmaAddressable(m.dst)))
+            return "rank " + std::to_string(rank) + ": " +
+                   repeated.str(program.type) + ": a TMA " +
+                   toString(m.mechanism) +
+                   " item on a caller buffer aligned to only " +
+                   std::to_string(program.bufferAlignment) + " bytes";
+          if (kernelItem && m.mechanism == Mechanism::Bulk && m.bytes > 0 &&
+              (m.srcOffset % 16 || m.dstOffset % 16 || m.bytes % 16))
+            return "rank " + std::to_string(rank) + ": " +
+                   repeated.str(program.type) +
+                   ": TMA bulk needs 16-byte aligned offsets and sizes";
+          if (m.reduction && m.bytes % elementSize(program.type))
+            return "rank " + std::to_string(rank) + ": " +
+                   repeated.str(program.type) + " reduces a partial element";
+          // Casts convert element by element on the SM path: no TMA, no
+          // NCCL, no reduction (routing packs a cast network step first).
+          if (program.casts(m) && m.bytes > 0 &&
+              (!kernelItem || m.mechanism != Mechanism::Vector || m.reduction))
+            return "rank " + std::to_string(rank) + ": " +
+                   repeated.str(program.type) +
+                   ": a cast must be a vector item that copies";
+        }
   }
   // Counters are never reset: execution n waits for n times a value, so a
   // value must be exactly what one execution adds, or later executions
@@ -270,10 +390,11 @@ std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
   for (const auto &[rank, rankProgram] : program.ranks)
     for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
       for (const Movement &m : *movements) {
+        const auto instances = static_cast<uint64_t>(m.instances());
         if (m.signal)
-          ++added[{m.signal->rank, m.signal->index}];
+          added[{m.signal->rank, m.signal->index}] += instances;
         if (m.readDone)
-          ++added[{m.readDone->rank, m.readDone->index}];
+          added[{m.readDone->rank, m.readDone->index}] += instances;
       }
   for (const auto &[rank, rankProgram] : program.ranks) {
     for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
@@ -283,7 +404,8 @@ std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
             return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
                    " waits for " + std::to_string(wait.value) +
                    " but one execution adds " +
-                   std::to_string(added[{wait.counter.rank, wait.counter.index}]) +
+                   std::to_string(
+                       added[{wait.counter.rank, wait.counter.index}]) +
                    " to counter " + std::to_string(wait.counter.rank) + ":" +
                    std::to_string(wait.counter.index);
     for (const Movement &copy : rankProgram.engineCopies)
@@ -327,8 +449,8 @@ int64_t TransferProgram::sourceBytes(const Movement &movement) const {
 
 int64_t TransferProgram::scratchBytes(size_t index) const {
   const ScratchBuffer &buffer = scratches.at(index);
-  BufferRef ref{BufferKind::Scratch, buffer.rank,
-                static_cast<int64_t>(index), buffer.tensor};
+  BufferRef ref{BufferKind::Scratch, buffer.rank, static_cast<int64_t>(index),
+                buffer.tensor};
   return Box{Dims(buffer.shape.size(), 0), buffer.shape}.volume() *
          elementSize(typeOf(ref));
 }
@@ -412,7 +534,8 @@ mergePrograms(const std::vector<const TransferProgram *> &members) {
 int64_t TransferProgram::itemCount() const {
   int64_t count = 0;
   for (const auto &[rank, program] : ranks)
-    count += static_cast<int64_t>(program.items.size());
+    for (const Movement &m : program.items)
+      count += m.instances();
   return count;
 }
 

@@ -21,47 +21,74 @@ Dims stridesOf(const Dims &shape) {
   return strides;
 }
 
-/// Calls fn(srcElementOffset, dstElementOffset, elements) for every
-/// contiguous run of `box` in both buffers.
-template <typename Fn>
-void forEachRun(const Box &fromBox, const Dims &fromShape, const Box &toBox,
-                const Dims &toShape, Fn fn) {
+/// The contiguous runs of a box in both buffers, as one pattern: the first
+/// run's element offsets and length, and one repeat level (element
+/// strides) per dimension the runs are strided over, outermost first.
+struct RunPattern {
+  int64_t from = 0, to = 0, elements = 1;
+  std::vector<Repeat> levels;
+
+  int64_t runs() const {
+    int64_t count = 1;
+    for (const Repeat &level : levels)
+      count *= level.count;
+    return count;
+  }
+  /// The levels with strides in bytes.
+  std::vector<Repeat> byteLevels(int64_t fromBytes, int64_t toBytes) const {
+    std::vector<Repeat> bytes = levels;
+    for (Repeat &level : bytes) {
+      level.srcStride *= fromBytes;
+      level.dstStride *= toBytes;
+    }
+    return bytes;
+  }
+};
+
+RunPattern runPattern(const Box &fromBox, const Dims &fromShape,
+                      const Box &toBox, const Dims &toShape) {
   const int64_t rank = fromBox.rank();
   // Dimensions after `split` are covered entirely in both buffers.
   int64_t split = rank - 1;
   while (split > 0 && fromBox.sizes[split] == fromShape[split] &&
          toBox.sizes[split] == toShape[split])
     --split;
-  int64_t runElements = 1;
+  RunPattern pattern;
   for (int64_t d = std::max<int64_t>(split, 0); d < rank; ++d)
-    runElements *= fromBox.sizes[d];
+    pattern.elements *= fromBox.sizes[d];
   Dims fromStrides = stridesOf(fromShape), toStrides = stridesOf(toShape);
-  Dims index(std::max<int64_t>(split, 0), 0);
-  while (true) {
-    int64_t from = 0, to = 0;
-    for (int64_t d = 0; d < rank; ++d) {
-      int64_t i = d < split ? index[d] : 0;
-      from += (fromBox.offsets[d] + i) * fromStrides[d];
-      to += (toBox.offsets[d] + i) * toStrides[d];
-    }
-    fn(from, to, runElements);
-    int64_t d = split - 1;
-    while (d >= 0 && ++index[d] == fromBox.sizes[d]) {
-      index[d] = 0;
-      --d;
-    }
-    if (d < 0)
-      return;
+  for (int64_t d = 0; d < rank; ++d) {
+    pattern.from += fromBox.offsets[d] * fromStrides[d];
+    pattern.to += toBox.offsets[d] * toStrides[d];
+    if (d < split && fromBox.sizes[d] > 1)
+      pattern.levels.push_back(
+          {fromBox.sizes[d], fromStrides[d], toStrides[d], -1});
   }
+  return pattern;
 }
 
-/// The tiles of a step, or the reason tensor maps cannot describe it. Tiles
-/// have up to 256 elements per dimension, rows of a multiple of 16 bytes and
-/// at most `maxBytes` bytes.
+/// Calls fn(srcElementOffset, dstElementOffset, elements) for every
+/// contiguous run of `box` in both buffers.
+template <typename Fn>
+void forEachRun(const Box &fromBox, const Dims &fromShape, const Box &toBox,
+                const Dims &toShape, Fn fn) {
+  RunPattern pattern = runPattern(fromBox, fromShape, toBox, toShape);
+  Movement runs;
+  runs.srcOffset = pattern.from;
+  runs.dstOffset = pattern.to;
+  runs.repeats = pattern.levels;
+  runs.forEachInstance([&](const Movement &run) {
+    fn(run.srcOffset, run.dstOffset, pattern.elements);
+  });
+}
+
+/// The tile extents of a step, or the reason tensor maps cannot describe
+/// it. Tiles have up to 256 elements per dimension, rows of a multiple of 16
+/// bytes and at most `maxBytes` bytes.
 std::optional<std::string> planTiles(const Box &fromBox, const Dims &fromShape,
                                      const Box &toBox, const Dims &toShape,
                                      int64_t elementBytes, int64_t maxBytes,
-                                     std::vector<Box> &tiles) {
+                                     Dims &tile) {
   const int64_t rank = fromBox.rank();
   // A 1-D box is one contiguous run: bulk and vector items move it (and a
   // 1-D tile at coordinate 39 of an f32 map raised an illegal instruction on
@@ -87,7 +114,7 @@ std::optional<std::string> planTiles(const Box &fromBox, const Dims &fromShape,
     return "its rows of " +
            std::to_string(fromBox.sizes[rank - 1] * elementBytes) +
            " bytes are not a multiple of 16";
-  Dims tile(rank, 1);
+  tile = Dims(rank, 1);
   int64_t unit = 16 / elementBytes;
   tile[rank - 1] = std::min<int64_t>(fromBox.sizes[rank - 1], 256 / unit * unit);
   int64_t bytes = tile[rank - 1] * elementBytes;
@@ -96,19 +123,36 @@ std::optional<std::string> planTiles(const Box &fromBox, const Dims &fromShape,
         1, std::min<int64_t>({fromBox.sizes[d], 256, maxBytes / bytes}));
     bytes *= tile[d];
   }
-  Dims start(rank, 0);
-  while (true) {
-    Box piece{start, Dims(rank, 0)};
-    for (int64_t d = 0; d < rank; ++d)
-      piece.sizes[d] = std::min(tile[d], fromBox.sizes[d] - start[d]);
-    tiles.push_back(piece);
-    int64_t d = rank - 1;
-    while (d >= 0 && (start[d] += tile[d]) >= fromBox.sizes[d]) {
-      start[d] = 0;
-      --d;
+  return std::nullopt;
+}
+
+/// The tiles of `box` cut into `tile` extents as a few grids: per
+/// dimension, the whole tiles (one repeat level along it) and the one
+/// partial tile at its end. Calls fn(corner, extents, levels) per grid.
+template <typename Fn>
+void forEachTileGrid(const Box &box, const Dims &tile, Fn fn) {
+  const int64_t rank = box.rank();
+  // Bit d of `partial`: the grid's tiles are the partial ones of dimension d.
+  for (uint32_t partial = 0; partial < (1u << rank); ++partial) {
+    Dims corner(rank, 0), extents(rank, 0);
+    std::vector<Repeat> levels;
+    bool empty = false;
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t whole = box.sizes[d] / tile[d];
+      const int64_t rest = box.sizes[d] % tile[d];
+      if (partial & (1u << d)) {
+        empty = empty || rest == 0;
+        corner[d] = whole * tile[d];
+        extents[d] = rest;
+      } else {
+        empty = empty || whole == 0;
+        extents[d] = tile[d];
+        if (whole > 1)
+          levels.push_back({whole, tile[d], tile[d], d});
+      }
     }
-    if (d < 0)
-      return std::nullopt;
+    if (!empty)
+      fn(corner, extents, levels);
   }
 }
 
@@ -126,8 +170,8 @@ std::optional<std::string> planTiles(const Box &fromBox, const Dims &fromShape,
 void addReadsDone(TransferProgram &program) {
   std::map<int64_t, uint64_t> reads;     // Owner -> reads of its buffers.
   std::map<int64_t, BufferRef> readable; // Owner -> a buffer peers read.
-  auto count = [&](const BufferRef &buffer) {
-    ++reads[buffer.rank];
+  auto count = [&](const BufferRef &buffer, int64_t instances = 1) {
+    reads[buffer.rank] += static_cast<uint64_t>(instances);
     readable.emplace(buffer.rank, buffer);
   };
   // Reader -> (owner -> a buffer of its copy-engine copies).
@@ -135,7 +179,7 @@ void addReadsDone(TransferProgram &program) {
   for (const auto &[rank, rankProgram] : program.ranks) {
     for (const Movement &m : rankProgram.items)
       if (m.bytes > 0 && m.src.rank != rank)
-        count(m.src);
+        count(m.src, m.instances());
     for (const Movement &copy : rankProgram.engineCopies)
       if (copy.src.rank != rank &&
           enginePeers[rank].emplace(copy.src.rank, copy.src).second)
@@ -553,23 +597,19 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
     // would be many small copies, which tiles move better) and large enough
     // to pay for a copy of its own: the copy engine copies it before the
     // kernel starts (LoweringOptions::copyEngine, engineMinBytes).
-    int64_t engineRuns = 0;
-    Movement copy; // The first run.
+    const RunPattern pattern =
+        runPattern(step.fromBox, *fromShape, step.toBox, *toShape);
     if (options.copyEngine && !network && !reduction && !casting &&
         step.deps.empty() && step.from.kind == BufferKind::Source &&
-        step.to.kind == BufferKind::Destination)
-      forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
-                 [&](int64_t from, int64_t to, int64_t elements) {
-                   if (engineRuns++)
-                     return;
-                   copy.src = step.from;
-                   copy.srcOffset = from * elementBytes;
-                   copy.dst = step.to;
-                   copy.dstOffset = to * elementBytes;
-                   copy.bytes = elements * elementBytes;
-                   copy.step = i;
-                 });
-    if (engineRuns == 1 && copy.bytes >= options.engineMinBytes) {
+        step.to.kind == BufferKind::Destination && pattern.runs() == 1 &&
+        pattern.elements * elementBytes >= options.engineMinBytes) {
+      Movement copy;
+      copy.src = step.from;
+      copy.srcOffset = pattern.from * elementBytes;
+      copy.dst = step.to;
+      copy.dstOffset = pattern.to * elementBytes;
+      copy.bytes = pattern.elements * elementBytes;
+      copy.step = i;
       // Chunks of one copy follow each other: one cudaMemcpyAsync.
       std::vector<Movement> &copies = executor.engineCopies;
       if (!copies.empty() && copies.back().src == copy.src &&
@@ -620,30 +660,62 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
     if (!dependents[i].empty())
       signal = CounterRef{step.executor(), executor.counters++};
 
-    uint64_t movements = 0;
+    // Movements stand for many items (Movement::repeats): a dependent
+    // waits for every instance.
+    uint64_t instances = 0;
     auto emit = [&](Movement movement) {
       movement.reduction = reduction;
       movement.signal = signal;
       movement.waits = waits;
       movement.step = i;
-      (network ? executor.receives : executor.items).push_back(std::move(movement));
-      ++movements;
+      instances += static_cast<uint64_t>(movement.instances());
+      (network ? executor.receives : executor.items)
+          .push_back(std::move(movement));
     };
+    // `bytes` at byte offsets (from, to), repeated over `levels`, as items
+    // of at most `unit` bytes each (a multiple of the element sizes): the
+    // whole pieces one movement with an innermost level, the rest another.
+    auto pieces = [&](Mechanism mechanism, int64_t from, int64_t to,
+                      int64_t bytes, int64_t fromUnit, int64_t unit,
+                      const std::vector<Repeat> &levels) {
+      const int64_t whole = bytes / unit, rest = bytes % unit;
+      Movement movement;
+      movement.mechanism = mechanism;
+      movement.src = step.from;
+      movement.dst = step.to;
+      movement.repeats = levels;
+      if (whole > 0) {
+        movement.srcOffset = from;
+        movement.dstOffset = to;
+        movement.bytes = unit;
+        if (whole > 1)
+          movement.repeats.push_back({whole, fromUnit, unit, -1});
+        emit(movement);
+        movement.repeats = levels;
+      }
+      if (rest > 0) {
+        movement.srcOffset = from + whole * fromUnit;
+        movement.dstOffset = to + whole * unit;
+        movement.bytes = rest;
+        emit(std::move(movement));
+      }
+    };
+    const std::vector<Repeat> levels =
+        pattern.byteLevels(fromBytes, elementBytes);
+    const int64_t runBytes = pattern.elements * elementBytes;
 
     // Network transfers go through NCCL: one per contiguous run.
     if (network) {
-      forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
-                 [&](int64_t from, int64_t to, int64_t elements) {
-                   Movement movement;
-                   movement.src = step.from;
-                   movement.srcOffset = from * elementBytes;
-                   movement.dst = step.to;
-                   movement.dstOffset = to * elementBytes;
-                   movement.bytes = elements * elementBytes;
-                   emit(std::move(movement));
-                 });
+      Movement movement;
+      movement.src = step.from;
+      movement.srcOffset = pattern.from * elementBytes;
+      movement.dst = step.to;
+      movement.dstOffset = pattern.to * elementBytes;
+      movement.bytes = runBytes;
+      movement.repeats = levels;
+      emit(std::move(movement));
       if (signal)
-        signalled[i] = std::make_pair(*signal, movements);
+        signalled[i] = std::make_pair(*signal, instances);
       continue;
     }
 
@@ -653,22 +725,11 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
       const int64_t perItem =
           std::max<int64_t>(1, options.maxItemBytes /
                                    std::max(fromBytes, elementBytes));
-      forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
-                 [&](int64_t from, int64_t to, int64_t elements) {
-                   for (int64_t at = 0; at < elements; at += perItem) {
-                     Movement movement;
-                     movement.mechanism = Mechanism::Vector;
-                     movement.src = step.from;
-                     movement.srcOffset = (from + at) * fromBytes;
-                     movement.dst = step.to;
-                     movement.dstOffset = (to + at) * elementBytes;
-                     movement.bytes =
-                         std::min(perItem, elements - at) * elementBytes;
-                     emit(std::move(movement));
-                   }
-                 });
+      pieces(Mechanism::Vector, pattern.from * fromBytes,
+             pattern.to * elementBytes, runBytes, perItem * fromBytes,
+             perItem * elementBytes, levels);
       if (signal)
-        signalled[i] = std::make_pair(*signal, movements);
+        signalled[i] = std::make_pair(*signal, instances);
       continue;
     }
 
@@ -677,27 +738,29 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
     const bool tmaReady = program.tmaAddressable(step.from) &&
                           program.tmaAddressable(step.to);
 
-    // Contiguous runs: are they all 16-byte aligned, and how long?
-    bool aligned = true;
-    int64_t runs = 0, runBytes = 0;
-    forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
-               [&](int64_t from, int64_t to, int64_t elements) {
-                 ++runs;
-                 runBytes = elements * elementBytes;
-                 aligned = aligned && (from * elementBytes) % 16 == 0 &&
-                           (to * elementBytes) % 16 == 0 && runBytes % 16 == 0;
-               });
+    // Are all runs 16-byte aligned? Their offsets advance by the levels'
+    // strides: the first run and every stride must be.
+    bool stridesAligned = true;
+    for (const Repeat &level : levels)
+      stridesAligned = stridesAligned && level.srcStride % 16 == 0 &&
+                       level.dstStride % 16 == 0;
+    const int64_t runs = pattern.runs();
+    const bool aligned = stridesAligned &&
+                         (pattern.from * elementBytes) % 16 == 0 &&
+                         (pattern.to * elementBytes) % 16 == 0 &&
+                         runBytes % 16 == 0;
 
     // Tiles where the runs are short or unaligned and tensor maps can
     // describe the box; otherwise runs, each cut into bulk and vector items.
-    std::vector<Box> tiles;
+    Dims tile;
     const bool wantTiles =
         options.preferTiles || !aligned ||
         (runs > 1 && runBytes < options.tileBelowRunBytes);
     const bool tiled =
-        tmaReady && wantTiles && (!reduction || tmaTileReduces(*reduction, type)) &&
+        tmaReady && wantTiles &&
+        (!reduction || tmaTileReduces(*reduction, type)) &&
         !planTiles(step.fromBox, *fromShape, step.toBox, *toShape,
-                   elementBytes, options.maxItemBytes, tiles);
+                   elementBytes, options.maxItemBytes, tile);
     if (tiled) {
       auto mapOf = [&](const BufferRef &buffer, const Dims &extents,
                        const Dims &box) {
@@ -708,64 +771,64 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
         program.maps.push_back(spec);
         return static_cast<int64_t>(program.maps.size()) - 1;
       };
-      for (const Box &piece : tiles) {
-        Movement movement;
-        movement.mechanism = Mechanism::Tile;
-        movement.src = step.from;
-        movement.dst = step.to;
-        movement.srcMap = mapOf(step.from, *fromShape, piece.sizes);
-        movement.dstMap = mapOf(step.to, *toShape, piece.sizes);
-        movement.srcCoords = piece.offsets;
-        movement.dstCoords = piece.offsets;
-        for (int64_t d = 0; d < piece.rank(); ++d) {
-          movement.srcCoords[d] += step.fromBox.offsets[d];
-          movement.dstCoords[d] += step.toBox.offsets[d];
-        }
-        movement.bytes = piece.volume() * elementBytes;
-        emit(std::move(movement));
-      }
-    } else {
-      // Items of at most a stage each.
-      auto pieces = [&](Mechanism mechanism, int64_t from, int64_t to,
-                        int64_t bytes) {
-        for (int64_t at = 0; at < bytes; at += options.maxItemBytes) {
-          Movement movement;
-          movement.mechanism = mechanism;
-          movement.src = step.from;
-          movement.srcOffset = from + at;
-          movement.dst = step.to;
-          movement.dstOffset = to + at;
-          movement.bytes = std::min(options.maxItemBytes, bytes - at);
-          emit(std::move(movement));
-        }
-      };
-      const bool bulkReduces = !reduction || tmaBulkReduces(*reduction, type);
-      forEachRun(
-          step.fromBox, *fromShape, step.toBox, *toShape,
-          [&](int64_t fromElement, int64_t toElement, int64_t elements) {
-            const int64_t from = fromElement * elementBytes;
-            const int64_t to = toElement * elementBytes;
-            const int64_t bytes = elements * elementBytes;
-            // TMA bulk needs both addresses 16-byte aligned: only a run
-            // whose addresses agree modulo 16 has an aligned middle.
-            const int64_t head = (16 - from % 16) % 16;
-            const int64_t body =
-                bytes > head ? (bytes - head) / 16 * 16 : 0;
-            if (!tmaReady || !bulkReduces || from % 16 != to % 16 ||
-                body < std::max<int64_t>(options.vectorBelowBytes, 16)) {
-              pieces(Mechanism::Vector, from, to, bytes);
-              return;
+      forEachTileGrid(
+          step.fromBox, tile,
+          [&](const Dims &corner, const Dims &extents,
+              const std::vector<Repeat> &gridLevels) {
+            Movement movement;
+            movement.mechanism = Mechanism::Tile;
+            movement.src = step.from;
+            movement.dst = step.to;
+            movement.srcMap = mapOf(step.from, *fromShape, extents);
+            movement.dstMap = mapOf(step.to, *toShape, extents);
+            movement.srcCoords = corner;
+            movement.dstCoords = corner;
+            for (size_t d = 0; d < corner.size(); ++d) {
+              movement.srcCoords[d] += step.fromBox.offsets[d];
+              movement.dstCoords[d] += step.toBox.offsets[d];
             }
-            if (head)
-              pieces(Mechanism::Vector, from, to, head);
-            pieces(Mechanism::Bulk, from + head, to + head, body);
-            if (const int64_t tail = bytes - head - body)
-              pieces(Mechanism::Vector, from + head + body, to + head + body,
-                     tail);
+            movement.bytes = Box{corner, extents}.volume() * elementBytes;
+            movement.repeats = gridLevels;
+            emit(std::move(movement));
           });
+    } else {
+      const bool bulkReduces = !reduction || tmaBulkReduces(*reduction, type);
+      const int64_t unit = options.maxItemBytes;
+      // One run, repeated over `runLevels`: TMA bulk needs both addresses
+      // 16-byte aligned, so only a run whose addresses agree modulo 16 has
+      // an aligned middle; its head and tail take the SM path.
+      auto lowerRun = [&](int64_t from, int64_t to,
+                          const std::vector<Repeat> &runLevels) {
+        const int64_t head = (16 - from % 16) % 16;
+        const int64_t body =
+            runBytes > head ? (runBytes - head) / 16 * 16 : 0;
+        if (!tmaReady || !bulkReduces || from % 16 != to % 16 ||
+            body < std::max<int64_t>(options.vectorBelowBytes, 16)) {
+          pieces(Mechanism::Vector, from, to, runBytes, unit, unit, runLevels);
+          return;
+        }
+        if (head)
+          pieces(Mechanism::Vector, from, to, head, unit, unit, runLevels);
+        pieces(Mechanism::Bulk, from + head, to + head, body, unit, unit,
+               runLevels);
+        if (const int64_t tail = runBytes - head - body)
+          pieces(Mechanism::Vector, from + head + body, to + head + body,
+                 tail, unit, unit, runLevels);
+      };
+      // Strides that keep every run's offsets the same modulo 16 cut every
+      // run alike: one pattern. Otherwise run by run.
+      if (stridesAligned)
+        lowerRun(pattern.from * elementBytes, pattern.to * elementBytes,
+                 levels);
+      else
+        forEachRun(step.fromBox, *fromShape, step.toBox, *toShape,
+                   [&](int64_t fromElement, int64_t toElement, int64_t) {
+                     lowerRun(fromElement * elementBytes,
+                              toElement * elementBytes, {});
+                   });
     }
     if (signal)
-      signalled[i] = std::make_pair(*signal, movements);
+      signalled[i] = std::make_pair(*signal, instances);
   }
   addReadsDone(program);
   return std::nullopt;

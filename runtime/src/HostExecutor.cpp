@@ -13,6 +13,16 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
                                           int64_t ctasPerRank) {
   if (ctasPerRank < 1)
     return std::string("a rank needs at least one CTA");
+  // Repeated movements run as their instances, dealt to CTAs one by one
+  // as the kernel's items are.
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
+      for (const Movement &m : *movements)
+        if (!m.repeats.empty()) {
+          TransferProgram expanded = program;
+          expandRepeats(expanded);
+          return executeProgram(expanded, resolve, ctasPerRank);
+        }
   std::map<std::pair<int64_t, int64_t>, uint64_t> counters;
   // Queues: per rank, ctasPerRank item queues; one queue of every network
   // receive in the order the runtime posts them, as on one GPU (one

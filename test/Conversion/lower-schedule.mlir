@@ -5,6 +5,7 @@
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology --m2n-lower-schedule | FileCheck %s
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology --m2n-lower-schedule | m2n-opt | FileCheck %s
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=tile-below-run-bytes=0" | FileCheck %s --check-prefix=NOTILES
+// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=tile-below-run-bytes=0" | m2n-opt | FileCheck %s --check-prefix=NOTILES
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=vector-below-bytes=512" | FileCheck %s --check-prefix=VEC512
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=copy-engine=true engine-min-bytes=128" | FileCheck %s --check-prefix=ENGINE
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=stage-bytes=64" | FileCheck %s --check-prefix=STAGE64
@@ -37,27 +38,30 @@
 // ALIGN8-NEXT: m2n.move vector copy src(0)+0 -> dst(0)+0 128B step 0
 // ALIGN8-NEXT: m2n.move vector copy src(1)+0 -> dst(0)+128 128B read_done 1:0 step 3
 // STAGE64-LABEL: func.func @gather
-// STAGE64: m2n.move bulk copy src(0)+0 -> dst(0)+0 64B step 0
-// STAGE64-NEXT: m2n.move bulk copy src(0)+64 -> dst(0)+64 64B step 0
+// STAGE64: m2n.move bulk copy src(0)+0 -> dst(0)+0 64B times 2 by (+64,+64) step 0
+// STAGE64-NEXT: m2n.move bulk copy src(1)+0 -> dst(0)+128 64B times 2 by (+64,+64) read_done 1:0 step 3
 func.func @gather(%c: !m2n.comm<2>, %x: !m2n.dist<64xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
   %0 = m2n.reshard %x on %c : !m2n.comm<2>, !m2n.dist<64xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<64xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
   return
 }
 
 // 64-byte rows of a 2-D box: tiles below tile-below-run-bytes (through
-// tensor maps over both buffers); without tiles, one bulk move per row.
+// tensor maps over both buffers); without tiles, one bulk move repeated
+// over the rows.
 // ALIGN8-LABEL: func.func @columns
 // ALIGN8-NOT: m2n.tensor_map
-// ALIGN8: m2n.move vector copy src(0)+0 -> dst(0)+0 64B step 0
-// ALIGN8-NEXT: m2n.move vector copy src(0)+64 -> dst(0)+128 64B step 0
+// ALIGN8: m2n.move vector copy src(0)+0 -> dst(0)+0 64B times 8 by (+64,+128) step 0
+// ALIGN8-NEXT: m2n.move vector copy src(1)+0 -> dst(0)+64 64B times 8 by (+64,+128) read_done 1:0 step 3
 // CHECK-LABEL: func.func @columns
 // CHECK: m2n.tensor_map 0 of src(0) [8, 16] box [8, 16]
 // CHECK: m2n.tensor_map 1 of dst(0) [8, 32] box [8, 16]
 // CHECK: m2n.move tile copy src(0) map 0 (0, 0) -> dst(0) map 1 (0, 0) 512B step 0
 // NOTILES-LABEL: func.func @columns
 // NOTILES-NOT: m2n.tensor_map
-// NOTILES: m2n.move bulk copy src(0)+0 -> dst(0)+0 64B step 0
-// NOTILES-NEXT: m2n.move bulk copy src(0)+64 -> dst(0)+128 64B step 0
+// A step's rows are one move, repeated: 8 rows of 64 bytes, each 64 bytes
+// further in the source and 128 in the destination.
+// NOTILES: m2n.move bulk copy src(0)+0 -> dst(0)+0 64B times 8 by (+64,+128) step 0
+// NOTILES-NEXT: m2n.move bulk copy src(1)+0 -> dst(0)+64 64B times 8 by (+64,+128) read_done 1:0 step 3
 func.func @columns(%c: !m2n.comm<2>, %x: !m2n.dist<8x32xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>) {
   %0 = m2n.reshard %x on %c : !m2n.comm<2>, !m2n.dist<8x32xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>> -> !m2n.dist<8x32xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
   return

@@ -15,7 +15,7 @@
 // NOPATH: error: m2n-write-artifact needs a path
 // NOBINARY: error: no gpu.binary @m2n_kernels: run m2n-convert-to-gpu and gpu-module-to-binary first
 // STAGES: error: m2n-write-artifact: stages must be 1-8, stage-bytes a positive multiple of 16 and max-ctas positive
-// MISSING: error: the transfer kernel cannot run @rows#0's item rank 0: copy vector src(0)+0 -> dst(0)+0 16B: run m2n-convert-to-gpu on the lowered programs (or with kernel-ops=all)
+// MISSING: error: the transfer kernel cannot run @rows#0's item rank 0: copy vector src(0)+0 -> dst(0)+0 16B times 4 by (+16,+32): run m2n-convert-to-gpu on the lowered programs (or with kernel-ops=all)
 // STAGEBYTES: error: the transfer kernel cannot run @long#1's move {{.*}} of 128 bytes through stages of 64: lower with m2n-lower-schedule{stage-bytes=64}
 
 // 16 bytes per rank and row: short runs, which moved as tiles.

@@ -366,6 +366,8 @@ int main(int argc, char **argv) {
     std::printf("artifact_runner: %s\n", error->c_str());
     return 1;
   }
+  for (m2n::CompiledReshard &reshard : parsed.reshards)
+    m2n::expandRepeats(reshard.program); // As the runtime does at load.
   if (parsed.reshards.size() > 256 || processes > 8) {
     std::printf("artifact_runner: at most 256 reshards and 8 processes\n");
     return 2;

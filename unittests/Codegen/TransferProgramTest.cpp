@@ -59,7 +59,7 @@ std::optional<std::string> readsDoneProblem(const TransferProgram &program) {
       auto [it, fresh] = counters.emplace(m.src.rank, *m.readDone);
       if (!fresh && !(it->second == *m.readDone))
         return "two read-done counters for rank " + std::to_string(m.src.rank);
-      ++reads[m.src.rank];
+      reads[m.src.rank] += static_cast<uint64_t>(m.instances());
     }
     if (reported != enginePeers)
       return "rank " + std::to_string(rank) +
@@ -219,12 +219,25 @@ TEST(TransferProgramTest, StridedBoxesBecomeRowsAndItemsAreCut) {
                   ElementType::F32, options, program),
             std::nullopt);
   // Each rank receives 2 rows x 8 columns from itself and from the other,
-  // then waits until the other has read its part (reads-done).
-  EXPECT_EQ(program.ranks.at(0).items.size(), 2u * 2 * 2 + 1);
+  // then waits until the other has read its part (reads-done). A step is
+  // one movement repeated over its rows and its pieces of a row.
+  EXPECT_EQ(program.ranks.at(0).items.size(), 2u + 1);
+  EXPECT_EQ(program.itemCount(), 2 * (2 * 2 * 2 + 1));
   EXPECT_EQ(program.ranks.at(1).items[0].str(program.type),
-            "copy src(0)+32 -> dst(1)+0 16B read-done 0:0");
+            "copy src(0)+32 -> dst(1)+0 16B times 2 by (+64,+32) times 2 by "
+            "(+16,+16) read-done 0:0");
   EXPECT_EQ(program.ranks.at(0).items.back().str(program.type),
             "copy src(0)+0 -> src(0)+0 0B wait 0:0>=4");
+  // Expanded, as the runtime runs it: rows, then the pieces of each row.
+  TransferProgram expanded = program;
+  expandRepeats(expanded);
+  ASSERT_EQ(expanded.ranks.at(1).items.size(), 2u * 2 * 2 + 1);
+  EXPECT_EQ(expanded.ranks.at(1).items[0].str(program.type),
+            "copy src(0)+32 -> dst(1)+0 16B read-done 0:0");
+  EXPECT_EQ(expanded.ranks.at(1).items[1].str(program.type),
+            "copy src(0)+48 -> dst(1)+16 16B read-done 0:0");
+  EXPECT_EQ(expanded.ranks.at(1).items[2].str(program.type),
+            "copy src(0)+96 -> dst(1)+32 16B read-done 0:0");
   ReshardSimulator simulator(src, dst, shape, ElementType::F32);
   ASSERT_EQ(executeProgram(program, simulator, 3), std::nullopt);
   EXPECT_TRUE(simulator.check().passed);
@@ -616,7 +629,7 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
   const uint64_t seed = propertySeed();
   const int64_t cases = propertyCases(10000);
   RandomLayouts random(seed ^ 0xc0de);
-  int64_t items = 0, tileItems = 0, vectorItems = 0, bulkItems = 0,
+  int64_t items = 0, movements = 0, tileItems = 0, vectorItems = 0, bulkItems = 0,
           raceChecked = 0;
   for (int64_t n = 0; n < cases; ++n) {
     std::vector<int64_t> shape = random.shape();
@@ -667,7 +680,9 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
     }
     items += program.itemCount();
     for (const auto &[r, rp] : program.ranks)
-      for (const Movement &m : rp.items) {
+      for (const Movement &repeated : rp.items) {
+        ++movements;
+        repeated.forEachInstance([&](const Movement &m) {
         tileItems += m.isTile();
         vectorItems += m.mechanism == Mechanism::Vector;
         bulkItems += m.mechanism == Mechanism::Bulk && m.bytes > 0;
@@ -687,7 +702,10 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
           ASSERT_EQ(m.src.kind, BufferKind::Scratch) << m.str(type);
           ASSERT_EQ(m.dst.kind, BufferKind::Scratch) << m.str(type);
         }
+        });
       }
+    if (HasFailure())
+      return;
     ReshardSimulator simulator(src, dst, shape, type);
     ASSERT_EQ(executeProgram(program, simulator, random.uniform(1, 3)),
               std::nullopt);
@@ -701,7 +719,8 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
   EXPECT_GT(bulkItems, items / 50);
   EXPECT_GT(raceChecked, cases * 9 / 10);
   std::cout << "[ property ] seed " << seed << ": " << cases
-            << " reshards lowered and run (" << items << " items: "
+            << " reshards lowered and run (" << items << " items in "
+            << movements << " movements: "
             << bulkItems << " bulk, " << tileItems << " tiles, "
             << vectorItems << " vector); " << raceChecked
             << " checked for unordered vector reductions\n";

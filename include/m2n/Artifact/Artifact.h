@@ -28,7 +28,7 @@
 
 namespace m2n {
 
-constexpr uint32_t kArtifactVersion = 7;
+constexpr uint32_t kArtifactVersion = 8;
 
 struct KernelLaunch {
   std::string name = "m2n_transfer";

@@ -1,4 +1,5 @@
-//===- Program.h - per-rank work-item programs -------------------*- C++ -*-===//
+//===- Program.h - per-rank work-item programs -------------------*- C++
+//-*-===//
 //
 // What a lowered reshard is for the runtime (lib/Codegen/TransferProgram.cpp
 // lowers schedules into it, docs/codegen.md): for every rank, the table of
@@ -79,8 +80,25 @@ struct TensorMapSpec {
   }
 };
 
+/// One level of a repeated movement (Movement::repeats): `count` instances,
+/// each `srcStride` and `dstStride` further than the one before: bytes, or
+/// for a tile coordinates of dimension `dim` (the same in both buffers).
+struct Repeat {
+  int64_t count = 1;
+  int64_t srcStride = 0, dstStride = 0;
+  int64_t dim = -1; // Tiles: the dimension the strides advance; else -1.
+  bool operator==(const Repeat &other) const {
+    return count == other.count && srcStride == other.srcStride &&
+           dstStride == other.dstStride && dim == other.dim;
+  }
+};
+
 /// One contiguous run, from a byte offset of one buffer to a byte offset of
-/// another; or, for a tile, one box through two tensor maps.
+/// another; or, for a tile, one box through two tensor maps. With repeats,
+/// a regular pattern of such runs or tiles (the rows of a box, the stage-
+/// sized pieces of a long run, a grid of tiles), which the runtime expands
+/// (expandRepeats): the program stays proportional to the steps, not to the
+/// bytes.
 struct Movement {
   BufferRef src;
   int64_t srcOffset = 0;
@@ -103,6 +121,31 @@ struct Movement {
   /// caller may overwrite the buffer once the stream passes the kernel.
   std::optional<CounterRef> readDone;
   int64_t step = -1; // The schedule step it comes from (-1: a join).
+  /// Outermost level first; empty: one instance. Every instance signals,
+  /// waits and reports reads as the movement says: a dependent waits for
+  /// one increment per instance.
+  std::vector<Repeat> repeats;
+
+  /// The number of instances: the product of the repeat counts.
+  int64_t instances() const;
+  /// The instance at `index` (one per repeat level), without repeats.
+  Movement instance(const std::vector<int64_t> &index) const;
+  /// Calls fn(instance) for every instance, the last level fastest.
+  template <typename Fn> void forEachInstance(Fn fn) const {
+    if (repeats.empty()) {
+      fn(*this);
+      return;
+    }
+    std::vector<int64_t> index(repeats.size(), 0);
+    while (true) {
+      fn(instance(index));
+      size_t level = repeats.size();
+      while (level > 0 && ++index[level - 1] == repeats[level - 1].count)
+        index[--level] = 0;
+      if (level == 0)
+        return;
+    }
+  }
 
   bool isTile() const { return mechanism == Mechanism::Tile; }
   bool isCopy() const { return !reduction; }
@@ -155,6 +198,7 @@ struct TransferProgram {
   std::vector<ElementType> tensorSourceTypes;
   std::vector<float> tensorScales;
 
+  /// Kernel items once expanded: the instances of every rank's items.
   int64_t itemCount() const;
   /// The element type `buffer` holds.
   ElementType typeOf(const BufferRef &buffer) const {
@@ -199,18 +243,28 @@ networkOrder(const TransferProgram &program);
 /// members share nothing, so the concatenations are too: whatever CTA an
 /// item lands on, the group cannot deadlock. Members must not alias one
 /// another's buffers (the runtime checks).
-TransferProgram mergePrograms(const std::vector<const TransferProgram *> &members);
+TransferProgram
+mergePrograms(const std::vector<const TransferProgram *> &members);
+
+/// Replaces every repeated movement of `program` by its instances, in
+/// order: what the runtime executes. `program` must have passed
+/// verifyTransferProgram (the instance counts are bounded).
+void expandRepeats(TransferProgram &program);
+
+/// The most instances one movement may stand for (verifyTransferProgram).
+constexpr int64_t kMaxInstances = int64_t{1} << 32;
 
 /// Checks what the runtime trusts blindly in a program of a reshard from
 /// `src` to `dst` of `shape`: every move inside existing buffers (tiles
 /// through tensor maps of their own buffers), every counter it names
 /// existing and every wait value exactly what one execution adds, every
 /// reduction one its mechanism has, over whole elements, copy-engine copies
-/// plain copies. Returns a message naming the first problem.
-std::optional<std::string> verifyTransferProgram(const TransferProgram &program,
-                                                 const Layout &src,
-                                                 const Layout &dst,
-                                                 const std::vector<int64_t> &shape);
+/// plain copies, repeats well-formed (every instance is checked: the first,
+/// the last and one step along each level, which bound the rest). Returns a
+/// message naming the first problem.
+std::optional<std::string>
+verifyTransferProgram(const TransferProgram &program, const Layout &src,
+                      const Layout &dst, const std::vector<int64_t> &shape);
 
 } // namespace m2n
 

@@ -182,3 +182,170 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
   }
   return
 }
+
+// -----
+
+// Repeated moves (`times N by (+S,+D)`): every instance is checked. The last
+// of five 16-byte instances 16 bytes apart starts at byte 64 of a 64-byte
+// buffer.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op reaches outside its buffers}}
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 16B times 5 by (+16,+16)
+    }
+  }
+  return
+}
+
+// -----
+
+// A stride keeps every instance as aligned as TMA needs, or the move is
+// refused.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op TMA bulk needs 16-byte aligned offsets and sizes}}
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 16B times 2 by (+8,+16)
+    }
+  }
+  return
+}
+
+// -----
+
+// Each instance signals once: a dependent waits for all four.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 1 {
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 16B times 4 by (+16,+16) signal 0:0
+      // expected-error@+1 {{'m2n.move' op waits for 1 but one execution adds 4 to counter 0:0}}
+      m2n.move vector reduce<max> src(1)+0 -> dst(0)+0 64B wait 0:0>=1
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op repeats with a count below 1 or a negative stride}}
+      m2n.move bulk copy src(0)+16 -> dst(0)+16 16B times 2 by (+-16,+16)
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op repeats with a count below 1 or a negative stride}}
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 16B times 0 by (+16,+16)
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op repeats more than 4294967296 instances or beyond 64-bit offsets}}
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 16B times 65536 by (+0,+0) times 65536 by (+0,+0) times 2 by (+0,+0)
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op repeats along a dimension, but only tiles have dimensions}}
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 16B times 2 along 0 by (+16,+16)
+    }
+  }
+  return
+}
+
+// -----
+
+// Tiles repeat along one of their dimensions, and every tile stays inside.
+!s = !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+!d = !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.tensor_map 0 of src(0) [4, 4] box [2, 4]
+    m2n.tensor_map 1 of dst(0) [4, 8] box [2, 4]
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op repeats a tile along a dimension it does not have}}
+      m2n.move tile copy src(0) map 0 (0, 0) -> dst(0) map 1 (0, 0) 32B times 2 along 2 by (+2,+2)
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+!d = !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.tensor_map 0 of src(0) [4, 4] box [2, 4]
+    m2n.tensor_map 1 of dst(0) [4, 8] box [2, 4]
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op has a tile outside its buffer}}
+      m2n.move tile copy src(0) map 0 (0, 0) -> dst(0) map 1 (0, 0) 32B times 3 along 0 by (+2,+2)
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{expected 'by'}}
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 16B times 2 (+16,+16)
+    }
+  }
+  return
+}
+
+// -----
+
+// A copy-engine copy is one cudaMemcpyAsync: it does not repeat.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  // expected-error@+1 {{'m2n.program' op rank 0: copy-engine copy copy src(0)+0 -> dst(0)+0 16B times 2 by (+16,+16) repeats}}
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      m2n.move engine copy src(0)+0 -> dst(0)+0 16B times 2 by (+16,+16)
+    }
+  }
+  return
+}

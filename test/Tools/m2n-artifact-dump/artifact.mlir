@@ -23,7 +23,7 @@
 // RUN: not m2n-artifact-dump %s 2>&1 | FileCheck %s --check-prefix=MAGIC
 // RUN: not m2n-artifact-dump %t/missing.m2n 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// CHECK: m2n artifact version 7, chip sm_90a, PTX {{[0-9]+}} bytes
+// CHECK: m2n artifact version 8, chip sm_90a, PTX {{[0-9]+}} bytes
 // CHECK-NEXT: kernel m2n_transfer: 8 CTAs x 32 threads, 3 stages of 65536 bytes
 // CHECK-NEXT: reshard @transpose#0: f32[8x16] hierarchical
 // CHECK-NEXT: src mesh [2] ranks [0, 1], [shard<0>]
@@ -61,7 +61,7 @@
 
 // TRUNCATED: m2n-artifact-dump: {{.*}}truncated.m2n: artifact truncated: the header announces {{[0-9]+}} payload bytes, the file has 76
 // CORRUPTED: m2n-artifact-dump: {{.*}}flipped.m2n: artifact corrupted: checksum mismatch
-// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 9 is not supported (this build reads version 7)
+// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 9 is not supported (this build reads version 8)
 // MAGIC: m2n-artifact-dump: {{.*}}artifact.mlir: not an m2n artifact (bad magic)
 // MISSING: m2n-artifact-dump: cannot open '{{.*}}missing.m2n'
 

@@ -65,6 +65,8 @@ class Reader:
         if self.take("B"):
             self.take("qq")
         self.take("q")  # step
+        for _ in range(self.take("I")):
+            self.take("qqqq")  # count, src stride, dst stride, dim
         return mechanism, nbytes
 
 
@@ -74,7 +76,7 @@ def main():
         sys.exit("bad magic")
     version, size, checksum = struct.unpack_from("<IQQ", data, 4)
     payload = data[24:]
-    if version != 7 or size != len(payload) or fnv1a(payload) != checksum:
+    if version != 8 or size != len(payload) or fnv1a(payload) != checksum:
         sys.exit(f"bad header: version {version}, size {size}, checksum {checksum:#x}")
     r = Reader(payload)
     r.string(), r.string(), r.string()  # ptx, chip, kernel name

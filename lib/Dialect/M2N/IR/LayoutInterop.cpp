@@ -179,6 +179,10 @@ static std::optional<::m2n::CounterRef> toCounterRef(ArrayRef<int64_t> pair) {
                        static_cast<uint64_t>(waits[w + 2])});
   m.readDone = toCounterRef(move.getReadDone());
   m.step = move.getStep();
+  ArrayRef<int64_t> repeats = move.getRepeats();
+  for (size_t r = 0; r + 3 < repeats.size(); r += 4)
+    m.repeats.push_back(
+        {repeats[r], repeats[r + 1], repeats[r + 2], repeats[r + 3]});
   return m;
 }
 
@@ -240,6 +244,9 @@ static void buildMove(OpBuilder &builder, Location loc,
     return counter ? SmallVector<int64_t>{counter->rank, counter->index}
                    : SmallVector<int64_t>{};
   };
+  SmallVector<int64_t> repeats;
+  for (const ::m2n::Repeat &r : m.repeats)
+    repeats.append({r.count, r.srcStride, r.dstStride, r.dim});
   SmallVector<int64_t> waits;
   for (const ::m2n::CounterWait &wait : m.waits)
     waits.append({wait.counter.rank, wait.counter.index,
@@ -249,7 +256,7 @@ static void buildMove(OpBuilder &builder, Location loc,
                  toBufferKind(m.dst.kind), m.dst.rank, m.dst.scratch,
                  m.dstOffset, m.bytes, m.srcMap, m.srcCoords.vec(), m.dstMap,
                  m.dstCoords.vec(), pair(m.signal), waits, pair(m.readDone),
-                 m.step);
+                 m.step, repeats);
 }
 
 void buildProgram(OpBuilder &builder, Location loc,

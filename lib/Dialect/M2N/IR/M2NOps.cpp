@@ -854,6 +854,8 @@ LogicalResult ProgramOp::verify() {
             (move.getReadDone().size() != 0 &&
              move.getReadDone().size() != 2))
           return move.emitOpError("has a malformed counter reference");
+        if (move.getRepeats().size() % 4)
+          return move.emitOpError("has a malformed repeat list");
       }
     } else {
       return op.emitOpError("is not allowed in an m2n.program body; only "
@@ -971,6 +973,19 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
       endpoint(dstKind, dstRank, dstScratch, dstOffset, dstMap, dstCoords) ||
       parser.parseInteger(bytes) || parser.parseKeyword("B"))
     return failure();
+  // `times N [along K] by (+S,+D)`, one per repeat level.
+  SmallVector<int64_t> repeats;
+  while (succeeded(parser.parseOptionalKeyword("times"))) {
+    int64_t count, dim = -1, srcStride, dstStride;
+    if (parser.parseInteger(count) ||
+        (succeeded(parser.parseOptionalKeyword("along")) &&
+         parser.parseInteger(dim)) ||
+        parser.parseKeyword("by") || parser.parseLParen() ||
+        parseByteOffset(parser, srcStride) || parser.parseComma() ||
+        parseByteOffset(parser, dstStride) || parser.parseRParen())
+      return failure();
+    repeats.append({count, srcStride, dstStride, dim});
+  }
   while (true) {
     if (succeeded(parser.parseOptionalKeyword("signal"))) {
       if (parseCounterRef(parser, signal))
@@ -1018,6 +1033,8 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
   result.addAttribute(getReadDoneAttrName(result.name),
                       builder.getDenseI64ArrayAttr(readDone));
   result.addAttribute(getStepAttrName(result.name), i64(step));
+  result.addAttribute(getRepeatsAttrName(result.name),
+                      builder.getDenseI64ArrayAttr(repeats));
   return success();
 }
 
@@ -1043,6 +1060,13 @@ void MoveOp::print(OpAsmPrinter &printer) {
   endpoint(getDstKind(), getDstRank(), getDstScratch(), getDstOffset(),
            getDstMap(), getDstCoords());
   printer << ' ' << getBytes() << 'B';
+  ArrayRef<int64_t> repeats = getRepeats();
+  for (size_t r = 0; r + 3 < repeats.size(); r += 4) {
+    printer << " times " << repeats[r];
+    if (repeats[r + 3] >= 0)
+      printer << " along " << repeats[r + 3];
+    printer << " by (+" << repeats[r + 1] << ",+" << repeats[r + 2] << ')';
+  }
   ArrayRef<int64_t> signal = getSignal(), waits = getWaits(),
                     readDone = getReadDone();
   if (signal.size() == 2)
@@ -1062,5 +1086,5 @@ void MoveOp::print(OpAsmPrinter &printer) {
        getDstOffsetAttrName(), getBytesAttrName(), getSrcMapAttrName(),
        getSrcCoordsAttrName(), getDstMapAttrName(), getDstCoordsAttrName(),
        getSignalAttrName(), getWaitsAttrName(), getReadDoneAttrName(),
-       getStepAttrName()});
+       getStepAttrName(), getRepeatsAttrName()});
 }

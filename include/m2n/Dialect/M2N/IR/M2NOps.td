@@ -411,7 +411,12 @@ def M2N_MoveOp : M2N_Op<"move", [HasParent<"RankOp">]> {
     aligned), `tile` (TMA tensor maps: `src(1) map 0 (0, 16)` names a map and
     the tile's corner), `vector` (the SM path), `engine` (a copy-engine copy
     before the kernel) or `network` (a receive the runtime posts through
-    NCCL). `signal R:I` raises counter I of rank R once the bytes landed,
+    NCCL). `times N by (+S,+D)` repeats the move N times, each instance S
+    bytes further in the source and D in the destination (tiles: `times N
+    along K by (+S,+D)` advances coordinate K); several levels nest, the
+    last fastest, and the runtime expands them into N items (or receives).
+    `signal R:I` raises counter I of rank R once the bytes landed (each
+    instance once),
     `wait R:I>=V` (at most two) waits for it first, `read_done R:I` tells the
     owner of the source that its bytes were read. `step N` records the
     schedule step it comes from.
@@ -426,7 +431,8 @@ def M2N_MoveOp : M2N_Op<"move", [HasParent<"RankOp">]> {
                        M2N_I64Attr:$src_map, DenseI64ArrayAttr:$src_coords,
                        M2N_I64Attr:$dst_map, DenseI64ArrayAttr:$dst_coords,
                        DenseI64ArrayAttr:$signal, DenseI64ArrayAttr:$waits,
-                       DenseI64ArrayAttr:$read_done, M2N_I64Attr:$step);
+                       DenseI64ArrayAttr:$read_done, M2N_I64Attr:$step,
+                       DenseI64ArrayAttr:$repeats);
   let hasCustomAssemblyFormat = 1;
 }
 
