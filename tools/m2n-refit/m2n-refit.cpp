@@ -14,6 +14,8 @@
 
 #include "../ToolSupport.h"
 
+#include "m2n/Compiler/Compile.h"
+#include "m2n/Conversion/M2NToGPU/DirectCompile.h"
 #include "m2n/Plan/Planner.h"
 #include "m2n/Refit/Refit.h"
 #include "m2n/Route/CostModel.h"
@@ -30,6 +32,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 
 using namespace m2n;
 
@@ -77,6 +80,23 @@ cl::opt<bool> verify("verify",
                      cl::desc("Check every plan (bounds, exact coverage: "
                               "verifyPlan) and time it"),
                      cl::cat(tools::category()));
+cl::opt<std::string> compilePath(
+    "compile", cl::value_desc("FILE"),
+    cl::desc("Compile the whole refit into one artifact (the --m2n-pipeline "
+             "computation without IR: m2n/Conversion/M2NToGPU/"
+             "DirectCompile.h), write it to FILE and report the time of each "
+             "phase"),
+    cl::cat(tools::category()));
+cl::opt<std::string> pipelineOptions(
+    "pipeline", cl::init(""), cl::value_desc("OPTIONS"),
+    cl::desc("--m2n-pipeline options for --compile (e.g. 'chunk-bytes=0'); "
+             "strategy defaults to the first --strategy, topology to "
+             "--topology"),
+    cl::cat(tools::category()));
+cl::opt<unsigned> threads(
+    "compile-threads", cl::init(0),
+    cl::desc("Worker threads for --compile (default: the machine's cores)"),
+    cl::cat(tools::category()));
 cl::opt<int> repeat("repeat", cl::init(3),
                     cl::desc("Time planning and routing as the best of N runs"),
                     cl::cat(tools::category()));
@@ -193,6 +213,78 @@ std::optional<std::string> emitCalls(const std::string &path,
   return std::nullopt;
 }
 
+/// --compile: every tensor's reshard into one artifact, timed phase by
+/// phase; the best of --repeat runs once the kernel is built (the first run
+/// builds it: its time is reported apart).
+std::optional<std::string> compileRefit(const ModelSpec &model,
+                                        const RefitPlan &plan,
+                                        const Topology &topology,
+                                        Strategy strategy) {
+  std::vector<mlir::m2n::ReshardRequest> requests;
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    mlir::m2n::ReshardRequest request;
+    request.name = "@refit#" + std::to_string(i);
+    request.src = plan.trainer[i];
+    request.dst = plan.generator[i];
+    request.shape = model.tensors[i].shape;
+    request.type = model.tensors[i].type;
+    request.commSize = plan.commSize;
+    request.topology = topology;
+    requests.push_back(std::move(request));
+  }
+  std::string options = pipelineOptions;
+  if (!llvm::StringRef(options).contains("strategy="))
+    options += std::string(options.empty() ? "" : " ") +
+               "strategy=" + toString(strategy);
+  const unsigned workers =
+      threads ? threads.getValue()
+              : std::max(1u, std::thread::hardware_concurrency());
+  std::unique_ptr<mlir::MLIRContext> context = createCompilerContext();
+  mlir::m2n::DirectCompileTimes best, first;
+  double bestMs = 1e300, firstMs = 0;
+  std::string artifact;
+  for (int run = 0; run < std::max(1, repeat.getValue()) + 1; ++run) {
+    std::string error;
+    mlir::m2n::DirectCompileTimes times;
+    auto start = std::chrono::steady_clock::now();
+    mlir::FailureOr<std::string> bytes = mlir::m2n::compileReshardsDirectly(
+        *context, requests, options, workers, error, &times);
+    double ms = millisecondsSince(start);
+    if (mlir::failed(bytes))
+      return "--compile: " + error;
+    if (run == 0) {
+      first = times;
+      firstMs = ms;
+      artifact = std::move(*bytes);
+    } else if (ms < bestMs) {
+      bestMs = ms;
+      best = times;
+    }
+  }
+  std::error_code ec;
+  llvm::raw_fd_ostream out(compilePath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return "cannot write " + compilePath + ": " + ec.message();
+  out << artifact;
+  llvm::outs() << "compiled " << requests.size() << " reshards ("
+               << best.steps << " steps, " << best.movements
+               << " kernel movements standing for " << best.items
+               << " items) into " << humanBytes(artifact.size()) << " ("
+               << compilePath << ") with '" << options << "' on " << workers
+               << " threads: " << llvm::format("%.0f", bestMs)
+               << " ms (best of " << std::max(1, repeat.getValue())
+               << ": plan + route + lower " << llvm::format("%.0f", best.reshardsMs)
+               << " ms wall [plan " << llvm::format("%.0f", best.planMs)
+               << ", route " << llvm::format("%.0f", best.routeMs) << ", lower "
+               << llvm::format("%.0f", best.lowerMs)
+               << " ms summed over threads], kernel from the cache, artifact "
+               << llvm::format("%.0f", best.artifactMs)
+               << " ms); the first run, which built the kernel: "
+               << llvm::format("%.0f", firstMs) << " ms (kernel "
+               << llvm::format("%.0f", first.kernelMs) << " ms)\n";
+  return std::nullopt;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -266,6 +358,10 @@ int main(int argc, char **argv) {
       return fail(*error);
   if (!emitPath.empty())
     if (auto error = emitIR(emitPath, model, plan))
+      return fail(*error);
+
+  if (!compilePath.empty())
+    if (auto error = compileRefit(model, plan, topology, chosen.front()))
       return fail(*error);
 
   const size_t count = model.tensors.size();

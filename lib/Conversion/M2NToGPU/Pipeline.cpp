@@ -85,6 +85,30 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
       llvm::cl::init("isa")};
 };
 
+} // namespace
+
+void mlir::m2n::addKernelToBinaryPasses(OpPassManager &pm, StringRef chip,
+                                        StringRef format, StringRef features) {
+  GpuNVVMAttachTargetOptions target;
+  target.moduleMatcher = mlir::m2n::kKernelModuleName.str();
+  target.chip = chip.str();
+  target.features = features.str();
+  pm.addPass(createGpuNVVMAttachTarget(target));
+
+  // The kernel module: scf and arith to the LLVM dialect with NVVM
+  // intrinsics, PTX-builder ops to inline assembly.
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createConvertNVVMToLLVMPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = format.str();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+}
+
+namespace {
 void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   pm.addPass(mlir::m2n::createExpandCollectives());
   pm.addPass(mlir::m2n::createPlanIntersections());
@@ -104,23 +128,8 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   lower.bufferAlign = options.bufferAlign;
   pm.addPass(mlir::m2n::createLowerSchedule(lower));
   pm.addPass(mlir::m2n::createConvertToGPU());
-  GpuNVVMAttachTargetOptions target;
-  target.moduleMatcher = mlir::m2n::kKernelModuleName.str();
-  target.chip = options.chip;
-  target.features = options.features;
-  pm.addPass(createGpuNVVMAttachTarget(target));
-
-  // The kernel module: scf and arith to the LLVM dialect with NVVM
-  // intrinsics, PTX-builder ops to inline assembly.
-  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
-  kernels.addPass(createSCFToControlFlowPass());
-  kernels.addPass(createConvertGpuOpsToNVVMOps());
-  kernels.addPass(createConvertNVVMToLLVMPass());
-  kernels.addPass(createReconcileUnrealizedCastsPass());
-
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = options.format;
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  mlir::m2n::addKernelToBinaryPasses(pm, options.chip, options.format,
+                                     options.features);
 
   if (!options.artifact.empty()) {
     mlir::m2n::WriteArtifactOptions write;
@@ -135,12 +144,36 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
 FailureOr<mlir::m2n::ArtifactOptions>
 mlir::m2n::parseArtifactOptions(StringRef pipelineOptions,
                                 llvm::raw_ostream &errors) {
+  FailureOr<PipelineSettings> settings =
+      parsePipelineSettings(pipelineOptions, errors);
+  if (failed(settings))
+    return failure();
+  return settings->artifact;
+}
+
+FailureOr<mlir::m2n::PipelineSettings>
+mlir::m2n::parsePipelineSettings(StringRef pipelineOptions,
+                                 llvm::raw_ostream &errors) {
   auto options = std::make_unique<M2NPipelineOptions>();
   if (failed(options->parseFromString(pipelineOptions, errors)))
     return failure();
-  ArtifactOptions settings;
-  settings.maxCtas = options->maxCtas;
-  settings.stageBytes = options->stageBytes;
+  PipelineSettings settings;
+  settings.strategy = options->strategy;
+  settings.topologyFile = options->topology;
+  settings.chunkBytes = options->chunkBytes;
+  settings.reduceShare = options->reduceShare;
+  settings.chip = options->chip;
+  settings.features = options->features;
+  settings.format = options->format;
+  settings.lowering.maxItemBytes = options->stageBytes;
+  settings.lowering.tileBelowRunBytes = options->tileBelowRunBytes;
+  settings.lowering.vectorBelowBytes = options->vectorBelowBytes;
+  settings.lowering.copyEngine = options->copyEngine;
+  settings.lowering.engineMinBytes = options->engineMinBytes;
+  settings.lowering.bufferAlignment = options->bufferAlign;
+  settings.artifact.maxCtas = options->maxCtas;
+  settings.artifact.stageBytes = options->stageBytes;
+  settings.artifactPath = options->artifact;
   return settings;
 }
 

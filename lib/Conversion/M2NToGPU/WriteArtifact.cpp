@@ -14,6 +14,22 @@ namespace mlir::m2n {
 
 using namespace mlir;
 
+std::optional<std::string> mlir::m2n::checkItemsFitStages(
+    const std::vector<::m2n::CompiledReshard> &reshards, int64_t stageBytes) {
+  // A kernel move goes through one stage.
+  for (const ::m2n::CompiledReshard &reshard : reshards)
+    for (const auto &[rank, rankProgram] : reshard.program.ranks)
+      for (const ::m2n::Movement &m : rankProgram.items)
+        if (m.bytes > stageBytes)
+          return "the transfer kernel cannot run " + reshard.name +
+                 "'s move " + m.str(reshard.type) + " of " +
+                 std::to_string(m.bytes) + " bytes through stages of " +
+                 std::to_string(stageBytes) +
+                 ": lower with m2n-lower-schedule{stage-bytes=" +
+                 std::to_string(stageBytes) + "}";
+  return std::nullopt;
+}
+
 FailureOr<std::string>
 mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
   const unsigned maxCtas = settings.maxCtas, stages = settings.stages;
@@ -55,18 +71,9 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
   if (failed(reshards))
     return failure();
   artifact.reshards = std::move(*reshards);
-  // A kernel move goes through one stage.
-  for (const ::m2n::CompiledReshard &reshard : artifact.reshards)
-    for (const auto &[rank, rankProgram] : reshard.program.ranks)
-      for (const ::m2n::Movement &m : rankProgram.items)
-        if (m.bytes > stageBytes) {
-          module.emitError("the transfer kernel cannot run ")
-              << reshard.name << "'s move " << m.str(reshard.type) << " of "
-              << m.bytes << " bytes through stages of " << stageBytes
-              << ": lower with m2n-lower-schedule{stage-bytes=" << stageBytes
-              << "}";
-          return failure();
-        }
+  if (std::optional<std::string> wrong =
+          checkItemsFitStages(artifact.reshards, stageBytes))
+    return module.emitError(*wrong);
 
   // The kernel was specialized by m2n-convert-to-gpu: every item must be one
   // it implements (the two passes lowered with the same options).

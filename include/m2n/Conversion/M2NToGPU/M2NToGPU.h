@@ -5,9 +5,11 @@
 
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Artifact/KernelABI.h"
+#include "m2n/Codegen/TransferProgram.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
 
 namespace mlir::m2n {
 
@@ -49,6 +51,32 @@ FailureOr<std::string> buildArtifact(ModuleOp module,
 /// copy-engine=true ..."), parsed the way the pipeline parses it.
 FailureOr<ArtifactOptions> parseArtifactOptions(StringRef pipelineOptions,
                                                 llvm::raw_ostream &errors);
+
+/// Every option of --m2n-pipeline, as the passes take them.
+struct PipelineSettings {
+  std::string strategy = "hierarchical";
+  std::string topologyFile;
+  int64_t chunkBytes = 4 << 20;
+  std::string reduceShare = "auto";
+  std::string chip = "sm_90a", features = "+ptx86", format = "isa";
+  ::m2n::LoweringOptions lowering;
+  ArtifactOptions artifact;
+  std::string artifactPath;
+};
+FailureOr<PipelineSettings> parsePipelineSettings(StringRef pipelineOptions,
+                                                  llvm::raw_ostream &errors);
+
+/// The pipeline's passes from the kernel module to its binary:
+/// nvvm-attach-target, the NVVM conversions, gpu-module-to-binary.
+void addKernelToBinaryPasses(OpPassManager &pm, StringRef chip,
+                             StringRef format, StringRef features);
+
+/// What the artifact checks of its reshards before it is written: every
+/// kernel item fits through one stage. Returns a message naming the first
+/// that does not.
+std::optional<std::string>
+checkItemsFitStages(const std::vector<::m2n::CompiledReshard> &reshards,
+                    int64_t stageBytes);
 
 /// The kernel-ops attribute (kKernelOpsAttrName) of `ops`, and back.
 DictionaryAttr kernelOpsAttr(MLIRContext *context, const ::m2n::KernelOps &ops);

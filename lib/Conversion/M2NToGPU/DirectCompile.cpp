@@ -1,0 +1,262 @@
+//===- DirectCompile.cpp - many reshards to an artifact without IR ---------===//
+
+#include "m2n/Conversion/M2NToGPU/DirectCompile.h"
+
+#include "m2n/Codegen/TransferProgram.h"
+#include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
+#include "m2n/Conversion/M2NToGPU/TransferKernel.h"
+#include "m2n/Plan/Planner.h"
+#include "m2n/Route/Router.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <tuple>
+
+using namespace mlir;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double millisecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start)
+      .count();
+}
+
+/// The transfer kernel's PTX and chip for a set of ops, made once per
+/// process: the kernel depends on nothing else.
+struct KernelKey {
+  std::set<uint32_t> bulk, vector;
+  std::set<std::pair<uint32_t, uint32_t>> tile;
+  std::string chip, features, format;
+  bool operator<(const KernelKey &other) const {
+    return std::tie(bulk, vector, tile, chip, features, format) <
+           std::tie(other.bulk, other.vector, other.tile, other.chip,
+                    other.features, other.format);
+  }
+};
+
+FailureOr<std::pair<std::string, std::string>>
+buildKernel(MLIRContext &context, const ::m2n::KernelOps &ops,
+            const mlir::m2n::PipelineSettings &settings, std::string &error) {
+  OwningOpRef<ModuleOp> module = ModuleOp::create(UnknownLoc::get(&context));
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    os << d << "\n";
+    return success();
+  });
+  (*module)->setAttr(mlir::m2n::kKernelOpsAttrName,
+                     mlir::m2n::kernelOpsAttr(&context, ops));
+  PassManager pm(&context);
+  pm.enableVerifier(false);
+  mlir::m2n::addKernelToBinaryPasses(pm, settings.chip, settings.format,
+                                     settings.features);
+  if (failed(mlir::m2n::buildTransferKernel(*module, ops)) ||
+      failed(pm.run(*module))) {
+    error = "cannot build the transfer kernel: " + diagnostics;
+    return failure();
+  }
+  auto binary =
+      module->lookupSymbol<gpu::BinaryOp>(mlir::m2n::kKernelModuleName);
+  for (Attribute attr : binary ? binary.getObjects() : ArrayAttr()) {
+    auto object = cast<gpu::ObjectAttr>(attr);
+    if (object.getFormat() != gpu::CompilationTarget::Assembly)
+      continue;
+    std::string chip;
+    if (auto target = dyn_cast<NVVM::NVVMTargetAttr>(object.getTarget()))
+      chip = target.getChip().str();
+    return std::make_pair(object.getObject().getValue().str(), chip);
+  }
+  error = "the kernel binary holds no PTX: compile it with format=isa";
+  return failure();
+}
+
+} // namespace
+
+FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
+    MLIRContext &context, ArrayRef<ReshardRequest> reshards,
+    StringRef pipelineOptions, unsigned threads, std::string &error,
+    DirectCompileTimes *times) {
+  DirectCompileTimes local;
+  DirectCompileTimes &timing = times ? *times : local;
+  timing = DirectCompileTimes();
+  llvm::raw_string_ostream errors(error);
+  FailureOr<PipelineSettings> parsed =
+      parsePipelineSettings(pipelineOptions, errors);
+  if (failed(parsed))
+    return failure();
+  const PipelineSettings &settings = *parsed;
+  if (!settings.artifactPath.empty()) {
+    errors << "the artifact option writes a file; the direct compiler "
+              "returns the artifact instead";
+    return failure();
+  }
+  std::optional<::m2n::Strategy> strategy =
+      ::m2n::parseStrategy(settings.strategy);
+  std::optional<::m2n::ReduceShare> share =
+      ::m2n::parseReduceShare(settings.reduceShare);
+  if (!strategy || !share || settings.chunkBytes < 0) {
+    errors << "bad strategy, reduce-share or chunk-bytes option in '"
+           << pipelineOptions << "'";
+    return failure();
+  }
+  std::optional<::m2n::Topology> fileTopology;
+  if (!settings.topologyFile.empty()) {
+    auto buffer = llvm::MemoryBuffer::getFile(settings.topologyFile);
+    ::m2n::Topology topology;
+    if (!buffer) {
+      errors << "cannot read topology file '" << settings.topologyFile
+             << "': " << buffer.getError().message();
+      return failure();
+    }
+    if (std::optional<std::string> wrong = ::m2n::Topology::parseJson(
+            (*buffer)->getBuffer().str(), topology)) {
+      errors << "topology file '" << settings.topologyFile << "': " << *wrong;
+      return failure();
+    }
+    fileTopology = std::move(topology);
+  }
+
+  // Every reshard on its own: plan, route, chunk, order, lower.
+  std::vector<::m2n::CompiledReshard> compiled(reshards.size());
+  std::vector<std::string> problems(reshards.size());
+  std::atomic<size_t> next{0};
+  std::mutex timingMutex;
+  auto work = [&] {
+    double planMs = 0, routeMs = 0, lowerMs = 0;
+    int64_t steps = 0;
+    for (size_t i = next++; i < reshards.size(); i = next++) {
+      const ReshardRequest &request = reshards[i];
+      std::string &problem = problems[i];
+      if (std::optional<std::string> wrong = ::m2n::validateReshard(
+              request.src, request.dst, request.shape, request.commSize)) {
+        problem = *wrong;
+        continue;
+      }
+      ::m2n::Topology topology =
+          fileTopology ? *fileTopology
+                       : request.topology.value_or(
+                             ::m2n::Topology::singleDomain(request.commSize));
+      if (std::optional<std::string> wrong =
+              topology.validate(request.commSize)) {
+        problem = "the topology does not fit the communicator: " + *wrong;
+        continue;
+      }
+      Clock::time_point start = Clock::now();
+      ::m2n::ReshardPlan plan =
+          ::m2n::IntersectionPlanner(request.src, request.dst, request.shape)
+              .plan();
+      planMs += millisecondsSince(start);
+      start = Clock::now();
+      ::m2n::Schedule schedule = ::m2n::chunkSchedule(
+          ::m2n::TopologyRouter(request.src, request.dst, request.shape,
+                                topology)
+              .setReduceShare(*share)
+              .route(plan, *strategy),
+          ::m2n::elementSize(request.type), settings.chunkBytes);
+      ::m2n::addDataDependencies(schedule);
+      routeMs += millisecondsSince(start);
+      steps += static_cast<int64_t>(schedule.steps.size());
+      start = Clock::now();
+      ::m2n::CompiledReshard &reshard = compiled[i];
+      reshard.name = request.name;
+      reshard.type = request.type;
+      reshard.shape = request.shape;
+      reshard.src = request.src;
+      reshard.dst = request.dst;
+      reshard.strategy = ::m2n::toString(*strategy);
+      std::optional<::m2n::ElementCast> cast;
+      if (request.sourceType && *request.sourceType != request.type)
+        cast = ::m2n::ElementCast{*request.sourceType, request.scale};
+      if (std::optional<std::string> wrong = ::m2n::lowerSchedule(
+              schedule, request.src, request.dst, request.shape, request.type,
+              settings.lowering, reshard.program, cast))
+        problem = "cannot lower the schedule to per-rank programs: " + *wrong;
+      lowerMs += millisecondsSince(start);
+    }
+    std::lock_guard<std::mutex> lock(timingMutex);
+    timing.planMs += planMs;
+    timing.routeMs += routeMs;
+    timing.lowerMs += lowerMs;
+    timing.steps += steps;
+  };
+  Clock::time_point start = Clock::now();
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < std::max(1u, threads); ++t)
+    workers.emplace_back(work);
+  work();
+  for (std::thread &worker : workers)
+    worker.join();
+  timing.reshardsMs = millisecondsSince(start);
+  for (size_t i = 0; i < reshards.size(); ++i)
+    if (!problems[i].empty()) {
+      errors << reshards[i].name << ": " << problems[i];
+      return failure();
+    }
+
+  // The kernel for the ops the programs use, as m2n-convert-to-gpu makes it.
+  ::m2n::KernelOps ops;
+  for (const ::m2n::CompiledReshard &reshard : compiled) {
+    ops.add(reshard.program);
+    timing.items += reshard.program.itemCount();
+    for (const auto &[rank, program] : reshard.program.ranks)
+      timing.movements += static_cast<int64_t>(program.items.size());
+  }
+  if (ops.empty())
+    ops.bulk.insert(static_cast<uint32_t>(::m2n::BulkOp::Copy));
+  static std::mutex kernelMutex;
+  static std::map<KernelKey, std::pair<std::string, std::string>> kernels;
+  KernelKey key{ops.bulk,         ops.vector,        ops.tile,
+                settings.chip,    settings.features, settings.format};
+  ::m2n::Artifact artifact;
+  {
+    std::lock_guard<std::mutex> lock(kernelMutex);
+    auto it = kernels.find(key);
+    timing.kernelCached = it != kernels.end();
+    if (it == kernels.end()) {
+      start = Clock::now();
+      FailureOr<std::pair<std::string, std::string>> kernel =
+          buildKernel(context, ops, settings, error);
+      if (failed(kernel))
+        return failure();
+      it = kernels.emplace(key, std::move(*kernel)).first;
+      timing.kernelMs = millisecondsSince(start);
+    }
+    artifact.ptx = it->second.first;
+    artifact.chip = it->second.second;
+  }
+
+  start = Clock::now();
+  const ArtifactOptions &launch = settings.artifact;
+  if (launch.stages < 1 || launch.stages > 8 || launch.stageBytes < 16 ||
+      launch.stageBytes % 16 || launch.maxCtas < 1) {
+    errors << "stages must be 1-8, stage-bytes a positive multiple of 16 and "
+              "max-ctas positive";
+    return failure();
+  }
+  artifact.kernel.ctas = launch.maxCtas;
+  artifact.kernel.stages = launch.stages;
+  artifact.kernel.stageBytes = launch.stageBytes;
+  // Vector items are moved by every thread of a CTA.
+  artifact.kernel.threads = ops.vector.empty() ? 32 : 128;
+  if (std::optional<std::string> wrong =
+          checkItemsFitStages(compiled, launch.stageBytes)) {
+    errors << *wrong;
+    return failure();
+  }
+  artifact.reshards = std::move(compiled);
+  std::string bytes = ::m2n::serializeArtifact(artifact);
+  timing.artifactMs = millisecondsSince(start);
+  return bytes;
+}
