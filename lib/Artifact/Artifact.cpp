@@ -240,17 +240,9 @@ private:
 };
 } // namespace
 
-std::string serializeArtifact(const Artifact &artifact) {
+std::string serializeReshard(const CompiledReshard &r) {
   Writer w;
-  w.string(artifact.ptx);
-  w.string(artifact.chip);
-  w.string(artifact.kernel.name);
-  w.put<uint32_t>(artifact.kernel.threads);
-  w.put<uint32_t>(artifact.kernel.ctas);
-  w.put<uint64_t>(artifact.kernel.stageBytes);
-  w.put<uint32_t>(artifact.kernel.stages);
-  w.put<uint32_t>(artifact.reshards.size());
-  for (const CompiledReshard &r : artifact.reshards) {
+  {
     w.string(r.name);
     w.put<uint32_t>(static_cast<uint32_t>(r.type));
     // The cast: the source type (kElementTypeCount: none) and the scale.
@@ -291,12 +283,47 @@ std::string serializeArtifact(const Artifact &artifact) {
         w.movement(m);
     }
   }
-  std::string header(kMagic, 4);
+  return std::move(w.out);
+}
+
+std::string assembleArtifact(const Artifact &artifact,
+                             const std::vector<std::string> &reshards) {
+  Writer w;
+  w.string(artifact.ptx);
+  w.string(artifact.chip);
+  w.string(artifact.kernel.name);
+  w.put<uint32_t>(artifact.kernel.threads);
+  w.put<uint32_t>(artifact.kernel.ctas);
+  w.put<uint64_t>(artifact.kernel.stageBytes);
+  w.put<uint32_t>(artifact.kernel.stages);
+  w.put<uint32_t>(reshards.size());
+  size_t payload = w.out.size();
+  for (const std::string &reshard : reshards)
+    payload += reshard.size();
+  // One buffer, written once: a refit's artifact is tens of megabytes.
+  std::string bytes;
+  bytes.reserve(kHeaderBytes + payload);
+  bytes.append(kMagic, 4);
   Writer h;
   h.put<uint32_t>(kArtifactVersion);
-  h.put<uint64_t>(w.out.size());
-  h.put<uint64_t>(fnv1a(w.out.data(), w.out.size()));
-  return header + h.out + w.out;
+  h.put<uint64_t>(payload);
+  bytes += h.out;
+  bytes.append(8, '\0'); // The checksum, once the payload is in place.
+  bytes += w.out;
+  for (const std::string &reshard : reshards)
+    bytes += reshard;
+  const uint64_t checksum =
+      fnv1a(bytes.data() + kHeaderBytes, bytes.size() - kHeaderBytes);
+  std::memcpy(&bytes[kHeaderBytes - 8], &checksum, sizeof(checksum));
+  return bytes;
+}
+
+std::string serializeArtifact(const Artifact &artifact) {
+  std::vector<std::string> reshards;
+  reshards.reserve(artifact.reshards.size());
+  for (const CompiledReshard &r : artifact.reshards)
+    reshards.push_back(serializeReshard(r));
+  return assembleArtifact(artifact, reshards);
 }
 
 std::optional<std::string> deserializeArtifact(const std::string &bytes,

@@ -282,7 +282,7 @@ std::optional<Schedule> orderVectorReductions(const Schedule &schedule,
 /// network steps (whose kernel items the lowering orders itself) and those
 /// with a missing step or a cycle (the lowering names the problem) are
 /// returned as they are.
-Schedule inEmissionOrder(const Schedule &schedule) {
+Schedule inEmissionOrder(Schedule schedule) {
   if (std::none_of(schedule.steps.begin(), schedule.steps.end(),
                    [](const Step &step) {
                      return step.link == LinkClass::Network;
@@ -298,9 +298,10 @@ Schedule inEmissionOrder(const Schedule &schedule) {
     position[(*steps)[at]] = static_cast<int64_t>(at);
   Schedule result;
   result.strategy = schedule.strategy;
-  result.scratches = schedule.scratches;
+  result.scratches = std::move(schedule.scratches);
+  result.steps.reserve(steps->size());
   for (int64_t i : *steps) {
-    Step step = schedule.steps[i];
+    Step step = std::move(schedule.steps[i]);
     for (int64_t &dep : step.deps)
       dep = position[dep];
     result.steps.push_back(std::move(step));
@@ -366,6 +367,7 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
   Schedule result;
   result.strategy = schedule.strategy;
   result.scratches = schedule.scratches;
+  result.steps.reserve(count > 0 ? moved[count - 1] + 1 : 0);
   auto stagingOn = [&](int64_t rank, const Dims &sizes) {
     BufferRef staging{BufferKind::Scratch, rank,
                       static_cast<int64_t>(result.scratches.size())};
@@ -570,15 +572,18 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
   std::vector<std::optional<std::pair<CounterRef, uint64_t>>> signalled(count);
   for (int64_t i : steps) {
     const Step &step = schedule.steps[i];
-    std::string where = "step " + std::to_string(i) + " (" + step.str() + "): ";
+    // Only for messages: printing every step costs more than lowering it.
+    auto where = [&] {
+      return "step " + std::to_string(i) + " (" + step.str() + "): ";
+    };
     std::optional<Dims> fromShape = shapeOf(step.from);
     std::optional<Dims> toShape = shapeOf(step.to);
     if (!fromShape || !toShape)
-      return where + "names a buffer that does not exist";
+      return where() + "names a buffer that does not exist";
     // Items read their sources ahead of their dependencies
     // (Movement::waitsOrderOnlyTheStore): sources must stay read-only.
     if (step.to.kind == BufferKind::Source)
-      return where + "writes a source buffer, which a reshard only reads";
+      return where() + "writes a source buffer, which a reshard only reads";
     const std::optional<Reduction> reduction = step.reduction;
     RankProgram &executor = program.ranks[step.executor()];
     const bool network = step.link == LinkClass::Network;
@@ -587,7 +592,7 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
     const int64_t fromBytes = elementSize(program.typeOf(step.from));
     const bool casting = program.typeOf(step.from) != program.typeOf(step.to);
     if (casting && (reduction || network))
-      return where + (reduction ? "reduces while it casts (a Partial source "
+      return where() + (reduction ? "reduces while it casts (a Partial source "
                                   "cannot change its element type yet)"
                                 : "casts over the network (it should have "
                                   "been packed)");

@@ -23,23 +23,24 @@ std::string Step::str() const {
   return os.str();
 }
 
-Schedule chunkSchedule(const Schedule &schedule, int64_t elementSize,
+Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
                        int64_t chunkBytes) {
   Schedule result;
   result.strategy = schedule.strategy;
-  result.scratches = schedule.scratches;
-  for (const Step &step : schedule.steps) {
-    Step piece = step;
-    piece.deps.clear();
+  result.scratches = std::move(schedule.scratches);
+  result.steps.reserve(schedule.steps.size());
+  for (Step &step : schedule.steps) {
+    step.deps.clear();
     int64_t bytes = step.fromBox.volume() * elementSize;
     int64_t rank = step.fromBox.rank();
     int64_t dim = 0;
     while (dim < rank && step.fromBox.sizes[dim] <= 1)
       ++dim;
     if (chunkBytes <= 0 || bytes <= chunkBytes || dim == rank) {
-      result.steps.push_back(std::move(piece));
+      result.steps.push_back(std::move(step));
       continue;
     }
+    Step piece = step;
     int64_t extent = step.fromBox.sizes[dim];
     int64_t sliceBytes = bytes / extent;
     int64_t perChunk = std::max<int64_t>(1, chunkBytes / sliceBytes);

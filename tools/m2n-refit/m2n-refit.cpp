@@ -273,10 +273,12 @@ std::optional<std::string> compileRefit(const ModelSpec &model,
                << compilePath << ") with '" << options << "' on " << workers
                << " threads: " << llvm::format("%.0f", bestMs)
                << " ms (best of " << std::max(1, repeat.getValue())
-               << ": plan + route + lower " << llvm::format("%.0f", best.reshardsMs)
+               << ": plan + route + lower + serialize "
+               << llvm::format("%.0f", best.reshardsMs)
                << " ms wall [plan " << llvm::format("%.0f", best.planMs)
                << ", route " << llvm::format("%.0f", best.routeMs) << ", lower "
-               << llvm::format("%.0f", best.lowerMs)
+               << llvm::format("%.0f", best.lowerMs) << ", serialize "
+               << llvm::format("%.0f", best.serializeMs)
                << " ms summed over threads], kernel from the cache, artifact "
                << llvm::format("%.0f", best.artifactMs)
                << " ms); the first run, which built the kernel: "

@@ -58,6 +58,12 @@ struct Artifact {
 
 /// The artifact's bytes.
 std::string serializeArtifact(const Artifact &artifact);
+/// The same in two parts, for writers that serialize reshards in parallel:
+/// one reshard's bytes, and the artifact of `artifact`'s kernel with the
+/// given reshard bytes (artifact.reshards is not read).
+std::string serializeReshard(const CompiledReshard &reshard);
+std::string assembleArtifact(const Artifact &artifact,
+                             const std::vector<std::string> &reshards);
 /// Parses and verifies `bytes`; returns a message naming the problem.
 std::optional<std::string> deserializeArtifact(const std::string &bytes,
                                                Artifact &artifact);

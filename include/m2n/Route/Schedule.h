@@ -55,7 +55,7 @@ struct Schedule {
 /// its outermost dimension of extent > 1, so that a forwarding step can start
 /// on the first chunk while later chunks are still arriving. Dependencies are
 /// dropped; call addDataDependencies afterwards.
-Schedule chunkSchedule(const Schedule &schedule, int64_t elementSize,
+Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
                        int64_t chunkBytes);
 
 /// Replaces every step's dependencies by those its data needs: a step that

@@ -111,6 +111,13 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
            << pipelineOptions << "'";
     return failure();
   }
+  const ArtifactOptions &launch = settings.artifact;
+  if (launch.stages < 1 || launch.stages > 8 || launch.stageBytes < 16 ||
+      launch.stageBytes % 16 || launch.maxCtas < 1) {
+    errors << "stages must be 1-8, stage-bytes a positive multiple of 16 and "
+              "max-ctas positive";
+    return failure();
+  }
   std::optional<::m2n::Topology> fileTopology;
   if (!settings.topologyFile.empty()) {
     auto buffer = llvm::MemoryBuffer::getFile(settings.topologyFile);
@@ -131,10 +138,11 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
   // Every reshard on its own: plan, route, chunk, order, lower.
   std::vector<::m2n::CompiledReshard> compiled(reshards.size());
   std::vector<std::string> problems(reshards.size());
+  std::vector<std::string> serialized(reshards.size());
   std::atomic<size_t> next{0};
   std::mutex timingMutex;
   auto work = [&] {
-    double planMs = 0, routeMs = 0, lowerMs = 0;
+    double planMs = 0, routeMs = 0, lowerMs = 0, serializeMs = 0;
     int64_t steps = 0;
     for (size_t i = next++; i < reshards.size(); i = next++) {
       const ReshardRequest &request = reshards[i];
@@ -183,12 +191,20 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
               schedule, request.src, request.dst, request.shape, request.type,
               settings.lowering, reshard.program, cast))
         problem = "cannot lower the schedule to per-rank programs: " + *wrong;
+      else if (std::optional<std::string> wrong =
+                   checkItemsFitStages(reshard, settings.artifact.stageBytes))
+        problem = *wrong;
       lowerMs += millisecondsSince(start);
+      start = Clock::now();
+      if (problem.empty())
+        serialized[i] = ::m2n::serializeReshard(reshard);
+      serializeMs += millisecondsSince(start);
     }
     std::lock_guard<std::mutex> lock(timingMutex);
     timing.planMs += planMs;
     timing.routeMs += routeMs;
     timing.lowerMs += lowerMs;
+    timing.serializeMs += serializeMs;
     timing.steps += steps;
   };
   Clock::time_point start = Clock::now();
@@ -238,25 +254,12 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
   }
 
   start = Clock::now();
-  const ArtifactOptions &launch = settings.artifact;
-  if (launch.stages < 1 || launch.stages > 8 || launch.stageBytes < 16 ||
-      launch.stageBytes % 16 || launch.maxCtas < 1) {
-    errors << "stages must be 1-8, stage-bytes a positive multiple of 16 and "
-              "max-ctas positive";
-    return failure();
-  }
   artifact.kernel.ctas = launch.maxCtas;
   artifact.kernel.stages = launch.stages;
   artifact.kernel.stageBytes = launch.stageBytes;
   // Vector items are moved by every thread of a CTA.
   artifact.kernel.threads = ops.vector.empty() ? 32 : 128;
-  if (std::optional<std::string> wrong =
-          checkItemsFitStages(compiled, launch.stageBytes)) {
-    errors << *wrong;
-    return failure();
-  }
-  artifact.reshards = std::move(compiled);
-  std::string bytes = ::m2n::serializeArtifact(artifact);
+  std::string bytes = ::m2n::assembleArtifact(artifact, serialized);
   timing.artifactMs = millisecondsSince(start);
   return bytes;
 }

@@ -14,11 +14,11 @@ namespace mlir::m2n {
 
 using namespace mlir;
 
-std::optional<std::string> mlir::m2n::checkItemsFitStages(
-    const std::vector<::m2n::CompiledReshard> &reshards, int64_t stageBytes) {
+std::optional<std::string>
+mlir::m2n::checkItemsFitStages(const ::m2n::CompiledReshard &reshard,
+                               int64_t stageBytes) {
   // A kernel move goes through one stage.
-  for (const ::m2n::CompiledReshard &reshard : reshards)
-    for (const auto &[rank, rankProgram] : reshard.program.ranks)
+  for (const auto &[rank, rankProgram] : reshard.program.ranks)
       for (const ::m2n::Movement &m : rankProgram.items)
         if (m.bytes > stageBytes)
           return "the transfer kernel cannot run " + reshard.name +
@@ -71,9 +71,10 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
   if (failed(reshards))
     return failure();
   artifact.reshards = std::move(*reshards);
-  if (std::optional<std::string> wrong =
-          checkItemsFitStages(artifact.reshards, stageBytes))
-    return module.emitError(*wrong);
+  for (const ::m2n::CompiledReshard &reshard : artifact.reshards)
+    if (std::optional<std::string> wrong =
+            checkItemsFitStages(reshard, stageBytes))
+      return module.emitError(*wrong);
 
   // The kernel was specialized by m2n-convert-to-gpu: every item must be one
   // it implements (the two passes lowered with the same options).

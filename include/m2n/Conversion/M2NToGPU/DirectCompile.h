@@ -46,10 +46,10 @@ struct ReshardRequest {
 /// Wall time of each phase, in milliseconds; planning, routing and
 /// lowering are summed over the worker threads.
 struct DirectCompileTimes {
-  double planMs = 0, routeMs = 0, lowerMs = 0; // Summed over threads.
-  double reshardsMs = 0; // Wall time of the three over all reshards.
+  double planMs = 0, routeMs = 0, lowerMs = 0, serializeMs = 0;
+  double reshardsMs = 0; // Wall time of the four over all reshards.
   double kernelMs = 0;   // 0 when the kernel came from the cache.
-  double artifactMs = 0; // Checks and serialization.
+  double artifactMs = 0; // Assembling the artifact and its checksum.
   bool kernelCached = false;
   int64_t steps = 0, movements = 0, items = 0;
 };

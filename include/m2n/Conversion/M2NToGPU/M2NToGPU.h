@@ -71,12 +71,11 @@ FailureOr<PipelineSettings> parsePipelineSettings(StringRef pipelineOptions,
 void addKernelToBinaryPasses(OpPassManager &pm, StringRef chip,
                              StringRef format, StringRef features);
 
-/// What the artifact checks of its reshards before it is written: every
+/// What the artifact checks of each reshard before it is written: every
 /// kernel item fits through one stage. Returns a message naming the first
 /// that does not.
 std::optional<std::string>
-checkItemsFitStages(const std::vector<::m2n::CompiledReshard> &reshards,
-                    int64_t stageBytes);
+checkItemsFitStages(const ::m2n::CompiledReshard &reshard, int64_t stageBytes);
 
 /// The kernel-ops attribute (kKernelOpsAttrName) of `ops`, and back.
 DictionaryAttr kernelOpsAttr(MLIRContext *context, const ::m2n::KernelOps &ops);
