@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace m2n {
@@ -62,8 +63,16 @@ std::string serializeArtifact(const Artifact &artifact);
 /// one reshard's bytes, and the artifact of `artifact`'s kernel with the
 /// given reshard bytes (artifact.reshards is not read).
 std::string serializeReshard(const CompiledReshard &reshard);
+/// serializeReshard in its two parts: the leading name, and what follows
+/// it, which reshards of the same layouts, shape and types share.
+std::string serializeReshardName(const std::string &name);
+std::string serializeReshardAfterName(const CompiledReshard &reshard);
 std::string assembleArtifact(const Artifact &artifact,
                              const std::vector<std::string> &reshards);
+/// The same from `reshardCount` reshards' bytes given as consecutive
+/// segments (a name, then bytes shared with other reshards).
+std::string assembleArtifact(const Artifact &artifact, size_t reshardCount,
+                             const std::vector<std::string_view> &segments);
 /// Parses and verifies `bytes`; returns a message naming the problem.
 std::optional<std::string> deserializeArtifact(const std::string &bytes,
                                                Artifact &artifact);

@@ -82,6 +82,25 @@ buildKernel(MLIRContext &context, const ::m2n::KernelOps &ops,
   return failure();
 }
 
+/// What a reshard's program depends on: its layouts, shape, types and
+/// topology (not its name).
+std::string reshardKey(const mlir::m2n::ReshardRequest &request) {
+  std::string key = request.src.str() + "|" + request.dst.str() + "|";
+  for (int64_t extent : request.shape)
+    key += std::to_string(extent) + "x";
+  key += std::string("|") + ::m2n::toString(request.type) + "|" +
+         (request.sourceType ? ::m2n::toString(*request.sourceType) : "") +
+         "|" + std::to_string(request.scale) + "|" +
+         std::to_string(request.commSize) + "|";
+  if (request.topology)
+    for (const std::vector<int64_t> &domain : request.topology->domains) {
+      for (int64_t rank : domain)
+        key += std::to_string(rank) + ",";
+      key += ";";
+    }
+  return key;
+}
+
 } // namespace
 
 FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
@@ -135,16 +154,37 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
     fileTopology = std::move(topology);
   }
 
-  // Every reshard on its own: plan, route, chunk, order, lower.
+  // Reshards of the same layouts, shape, types and topology compile to the
+  // same program (a model's layers on one pipeline stage): each distinct
+  // one is compiled once. `firstOf[i]`: the first reshard like reshard i.
+  std::vector<size_t> firstOf(reshards.size()), distinct;
+  std::vector<int64_t> copies(reshards.size(), 0);
+  {
+    std::map<std::string, size_t> seen;
+    for (size_t i = 0; i < reshards.size(); ++i) {
+      auto [it, fresh] = seen.emplace(reshardKey(reshards[i]), i);
+      if (fresh)
+        distinct.push_back(i);
+      firstOf[i] = it->second;
+      ++copies[it->second];
+    }
+  }
+
+  timing.distinct = static_cast<int64_t>(distinct.size());
+
+  // Every distinct reshard on its own: plan, route, chunk, order, lower.
   std::vector<::m2n::CompiledReshard> compiled(reshards.size());
   std::vector<std::string> problems(reshards.size());
   std::vector<std::string> serialized(reshards.size());
+  ::m2n::KernelOps allOps;
   std::atomic<size_t> next{0};
   std::mutex timingMutex;
   auto work = [&] {
     double planMs = 0, routeMs = 0, lowerMs = 0, serializeMs = 0;
-    int64_t steps = 0;
-    for (size_t i = next++; i < reshards.size(); i = next++) {
+    int64_t steps = 0, items = 0, movements = 0;
+    ::m2n::KernelOps ops;
+    for (size_t at = next++; at < distinct.size(); at = next++) {
+      const size_t i = distinct[at];
       const ReshardRequest &request = reshards[i];
       std::string &problem = problems[i];
       if (std::optional<std::string> wrong = ::m2n::validateReshard(
@@ -175,7 +215,7 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
           ::m2n::elementSize(request.type), settings.chunkBytes);
       ::m2n::addDataDependencies(schedule);
       routeMs += millisecondsSince(start);
-      steps += static_cast<int64_t>(schedule.steps.size());
+      steps += copies[i] * static_cast<int64_t>(schedule.steps.size());
       start = Clock::now();
       ::m2n::CompiledReshard &reshard = compiled[i];
       reshard.name = request.name;
@@ -196,8 +236,16 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
         problem = *wrong;
       lowerMs += millisecondsSince(start);
       start = Clock::now();
-      if (problem.empty())
-        serialized[i] = ::m2n::serializeReshard(reshard);
+      if (problem.empty()) {
+        serialized[i] = ::m2n::serializeReshardAfterName(reshard);
+        ops.add(reshard.program);
+        items += copies[i] * reshard.program.itemCount();
+        for (const auto &[rank, program] : reshard.program.ranks)
+          movements += copies[i] * static_cast<int64_t>(program.items.size());
+      }
+      // Only the bytes are kept: freeing here spreads the cost over the
+      // threads.
+      reshard.program = ::m2n::TransferProgram();
       serializeMs += millisecondsSince(start);
     }
     std::lock_guard<std::mutex> lock(timingMutex);
@@ -206,6 +254,11 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
     timing.lowerMs += lowerMs;
     timing.serializeMs += serializeMs;
     timing.steps += steps;
+    timing.items += items;
+    timing.movements += movements;
+    allOps.bulk.insert(ops.bulk.begin(), ops.bulk.end());
+    allOps.tile.insert(ops.tile.begin(), ops.tile.end());
+    allOps.vector.insert(ops.vector.begin(), ops.vector.end());
   };
   Clock::time_point start = Clock::now();
   std::vector<std::thread> workers;
@@ -222,13 +275,7 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
     }
 
   // The kernel for the ops the programs use, as m2n-convert-to-gpu makes it.
-  ::m2n::KernelOps ops;
-  for (const ::m2n::CompiledReshard &reshard : compiled) {
-    ops.add(reshard.program);
-    timing.items += reshard.program.itemCount();
-    for (const auto &[rank, program] : reshard.program.ranks)
-      timing.movements += static_cast<int64_t>(program.items.size());
-  }
+  ::m2n::KernelOps &ops = allOps;
   if (ops.empty())
     ops.bulk.insert(static_cast<uint32_t>(::m2n::BulkOp::Copy));
   static std::mutex kernelMutex;
@@ -259,7 +306,15 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
   artifact.kernel.stageBytes = launch.stageBytes;
   // Vector items are moved by every thread of a CTA.
   artifact.kernel.threads = ops.vector.empty() ? 32 : 128;
-  std::string bytes = ::m2n::assembleArtifact(artifact, serialized);
+  std::vector<std::string> names(reshards.size());
+  std::vector<std::string_view> segments;
+  for (size_t i = 0; i < reshards.size(); ++i) {
+    names[i] = ::m2n::serializeReshardName(reshards[i].name);
+    segments.push_back(names[i]);
+    segments.push_back(serialized[firstOf[i]]);
+  }
+  std::string bytes =
+      ::m2n::assembleArtifact(artifact, reshards.size(), segments);
   timing.artifactMs = millisecondsSince(start);
   return bytes;
 }

@@ -16,8 +16,8 @@ TYPES = ["i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8
 
 def fnv1a(data: bytes) -> int:
     h = FNV_OFFSET_BASIS
-    for b in data:
-        h ^= b
+    for at in range(0, len(data), 8):
+        h ^= int.from_bytes(data[at:at + 8], "little")  # zero-padded
         h = (h * FNV_PRIME) % (1 << 64)
     return h
 

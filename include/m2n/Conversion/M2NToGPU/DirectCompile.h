@@ -52,6 +52,9 @@ struct DirectCompileTimes {
   double artifactMs = 0; // Assembling the artifact and its checksum.
   bool kernelCached = false;
   int64_t steps = 0, movements = 0, items = 0;
+  /// Reshards compiled: those of the same layouts, shape, types and
+  /// topology are compiled once and share their program.
+  int64_t distinct = 0;
 };
 
 /// Compiles `reshards` with the options of --m2n-pipeline (`pipelineOptions`,
