@@ -538,9 +538,14 @@ m2n_status buildTables(m2n_cuda_context context, ReshardState &state) {
                           maps.size() * sizeof(CUtensorMap),
                           cudaMemcpyHostToDevice));
     }
+    // Repeated movements become one item per instance here, for the local
+    // ranks only: the artifact stays compact (Movement::repeats).
     std::vector<Item> items;
-    items.reserve(rankProgram.items.size());
-    for (const m2n::Movement &m : rankProgram.items) {
+    size_t instances = 0;
+    for (const m2n::Movement &m : rankProgram.items)
+      instances += static_cast<size_t>(m.instances());
+    items.reserve(instances);
+    auto encode = [&](const m2n::Movement &m) {
       Item it{};
       it.kind = static_cast<uint32_t>(m.mechanism);
       it.op = m2n::kernelOp(m, program);
@@ -574,7 +579,9 @@ m2n_status buildTables(m2n_cuda_context context, ReshardState &state) {
       if (m.readDone)
         it.readDone = counterOf(*m.readDone);
       items.push_back(it);
-    }
+    };
+    for (const m2n::Movement &m : rankProgram.items)
+      m.forEachInstance(encode);
     if (state.itemCounts[rank] < items.size() || !state.tables.count(rank)) {
       if (state.tables.count(rank))
         M2N_CUDA(cudaFree(state.tables[rank]));

@@ -120,7 +120,8 @@ void planNetwork(ReshardState &state) {
   for (const auto &[rank, program] : state.program().ranks)
     for (const Movement &m : program.receives)
       if (m.signal)
-        ++state.networkSignals[{m.signal->rank, m.signal->index}];
+        state.networkSignals[{m.signal->rank, m.signal->index}] +=
+            static_cast<uint64_t>(m.instances());
   state.networkMoves = networkOrder(state.program());
 }
 
@@ -223,8 +224,12 @@ m2n_status enqueueNetwork(m2n_cuda_context context, ReshardState &state,
   };
 
   std::map<std::pair<int64_t, int64_t>, uint64_t> signalled;
-  for (const auto &[to, movement] : state.networkMoves) {
-    const Movement &m = *movement;
+  // One transfer per instance of a repeated receive (Movement::repeats).
+  std::vector<std::pair<int64_t, Movement>> transfers;
+  for (const auto &[to, movement] : state.networkMoves)
+    movement->forEachInstance(
+        [&, to = to](Movement one) { transfers.emplace_back(to, std::move(one)); });
+  for (const auto &[to, m] : transfers) {
     const int64_t from = m.src.rank;
     const bool sends = context->isLocal(from), receives = context->isLocal(to);
     if (!sends && !receives)

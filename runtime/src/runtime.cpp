@@ -8,7 +8,6 @@
 #include <fstream>
 #include <functional>
 #include <memory>
-#include <new>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -161,15 +160,6 @@ m2n_status m2n_artifact_load(const void *bytes, size_t size,
           std::string(static_cast<const char *>(bytes), size),
           loaded->artifact))
     return fail(M2N_INVALID_ARTIFACT, *error);
-  // The backends execute kernel items one by one: repeated movements
-  // become their instances once, at load (after verification bounded them).
-  try {
-    for (m2n::CompiledReshard &reshard : loaded->artifact.reshards)
-      m2n::expandRepeats(reshard.program);
-  } catch (const std::bad_alloc &) {
-    return fail(M2N_UNSUPPORTED, "m2n_artifact_load: not enough host memory "
-                                 "for the artifact's work items");
-  }
   *artifact = loaded.release();
   return M2N_SUCCESS;
 }

@@ -367,7 +367,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   for (m2n::CompiledReshard &reshard : parsed.reshards)
-    m2n::expandRepeats(reshard.program); // As the runtime does at load.
+    m2n::expandRepeats(reshard.program); // As the runtime does at bind.
   if (parsed.reshards.size() > 256 || processes > 8) {
     std::printf("artifact_runner: at most 256 reshards and 8 processes\n");
     return 2;

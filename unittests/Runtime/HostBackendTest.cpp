@@ -333,3 +333,72 @@ TEST_F(HostBackendTest, CudaBackendReportsItsAvailability) {
 }
 
 } // namespace
+
+namespace {
+// An artifact's repeated movements stay compact when it is loaded: a move
+// standing for 2^32 instances loads at once (expanding it would take
+// hundreds of gigabytes), and a repeated program executes as its instances.
+TEST(RepeatedMovementsTest, LoadCompactAndExecuteExpanded) {
+  m2n::LoweringOptions options;
+  options.maxItemBytes = 16; // Rows of 16 bytes cut into 16-byte items.
+  options.tileBelowRunBytes = 0;
+  m2n::CompiledReshard reshard = exampleReshard(options);
+  int64_t repeated = 0;
+  for (const auto &[rank, program] : reshard.program.ranks)
+    for (const m2n::Movement &m : program.items)
+      repeated += !m.repeats.empty();
+  ASSERT_GT(repeated, 0);
+  {
+    std::string bytes = exampleArtifact(reshard);
+    m2n_artifact artifact = nullptr;
+    ASSERT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+              M2N_SUCCESS)
+        << m2n_last_error();
+    alignas(16) float rows0[16], rows1[16], cols1[16], cols2[16];
+    for (int i = 0; i < 16; ++i) {
+      rows0[i] = static_cast<float>(i);
+      rows1[i] = static_cast<float>(16 + i);
+    }
+    const void *src[3] = {rows0, rows1, nullptr};
+    size_t srcBytes[3] = {sizeof rows0, sizeof rows1, 0};
+    void *dst[3] = {nullptr, cols1, cols2};
+    size_t dstBytes[3] = {0, sizeof cols1, sizeof cols2};
+    ASSERT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
+              M2N_SUCCESS)
+        << m2n_last_error();
+    for (int row = 0; row < 4; ++row)
+      for (int col = 0; col < 4; ++col) {
+        EXPECT_EQ(cols1[row * 4 + col], static_cast<float>(row * 8 + col));
+        EXPECT_EQ(cols2[row * 4 + col], static_cast<float>(row * 8 + 4 + col));
+      }
+    m2n_artifact_destroy(artifact);
+  }
+  // Zero strides keep 2^32 instances inside the buffers; the counters they
+  // signal are unused.
+  m2n::Movement &huge = reshard.program.ranks.at(1).items.front();
+  huge.repeats = {{int64_t{1} << 16, 0, 0, -1}, {int64_t{1} << 16, 0, 0, -1}};
+  huge.readDone.reset();
+  huge.signal.reset();
+  for (auto &[rank, program] : reshard.program.ranks)
+    for (m2n::Movement &m : program.items)
+      if (!m.waits.empty() && m.bytes == 0)
+        m.waits.clear(); // The reads-done waits no longer add up.
+  for (auto &[rank, program] : reshard.program.ranks)
+    for (m2n::Movement &m : program.items)
+      m.readDone.reset();
+  std::string bytes = exampleArtifact(reshard);
+  m2n_artifact artifact = nullptr;
+  ASSERT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+            M2N_SUCCESS)
+      << m2n_last_error();
+  m2n_artifact_destroy(artifact);
+  // One more instance is refused by the loader, by name.
+  huge.repeats.push_back({2, 0, 0, -1});
+  bytes = exampleArtifact(reshard);
+  EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+            M2N_INVALID_ARTIFACT);
+  EXPECT_NE(std::string(m2n_last_error()).find("repeats more than 4294967296"),
+            std::string::npos)
+      << m2n_last_error();
+}
+} // namespace
