@@ -26,6 +26,7 @@
 
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 
@@ -54,6 +55,10 @@ static cl::opt<uint64_t> seedOption(
 static cl::opt<std::string> backend("backend",
                                     cl::desc("Where to run: host or cuda"),
                                     cl::init("host"),
+    cl::cat(::m2n::tools::category()));
+static cl::opt<std::string> saveArtifact(
+    "save-artifact", cl::value_desc("FILE"),
+    cl::desc("Also write the compiled artifact to FILE"), cl::init(""),
     cl::cat(::m2n::tools::category()));
 static cl::opt<int> benchRuns(
     "bench", cl::desc("Run each reshard N times and report the median"),
@@ -112,6 +117,16 @@ int main(int argc, char **argv) {
     return 1;
   }
   const std::string *bytes = &compiled.artifact;
+  if (!saveArtifact.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(saveArtifact, ec, llvm::sys::fs::OF_None);
+    if (ec) {
+      llvm::errs() << "m2n-run: cannot write " << saveArtifact << ": "
+                   << ec.message() << "\n";
+      return 1;
+    }
+    out << *bytes;
+  }
   double compileMs = std::chrono::duration<double, std::milli>(
                          std::chrono::steady_clock::now() - compileStart)
                          .count();

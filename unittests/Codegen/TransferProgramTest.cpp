@@ -188,6 +188,11 @@ TEST(TransferProgramTest, NetworkStepsMoveOneTransferPerPairAndChunk) {
     const int64_t pairs = 4, chunks = chunkBytes ? 4096 / chunkBytes : 1;
     std::vector<std::pair<int64_t, const Movement *>> transfers =
         networkOrder(program);
+    // NCCL transfers: one per instance of a (possibly repeated) receive.
+    int64_t posted = 0;
+    for (const auto &[rank, receive] : transfers)
+      posted += receive->instances();
+    EXPECT_EQ(posted, pairs * chunks);
     EXPECT_EQ(static_cast<int64_t>(transfers.size()), pairs * chunks);
     for (const auto &[rank, receive] : transfers) {
       // Whole: 4096 bytes a pair, or one chunk of it. Unchunked, the box is

@@ -111,10 +111,15 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
   DirectCompileTimes &timing = times ? *times : local;
   timing = DirectCompileTimes();
   llvm::raw_string_ostream errors(error);
+  std::string parserMessage;
+  llvm::raw_string_ostream parserErrors(parserMessage);
   FailureOr<PipelineSettings> parsed =
-      parsePipelineSettings(pipelineOptions, errors);
-  if (failed(parsed))
+      parsePipelineSettings(pipelineOptions, parserErrors);
+  if (failed(parsed)) {
+    errors << "invalid m2n-pipeline options '" << pipelineOptions
+           << "': " << parserMessage;
     return failure();
+  }
   const PipelineSettings &settings = *parsed;
   if (!settings.artifactPath.empty()) {
     errors << "the artifact option writes a file; the direct compiler "
