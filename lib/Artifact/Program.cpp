@@ -253,7 +253,20 @@ checkBounds(const TransferProgram &program, const Layout &src,
       return "tensor map " + std::to_string(m) + " does not describe " +
              map.buffer.str() + " as it is";
   }
-  for (const auto &[rank, rankProgram] : program.ranks)
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    // What a rank's runtime expands (a kernel item or NCCL transfer per
+    // instance) is bounded, not only each movement.
+    int64_t instances = 0;
+    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
+      for (const Movement &m : *movements) {
+        if (checkRepeats(m))
+          continue; // Named below.
+        instances += m.instances();
+        if (instances > kMaxRankItems)
+          return "rank " + std::to_string(rank) + " has more than " +
+                 std::to_string(kMaxRankItems) +
+                 " kernel items and network transfers";
+      }
     for (const auto *movements :
          {&rankProgram.items, &rankProgram.receives, &rankProgram.engineCopies})
       for (const Movement &repeated : *movements) {
@@ -305,6 +318,7 @@ checkBounds(const TransferProgram &program, const Layout &src,
             return where + " reaches outside its buffers";
         }
       }
+  }
   return std::nullopt;
 }
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <new>
 
 namespace m2n {
 
@@ -19,8 +20,14 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
     for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
       for (const Movement &m : *movements)
         if (!m.repeats.empty()) {
-          TransferProgram expanded = program;
-          expandRepeats(expanded);
+          TransferProgram expanded;
+          try {
+            expanded = program;
+            expandRepeats(expanded);
+          } catch (const std::bad_alloc &) {
+            return "not enough host memory to expand the program's " +
+                   std::to_string(program.itemCount()) + " items";
+          }
           return executeProgram(expanded, resolve, ctasPerRank);
         }
   std::map<std::pair<int64_t, int64_t>, uint64_t> counters;

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <new>
 #include <set>
 #include <type_traits>
 #include <vector>
@@ -544,7 +545,14 @@ m2n_status buildTables(m2n_cuda_context context, ReshardState &state) {
     size_t instances = 0;
     for (const m2n::Movement &m : rankProgram.items)
       instances += static_cast<size_t>(m.instances());
-    items.reserve(instances);
+    try {
+      items.reserve(instances);
+    } catch (const std::bad_alloc &) {
+      return fail(M2N_UNSUPPORTED,
+                  "binding " + state.name + ": not enough host memory for " +
+                      std::to_string(instances) + " kernel items of rank " +
+                      std::to_string(rank));
+    }
     auto encode = [&](const m2n::Movement &m) {
       Item it{};
       it.kind = static_cast<uint32_t>(m.mechanism);

@@ -224,16 +224,10 @@ m2n_status enqueueNetwork(m2n_cuda_context context, ReshardState &state,
   };
 
   std::map<std::pair<int64_t, int64_t>, uint64_t> signalled;
-  // One transfer per instance of a repeated receive (Movement::repeats).
-  std::vector<std::pair<int64_t, Movement>> transfers;
-  for (const auto &[to, movement] : state.networkMoves)
-    movement->forEachInstance(
-        [&, to = to](Movement one) { transfers.emplace_back(to, std::move(one)); });
-  for (const auto &[to, m] : transfers) {
+  // One transfer: an instance of a (possibly repeated) receive.
+  auto post = [&](int64_t to, const Movement &m) -> m2n_status {
     const int64_t from = m.src.rank;
     const bool sends = context->isLocal(from), receives = context->isLocal(to);
-    if (!sends && !receives)
-      continue;
     // The waits of each side, on its own network stream.
     for (const CounterWait &wait : m.waits) {
       const int64_t owner = wait.counter.rank;
@@ -287,6 +281,20 @@ m2n_status enqueueNetwork(m2n_cuda_context context, ReshardState &state,
                                          total * epoch, 0));
       }
     }
+    return M2N_SUCCESS;
+  };
+  for (const auto &[to, movement] : state.networkMoves) {
+    // Instances share their ranks: skip what this process takes no part in
+    // before expanding anything.
+    if (!context->isLocal(movement->src.rank) && !context->isLocal(to))
+      continue;
+    m2n_status status = M2N_SUCCESS;
+    movement->forEachInstance([&, to = to](const Movement &m) {
+      if (status == M2N_SUCCESS)
+        status = post(to, m);
+    });
+    if (status != M2N_SUCCESS)
+      return status;
   }
   // The caller's streams see the network steps complete.
   for (auto &[device, stream] : network.streams) {

@@ -336,8 +336,9 @@ TEST_F(HostBackendTest, CudaBackendReportsItsAvailability) {
 
 namespace {
 // An artifact's repeated movements stay compact when it is loaded: a move
-// standing for 2^32 instances loads at once (expanding it would take
-// hundreds of gigabytes), and a repeated program executes as its instances.
+// standing for 2^27 instances loads at once (expanding it would take 16
+// GiB), a repeated program executes as its instances, and what a rank
+// would expand is bounded (2^28 items) as well as each movement (2^32).
 TEST(RepeatedMovementsTest, LoadCompactAndExecuteExpanded) {
   m2n::LoweringOptions options;
   options.maxItemBytes = 16; // Rows of 16 bytes cut into 16-byte items.
@@ -373,10 +374,10 @@ TEST(RepeatedMovementsTest, LoadCompactAndExecuteExpanded) {
       }
     m2n_artifact_destroy(artifact);
   }
-  // Zero strides keep 2^32 instances inside the buffers; the counters they
+  // Zero strides keep 2^27 instances inside the buffers; the counters they
   // signal are unused.
   m2n::Movement &huge = reshard.program.ranks.at(1).items.front();
-  huge.repeats = {{int64_t{1} << 16, 0, 0, -1}, {int64_t{1} << 16, 0, 0, -1}};
+  huge.repeats = {{int64_t{1} << 14, 0, 0, -1}, {int64_t{1} << 13, 0, 0, -1}};
   huge.readDone.reset();
   huge.signal.reset();
   for (auto &[rank, program] : reshard.program.ranks)
@@ -392,7 +393,16 @@ TEST(RepeatedMovementsTest, LoadCompactAndExecuteExpanded) {
             M2N_SUCCESS)
       << m2n_last_error();
   m2n_artifact_destroy(artifact);
-  // One more instance is refused by the loader, by name.
+  // 2^32 instances are more than a rank may expand to; 2^33, more than a
+  // movement may stand for: the loader refuses both, by name.
+  huge.repeats = {{int64_t{1} << 16, 0, 0, -1}, {int64_t{1} << 16, 0, 0, -1}};
+  bytes = exampleArtifact(reshard);
+  EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+            M2N_INVALID_ARTIFACT);
+  EXPECT_NE(std::string(m2n_last_error())
+                .find("rank 1 has more than 268435456 kernel items"),
+            std::string::npos)
+      << m2n_last_error();
   huge.repeats.push_back({2, 0, 0, -1});
   bytes = exampleArtifact(reshard);
   EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),

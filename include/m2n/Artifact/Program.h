@@ -251,8 +251,11 @@ mergePrograms(const std::vector<const TransferProgram *> &members);
 /// verifyTransferProgram (the instance counts are bounded).
 void expandRepeats(TransferProgram &program);
 
-/// The most instances one movement may stand for (verifyTransferProgram).
+/// The most instances one movement may stand for, and the most kernel
+/// items and network transfers one rank's program may expand to
+/// (verifyTransferProgram): 2^28 items of 128 bytes are 32 GiB of tables.
 constexpr int64_t kMaxInstances = int64_t{1} << 32;
+constexpr int64_t kMaxRankItems = int64_t{1} << 28;
 
 /// Checks what the runtime trusts blindly in a program of a reshard from
 /// `src` to `dst` of `shape`: every move inside existing buffers (tiles

@@ -16,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <atomic>
+#include <cstring>
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -82,23 +83,24 @@ buildKernel(MLIRContext &context, const ::m2n::KernelOps &ops,
   return failure();
 }
 
-/// What a reshard's program depends on: its layouts, shape, types and
-/// topology (not its name).
+/// What a reshard's program depends on besides its topology: its layouts,
+/// shape and types, and the scale's bits (not its name).
 std::string reshardKey(const mlir::m2n::ReshardRequest &request) {
   std::string key = request.src.str() + "|" + request.dst.str() + "|";
   for (int64_t extent : request.shape)
     key += std::to_string(extent) + "x";
+  uint32_t scaleBits = 0;
+  std::memcpy(&scaleBits, &request.scale, sizeof(scaleBits));
   key += std::string("|") + ::m2n::toString(request.type) + "|" +
          (request.sourceType ? ::m2n::toString(*request.sourceType) : "") +
-         "|" + std::to_string(request.scale) + "|" +
+         "|" + std::to_string(scaleBits) + "|" +
          std::to_string(request.commSize) + "|";
-  if (request.topology)
-    for (const std::vector<int64_t> &domain : request.topology->domains) {
-      for (int64_t rank : domain)
-        key += std::to_string(rank) + ",";
-      key += ";";
-    }
   return key;
+}
+
+bool sameTopology(const ::m2n::Topology &a, const ::m2n::Topology &b) {
+  return a.domains == b.domains && a.nvlinkGBps == b.nvlinkGBps &&
+         a.networkGBps == b.networkGBps;
 }
 
 } // namespace
@@ -162,12 +164,32 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
   // Reshards of the same layouts, shape, types and topology compile to the
   // same program (a model's layers on one pipeline stage): each distinct
   // one is compiled once. `firstOf[i]`: the first reshard like reshard i.
+  // The topology each reshard is routed on (the file's, the request's, or
+  // one domain), numbered: requests usually share one.
+  std::vector<::m2n::Topology> topologies;
+  std::vector<size_t> topologyOf(reshards.size());
+  for (size_t i = 0; i < reshards.size(); ++i) {
+    ::m2n::Topology topology =
+        fileTopology ? *fileTopology
+                     : reshards[i].topology.value_or(
+                           ::m2n::Topology::singleDomain(reshards[i].commSize));
+    size_t index = topologies.size();
+    for (size_t t = topologies.size(); t-- > 0;)
+      if (sameTopology(topologies[t], topology)) {
+        index = t;
+        break;
+      }
+    if (index == topologies.size())
+      topologies.push_back(std::move(topology));
+    topologyOf[i] = index;
+  }
   std::vector<size_t> firstOf(reshards.size()), distinct;
   std::vector<int64_t> copies(reshards.size(), 0);
   {
     std::map<std::string, size_t> seen;
     for (size_t i = 0; i < reshards.size(); ++i) {
-      auto [it, fresh] = seen.emplace(reshardKey(reshards[i]), i);
+      auto [it, fresh] = seen.emplace(
+          reshardKey(reshards[i]) + std::to_string(topologyOf[i]), i);
       if (fresh)
         distinct.push_back(i);
       firstOf[i] = it->second;
@@ -197,10 +219,7 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
         problem = *wrong;
         continue;
       }
-      ::m2n::Topology topology =
-          fileTopology ? *fileTopology
-                       : request.topology.value_or(
-                             ::m2n::Topology::singleDomain(request.commSize));
+      const ::m2n::Topology &topology = topologies[topologyOf[i]];
       if (std::optional<std::string> wrong =
               topology.validate(request.commSize)) {
         problem = "the topology does not fit the communicator: " + *wrong;
