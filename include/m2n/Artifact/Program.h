@@ -97,8 +97,8 @@ struct Repeat {
 /// another; or, for a tile, one box through two tensor maps. With repeats,
 /// a regular pattern of such runs or tiles (the rows of a box, the stage-
 /// sized pieces of a long run, a grid of tiles), which the runtime expands
-/// (expandRepeats): the program stays proportional to the steps, not to the
-/// bytes.
+/// when it binds a rank: the program stays proportional to the steps, not
+/// to the bytes.
 struct Movement {
   BufferRef src;
   int64_t srcOffset = 0;
