@@ -1,4 +1,5 @@
-//===- HostBackendTest.cpp - the runtime C API and its host backend ---------===//
+//===- HostBackendTest.cpp - the runtime C API and its host backend
+//---------===//
 
 #include "m2n/runtime.h"
 
@@ -12,6 +13,30 @@
 
 namespace {
 
+/// Runs exampleReshard's artifact on poisoned host buffers and checks
+/// every destination element.
+void expectExampleMoved(m2n_artifact artifact) {
+  // The artifact assumes 16-byte aligned buffers (the default buffer-align).
+  alignas(16) float rows0[16], rows1[16], cols1[16], cols2[16];
+  for (int i = 0; i < 16; ++i) {
+    rows0[i] = static_cast<float>(i);      // Global rows 0-1.
+    rows1[i] = static_cast<float>(16 + i); // Global rows 2-3.
+  }
+  std::memset(cols1, 0xFF, sizeof cols1);
+  std::memset(cols2, 0xFF, sizeof cols2);
+  const void *src[3] = {rows0, rows1, nullptr};
+  void *dst[3] = {nullptr, cols1, cols2};
+  size_t srcBytes[3] = {64, 64, 0}, dstBytes[3] = {0, 64, 64};
+  ASSERT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
+            M2N_SUCCESS)
+      << m2n_last_error();
+  // Rank 1 holds columns 0-3 of all 4 rows, rank 2 columns 4-7.
+  for (int row = 0; row < 4; ++row)
+    for (int col = 0; col < 4; ++col) {
+      EXPECT_EQ(cols1[row * 4 + col], static_cast<float>(row * 8 + col));
+      EXPECT_EQ(cols2[row * 4 + col], static_cast<float>(row * 8 + 4 + col));
+    }
+}
 
 class HostBackendTest : public ::testing::Test {
 protected:
@@ -41,28 +66,7 @@ TEST_F(HostBackendTest, DescribesTheReshard) {
   EXPECT_EQ(dst, 4u * 4 * 4);
 }
 
-TEST_F(HostBackendTest, ExecutesOnUserBuffers) {
-  // The artifact assumes 16-byte aligned buffers (the default buffer-align).
-  alignas(16) float rows0[16], rows1[16], cols1[16], cols2[16];
-  for (int i = 0; i < 16; ++i) {
-    rows0[i] = static_cast<float>(i);      // Global rows 0-1.
-    rows1[i] = static_cast<float>(16 + i); // Global rows 2-3.
-  }
-  std::memset(cols1, 0xFF, sizeof cols1);
-  std::memset(cols2, 0xFF, sizeof cols2);
-  const void *src[3] = {rows0, rows1, nullptr};
-  void *dst[3] = {nullptr, cols1, cols2};
-  size_t srcBytes[3] = {64, 64, 0}, dstBytes[3] = {0, 64, 64};
-  ASSERT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
-            M2N_SUCCESS)
-      << m2n_last_error();
-  // Rank 1 holds columns 0-3 of all 4 rows, rank 2 columns 4-7.
-  for (int row = 0; row < 4; ++row)
-    for (int col = 0; col < 4; ++col) {
-      EXPECT_EQ(cols1[row * 4 + col], static_cast<float>(row * 8 + col));
-      EXPECT_EQ(cols2[row * 4 + col], static_cast<float>(row * 8 + 4 + col));
-    }
-}
+TEST_F(HostBackendTest, ExecutesOnUserBuffers) { expectExampleMoved(artifact); }
 
 TEST_F(HostBackendTest, RejectsMissingAndShortBuffers) {
   alignas(16) float a[16], b[16], c[16];
@@ -71,16 +75,18 @@ TEST_F(HostBackendTest, RejectsMissingAndShortBuffers) {
   size_t srcBytes[3] = {64, 0, 0}, dstBytes[3] = {0, 64, 64};
   EXPECT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
             M2N_INVALID_ARGUMENT);
-  EXPECT_STREQ(m2n_last_error(),
-               "m2n_host_execute: @test#0: rank 1 needs a source buffer of 64 bytes, "
-               "got none");
+  EXPECT_STREQ(
+      m2n_last_error(),
+      "m2n_host_execute: @test#0: rank 1 needs a source buffer of 64 bytes, "
+      "got none");
   src[1] = b;
   srcBytes[1] = 32;
   EXPECT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
             M2N_INVALID_ARGUMENT);
-  EXPECT_STREQ(m2n_last_error(),
-               "m2n_host_execute: @test#0: rank 1 needs a source buffer of 64 bytes, "
-               "got 32 bytes");
+  EXPECT_STREQ(
+      m2n_last_error(),
+      "m2n_host_execute: @test#0: rank 1 needs a source buffer of 64 bytes, "
+      "got 32 bytes");
   EXPECT_EQ(m2n_host_execute(artifact, 0, 2, src, srcBytes, dst, dstBytes),
             M2N_INVALID_ARGUMENT);
   EXPECT_STREQ(m2n_last_error(), "m2n_host_execute: reshard @test#0 needs 3 "
@@ -108,8 +114,8 @@ TEST_F(HostBackendTest, ExecutesAGroupAndRefusesAliasedDestinations) {
                   nullptr, cols[1][0], cols[1][1]};
   size_t srcBytes[6] = {64, 64, 0, 64, 64, 0};
   size_t dstBytes[6] = {0, 64, 64, 0, 64, 64};
-  ASSERT_EQ(m2n_host_execute_group(artifact, 2, reshards, 3, src, srcBytes,
-                                   dst, dstBytes),
+  ASSERT_EQ(m2n_host_execute_group(artifact, 2, reshards, 3, src, srcBytes, dst,
+                                   dstBytes),
             M2N_SUCCESS)
       << m2n_last_error();
   for (int t = 0; t < 2; ++t)
@@ -121,8 +127,8 @@ TEST_F(HostBackendTest, ExecutesAGroupAndRefusesAliasedDestinations) {
                   static_cast<float>(100 * t + row * 8 + 4 + col));
       }
   dst[5] = cols[0][1] + 4; // Member 1's destination inside member 0's.
-  EXPECT_EQ(m2n_host_execute_group(artifact, 2, reshards, 3, src, srcBytes,
-                                   dst, dstBytes),
+  EXPECT_EQ(m2n_host_execute_group(artifact, 2, reshards, 3, src, srcBytes, dst,
+                                   dstBytes),
             M2N_INVALID_ARGUMENT);
   EXPECT_STREQ(m2n_last_error(),
                "@test#0 (member 1): the destination buffer of rank 2 overlaps "
@@ -130,17 +136,17 @@ TEST_F(HostBackendTest, ExecutesAGroupAndRefusesAliasedDestinations) {
                "destination may share no byte with another buffer of the "
                "launch)");
   dst[5] = const_cast<float *>(rows[1][1]); // A destination on a source.
-  EXPECT_EQ(m2n_host_execute_group(artifact, 2, reshards, 3, src, srcBytes,
-                                   dst, dstBytes),
+  EXPECT_EQ(m2n_host_execute_group(artifact, 2, reshards, 3, src, srcBytes, dst,
+                                   dstBytes),
             M2N_INVALID_ARGUMENT);
   const int missing[2] = {0, 7};
-  EXPECT_EQ(m2n_host_execute_group(artifact, 2, missing, 3, src, srcBytes,
-                                   dst, dstBytes),
+  EXPECT_EQ(m2n_host_execute_group(artifact, 2, missing, 3, src, srcBytes, dst,
+                                   dstBytes),
             M2N_INVALID_ARGUMENT);
   EXPECT_STREQ(m2n_last_error(),
                "m2n_host_execute: no reshard 7 (member 1 of the group)");
-  EXPECT_EQ(m2n_host_execute_group(artifact, 0, reshards, 3, src, srcBytes,
-                                   dst, dstBytes),
+  EXPECT_EQ(m2n_host_execute_group(artifact, 0, reshards, 3, src, srcBytes, dst,
+                                   dstBytes),
             M2N_INVALID_ARGUMENT);
 }
 
@@ -174,8 +180,8 @@ TEST(HostAlignmentTest, BuffersHaveTheAlignmentTheReshardWasCompiledFor) {
                    "frontend does this by itself)");
     } else {
       EXPECT_EQ(status, M2N_SUCCESS) << m2n_last_error();
-      EXPECT_EQ(storage[2][0], 0.0f);  // Row 0, column 0 (rank 0's row 0).
-      EXPECT_EQ(storage[2][8], 1.0f);  // Row 2 = rank 1's row 0, column 0.
+      EXPECT_EQ(storage[2][0], 0.0f); // Row 0, column 0 (rank 0's row 0).
+      EXPECT_EQ(storage[2][8], 1.0f); // Row 2 = rank 1's row 0, column 0.
       // Half an element in: never aligned enough.
       src[1] = reinterpret_cast<const char *>(storage[1]) + 2;
       EXPECT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
@@ -240,8 +246,9 @@ TEST(RuntimeArtifactTest, RejectsCountersThatDoNotExist) {
   m2n_artifact artifact = nullptr;
   EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
             M2N_INVALID_ARTIFACT);
-  EXPECT_NE(std::string(m2n_last_error()).find("names a counter that does not exist"),
-            std::string::npos)
+  EXPECT_NE(
+      std::string(m2n_last_error()).find("names a counter that does not exist"),
+      std::string::npos)
       << m2n_last_error();
   EXPECT_EQ(artifact, nullptr);
 
@@ -309,9 +316,9 @@ TEST_F(HostBackendTest, CudaBackendReportsItsAvailability) {
   EXPECT_EQ(context, nullptr);
   m2n_status noContext =
       status == M2N_UNSUPPORTED ? M2N_UNSUPPORTED : M2N_INVALID_ARGUMENT;
-  EXPECT_EQ(m2n_cuda_execute(nullptr, 0, nullptr, nullptr, nullptr, nullptr,
-                             nullptr),
-            noContext);
+  EXPECT_EQ(
+      m2n_cuda_execute(nullptr, 0, nullptr, nullptr, nullptr, nullptr, nullptr),
+      noContext);
   EXPECT_EQ(m2n_cuda_bind(nullptr, 0, nullptr, nullptr, nullptr, nullptr),
             noContext);
   EXPECT_EQ(m2n_cuda_launch(nullptr, 0, nullptr), noContext);
@@ -355,23 +362,7 @@ TEST(RepeatedMovementsTest, LoadCompactAndExecuteExpanded) {
     ASSERT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
               M2N_SUCCESS)
         << m2n_last_error();
-    alignas(16) float rows0[16], rows1[16], cols1[16], cols2[16];
-    for (int i = 0; i < 16; ++i) {
-      rows0[i] = static_cast<float>(i);
-      rows1[i] = static_cast<float>(16 + i);
-    }
-    const void *src[3] = {rows0, rows1, nullptr};
-    size_t srcBytes[3] = {sizeof rows0, sizeof rows1, 0};
-    void *dst[3] = {nullptr, cols1, cols2};
-    size_t dstBytes[3] = {0, sizeof cols1, sizeof cols2};
-    ASSERT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
-              M2N_SUCCESS)
-        << m2n_last_error();
-    for (int row = 0; row < 4; ++row)
-      for (int col = 0; col < 4; ++col) {
-        EXPECT_EQ(cols1[row * 4 + col], static_cast<float>(row * 8 + col));
-        EXPECT_EQ(cols2[row * 4 + col], static_cast<float>(row * 8 + 4 + col));
-      }
+    expectExampleMoved(artifact);
     m2n_artifact_destroy(artifact);
   }
   // Zero strides keep 2^27 instances inside the buffers; the counters they
