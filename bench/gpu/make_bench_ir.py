@@ -27,7 +27,12 @@ def main():
     parser.add_argument("--only", help="comma-separated kinds (e.g. all_reduce,p_to_r)")
     parser.add_argument("--ranks", type=int, default=2,
                         help="collectives over this many ranks (the 2-GPU rows need 2)")
+    parser.add_argument("--sizes", default="1M,16M,256M,1G",
+                        help="collective sizes (full tensor bytes; K, M, G suffixes)")
     args = parser.parse_args()
+    units = {"K": 1 << 10, "M": MIB, "G": 1 << 30}
+    sizes = [int(t[:-1]) * units[t[-1]] if t[-1] in units else int(t)
+             for t in args.sizes.split(",")]
     out = []
     ranks = args.ranks
     # 1-to-1: rank 0 -> rank 1 (GPU 0 -> GPU 1).
@@ -51,10 +56,15 @@ def main():
         dst = dist(shape, dtype, "2", b)
         out.append(func(f"{name}__{dtype}__{size}", 2, src,
                         f"m2n.reshard %x on %c : !m2n.comm<2>, {src} -> {dst}"))
-    # Collectives, 1 MiB .. 1 GiB of full tensor, bf16, over `ranks` ranks.
-    for size in (1 * MIB, 16 * MIB, 256 * MIB, 1024 * MIB):
+    # Collectives, --sizes bytes of full tensor, bf16, over `ranks` ranks:
+    # rows of 4096 elements, narrower for small sizes, so that every rank
+    # holds at least 8 rows (even shards, as NCCL's).
+    for size in sizes:
         n = size // ELT_BYTES["bf16"]
-        rows, cols = n // 4096, 4096
+        cols = 4096
+        while cols > 1 and n // cols < 8 * ranks:
+            cols //= 2
+        rows = n // cols
         r, c = str(ranks), f"!m2n.comm<{ranks}>"
         sharded = dist([rows, cols], "bf16", r, "shard<0>")
         partial = dist([rows, cols], "bf16", r, "partial<sum>")
@@ -65,6 +75,10 @@ def main():
                         f"m2n.reduce_scatter %x on %c mesh_axes = [0] scatter_dim = 0 : {c}, {partial} -> {sharded}"))
         out.append(func(f"all_reduce__bf16__{size}", ranks, partial,
                         f"m2n.all_reduce %x on %c mesh_axes = [0] : {c}, {partial} -> {replicated}"))
+        # The MoE token exchange: every rank keeps 1/ranks of its rows' columns.
+        columns = dist([rows, cols], "bf16", r, "shard<1>")
+        out.append(func(f"all_to_all__bf16__{size}", ranks, sharded,
+                        f"m2n.all_to_all %x on %c mesh_axes = [0] split_dim = 1 : {c}, {sharded} -> {columns}"))
     if args.only:
         kinds = set(args.only.split(","))
         out = [f for f in out if f.split("@", 1)[1].split("__", 1)[0] in kinds]

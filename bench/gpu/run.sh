@@ -1,25 +1,59 @@
 #!/usr/bin/env bash
-# The GPU benchmark of issue 6: m2n against its baselines, every row measured
-# in the same run on 2 GPUs. Two halves, because the GPU machine has no MLIR:
-#   here:            bench/gpu/run.sh compile        (writes .gpu/bench.m2n)
-#   GPU machine:     bench/gpu/run.sh measure OUT    (carry .gpu), or its
-#                    parts measure-m2n, measure-variants, measure-baselines
-#                    (one call each, same warm machine), then
-#                    bench/gpu/run.sh report OUT here
+# The GPU benchmarks: m2n against its baselines, every row measured in the
+# same run the same way (CUDA events around back-to-back launches, and the
+# same inside a CUDA graph; artifact_runner.cu and baselines.py say how).
+# The GPU machine has no MLIR, so there are two halves:
+#   here:          bench/gpu/run.sh compile       (writes .gpu/bench*.m2n, the
+#                  CTA sweep .gpu/ctas/*.m2n and the kernel builds
+#                  .gpu/engine/*.ptx)
+#   GPU machine:   bench/gpu/run.sh measure-1gpu OUT    (one GPU: the engine
+#                  microbenchmark, m2n rows on virtual ranks, the CTA sweep)
+#                  bench/gpu/run.sh measure OUT         (2+ GPUs; or its parts
+#                  measure-m2n, measure-variants, measure-baselines, one
+#                  10-minute call each), carrying .gpu
+#   here:          bench/gpu/run.sh report OUT / report-1gpu OUT
+# A kernel change is measured against the kernel before it: build the older
+# commit, `bench/gpu/run.sh engine-ptx before` there, copy its
+# .gpu/engine/before-*.ptx here; measure-1gpu runs every build it finds.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+sizes=${M2N_BENCH_SIZES:-8K,64K,1M,16M,256M,1G}
+cta_counts="1 2 4 8 16 32"
 case "${1:-}" in
+engine-ptx)
+  # The kernel of this build, for the engine microbenchmark: the bulk-only
+  # kernel the runtime launches for tables without vector items, and the
+  # kernel with every op (the SM path).
+  name=${2:?usage: run.sh engine-ptx NAME}
+  mkdir -p "$root/.gpu/engine"
+  # (The ops of its cases: copy, add.f32 and add.bf16 reductions.)
+  { python3 "$root/bench/gpu/make_bench_ir.py" --only one_to_one,all_reduce --sizes 1M
+    python3 "$root/bench/gpu/make_bench_ir.py" --only all_reduce --sizes 1M | sed -e 's/bf16/f32/g' -e 's/@all_reduce/@all_reduce_f32/'
+  } > "$root/.gpu/engine/bulk.mlir"
+  "$root/build/bin/m2n-opt" "$root/.gpu/engine/bulk.mlir" "--m2n-pipeline=artifact=$root/.gpu/engine/bulk.m2n" -o /dev/null
+  "$root/build/bin/m2n-artifact-dump" "$root/.gpu/engine/bulk.m2n" --ptx | sed -n '/^--- PTX ---$/,$p' | tail -n +2 > "$root/.gpu/engine/$name-bulk.ptx"
+  "$root/build/bin/m2n-opt" "$root/examples/example_a.mlir" "--pass-pipeline=builtin.module(m2n-convert-to-gpu{kernel-ops=all},nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa})" \
+    | python3 "$root/test/Utils/extract_ptx.py" - > "$root/.gpu/engine/$name-all.ptx"
+  rm -f "$root/.gpu/engine/bulk.mlir" "$root/.gpu/engine/bulk.m2n"
+  echo "wrote $root/.gpu/engine/$name-bulk.ptx and $name-all.ptx" ;;
 compile)
-  mkdir -p "$root/.gpu"
-  python3 "$root/bench/gpu/make_bench_ir.py" > "$root/.gpu/bench.mlir"
+  mkdir -p "$root/.gpu" "$root/.gpu/ctas"
+  "$0" engine-ptx after
+  python3 "$root/bench/gpu/make_bench_ir.py" --sizes "$sizes" > "$root/.gpu/bench.mlir"
+  # The CTA-budget sweep: the 1-to-1 and the collectives at 1 MiB and
+  # 256 MiB, compiled for each CTA budget.
+  python3 "$root/bench/gpu/make_bench_ir.py" --sizes 1M,256M --only one_to_one,all_gather,reduce_scatter,all_reduce,all_to_all > "$root/.gpu/ctas/sweep.mlir"
+  for n in $cta_counts; do
+    "$root/build/bin/m2n-opt" "$root/.gpu/ctas/sweep.mlir" "--m2n-pipeline=artifact=$root/.gpu/ctas/ctas-$n.m2n max-ctas=$n" -o /dev/null
+  done
   "$root/build/bin/m2n-opt" "$root/.gpu/bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench.m2n" -o /dev/null
   # The reductions again, routed reduce-scatter + all-gather (reduce-share).
-  python3 "$root/bench/gpu/make_bench_ir.py" --only all_reduce,p_to_r > "$root/.gpu/bench-share.mlir"
+  python3 "$root/bench/gpu/make_bench_ir.py" --sizes "$sizes" --only all_reduce,p_to_r > "$root/.gpu/bench-share.mlir"
   "$root/build/bin/m2n-opt" "$root/.gpu/bench-share.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench-share.m2n reduce-share=true" -o /dev/null
   # Every row again with contiguous source copies of >= 1 MiB (a rank's own
   # and its peers') on the copy engine.
   "$root/build/bin/m2n-opt" "$root/.gpu/bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench-engine.m2n copy-engine=true" -o /dev/null
-  echo "wrote $root/.gpu/bench.m2n, bench-share.m2n and bench-engine.m2n" ;;
+  echo "wrote $root/.gpu/bench.m2n, bench-share.m2n, bench-engine.m2n and ctas/ctas-{${cta_counts// /,}}.m2n" ;;
 measure|measure-m2n|measure-variants|measure-baselines)
   # `measure` runs every part and the report; the parts alone fit the GPU
   # machine's 10-minute calls (then: run.sh report OUT here, with the parts'
@@ -40,8 +74,19 @@ measure|measure-m2n|measure-variants|measure-baselines)
       timeout 400 /tmp/m2n_artifact_runner "$root/.gpu/bench-engine.m2n" --repeat 10 --checks 1 --csv "$out/m2n-engine.csv" 2>&1 | tee "$out/m2n-engine.log"
     fi
   fi
+  if [ "$1" = measure ] || [ "$1" = measure-m2n ]; then
+    for n in $cta_counts; do
+      timeout 100 /tmp/m2n_artifact_runner "$root/.gpu/ctas/ctas-$n.m2n" --repeat 10 --checks 1 --csv "$out/m2n-ctas-$n.csv" 2>&1 | tee "$out/m2n-ctas-$n.log"
+    done
+  fi
   if [ "$1" = measure ] || [ "$1" = measure-baselines ]; then
-    timeout 300 torchrun --nproc-per-node 2 "$root/bench/gpu/baselines.py" "$out/baselines.csv" --repeat 10 2>&1 | tee "$out/baselines.log"
+    gpus=$(nvidia-smi -L | wc -l)
+    timeout 300 torchrun --nproc-per-node "$gpus" "$root/bench/gpu/baselines.py" "$out/baselines.csv" --repeat 10 --sizes "$sizes" --registered 2>&1 | tee "$out/baselines.log"
+    # NCCL at each CTA cap, the collectives of the sweep.
+    for n in $cta_counts; do
+      NCCL_MIN_CTAS=$n NCCL_MAX_CTAS=$n timeout 120 torchrun --nproc-per-node "$gpus" "$root/bench/gpu/baselines.py" "$out/baselines-ctas-$n.csv" \
+        --repeat 10 --sizes 1M,256M --collectives-only --label "NCCL (NCCL_MAX_CTAS=$n)" 2>&1 | tee "$out/baselines-ctas-$n.log"
+    done
   fi
   if [ "$1" = measure ]; then
     "$0" report "$out"
@@ -54,26 +99,55 @@ measure-1gpu)
   out=${2:?usage: run.sh measure-1gpu OUT_DIR}
   mkdir -p "$out"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
-  "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
+  "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner &
   export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+  # The engine microbenchmark: every kernel build in .gpu/engine (the SM
+  # path on the builds with every op).
+  nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" -I"$root/test/GPU" "$root/bench/gpu/engine_bench.cu" \
+    "$root/lib/Artifact/KernelABI.cpp" "$root/lib/Artifact/Program.cpp" "$root"/lib/Base/*.cpp -o /tmp/m2n_engine_bench -lcuda
+  wait
+  kernels=()
+  for build in "$root"/.gpu/engine/*-bulk.ptx; do
+    name=$(basename "$build" -bulk.ptx)
+    walkers=$(grep -q "%tid.y" "$build" && echo ":walkers" || true)
+    kernels+=(--kernel "$name=$build$walkers" --kernel "$name-all=${build%-bulk.ptx}-all.ptx$walkers:vector")
+  done
+  timeout 400 /tmp/m2n_engine_bench "${kernels[@]}" --csv "$out/engine.csv" > "$out/engine.log" 2>&1 || echo "engine_bench failed: $?"
+  tail -3 "$out/engine.log"
+  for n in $cta_counts; do
+    timeout 100 /tmp/m2n_artifact_runner "$root/.gpu/ctas/ctas-$n.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-ctas-$n-1gpu.csv" 2>&1 | tee "$out/m2n-ctas-$n-1gpu.log"
+  done
+  # The baseline script over one rank (a check of the script, not a baseline).
+  timeout 200 torchrun --nproc-per-node 1 "$root/bench/gpu/baselines.py" "$out/baselines-1rank.csv" --repeat 5 \
+    --sizes 8K,1M,64M --registered > "$out/baselines-1rank.log" 2>&1 || echo "baselines.py failed: $?"
+  tail -30 "$out/baselines-1rank.log"
   timeout 300 /tmp/m2n_artifact_runner "$root/.gpu/bench.m2n" --repeat 10 --checks 1 --csv "$out/m2n-1gpu.csv" 2>&1 | tee "$out/m2n-1gpu.log"
   timeout 150 /tmp/m2n_artifact_runner "$root/.gpu/bench-share.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-share-1gpu.csv" 2>&1 | tee "$out/m2n-share-1gpu.log"
   timeout 300 /tmp/m2n_artifact_runner "$root/.gpu/bench-engine.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-engine-1gpu.csv" 2>&1 | tee "$out/m2n-engine-1gpu.log" ;;
 report-1gpu)
-  out=${2:?usage: run.sh report-1gpu OUT_DIR [BEFORE_LABEL=CSV]}
-  before=()
-  if [ -n "${3:-}" ]; then before=(--before "$3"); fi
-  (cd "$root/bench/gpu" && python3 report_1gpu.py "$out/m2n-1gpu.csv" \
+  out=${2:?usage: run.sh report-1gpu OUT_DIR}
+  sweep=()
+  for n in $cta_counts; do
+    [ -f "$out/m2n-ctas-$n-1gpu.csv" ] && sweep+=(--sweep "$n=$out/m2n-ctas-$n-1gpu.csv")
+  done
+  python3 "$root/bench/gpu/report.py" "$out/m2n-1gpu.csv" \
     --variant "reduce-share=$out/m2n-share-1gpu.csv" --variant "copy engine=$out/m2n-engine-1gpu.csv" \
-    "${before[@]}") | tee "$out/table-1gpu.md" ;;
+    "${sweep[@]}" --svg "$out/m2n-1gpu" --title "m2n on 1 H200, 2 virtual ranks" | tee "$out/table-1gpu.md"
+  python3 "$root/bench/gpu/report_engine.py" "$out/engine.csv" --svg "$out/engine" | tee "$out/engine.md" ;;
 report)
   out=${2:?usage: run.sh report OUT_DIR}
   variants=(--variant "reduce-share=$out/m2n-share.csv")
   if [ -f "$out/m2n-engine.csv" ]; then
     variants+=(--variant "own copy on the copy engine=$out/m2n-engine.csv")
   fi
-  python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" --svg "$out/collectives.svg" \
-    "${variants[@]}" | tee "$out/table.md" ;;
+  sweep=()
+  for n in $cta_counts; do
+    [ -f "$out/m2n-ctas-$n.csv" ] && sweep+=(--sweep "$n=$out/m2n-ctas-$n.csv")
+    [ -f "$out/baselines-ctas-$n.csv" ] && sweep+=(--baseline-sweep "$n=$out/baselines-ctas-$n.csv")
+  done
+  gpus=$(wc -l < "$out/gpus.txt")
+  python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" --svg "$out/collectives" \
+    "${variants[@]}" "${sweep[@]}" --ranks "$gpus" --title "${gpus}x H200: m2n vs NCCL" | tee "$out/table.md" ;;
 *)
-  echo "usage: $0 compile | measure OUT_DIR | measure-m2n|measure-variants|measure-baselines OUT_DIR | report OUT_DIR | measure-1gpu OUT_DIR | report-1gpu OUT_DIR [LABEL=CSV]" >&2; exit 2 ;;
+  echo "usage: $0 compile | engine-ptx NAME | measure OUT_DIR | measure-m2n|measure-variants|measure-baselines OUT_DIR | report OUT_DIR | measure-1gpu OUT_DIR | report-1gpu OUT_DIR" >&2; exit 2 ;;
 esac

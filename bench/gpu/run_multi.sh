@@ -89,8 +89,8 @@ report)
     { cat "$out/nccl.csv"; tail -n +2 "$out/nccl-8ctas.csv"; } > "$out/baselines.csv"
     python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" \
       --variant "direct, no reduce-share=$out/m2n-direct.csv" \
-      --variant "own copy on the copy engine=$out/m2n-engine.csv" --svg "$out/collectives.svg" \
-      --title "Collectives on ${gpus}x H200: m2n vs NCCL (tensor GB/s)" | tee "$out/table.md"
+      --variant "own copy on the copy engine=$out/m2n-engine.csv" --svg "$out/collectives" \
+      --ranks "$gpus" --title "Collectives on ${gpus}x H200: m2n vs NCCL" | tee "$out/table.md"
   fi
   if [ -f "$out/routing-flat.csv" ]; then
     python3 "$root/bench/gpu/report_routing.py" "$dir/routing-estimate.json" \

@@ -1,6 +1,7 @@
 //===- Artifact.cpp - the compiler-to-runtime handoff -----------------------===//
 
 #include "m2n/Artifact/Artifact.h"
+#include "m2n/Artifact/KernelABI.h"
 
 #include <algorithm>
 #include <cmath>
@@ -316,6 +317,7 @@ std::string assembleArtifact(const Artifact &artifact, size_t reshardCount,
   w.put<uint32_t>(artifact.kernel.ctas);
   w.put<uint64_t>(artifact.kernel.stageBytes);
   w.put<uint32_t>(artifact.kernel.stages);
+  w.put<uint32_t>(artifact.kernel.walkers);
   w.put<uint32_t>(reshardCount);
   size_t payload = w.out.size();
   for (std::string_view segment : segments)
@@ -375,6 +377,15 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
   result.kernel.ctas = r.get<uint32_t>("the kernel's CTAs");
   result.kernel.stageBytes = r.get<uint64_t>("the stage size");
   result.kernel.stages = r.get<uint32_t>("the stage count");
+  result.kernel.walkers = r.get<uint32_t>("the walkers per CTA");
+  if (!r.error && (result.kernel.walkers < 1 ||
+                   result.kernel.walkers > kMaxWalkers ||
+                   result.kernel.stages < 1 ||
+                   result.kernel.stages > kMaxKernelBarriers))
+    r.fail("artifact has " + std::to_string(result.kernel.walkers) +
+           " walkers per CTA and " + std::to_string(result.kernel.stages) +
+           " stages (walkers 1-" + std::to_string(kMaxWalkers) + ", stages 1-" +
+           std::to_string(kMaxKernelBarriers) + ")");
   uint32_t reshards = r.count("reshards", 8);
   for (uint32_t i = 0; i < reshards && !r.error; ++i) {
     CompiledReshard c;
@@ -452,6 +463,31 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
   return std::nullopt;
 }
 
+LaunchShape launchShape(const KernelLaunch &kernel, const RankProgram &rank) {
+  LaunchShape shape{32, 1, kernel.stageBytes, kernel.stages};
+  int64_t largest = 0;
+  for (const Movement &m : rank.items) {
+    if (m.mechanism == Mechanism::Vector && m.bytes > 0) {
+      shape.threads = kernel.threads;
+      return shape;
+    }
+    largest = std::max(largest, m.bytes);
+  }
+  const uint64_t stage =
+      std::max<uint64_t>(128, (static_cast<uint64_t>(largest) + 127) / 128 * 128);
+  if (kernel.walkers <= 1 || kernel.stages < 1 || stage >= kernel.stageBytes)
+    return shape;
+  const uint64_t budget = kernel.stageBytes * kernel.stages;
+  const uint64_t walkers =
+      std::min<uint64_t>({kernel.walkers, budget / (stage * kernel.stages),
+                          kMaxKernelBarriers / kernel.stages});
+  if (walkers > 1) {
+    shape.walkers = static_cast<uint32_t>(walkers);
+    shape.stageBytes = stage;
+  }
+  return shape;
+}
+
 std::string describeArtifact(const Artifact &artifact, bool withPtx) {
   std::ostringstream os;
   os << "m2n artifact version " << kArtifactVersion << ", chip "
@@ -459,7 +495,7 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
   os << "kernel " << artifact.kernel.name << ": " << artifact.kernel.ctas
      << " CTAs x " << artifact.kernel.threads << " threads, "
      << artifact.kernel.stages << " stages of " << artifact.kernel.stageBytes
-     << " bytes\n";
+     << " bytes, up to " << artifact.kernel.walkers << " walkers\n";
   for (const CompiledReshard &r : artifact.reshards) {
     os << "reshard " << r.name << ": ";
     if (r.program.sourceType)
@@ -511,7 +547,11 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
       os << ", " << program.counters << " counters";
       if (!program.engineCopies.empty())
         os << ", " << program.engineCopies.size() << " copy-engine copies";
-      os << '\n';
+      LaunchShape shape = launchShape(artifact.kernel, program);
+      os << "; launch " << shape.walkers << " walker"
+         << (shape.walkers > 1 ? "s" : "") << " x " << shape.threads
+         << " threads, " << shape.stages << " stages of " << shape.stageBytes
+         << " B\n";
       for (const Movement &m : program.engineCopies)
         os << "    engine " << m.str(r.type) << '\n';
       for (const Movement &m : program.items)

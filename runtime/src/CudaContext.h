@@ -11,6 +11,7 @@
 
 #include "CudaDriver.h"
 
+#include "m2n/Artifact/Artifact.h"
 #include "m2n/Artifact/KernelABI.h"
 
 #include <array>
@@ -62,10 +63,10 @@ struct ReshardState {
   std::map<int64_t, char *> ownScratch;      // By scratch index.
   std::map<int64_t, Item *> tables;          // Local ranks.
   std::map<int64_t, uint64_t> itemCounts;    // Local ranks.
-  /// Local ranks: threads per CTA of the rank's kernel launch. One warp
-  /// where no item is a vector item (an elected thread issues every TMA
-  /// op); the artifact's block otherwise.
-  std::map<int64_t, unsigned> threads;
+  /// Local ranks: the launch of the rank's kernel (m2n::launchShape): the
+  /// artifact's block where an item is a vector item, else walkers of one
+  /// warp each (an elected thread issues every TMA op of its share).
+  std::map<int64_t, m2n::LaunchShape> shapes;
   /// Local ranks: copy-engine copies (destination, source, bytes) enqueued
   /// on the rank's stream before its kernel.
   std::map<int64_t, std::vector<std::array<uint64_t, 3>>> engineCopies;

@@ -601,13 +601,8 @@ m2n_status buildTables(m2n_cuda_context context, ReshardState &state) {
     M2N_CUDA(cudaMemcpy(state.tables[rank], items.data(),
                         items.size() * sizeof(Item), cudaMemcpyHostToDevice));
     state.itemCounts[rank] = items.size();
-    const bool vector = std::any_of(
-        rankProgram.items.begin(), rankProgram.items.end(),
-        [](const m2n::Movement &m) {
-          return m.mechanism == m2n::Mechanism::Vector && m.bytes > 0;
-        });
-    state.threads[rank] =
-        vector ? context->artifact->artifact.kernel.threads : 32u;
+    state.shapes[rank] =
+        m2n::launchShape(context->artifact->artifact.kernel, rankProgram);
     std::vector<std::array<uint64_t, 3>> &copies = state.engineCopies[rank];
     copies.clear();
     for (const m2n::Movement &m : rankProgram.engineCopies)
@@ -752,15 +747,16 @@ m2n_status launchState(m2n_cuda_context context, ReshardState &state,
                                reinterpret_cast<const void *>(copy[1]),
                                copy[2], cudaMemcpyDefault, stream));
     uint64_t items = state.itemCounts[rank], timeout = context->timeoutCycles;
-    uint64_t stageBytes = a.kernel.stageBytes, stages = a.kernel.stages;
+    const m2n::LaunchShape &shape = state.shapes.at(rank);
+    uint64_t stageBytes = shape.stageBytes, stages = shape.stages;
     uint64_t *epochWords =
         state.ownCounters.at(rank) + counterWords(state.program(), rank) - 2;
     void *args[] = {&state.tables[rank], &items,  &errorDevice, &timeout,
                     &stageBytes,         &stages, &epochWords};
     if (items > 0)
       M2N_CU(driver.launchKernel(context->kernels.at(device), a.kernel.ctas, 1,
-                                 1, state.threads.at(rank), 1, 1,
-                                 static_cast<unsigned>(stageBytes * stages),
+                                 1, shape.threads, shape.walkers, 1,
+                                 static_cast<unsigned>(shape.sharedBytes()),
                                  stream, args, nullptr));
     if (forked[slot]) { // Join: the caller's stream waits for the helper.
       cudaStream_t caller =

@@ -12,12 +12,19 @@
 //
 // Each reshard: buffers sit 4 KiB inside larger cudaMalloc allocations (the
 // runtime finds the allocation), surrounded by guard bytes; it is timed
-// (median of N launches), then checked three times with fresh seeded inputs
+// (below), then checked three times with fresh seeded inputs
 // and poisoned destinations: a direct launch, and twice a CUDA graph that
 // captured the launch (the second replay proves the device-side epoch
 // advances). Every destination must match the reference values bit for bit
 // and every guard byte must be untouched. --checks 1 keeps only the direct
 // launch (the benchmark: host-side checks of GiB buffers take seconds).
+//
+// Timing, the method of every m2n benchmark row and its baselines: CUDA
+// events on every rank's stream around B back-to-back launches (B sized for
+// ~3 ms, at most --repeat x 20), after a warm-up, --repeat repetitions; a
+// repetition takes the slowest stream (of every process); the median, min
+// and max per launch are reported. The same launches captured in one CUDA
+// graph per stream are timed the same way (reshards without network steps).
 //
 // --group runs every reshard of the artifact at once, as one group
 // (m2n_cuda_group_create: one kernel per rank for all of them), each on its
@@ -67,6 +74,7 @@ struct Shared {
   char verdict[256][8]; // 0 pass, 1 fail; by reshard and process.
   char message[8][512];
   uint64_t calls[8];    // All-gathers each process has made.
+  float elapsedMs[8];   // A timed repetition's slowest stream, by process.
   char area[1 << 20];
 };
 
@@ -141,6 +149,105 @@ std::optional<std::string> guardsIntact(const Guarded &g) {
                " a buffer was overwritten at byte " + std::to_string(i);
   }
   return std::nullopt;
+}
+
+/// Per-launch times of a batch, over repetitions (ms).
+struct Spread {
+  double medianMs, minMs, maxMs;
+};
+
+std::string formatMs(double ms) {
+  char text[32];
+  std::snprintf(text, sizeof(text), ms < 1.0 ? "%.4f" : "%.3f", ms);
+  return text;
+}
+
+/// CUDA events on every stream around what `enqueue` puts on them: the
+/// slowest stream, over every process (the barrier starts them together).
+class EventTimer {
+public:
+  EventTimer(const std::vector<cudaStream_t> &streams, const std::vector<int> &devices)
+      : streams(streams), devices(devices), starts(streams.size()), stops(streams.size()) {
+    for (size_t s = 0; s < streams.size(); ++s) {
+      CUDA_CHECK(cudaSetDevice(devices[s]));
+      CUDA_CHECK(cudaEventCreate(&starts[s]));
+      CUDA_CHECK(cudaEventCreate(&stops[s]));
+    }
+  }
+  ~EventTimer() {
+    for (size_t s = 0; s < streams.size(); ++s) {
+      cudaSetDevice(devices[s]);
+      cudaEventDestroy(starts[s]);
+      cudaEventDestroy(stops[s]);
+    }
+  }
+  /// Milliseconds per launch of `launches` launches enqueued by `enqueue`.
+  template <typename Enqueue> float time(int launches, Enqueue enqueue) {
+    for (size_t s = 0; s < streams.size(); ++s) {
+      CUDA_CHECK(cudaSetDevice(devices[s]));
+      CUDA_CHECK(cudaStreamSynchronize(streams[s]));
+    }
+    barrier();
+    for (size_t s = 0; s < streams.size(); ++s) {
+      CUDA_CHECK(cudaSetDevice(devices[s]));
+      CUDA_CHECK(cudaEventRecord(starts[s], streams[s]));
+    }
+    enqueue();
+    float slowest = 0;
+    for (size_t s = 0; s < streams.size(); ++s) {
+      CUDA_CHECK(cudaSetDevice(devices[s]));
+      CUDA_CHECK(cudaEventRecord(stops[s], streams[s]));
+    }
+    for (size_t s = 0; s < streams.size(); ++s) {
+      CUDA_CHECK(cudaSetDevice(devices[s]));
+      CUDA_CHECK(cudaEventSynchronize(stops[s]));
+      float ms = 0;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, starts[s], stops[s]));
+      slowest = std::max(slowest, ms);
+    }
+    if (shared) {
+      shared->elapsedMs[process] = slowest;
+      barrier();
+      for (int p = 0; p < shared->processes; ++p)
+        slowest = std::max(slowest, shared->elapsedMs[p]);
+      barrier();
+    }
+    return slowest / launches;
+  }
+  /// `repetitions` timed batches after one untimed.
+  template <typename Enqueue> Spread repeat(int repetitions, int launches, Enqueue enqueue) {
+    time(launches, enqueue);
+    std::vector<double> perLaunch;
+    for (int r = 0; r < repetitions; ++r)
+      perLaunch.push_back(time(launches, enqueue));
+    std::sort(perLaunch.begin(), perLaunch.end());
+    return {perLaunch[perLaunch.size() / 2], perLaunch.front(), perLaunch.back()};
+  }
+
+private:
+  std::vector<cudaStream_t> streams;
+  std::vector<int> devices;
+  std::vector<cudaEvent_t> starts, stops;
+};
+
+/// One executable graph per stream of what `enqueue` puts on the streams.
+template <typename Enqueue>
+std::vector<cudaGraphExec_t> captureGraphs(const std::vector<cudaStream_t> &streams,
+                                           const std::vector<int> &devices, Enqueue enqueue) {
+  for (size_t s = 0; s < streams.size(); ++s) {
+    CUDA_CHECK(cudaSetDevice(devices[s]));
+    CUDA_CHECK(cudaStreamBeginCapture(streams[s], cudaStreamCaptureModeRelaxed));
+  }
+  enqueue();
+  std::vector<cudaGraphExec_t> graphs(streams.size());
+  for (size_t s = 0; s < streams.size(); ++s) {
+    CUDA_CHECK(cudaSetDevice(devices[s]));
+    cudaGraph_t graph;
+    CUDA_CHECK(cudaStreamEndCapture(streams[s], &graph));
+    CUDA_CHECK(cudaGraphInstantiate(&graphs[s], graph, 0));
+    CUDA_CHECK(cudaGraphDestroy(graph));
+  }
+  return graphs;
 }
 
 /// --group: every reshard of the artifact bound and launched as one group.
@@ -410,7 +517,7 @@ int main(int argc, char **argv) {
   }
   // One row per measurement, read by bench/gpu/report.py.
   if (csv)
-    std::fprintf(csv, "name,status,items,ctas,moved_bytes,ms\n");
+    std::fprintf(csv, "name,status,items,ctas,moved_bytes,ms,ms_min,ms_max,graph_ms,batch\n");
 
   m2n_artifact artifact = nullptr;
   M2N_CHECK(m2n_artifact_load(text.data(), text.size(), &artifact));
@@ -530,15 +637,43 @@ int main(int argc, char **argv) {
     void **streamArgs = reinterpret_cast<void **>(streams.data());
     M2N_CHECK(m2n_cuda_launch(context, index, streamArgs)); // Warm-up.
     synchronize();
-    std::vector<double> times;
-    for (int r = 0; r < repeat; ++r) {
-      barrier();
-      auto start = std::chrono::steady_clock::now();
-      M2N_CHECK(m2n_cuda_launch(context, index, streamArgs));
-      synchronize();
-      times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    bool network = false;
+    for (const auto &[rank, rp] : reshard.program.ranks)
+      network = network || !rp.receives.empty();
+    EventTimer timer(streams, localDevices);
+    // The batch: ~3 ms of launches, from one timed launch (every process
+    // takes the largest estimate, so that all launch alike).
+    int batch = 1;
+    {
+      float one = timer.time(1, [&] { M2N_CHECK(m2n_cuda_launch(context, index, streamArgs)); });
+      batch = std::clamp(static_cast<int>(3.0f / std::max(one, 1e-3f)), 1, 20 * repeat);
+      if (shared) {
+        shared->elapsedMs[process] = static_cast<float>(batch);
+        barrier();
+        for (int p = 0; p < processes; ++p)
+          batch = std::min(batch, static_cast<int>(shared->elapsedMs[p]));
+        barrier();
+      }
     }
-    std::sort(times.begin(), times.end());
+    auto launchBatch = [&] {
+      for (int i = 0; i < batch; ++i)
+        M2N_CHECK(m2n_cuda_launch(context, index, streamArgs));
+    };
+    Spread direct = timer.repeat(repeat, batch, launchBatch);
+    // The same batch, captured as one graph per stream.
+    std::optional<Spread> graphed;
+    if (!network) {
+      std::vector<cudaGraphExec_t> batchGraphs = captureGraphs(streams, localDevices, launchBatch);
+      graphed = timer.repeat(repeat, batch, [&] {
+        for (size_t s = 0; s < slots; ++s) {
+          CUDA_CHECK(cudaSetDevice(localDevices[s]));
+          CUDA_CHECK(cudaGraphLaunch(batchGraphs[s], streams[s]));
+        }
+      });
+      for (cudaGraphExec_t g : batchGraphs)
+        CUDA_CHECK(cudaGraphExecDestroy(g));
+    }
+    synchronize();
 
     // Check 1: a direct launch (m2n_cuda_execute on the bound buffers). With
     // one check, the timed launches' sources serve again (they are only read).
@@ -554,9 +689,6 @@ int main(int argc, char **argv) {
     // Checks 2 and 3: one CUDA graph per stream captured the launch, replayed.
     // A reshard with network steps counts its epoch on the host, so the
     // runtime refuses to capture it: it runs two more direct launches.
-    bool network = false;
-    for (const auto &[rank, rp] : reshard.program.ranks)
-      network = network || !rp.receives.empty();
     if (network) {
       // ... and says so instead of capturing something that cannot replay.
       for (size_t s = 0; s < slots; ++s) {
@@ -639,15 +771,19 @@ int main(int argc, char **argv) {
         movedBytes += m.bytes;
         tiles += m.isTile();
       }
-    double ms = times[times.size() / 2];
+    double ms = direct.medianMs;
     if (reporter) {
-      std::printf("%-28s %s  %lld items (%lld tiles), %.1f MB moved by kernels, %.3f ms (median of %d, host-timed), %.1f GB/s  %s\n",
+      std::string graphText = graphed ? ", graph " + formatMs(graphed->medianMs) : std::string();
+      std::printf("%-28s %s  %lld items (%lld tiles), %.1f MB moved by kernels, %s ms/launch [%s-%s]%s (events, %d x %d), %.1f GB/s  %s\n",
                   reshard.name.c_str(), ok ? "PASS" : "FAIL", (long long)reshard.program.itemCount(),
-                  (long long)tiles, movedBytes / 1e6, ms, repeat, movedBytes / (ms * 1e-3) / 1e9,
-                  message.c_str());
+                  (long long)tiles, movedBytes / 1e6, formatMs(ms).c_str(), formatMs(direct.minMs).c_str(),
+                  formatMs(direct.maxMs).c_str(), graphText.c_str(), repeat, batch,
+                  movedBytes / (ms * 1e-3) / 1e9, message.c_str());
       if (csv)
-        std::fprintf(csv, "%s,%s,%lld,%u,%lld,%.6f\n", reshard.name.c_str(), ok ? "PASS" : "FAIL",
-                     (long long)reshard.program.itemCount(), parsed.kernel.ctas, (long long)movedBytes, ms);
+        std::fprintf(csv, "%s,%s,%lld,%u,%lld,%.6f,%.6f,%.6f,%s,%d\n", reshard.name.c_str(), ok ? "PASS" : "FAIL",
+                     (long long)reshard.program.itemCount(), parsed.kernel.ctas, (long long)movedBytes, ms,
+                     direct.minMs, direct.maxMs,
+                     graphed ? std::to_string(graphed->medianMs).c_str() : "", batch);
     }
     (ok ? passed : failed)++;
     m2n_cuda_context_destroy(context);
@@ -660,7 +796,7 @@ int main(int argc, char **argv) {
   }
   if (processes == 1 && !refSizes.empty()) {
     // The copy engine on GPU 0, device to device, for reference: timed the
-    // way the reshards are (one copy, then synchronize; median).
+    // way the reshards are (events around a batch of back-to-back copies).
     CUDA_CHECK(cudaSetDevice(0));
     cudaStream_t stream;
     CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -668,20 +804,16 @@ int main(int argc, char **argv) {
       char *a, *b;
       CUDA_CHECK(cudaMalloc(&a, bytes));
       CUDA_CHECK(cudaMalloc(&b, bytes));
-      std::vector<double> times;
-      for (int r = 0; r <= repeat; ++r) {
-        auto start = std::chrono::steady_clock::now();
-        CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, stream));
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        if (r) // the first copy warms up
-          times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-      }
-      std::sort(times.begin(), times.end());
-      double ms = times[times.size() / 2];
-      std::printf("%-28s REF   cudaMemcpyAsync GPU0 -> GPU0, %zu MiB: %.3f ms, %.1f GB/s (host-timed)\n",
-                  "copy engine", bytes >> 20, ms, bytes / (ms * 1e-3) / 1e9);
+      EventTimer timer({stream}, {0});
+      auto copy = [&] { CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice, stream)); };
+      int batch = std::clamp(static_cast<int>(3.0f / std::max(timer.time(1, copy), 1e-3f)), 1, 20 * repeat);
+      Spread t = timer.repeat(repeat, batch, [&] { for (int i = 0; i < batch; ++i) copy(); });
+      std::printf("%-28s REF   cudaMemcpyAsync GPU0 -> GPU0, %zu MiB: %s ms/copy [%s-%s] (events, %d x %d), %.1f GB/s\n",
+                  "copy engine", bytes >> 20, formatMs(t.medianMs).c_str(), formatMs(t.minMs).c_str(),
+                  formatMs(t.maxMs).c_str(), repeat, batch, bytes / (t.medianMs * 1e-3) / 1e9);
       if (csv)
-        std::fprintf(csv, "same_gpu_copy__u8__%zu,REF,0,0,%zu,%.6f\n", bytes, bytes, ms);
+        std::fprintf(csv, "same_gpu_copy__u8__%zu,REF,0,0,%zu,%.6f,%.6f,%.6f,,%d\n", bytes, bytes, t.medianMs,
+                     t.minMs, t.maxMs, batch);
       CUDA_CHECK(cudaFree(a));
       CUDA_CHECK(cudaFree(b));
     }
@@ -695,20 +827,19 @@ int main(int argc, char **argv) {
       CUDA_CHECK(cudaMalloc(&a, bytes));
       CUDA_CHECK(cudaSetDevice(0));
       CUDA_CHECK(cudaMalloc(&b, bytes));
-      std::vector<double> times;
-      for (int r = 0; r <= repeat; ++r) {
-        auto start = std::chrono::steady_clock::now();
-        CUDA_CHECK(cudaMemcpyPeer(b, 0, a, 1, bytes));
-        CUDA_CHECK(cudaDeviceSynchronize());
-        if (r) // the first copy warms up
-          times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-      }
-      std::sort(times.begin(), times.end());
-      double ms = times[times.size() / 2];
-      std::printf("%-28s REF   cudaMemcpyPeer GPU1 -> GPU0, %zu MiB: %.3f ms, %.1f GB/s (host-timed)\n",
-                  "copy engine", bytes >> 20, ms, bytes / (ms * 1e-3) / 1e9);
+      cudaStream_t stream;
+      CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      EventTimer timer({stream}, {0});
+      auto copy = [&] { CUDA_CHECK(cudaMemcpyPeerAsync(b, 0, a, 1, bytes, stream)); };
+      int batch = std::clamp(static_cast<int>(3.0f / std::max(timer.time(1, copy), 1e-3f)), 1, 20 * repeat);
+      Spread t = timer.repeat(repeat, batch, [&] { for (int i = 0; i < batch; ++i) copy(); });
+      std::printf("%-28s REF   cudaMemcpyPeerAsync GPU1 -> GPU0, %zu MiB: %s ms/copy [%s-%s] (events, %d x %d), %.1f GB/s\n",
+                  "copy engine", bytes >> 20, formatMs(t.medianMs).c_str(), formatMs(t.minMs).c_str(),
+                  formatMs(t.maxMs).c_str(), repeat, batch, bytes / (t.medianMs * 1e-3) / 1e9);
       if (csv)
-        std::fprintf(csv, "copy_engine__u8__%zu,REF,0,0,%zu,%.6f\n", bytes, bytes, ms);
+        std::fprintf(csv, "copy_engine__u8__%zu,REF,0,0,%zu,%.6f,%.6f,%.6f,,%d\n", bytes, bytes, t.medianMs,
+                     t.minMs, t.maxMs, batch);
+      CUDA_CHECK(cudaStreamDestroy(stream));
       CUDA_CHECK(cudaFree(b));
       CUDA_CHECK(cudaSetDevice(1));
       CUDA_CHECK(cudaFree(a));

@@ -29,7 +29,7 @@
 
 namespace m2n {
 
-constexpr uint32_t kArtifactVersion = 8;
+constexpr uint32_t kArtifactVersion = 9;
 
 struct KernelLaunch {
   std::string name = "m2n_transfer";
@@ -37,7 +37,35 @@ struct KernelLaunch {
   uint32_t ctas = 16;
   uint64_t stageBytes = 65536;
   uint32_t stages = 3;
+  /// The most walkers (issuing warps, blocks of (32, walkers)) a CTA may
+  /// run for a table without vector items; 1: one issuing thread per CTA.
+  uint32_t walkers = 1;
 };
+
+/// The most walkers a CTA may run (warps of one block with their barriers).
+constexpr uint32_t kMaxWalkers = 16;
+
+/// How the runtime launches the kernel for one rank's table: blocks of
+/// (threads, walkers), each walker with `stages` stages of `stageBytes`.
+struct LaunchShape {
+  uint32_t threads = 32, walkers = 1;
+  uint64_t stageBytes = 65536;
+  uint32_t stages = 3;
+  uint64_t sharedBytes() const { return stageBytes * stages * walkers; }
+  bool operator==(const LaunchShape &o) const {
+    return threads == o.threads && walkers == o.walkers &&
+           stageBytes == o.stageBytes && stages == o.stages;
+  }
+};
+
+/// The launch of `rank`'s items under `kernel`: a table with vector items
+/// (every thread of a CTA takes part) or a single walker as compiled; any
+/// other gets as many walkers (at most kernel.walkers) as stages sized to
+/// its largest item, rounded up to 128 bytes, fit in the compiled shared
+/// memory (kernel.stageBytes x kernel.stages): one thread issues ~1M items/s
+/// (bench/results/engine-2026-12-02.md), so tables of small items are
+/// bounded by issue, not bytes.
+LaunchShape launchShape(const KernelLaunch &kernel, const RankProgram &rank);
 
 struct CompiledReshard {
   std::string name; // "@func#index"

@@ -46,6 +46,10 @@ enum KernelItemFlags : uint32_t {
 };
 static_assert(sizeof(KernelItem) == 128, "the kernel reads 128-byte items");
 
+/// The kernel's mbarriers: a launch of W walkers per CTA (block (32, W)) with
+/// S stages each needs W x S of them.
+constexpr uint32_t kMaxKernelBarriers = 64;
+
 /// Op codes of bulk items: 0 copy, then one per TMA bulk reduction
 /// (cp.reduce.async.bulk .<op>.<type>; 16-bit floats with .noftz).
 enum class BulkOp : uint32_t {

@@ -62,7 +62,10 @@ def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
     Option<"stages", "stages", "unsigned", "3",
            "Shared-memory stages per CTA">,
     Option<"stageBytes", "stage-bytes", "int64_t", "65536",
-           "Bytes per stage, the largest work item">
+           "Bytes per stage, the largest work item">,
+    Option<"walkers", "walkers", "unsigned", "8",
+           "Walkers (issuing warps) a CTA may run for a table without "
+           "vector items (1-16)">
   ];
 }
 

@@ -138,10 +138,8 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
     return failure();
   }
   const ArtifactOptions &launch = settings.artifact;
-  if (launch.stages < 1 || launch.stages > 8 || launch.stageBytes < 16 ||
-      launch.stageBytes % 16 || launch.maxCtas < 1) {
-    errors << "stages must be 1-8, stage-bytes a positive multiple of 16 and "
-              "max-ctas positive";
+  if (std::optional<std::string> wrong = checkArtifactOptions(launch)) {
+    errors << *wrong;
     return failure();
   }
   std::optional<::m2n::Topology> fileTopology;
@@ -325,9 +323,7 @@ FailureOr<std::string> mlir::m2n::compileReshardsDirectly(
   }
 
   start = Clock::now();
-  artifact.kernel.ctas = launch.maxCtas;
-  artifact.kernel.stages = launch.stages;
-  artifact.kernel.stageBytes = launch.stageBytes;
+  setKernelLaunch(launch, artifact.kernel);
   // Vector items are moved by every thread of a CTA.
   artifact.kernel.threads = ops.vector.empty() ? 32 : 128;
   std::vector<std::string> names(reshards.size());

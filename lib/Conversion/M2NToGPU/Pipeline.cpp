@@ -50,6 +50,11 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
   Option<unsigned> maxCtas{*this, "max-ctas",
                            llvm::cl::desc("CTAs per rank (SM budget)"),
                            llvm::cl::init(16)};
+  Option<unsigned> walkers{
+      *this, "walkers",
+      llvm::cl::desc("Walkers (issuing warps) a CTA may run for a table "
+                     "without vector items (1-16)"),
+      llvm::cl::init(8)};
   Option<int64_t> tileBelowRunBytes{
       *this, "tile-below-run-bytes",
       llvm::cl::desc("Boxes whose contiguous runs are shorter move as TMA "
@@ -136,6 +141,7 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
     write.path = options.artifact;
     write.maxCtas = options.maxCtas;
     write.stageBytes = options.stageBytes;
+    write.walkers = options.walkers;
     pm.addPass(mlir::m2n::createWriteArtifact(write));
   }
 }
@@ -173,6 +179,7 @@ mlir::m2n::parsePipelineSettings(StringRef pipelineOptions,
   settings.lowering.bufferAlignment = options->bufferAlign;
   settings.artifact.maxCtas = options->maxCtas;
   settings.artifact.stageBytes = options->stageBytes;
+  settings.artifact.walkers = options->walkers;
   settings.artifactPath = options->artifact;
   return settings;
 }

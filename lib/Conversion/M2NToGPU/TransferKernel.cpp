@@ -259,14 +259,16 @@ private:
 
 constexpr llvm::StringLiteral kStagesName = "m2n_stages";
 constexpr llvm::StringLiteral kBarriersName = "m2n_bars";
-constexpr int64_t kMaxStages = 8;
+/// Barriers for every walker's stages: walkers x stages may not exceed it
+/// (m2n::kMaxKernelBarriers, which the runtime checks before a launch).
+constexpr int64_t kMaxBarriers = ::m2n::kMaxKernelBarriers;
 
 void KernelBuilder::declareSharedMemory() {
   LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(i8, 0),
                          /*isConstant=*/false, LLVM::Linkage::External,
                          kStagesName, Attribute(), /*alignment=*/128,
                          /*addrSpace=*/3);
-  LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(i64, kMaxStages),
+  LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(i64, kMaxBarriers),
                          /*isConstant=*/false, LLVM::Linkage::Internal,
                          kBarriersName, Attribute(), /*alignment=*/8,
                          /*addrSpace=*/3);
@@ -856,11 +858,21 @@ void KernelBuilder::buildKernel() {
   Value elected = cmp(arith::CmpIPredicate::eq, tid32, c32(0));
   Value thread = zext64(tid32);
   Value threads = zext64(NVVM::BlockDimXOp::create(b, i32));
-  Value bid = zext64(NVVM::BlockIdXOp::create(b, i32));
-  Value grid = zext64(NVVM::GridDimXOp::create(b, i32));
-  Value stageBase = LLVM::AddressOfOp::create(b, shared, kStagesName);
-  Value barBase = LLVM::AddressOfOp::create(b, shared, kBarriersName);
-  // This CTA's items: b, b + grid, ...
+  // Walkers: a CTA of (32, W) threads is W walkers, warp w walking as CTA
+  // bid x W + w of a grid W times as large, with stages and barriers of its
+  // own (several issuing threads per SM; the runtime launches W > 1 only
+  // for tables without vector items, which need the whole CTA).
+  Value walker = zext64(NVVM::ThreadIdYOp::create(b, i32));
+  Value walkers = zext64(NVVM::BlockDimYOp::create(b, i32));
+  Value bid = add(mul(zext64(NVVM::BlockIdXOp::create(b, i32)), walkers),
+                  walker);
+  Value grid = mul(zext64(NVVM::GridDimXOp::create(b, i32)), walkers);
+  Value stageBase =
+      byteOffset(LLVM::AddressOfOp::create(b, shared, kStagesName),
+                 mul(walker, mul(stages, stageBytes)));
+  Value barBase = elementAt(LLVM::AddressOfOp::create(b, shared, kBarriersName),
+                            i64, mul(walker, stages));
+  // This walker's items: b, b + grid, ...
   Value rest = sub(numItems, bid);
   Value mine = arith::SelectOp::create(
       b, cmp(arith::CmpIPredicate::sgt, rest, c64(0)),

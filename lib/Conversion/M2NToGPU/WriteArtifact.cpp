@@ -30,19 +30,32 @@ mlir::m2n::checkItemsFitStages(const ::m2n::CompiledReshard &reshard,
   return std::nullopt;
 }
 
+std::optional<std::string>
+mlir::m2n::checkArtifactOptions(const ArtifactOptions &options) {
+  if (options.stages < 1 || options.stages > 8 || options.stageBytes < 16 ||
+      options.stageBytes % 16 || options.maxCtas < 1 || options.walkers < 1 ||
+      options.walkers > ::m2n::kMaxWalkers)
+    return "stages must be 1-8, stage-bytes a positive multiple of 16, "
+           "max-ctas positive and walkers 1-" +
+           std::to_string(::m2n::kMaxWalkers);
+  return std::nullopt;
+}
+
+void mlir::m2n::setKernelLaunch(const ArtifactOptions &options,
+                                ::m2n::KernelLaunch &kernel) {
+  kernel.ctas = options.maxCtas;
+  kernel.stages = options.stages;
+  kernel.stageBytes = options.stageBytes;
+  kernel.walkers = options.walkers;
+}
+
 FailureOr<std::string>
 mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
-  const unsigned maxCtas = settings.maxCtas, stages = settings.stages;
   const int64_t stageBytes = settings.stageBytes;
-  if (stages < 1 || stages > 8 || stageBytes < 16 || stageBytes % 16 ||
-      maxCtas < 1)
-    return module.emitError("m2n-write-artifact: stages must be 1-8, "
-                            "stage-bytes a positive multiple of 16 and "
-                            "max-ctas positive");
+  if (std::optional<std::string> wrong = checkArtifactOptions(settings))
+    return module.emitError("m2n-write-artifact: ") << *wrong;
   ::m2n::Artifact artifact;
-  artifact.kernel.ctas = maxCtas;
-  artifact.kernel.stages = stages;
-  artifact.kernel.stageBytes = stageBytes;
+  setKernelLaunch(settings, artifact.kernel);
 
   auto binary =
       module.lookupSymbol<gpu::BinaryOp>(mlir::m2n::kKernelModuleName);
@@ -115,6 +128,7 @@ struct WriteArtifactPass
     settings.maxCtas = maxCtas;
     settings.stages = stages;
     settings.stageBytes = stageBytes;
+    settings.walkers = walkers;
     FailureOr<std::string> bytes = mlir::m2n::buildArtifact(module, settings);
     if (failed(bytes))
       return signalPassFailure();

@@ -20,7 +20,7 @@
 // CHECK: m2n.program
 // CHECK: gpu.module @m2n_kernels {
 // CHECK-DAG: llvm.mlir.global external @m2n_stages() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
-// CHECK-DAG: llvm.mlir.global internal @m2n_bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<8 x i64>
+// CHECK-DAG: llvm.mlir.global internal @m2n_bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<64 x i64>
 // CHECK: func.func private @m2n_release
 // CHECK: nvvm.cp.async.bulk.wait_group 0
 // CHECK: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.global>}

@@ -5,10 +5,14 @@
 // RUN: m2n-opt %s "--m2n-pipeline=artifact=%t/a.m2n max-ctas=8 chunk-bytes=64" -o /dev/null
 // RUN: m2n-artifact-dump %t/a.m2n | FileCheck %s
 // RUN: m2n-artifact-dump %t/a.m2n --ptx | FileCheck %s --check-prefix=PTX
+// RUN: m2n-opt %s "--m2n-pipeline=artifact=%t/one.m2n max-ctas=8 chunk-bytes=64 walkers=1" -o /dev/null
+// RUN: m2n-artifact-dump %t/one.m2n | FileCheck %s --check-prefix=ONE
+// ONE: kernel m2n_transfer: 8 CTAs x 32 threads, 3 stages of 65536 bytes, up to 1 walkers
+// ONE: rank 0: 5 items, 0 network receives, 1 counters; launch 1 walker x 32 threads, 3 stages of 65536 B
 // A reader written from docs/artifact.md alone reads the same artifact
 // (header, FNV-1a checksum, every field):
 // RUN: %python %S/read_artifact.py %t/a.m2n | FileCheck %s --check-prefix=DOC
-// DOC: kernel: 8 CTAs x 32 threads, 3 stages of 65536 bytes
+// DOC: kernel: 8 CTAs x 32 threads, 3 stages of 65536 bytes, up to 8 walkers
 // DOC-NEXT: reshard @transpose#0: f32[8x16] hierarchical, buffers aligned to 16
 // DOC-NEXT: rank 0: 1 counters, 5 items, 0 receives, 0 engine copies
 // DOC-NEXT: rank 1: 1 counters, 5 items, 0 receives, 0 engine copies
@@ -18,13 +22,13 @@
 // RUN: not m2n-artifact-dump %t/truncated.m2n 2>&1 | FileCheck %s --check-prefix=TRUNCATED
 // RUN: %python -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[-5] ^= 1; open(sys.argv[2], 'wb').write(b)" %t/a.m2n %t/flipped.m2n
 // RUN: not m2n-artifact-dump %t/flipped.m2n 2>&1 | FileCheck %s --check-prefix=CORRUPTED
-// RUN: %python -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[4] = 9; open(sys.argv[2], 'wb').write(b)" %t/a.m2n %t/version.m2n
+// RUN: %python -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[4] = 10; open(sys.argv[2], 'wb').write(b)" %t/a.m2n %t/version.m2n
 // RUN: not m2n-artifact-dump %t/version.m2n 2>&1 | FileCheck %s --check-prefix=VERSION
 // RUN: not m2n-artifact-dump %s 2>&1 | FileCheck %s --check-prefix=MAGIC
 // RUN: not m2n-artifact-dump %t/missing.m2n 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// CHECK: m2n artifact version 8, chip sm_90a, PTX {{[0-9]+}} bytes
-// CHECK-NEXT: kernel m2n_transfer: 8 CTAs x 32 threads, 3 stages of 65536 bytes
+// CHECK: m2n artifact version 9, chip sm_90a, PTX {{[0-9]+}} bytes
+// CHECK-NEXT: kernel m2n_transfer: 8 CTAs x 32 threads, 3 stages of 65536 bytes, up to 8 walkers
 // CHECK-NEXT: reshard @transpose#0: f32[8x16] hierarchical
 // CHECK-NEXT: src mesh [2] ranks [0, 1], [shard<0>]
 // CHECK-NEXT: dst mesh [2] ranks [0, 1], [shard<1>]
@@ -35,7 +39,9 @@
 // CHECK-NEXT: map1 over dst(0) [8x8] box [2x8]
 // CHECK-NEXT: map2 over src(1) [4x16] box [2x8]
 // CHECK-NEXT: map3 over dst(1) [8x8] box [2x8]
-// CHECK-NEXT: rank 0: 5 items, 0 network receives, 1 counters
+// Items of at most 64 bytes: 8 walkers per CTA, each with 3 stages of 128
+// bytes (m2n::launchShape).
+// CHECK-NEXT: rank 0: 5 items, 0 network receives, 1 counters; launch 8 walkers x 32 threads, 3 stages of 128 B
 // Local and NVLink steps interleave in proportion to their bytes. Reads of
 // the peer's buffer tell the peer (read-done); each rank's last item waits
 // until the peer has read what it pulls from this rank.
@@ -61,7 +67,7 @@
 
 // TRUNCATED: m2n-artifact-dump: {{.*}}truncated.m2n: artifact truncated: the header announces {{[0-9]+}} payload bytes, the file has 76
 // CORRUPTED: m2n-artifact-dump: {{.*}}flipped.m2n: artifact corrupted: checksum mismatch
-// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 9 is not supported (this build reads version 8)
+// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 10 is not supported (this build reads version 9)
 // MAGIC: m2n-artifact-dump: {{.*}}artifact.mlir: not an m2n artifact (bad magic)
 // MISSING: m2n-artifact-dump: cannot open '{{.*}}missing.m2n'
 

@@ -76,12 +76,14 @@ def main():
         sys.exit("bad magic")
     version, size, checksum = struct.unpack_from("<IQQ", data, 4)
     payload = data[24:]
-    if version != 8 or size != len(payload) or fnv1a(payload) != checksum:
+    if version != 9 or size != len(payload) or fnv1a(payload) != checksum:
         sys.exit(f"bad header: version {version}, size {size}, checksum {checksum:#x}")
     r = Reader(payload)
     r.string(), r.string(), r.string()  # ptx, chip, kernel name
     threads, ctas, stage_bytes, stages = r.take("I"), r.take("I"), r.take("Q"), r.take("I")
-    print(f"kernel: {ctas} CTAs x {threads} threads, {stages} stages of {stage_bytes} bytes")
+    walkers = r.take("I")
+    print(f"kernel: {ctas} CTAs x {threads} threads, {stages} stages of {stage_bytes} bytes, "
+          f"up to {walkers} walkers")
     for _ in range(r.take("I")):
         name = r.string().decode()
         element = TYPES[r.take("I")]

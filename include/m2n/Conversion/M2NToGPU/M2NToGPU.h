@@ -34,9 +34,20 @@ constexpr llvm::StringLiteral kKernelOpsAttrName = "m2n.kernel_ops";
 /// them from the same --m2n-pipeline options).
 struct ArtifactOptions {
   unsigned maxCtas = 16;      // CTAs per rank.
-  unsigned stages = 3;        // Shared-memory stages per CTA.
+  unsigned stages = 3;        // Shared-memory stages per CTA (per walker).
   int64_t stageBytes = 65536; // Bytes per stage: the largest work item.
+  /// Walkers (issuing warps) a CTA may run for a table without vector
+  /// items (m2n::launchShape); 8: where one thread's ~1M items/s bound a
+  /// table of small items, 8 reach the SM's TMA rate from 8 KiB items on.
+  unsigned walkers = 8;
 };
+
+/// Why `options` cannot describe a launch, or std::nullopt.
+std::optional<std::string> checkArtifactOptions(const ArtifactOptions &options);
+
+/// The artifact's kernel launch from `options` (the threads aside).
+void setKernelLaunch(const ArtifactOptions &options,
+                     ::m2n::KernelLaunch &kernel);
 
 /// The reshards of `module`'s m2n.program ops, in walk order, named
 /// "@func#index". Fails, on the op, where a schedule is not lowered yet.
