@@ -71,14 +71,40 @@ def spread(fn, calls, repeat):
     return statistics.median(times), times[0], times[-1]
 
 
+def agree(ok):
+    """Whether every rank succeeded: a rank that failed alone must not leave
+    the others waiting in a collective the failed one never calls."""
+    flag = torch.tensor([1 if ok else 0], device="cuda")
+    dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+    return bool(flag.item())
+
+
+def attempt(step):
+    """(result, None) or (None, the exception) of `step()`."""
+    try:
+        return step(), None
+    except Exception as error:  # noqa: BLE001 - reported by the caller
+        torch.cuda.synchronize()
+        return None, error
+
+
+def describe(error):
+    return f"{type(error).__name__}: {str(error).splitlines()[0][:120]}" if error else "on another rank"
+
+
 def timed(fn, repeat, graph=True):
-    """(median, min, max, graph median or None, batch) in ms per call."""
-    fn()  # warm-up: NCCL communicators, DTensor caches
+    """(median, min, max, graph median or None, batch) in ms per call; None
+    where a rank could not run it."""
+    _, error = attempt(fn)  # warm-up: NCCL communicators, DTensor caches
+    if not agree(error is None):
+        if dist.get_rank() == 0:
+            print(f"  (failed: {describe(error)})")
+        return None
     calls = batch_size(fn, repeat)
     median, low, high = spread(fn, calls, repeat)
     graphed = None
     if graph:
-        try:
+        def capture():
             g = torch.cuda.CUDAGraph()
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
@@ -89,11 +115,12 @@ def timed(fn, repeat, graph=True):
             with torch.cuda.graph(g):
                 for _ in range(calls):
                     fn()
+            return g
+        g, error = attempt(capture)
+        if agree(error is None):
             graphed = spread(g.replay, 1, repeat)[0] / calls
-        except Exception as error:  # noqa: BLE001 - say why, keep the row
-            if dist.get_rank() == 0:
-                print(f"  (no graph: {type(error).__name__}: {str(error).splitlines()[0][:100]})")
-            torch.cuda.synchronize()
+        elif dist.get_rank() == 0:
+            print(f"  (no graph: {describe(error)})")
     return median, low, high, graphed, calls
 
 
@@ -115,9 +142,10 @@ def peer_copy(size, rank):
     handles = [None, None]
     dist.all_gather_object(handles, buf.untyped_storage()._share_cuda_() if rank == 1 else None)
     if rank != 0:
-        return lambda: None
+        return lambda: buf  # keeps the shared buffer alive
     storage = torch.UntypedStorage._new_shared_cuda(*handles[1])
-    peer = torch.empty(0, dtype=torch.uint8, device="cuda").set_(storage, 0, (size,), (1,))
+    # The view lives on the peer's device; copy_ between devices is a peer copy.
+    peer = torch.empty(0, dtype=torch.uint8, device=storage.device).set_(storage, 0, (size,), (1,))
     return lambda: buf.copy_(peer, non_blocking=True)
 
 
@@ -197,23 +225,28 @@ def main():
     dist.init_process_group("nccl", device_id=torch.device("cuda", rank))
     rank, world = dist.get_rank(), dist.get_world_size()
     graph = not args.no_graph
-    rows = []
+    csv = open(args.out, "w") if rank == 0 else None
+    if csv:
+        csv.write("name,baseline,ms,ms_min,ms_max,graph_ms,batch\n")
 
     def row(name, baseline, make, use_graph=graph):
-        """Times the call `make()` builds; a mechanism that fails is reported."""
-        try:
-            median, low, high, graphed, calls = timed(make(), args.repeat, use_graph)
-        except Exception as error:  # noqa: BLE001 - a missing mechanism
+        """Times the call `make()` builds; a mechanism that fails on any rank
+        is reported and skipped by every rank. Rows are written as measured."""
+        fn, error = attempt(make)
+        if not agree(error is None):
             if rank == 0:
-                print(f"{name:32s} {baseline:28s} unavailable: {type(error).__name__}: "
-                      f"{str(error).splitlines()[0][:120]}")
-            torch.cuda.synchronize()
+                print(f"{name:32s} {baseline:34s} unavailable: {describe(error)}")
             return
-        rows.append((name, baseline, median, low, high, graphed, calls))
-        if rank == 0:
-            g = f", graph {graphed * 1e3:.1f} us" if graphed else ""
-            print(f"{name:32s} {baseline:28s} {median * 1e3:10.1f} us [{low * 1e3:.1f}-{high * 1e3:.1f}]{g} "
-                  f"({args.repeat} x {calls})", flush=True)
+        result = timed(fn, args.repeat, use_graph)
+        if result is None or not csv:
+            return
+        median, low, high, graphed, calls = result
+        g = f"{graphed:.6f}" if graphed else ""
+        csv.write(f"{name},{baseline},{median:.6f},{low:.6f},{high:.6f},{g},{calls}\n")
+        csv.flush()
+        g = f", graph {graphed * 1e3:.1f} us" if graphed else ""
+        print(f"{name:32s} {baseline:34s} {median * 1e3:10.1f} us [{low * 1e3:.1f}-{high * 1e3:.1f}]{g} "
+              f"({args.repeat} x {calls})", flush=True)
 
     pairs = () if args.collectives_only or world != 2 else (256 * MIB, 1024 * MIB)
     for size in pairs:
@@ -224,36 +257,34 @@ def main():
         row(f"{name}__bf16__{8192 * 8192 * 2}", "DTensor redistribute",
             lambda: dtensor_transition(name, torch.bfloat16, world), use_graph=False)
     kinds = ("all_gather", "reduce_scatter", "all_reduce", "all_to_all")
-    for size in parse_sizes(args.sizes):
+    sizes = parse_sizes(args.sizes)
+    for size in sizes:
         for kind in kinds:
             row(f"{kind}__bf16__{size}", args.label, lambda: collective(kind, size, torch.bfloat16))
             torch.cuda.empty_cache()
     if args.registered:
-        try:
+        # Every buffer from NCCL's allocator first, then one registration.
+        def registered():
             make, register, keep = registered_allocator(torch.bfloat16)
-        except Exception as error:  # noqa: BLE001
-            make = None
-            if rank == 0:
-                print(f"registered buffers unavailable: {type(error).__name__}: {error}")
-        for size in parse_sizes(args.sizes):
-            if make is not None:
-                fns = [(kind, collective(kind, size, torch.bfloat16, make)) for kind in kinds]
-                try:
-                    register()
-                except Exception as error:  # noqa: BLE001
-                    if rank == 0:
-                        print(f"register_mem_pool failed: {type(error).__name__}: {error}")
-                for kind, fn in fns:
-                    row(f"{kind}__bf16__{size}", f"{args.label} (registered)", lambda: fn)
+            fns = [(size, kind, collective(kind, size, torch.bfloat16, make))
+                   for size in sizes for kind in kinds]
+            register()
+            return fns, keep
+        made, error = attempt(registered)
+        if agree(error is None):
+            fns, keep = made
+            for size, kind, fn in fns:
+                row(f"{kind}__bf16__{size}", f"{args.label} (registered)", lambda: fn)
+            del fns, keep
+            torch.cuda.empty_cache()
+        elif rank == 0:
+            print(f"registered buffers unavailable: {describe(error)}")
+        for size in sizes:
             for shot in ("one_shot", "two_shot"):
                 row(f"all_reduce__bf16__{size}", f"SymmetricMemory {shot}",
                     lambda: symm_mem_all_reduce(size, torch.bfloat16, shot))
-    if rank == 0:
-        with open(args.out, "w") as f:
-            f.write("name,baseline,ms,ms_min,ms_max,graph_ms,batch\n")
-            for name, baseline, median, low, high, graphed, calls in rows:
-                g = f"{graphed:.6f}" if graphed else ""
-                f.write(f"{name},{baseline},{median:.6f},{low:.6f},{high:.6f},{g},{calls}\n")
+    if csv:
+        csv.close()
     dist.barrier()
     dist.destroy_process_group()
 

@@ -80,7 +80,8 @@ measure|measure-m2n|measure-variants|measure-baselines)
     done
   fi
   if [ "$1" = measure ] || [ "$1" = measure-baselines ]; then
-    gpus=$(nvidia-smi -L | wc -l)
+    # Two ranks, as the m2n rows were compiled (run_multi.sh: 4 and 8).
+    gpus=2
     timeout 300 torchrun --nproc-per-node "$gpus" "$root/bench/gpu/baselines.py" "$out/baselines.csv" --repeat 10 --sizes "$sizes" --registered 2>&1 | tee "$out/baselines.log"
     # NCCL at each CTA cap, the collectives of the sweep.
     for n in $cta_counts; do
@@ -145,7 +146,7 @@ report)
     [ -f "$out/m2n-ctas-$n.csv" ] && sweep+=(--sweep "$n=$out/m2n-ctas-$n.csv")
     [ -f "$out/baselines-ctas-$n.csv" ] && sweep+=(--baseline-sweep "$n=$out/baselines-ctas-$n.csv")
   done
-  gpus=$(wc -l < "$out/gpus.txt")
+  gpus=2 # the rows' ranks (compile: make_bench_ir.py's default)
   python3 "$root/bench/gpu/report.py" "$out/m2n.csv" "$out/baselines.csv" --svg "$out/collectives" \
     "${variants[@]}" "${sweep[@]}" --ranks "$gpus" --title "${gpus}x H200: m2n vs NCCL" | tee "$out/table.md" ;;
 *)

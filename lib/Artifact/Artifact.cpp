@@ -463,8 +463,14 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
   return std::nullopt;
 }
 
-LaunchShape launchShape(const KernelLaunch &kernel, const RankProgram &rank) {
-  LaunchShape shape{32, 1, kernel.stageBytes, kernel.stages};
+uint64_t sharedMemoryBudget(const KernelLaunch &kernel) {
+  return (kernel.stageBytes + 127) / 128 * 128 * kernel.stages;
+}
+
+LaunchShape launchShape(const KernelLaunch &kernel, const RankProgram &rank,
+                        uint32_t maxThreads) {
+  const uint64_t compiledStage = (kernel.stageBytes + 127) / 128 * 128;
+  LaunchShape shape{32, 1, compiledStage, kernel.stages};
   int64_t largest = 0;
   for (const Movement &m : rank.items) {
     if (m.mechanism == Mechanism::Vector && m.bytes > 0) {
@@ -475,12 +481,11 @@ LaunchShape launchShape(const KernelLaunch &kernel, const RankProgram &rank) {
   }
   const uint64_t stage =
       std::max<uint64_t>(128, (static_cast<uint64_t>(largest) + 127) / 128 * 128);
-  if (kernel.walkers <= 1 || kernel.stages < 1 || stage >= kernel.stageBytes)
+  if (kernel.walkers <= 1 || kernel.stages < 1 || stage >= compiledStage)
     return shape;
-  const uint64_t budget = kernel.stageBytes * kernel.stages;
-  const uint64_t walkers =
-      std::min<uint64_t>({kernel.walkers, budget / (stage * kernel.stages),
-                          kMaxKernelBarriers / kernel.stages});
+  const uint64_t walkers = std::min<uint64_t>(
+      {kernel.walkers, sharedMemoryBudget(kernel) / (stage * kernel.stages),
+       kMaxKernelBarriers / kernel.stages, maxThreads / 32});
   if (walkers > 1) {
     shape.walkers = static_cast<uint32_t>(walkers);
     shape.stageBytes = stage;

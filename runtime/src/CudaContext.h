@@ -126,6 +126,8 @@ struct m2n_cuda_context_t {
   void *user = nullptr;
   std::map<int, CUfunction> kernels; // By device.
   uint64_t timeoutCycles = 0;
+  /// The largest block every device's loaded kernel allows (its registers).
+  uint32_t maxThreads = 1024;
   uint64_t *errorRecord = nullptr; // Host-mapped u64[4].
   std::map<int, ReshardState> reshards; // Bound reshards, by index.
   std::map<int, ReshardState> groups;   // By m2n_cuda_group_create's id.

@@ -23,6 +23,7 @@ struct Driver {
   decltype(&cuModuleLoadData) moduleLoadData = nullptr;
   decltype(&cuModuleGetFunction) moduleGetFunction = nullptr;
   decltype(&cuFuncSetAttribute) funcSetAttribute = nullptr;
+  decltype(&cuFuncGetAttribute) funcGetAttribute = nullptr;
   decltype(&cuTensorMapEncodeTiled) tensorMapEncodeTiled = nullptr;
   decltype(&cuLaunchKernel) launchKernel = nullptr;
   decltype(&cuGetErrorString) getErrorString = nullptr;

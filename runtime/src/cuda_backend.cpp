@@ -49,6 +49,7 @@ bool Driver::load() {
   };
   return find("cuModuleGetFunction", moduleGetFunction) &&
          find("cuFuncSetAttribute", funcSetAttribute) &&
+         find("cuFuncGetAttribute", funcGetAttribute) &&
          find("cuTensorMapEncodeTiled", tensorMapEncodeTiled) &&
          find("cuLaunchKernel", launchKernel) &&
          find("cuGetErrorString", getErrorString) &&
@@ -274,7 +275,13 @@ m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
     M2N_CU(driver.moduleGetFunction(&function, module, a.kernel.name.c_str()));
     M2N_CU(driver.funcSetAttribute(
         function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        static_cast<int>(a.kernel.stageBytes * a.kernel.stages)));
+        static_cast<int>(m2n::sharedMemoryBudget(a.kernel))));
+    // Walkers stay within the block the kernel's registers allow.
+    int maxThreads = 0;
+    M2N_CU(driver.funcGetAttribute(
+        &maxThreads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, function));
+    state->maxThreads = std::min(
+        state->maxThreads, static_cast<uint32_t>(std::max(maxThreads, 32)));
     state->kernels[device] = function;
     M2N_CUDA(cudaDeviceGetAttribute(&clockKHz, cudaDevAttrClockRate, device));
   }
@@ -601,8 +608,8 @@ m2n_status buildTables(m2n_cuda_context context, ReshardState &state) {
     M2N_CUDA(cudaMemcpy(state.tables[rank], items.data(),
                         items.size() * sizeof(Item), cudaMemcpyHostToDevice));
     state.itemCounts[rank] = items.size();
-    state.shapes[rank] =
-        m2n::launchShape(context->artifact->artifact.kernel, rankProgram);
+    state.shapes[rank] = m2n::launchShape(context->artifact->artifact.kernel,
+                                          rankProgram, context->maxThreads);
     std::vector<std::array<uint64_t, 3>> &copies = state.engineCopies[rank];
     copies.clear();
     for (const m2n::Movement &m : rankProgram.engineCopies)

@@ -80,6 +80,23 @@ TEST(LaunchShapeTest, WalkersAreBoundedByTheBarriersAndTheOption) {
       }
 }
 
+TEST(LaunchShapeTest, WalkersFitTheBlockTheKernelAllows) {
+  // A kernel whose registers allow 96 threads a block: three walkers.
+  EXPECT_EQ(launchShape(kernel(8), itemsOf({{Mechanism::Bulk, 128}}), 96),
+            (LaunchShape{32, 3, 128, 3}));
+  EXPECT_EQ(launchShape(kernel(8), itemsOf({{Mechanism::Bulk, 128}}), 32),
+            (LaunchShape{32, 1, 65536, 3}));
+}
+
+TEST(LaunchShapeTest, StagesAreLaidOut128BytesApart) {
+  // stage-bytes of 1040: each stage takes 1152 bytes, so that the second
+  // stage (a tile's landing place) is 128-byte aligned too.
+  KernelLaunch k = kernel(1, 3, 1040);
+  EXPECT_EQ(launchShape(k, itemsOf({{Mechanism::Tile, 1040}})),
+            (LaunchShape{32, 1, 1152, 3}));
+  EXPECT_EQ(sharedMemoryBudget(k), 3u * 1152);
+}
+
 TEST(LaunchShapeTest, ArtifactsKeepTheirWalkersAndRefuseBadOnes) {
   Artifact artifact;
   artifact.ptx = "ptx";

@@ -42,8 +42,14 @@ struct KernelLaunch {
   uint32_t walkers = 1;
 };
 
-/// The most walkers a CTA may run (warps of one block with their barriers).
-constexpr uint32_t kMaxWalkers = 16;
+/// The most walkers a CTA may run: 8 warps (256 threads) fit every build of
+/// the kernel (the one with every op has 166 registers a thread, 384
+/// threads a block on H200); measured up to 8 (engine-2026-12-02.md).
+constexpr uint32_t kMaxWalkers = 8;
+
+/// The shared memory a launch of `kernel` may use: its stages, each rounded
+/// up to 128 bytes (TMA tiles land on 128-byte aligned shared memory).
+uint64_t sharedMemoryBudget(const KernelLaunch &kernel);
 
 /// How the runtime launches the kernel for one rank's table: blocks of
 /// (threads, walkers), each walker with `stages` stages of `stageBytes`.
@@ -62,10 +68,12 @@ struct LaunchShape {
 /// (every thread of a CTA takes part) or a single walker as compiled; any
 /// other gets as many walkers (at most kernel.walkers) as stages sized to
 /// its largest item, rounded up to 128 bytes, fit in the compiled shared
-/// memory (kernel.stageBytes x kernel.stages): one thread issues ~1M items/s
+/// memory (sharedMemoryBudget): one thread issues ~1M items/s
 /// (bench/results/engine-2026-12-02.md), so tables of small items are
-/// bounded by issue, not bytes.
-LaunchShape launchShape(const KernelLaunch &kernel, const RankProgram &rank);
+/// bounded by issue, not bytes. `maxThreads`: the block size the loaded
+/// kernel allows (its registers); the walkers stay within it.
+LaunchShape launchShape(const KernelLaunch &kernel, const RankProgram &rank,
+                        uint32_t maxThreads = 1024);
 
 struct CompiledReshard {
   std::string name; // "@func#index"

@@ -49,6 +49,9 @@ static_assert(sizeof(KernelItem) == 128, "the kernel reads 128-byte items");
 /// The kernel's mbarriers: a launch of W walkers per CTA (block (32, W)) with
 /// S stages each needs W x S of them.
 constexpr uint32_t kMaxKernelBarriers = 64;
+/// The dynamic shared memory a kernel launch may ask for on sm_90: the
+/// opt-in 227 KiB per block less the kernel's barriers.
+constexpr uint64_t kMaxStageMemory = 227 * 1024 - 8 * kMaxKernelBarriers;
 
 /// Op codes of bulk items: 0 copy, then one per TMA bulk reduction
 /// (cp.reduce.async.bulk .<op>.<type>; 16-bit floats with .noftz).

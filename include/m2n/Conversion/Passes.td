@@ -65,7 +65,7 @@ def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
            "Bytes per stage, the largest work item">,
     Option<"walkers", "walkers", "unsigned", "8",
            "Walkers (issuing warps) a CTA may run for a table without "
-           "vector items (1-16)">
+           "vector items (1-8)">
   ];
 }
 

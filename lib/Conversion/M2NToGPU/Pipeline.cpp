@@ -53,7 +53,7 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
   Option<unsigned> walkers{
       *this, "walkers",
       llvm::cl::desc("Walkers (issuing warps) a CTA may run for a table "
-                     "without vector items (1-16)"),
+                     "without vector items (1-8)"),
       llvm::cl::init(8)};
   Option<int64_t> tileBelowRunBytes{
       *this, "tile-below-run-bytes",

@@ -6,7 +6,10 @@
 // artifact's items use (KernelOps): a copy-only artifact gets no reduction
 // code, one without tiles no tensor-map code.
 //
-// Per CTA, thread 0 walks the items b, b + grid, ... of its rank's table:
+// Per walker, one thread walks the items b, b + grid, ... of its rank's
+// table (a CTA of (32, W) threads is W walkers, warp w walking as CTA
+// bid x W + w of a W times larger grid, with stages and barriers of its
+// own; one thread issues ~1M items/s, so small items want several):
 //  * it waits for an item's dependencies (counters in peer-visible memory,
 //    `ld.acquire.sys` polled up to a cycle budget; past it, it writes an error
 //    record to host-mapped memory and traps: a peer that never signals ends
@@ -27,7 +30,7 @@
 //    values in the table; the epoch lives on the device (two words) so that
 //    CUDA-graph replays advance it.
 //
-// Item k of a CTA uses stage k % stages and completes one phase of that
+// Item k of a walker uses stage k % stages and completes one phase of that
 // stage's mbarrier, whatever its kind (zero-byte and vector items arrive
 // without bytes), so the parity a CTA waits for is its item count.
 //
@@ -260,7 +263,7 @@ private:
 constexpr llvm::StringLiteral kStagesName = "m2n_stages";
 constexpr llvm::StringLiteral kBarriersName = "m2n_bars";
 /// Barriers for every walker's stages: walkers x stages may not exceed it
-/// (m2n::kMaxKernelBarriers, which the runtime checks before a launch).
+/// (m2n::kMaxKernelBarriers: launchShape and the artifact reader keep to it).
 constexpr int64_t kMaxBarriers = ::m2n::kMaxKernelBarriers;
 
 void KernelBuilder::declareSharedMemory() {
@@ -878,8 +881,8 @@ void KernelBuilder::buildKernel() {
       b, cmp(arith::CmpIPredicate::sgt, rest, c64(0)),
       arith::DivUIOp::create(b, add(rest, sub(grid, c64(1))), grid), c64(0));
 
-  // Everything but vector work is thread 0's; without vector items the other
-  // threads have nothing to do.
+  // Everything but vector work is thread 0's (of each walker); without
+  // vector items the other threads have nothing to do.
   auto body = [&] {
     Value epoch = ifElse(
         elected,

@@ -38,6 +38,13 @@ mlir::m2n::checkArtifactOptions(const ArtifactOptions &options) {
     return "stages must be 1-8, stage-bytes a positive multiple of 16, "
            "max-ctas positive and walkers 1-" +
            std::to_string(::m2n::kMaxWalkers);
+  ::m2n::KernelLaunch kernel;
+  setKernelLaunch(options, kernel);
+  if (::m2n::sharedMemoryBudget(kernel) > ::m2n::kMaxStageMemory)
+    return "stages x stage-bytes (each rounded up to 128) is " +
+           std::to_string(::m2n::sharedMemoryBudget(kernel)) +
+           " bytes of shared memory, more than the " +
+           std::to_string(::m2n::kMaxStageMemory) + " a CTA may use";
   return std::nullopt;
 }
 
