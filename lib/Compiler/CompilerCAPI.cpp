@@ -8,6 +8,8 @@
 #include "llvm/Config/llvm-config.h"
 
 #include <cstdlib>
+#include <exception>
+#include <new>
 #include <cstring>
 #include <string>
 
@@ -46,8 +48,22 @@ int m2n_compile(const char *ir, const char *options, const char *dump_path,
   *artifact = nullptr;
   *artifact_size = 0;
   *error = nullptr;
-  m2n::CompileResult result = m2n::compileToArtifact(
-      context(), ir, options ? options : "", dump_path ? dump_path : "");
+  // No C++ exception crosses the C API: running out of memory (a huge
+  // tensor's schedule) or any other throw becomes an error message.
+  m2n::CompileResult result;
+  try {
+    result = m2n::compileToArtifact(context(), ir, options ? options : "",
+                                    dump_path ? dump_path : "");
+  } catch (const std::bad_alloc &) {
+    *error = copyOf("m2n_compile: out of memory");
+    return 1;
+  } catch (const std::exception &e) {
+    *error = copyOf(std::string("m2n_compile: internal error: ") + e.what());
+    return 1;
+  } catch (...) {
+    *error = copyOf("m2n_compile: internal error: an unknown C++ exception");
+    return 1;
+  }
   if (!result.ok) {
     *error = copyOf(result.error.empty() ? "compilation failed"
                                          : result.error);

@@ -293,6 +293,7 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
     collectively: each call agrees through one small all-reduce whether some
     rank's buffers changed, unless stable_buffers=True promises that every
     rank reuses the buffers of its first call."""
+    _check_options(options)
     if isinstance(comm, Communicator) and comm.backend == "cuda-processes":
         # Each process sees only its own tensors, so it could not tell a
         # cast from the dtypes alone: refused until the processes agree on
@@ -511,6 +512,13 @@ def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
 _prepared_many = {}
 
 
+def _check_options(options) -> None:
+    """`options` is a string of --m2n-pipeline options."""
+    if not isinstance(options, str):
+        raise TypeError(f"options is a string of --m2n-pipeline options (e.g. "
+                        f"'max-ctas=8'), got {type(options).__name__} {options!r}")
+
+
 def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
                  options: str = "", group: bool = True) -> None:
     """Runs many reshards as one: one compilation (one artifact, one
@@ -524,6 +532,7 @@ def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
     instead (same artifact; a call may then read what an earlier one
     wrote). A process-group communicator runs them one reshard() at a
     time."""
+    _check_options(options)
     calls = list(calls)
     for i, call in enumerate(calls):
         if not isinstance(call, dict):

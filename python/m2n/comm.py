@@ -16,6 +16,9 @@ from typing import Dict, Optional, Sequence, Tuple
 
 from . import _native
 
+#: The most ranks a communicator (and a mesh) may have: m2n.comm<N>'s bound.
+MAX_RANKS = 1 << 31
+
 
 class Communicator:
     def __init__(self, size: int, backend: str, devices: Sequence[int] = (),
@@ -25,11 +28,14 @@ class Communicator:
                             f"{type(size).__name__} {size!r}")
         if size <= 0:
             raise ValueError(f"a communicator needs at least one rank, got {size}")
+        if size > MAX_RANKS:
+            raise ValueError(f"a communicator has at most 2^31 ranks (m2n's rank "
+                             f"numbers are 31-bit), got {size}")
         self.size = size
         self.backend = backend
         self.devices = tuple(devices)
         self.timeout_ms = timeout_ms
-        self.local_ranks = tuple(range(size))
+        self.local_ranks = range(size)
         self.group = None
         # By artifact key: the runtime context and the artifact it runs.
         self._contexts: Dict[str, Tuple[ctypes.c_void_p, object]] = {}

@@ -464,6 +464,24 @@ def test_communicator_too_small():
                     dst_placements=[Replicate()])
 
 
+def test_communicator_sizes_are_bounded_and_typed():
+    # 2^31 ranks is the bound of m2n's rank numbers; building one is instant
+    # (no per-rank table), and one more is refused by name.
+    assert m2n.Communicator.host(2**31).size == 2**31
+    with pytest.raises(ValueError, match="at most 2\\^31 ranks"):
+        m2n.Communicator.host(2**31 + 1)
+    with pytest.raises(TypeError, match="size is an int"):
+        m2n.Communicator.host("2")
+
+
+def test_options_must_be_a_string():
+    src, dst = arrays()
+    for call in (lambda: m2n.reshard(src, dst, m2n.Communicator.host(2), options=None, **two),
+                 lambda: m2n.reshard_many([], m2n.Communicator.host(2), options=8)):
+        with pytest.raises(TypeError, match="options is a string of --m2n-pipeline options"):
+            call()
+
+
 def test_bad_arguments():
     src, dst = arrays()
     comm = m2n.Communicator.host(2)

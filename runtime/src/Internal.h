@@ -34,6 +34,22 @@ namespace m2n::runtime {
 /// Records `message` as this thread's last error and returns `status`.
 m2n_status fail(m2n_status status, std::string message);
 
+/// Inside a catch handler: the status of the exception in flight (bad_alloc:
+/// M2N_OUT_OF_MEMORY, anything else M2N_INTERNAL_ERROR), recorded with
+/// `entry`'s name.
+m2n_status failFromException(const char *entry) noexcept;
+
+/// Runs the body of the C entry point `entry`: no C++ exception crosses
+/// the C API; one becomes a status with a message.
+template <typename Body>
+m2n_status guarded(const char *entry, Body &&body) noexcept {
+  try {
+    return body();
+  } catch (...) {
+    return failFromException(entry);
+  }
+}
+
 /// The reshard, or nullptr for a bad handle or index.
 const CompiledReshard *reshardAt(m2n_artifact artifact, int reshard);
 

@@ -791,6 +791,7 @@ extern "C" {
 m2n_status m2n_cuda_context_create(m2n_artifact artifact, int ranks,
                                    const int *devices, double timeout_ms,
                                    m2n_cuda_context *context) {
+  return m2n::runtime::guarded("m2n_cuda_context_create", [&]() -> m2n_status {
   if (!artifact || ranks <= 0 || !devices || !context || !(timeout_ms > 0))
     return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_context_create: bad argument");
   std::vector<int> localRanks(ranks);
@@ -799,6 +800,7 @@ m2n_status m2n_cuda_context_create(m2n_artifact artifact, int ranks,
   return createContext(artifact, ranks, 1, localRanks,
                        std::vector<int>(devices, devices + ranks), nullptr,
                        nullptr, timeout_ms, context);
+  });
 }
 
 m2n_status m2n_cuda_comm_create(m2n_artifact artifact, int ranks,
@@ -807,6 +809,7 @@ m2n_status m2n_cuda_comm_create(m2n_artifact artifact, int ranks,
                                 const int *local_devices,
                                 m2n_allgather_fn allgather, void *user,
                                 double timeout_ms, m2n_cuda_context *context) {
+  return m2n::runtime::guarded("m2n_cuda_comm_create", [&]() -> m2n_status {
   if (!artifact || ranks <= 0 || processes <= 0 || local_count <= 0 ||
       !local_ranks || !local_devices || !context || !(timeout_ms > 0) ||
       (processes > 1 && !allgather))
@@ -819,6 +822,7 @@ m2n_status m2n_cuda_comm_create(m2n_artifact artifact, int ranks,
       std::vector<int>(local_ranks, local_ranks + local_count),
       std::vector<int>(local_devices, local_devices + local_count), allgather,
       user, timeout_ms, context);
+  });
 }
 
 void m2n_cuda_context_destroy(m2n_cuda_context context) {
@@ -854,6 +858,7 @@ void m2n_cuda_context_destroy(m2n_cuda_context context) {
 }
 
 m2n_status m2n_cuda_device_count(int *count) {
+  return m2n::runtime::guarded("m2n_cuda_device_count", [&]() -> m2n_status {
   if (!count)
     return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_device_count: null count");
   *count = 0;
@@ -865,11 +870,13 @@ m2n_status m2n_cuda_device_count(int *count) {
                                      cudaGetErrorString(error));
   }
   return M2N_SUCCESS;
+  });
 }
 
 m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
                          void *const *src, const size_t *src_bytes,
                          void *const *dst, const size_t *dst_bytes) {
+  return m2n::runtime::guarded("m2n_cuda_bind", [&]() -> m2n_status {
   if (!context)
     return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_bind: null context");
   const m2n::CompiledReshard *r =
@@ -883,10 +890,12 @@ m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
     state.members = {r};
   }
   return bindState(context, state, src, src_bytes, dst, dst_bytes);
+  });
 }
 
 m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
                            void *const *streams) {
+  return m2n::runtime::guarded("m2n_cuda_launch", [&]() -> m2n_status {
   if (!context)
     return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_launch: null context");
   auto found = context->reshards.find(reshard);
@@ -895,10 +904,12 @@ m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
                                           std::to_string(reshard) +
                                           " is not bound to buffers");
   return launchState(context, found->second, streams);
+  });
 }
 
 m2n_status m2n_cuda_group_create(m2n_cuda_context context, int members,
                                  const int *reshards, int *group) {
+  return m2n::runtime::guarded("m2n_cuda_group_create", [&]() -> m2n_status {
   if (!context || !group)
     return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_group_create: bad argument");
   std::vector<const m2n::CompiledReshard *> list;
@@ -917,11 +928,13 @@ m2n_status m2n_cuda_group_create(m2n_cuda_context context, int members,
   }
   *group = id;
   return M2N_SUCCESS;
+  });
 }
 
 m2n_status m2n_cuda_group_bind(m2n_cuda_context context, int group,
                                void *const *src, const size_t *src_bytes,
                                void *const *dst, const size_t *dst_bytes) {
+  return m2n::runtime::guarded("m2n_cuda_group_bind", [&]() -> m2n_status {
   if (!context)
     return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_group_bind: null context");
   auto found = context->groups.find(group);
@@ -929,10 +942,12 @@ m2n_status m2n_cuda_group_bind(m2n_cuda_context context, int group,
     return fail(M2N_INVALID_ARGUMENT,
                 "m2n_cuda_group_bind: no group " + std::to_string(group));
   return bindState(context, found->second, src, src_bytes, dst, dst_bytes);
+  });
 }
 
 m2n_status m2n_cuda_group_launch(m2n_cuda_context context, int group,
                                  void *const *streams) {
+  return m2n::runtime::guarded("m2n_cuda_group_launch", [&]() -> m2n_status {
   if (!context)
     return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_group_launch: null context");
   auto found = context->groups.find(group);
@@ -941,12 +956,14 @@ m2n_status m2n_cuda_group_launch(m2n_cuda_context context, int group,
                                           std::to_string(group) +
                                           " is not bound to buffers");
   return launchState(context, found->second, streams);
+  });
 }
 
 m2n_status m2n_cuda_execute(m2n_cuda_context context, int reshard,
                             void *const *src, const size_t *src_bytes,
                             void *const *dst, const size_t *dst_bytes,
                             void *const *streams) {
+  return m2n::runtime::guarded("m2n_cuda_execute", [&]() -> m2n_status {
   if (!context || !src || !dst)
     return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_execute: bad argument");
   auto found = context->reshards.find(reshard);
@@ -962,9 +979,11 @@ m2n_status m2n_cuda_execute(m2n_cuda_context context, int reshard,
     M2N_TRY(m2n_cuda_bind(context, reshard, src, src_bytes, dst, dst_bytes));
   }
   return m2n_cuda_launch(context, reshard, streams);
+  });
 }
 
 m2n_status m2n_cuda_synchronize(m2n_cuda_context context) {
+  return m2n::runtime::guarded("m2n_cuda_synchronize", [&]() -> m2n_status {
   if (!context)
     return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_synchronize: null context");
   m2n_status status = M2N_SUCCESS;
@@ -985,6 +1004,7 @@ m2n_status m2n_cuda_synchronize(m2n_cuda_context context) {
   }
   context->pending.clear();
   return status;
+  });
 }
 
 } // extern "C"

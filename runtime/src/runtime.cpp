@@ -23,6 +23,28 @@ m2n_status fail(m2n_status status, std::string message) {
   return status;
 }
 
+m2n_status failFromException(const char *entry) noexcept {
+  // Called inside a catch handler: what was thrown, as a status. Building
+  // the message may itself run out of memory; the status still returns.
+  m2n_status status = M2N_INTERNAL_ERROR;
+  const char *what = "an unknown C++ exception";
+  try {
+    throw;
+  } catch (const std::bad_alloc &) {
+    status = M2N_OUT_OF_MEMORY;
+    what = "out of host memory";
+  } catch (const std::exception &e) {
+    what = e.what();
+  } catch (...) {
+  }
+  try {
+    lastError = std::string(entry) + ": " + what;
+  } catch (...) {
+    lastError.clear();
+  }
+  return status;
+}
+
 const CompiledReshard *reshardAt(m2n_artifact artifact, int reshard) {
   if (!artifact || reshard < 0 ||
       reshard >= static_cast<int>(artifact->artifact.reshards.size()))
@@ -145,6 +167,10 @@ const char *m2n_status_name(m2n_status status) {
     return "M2N_TIMEOUT";
   case M2N_CUDA_ERROR:
     return "M2N_CUDA_ERROR";
+  case M2N_OUT_OF_MEMORY:
+    return "M2N_OUT_OF_MEMORY";
+  case M2N_INTERNAL_ERROR:
+    return "M2N_INTERNAL_ERROR";
   }
   return "M2N_UNKNOWN_STATUS";
 }
@@ -153,6 +179,7 @@ const char *m2n_last_error(void) { return lastError.c_str(); }
 
 m2n_status m2n_artifact_load(const void *bytes, size_t size,
                              m2n_artifact *artifact) {
+  return m2n::runtime::guarded("m2n_artifact_load", [&]() -> m2n_status {
   if (!bytes || !artifact)
     return fail(M2N_INVALID_ARGUMENT, "m2n_artifact_load: null argument");
   auto loaded = std::make_unique<m2n_artifact_t>();
@@ -162,9 +189,11 @@ m2n_status m2n_artifact_load(const void *bytes, size_t size,
     return fail(M2N_INVALID_ARTIFACT, *error);
   *artifact = loaded.release();
   return M2N_SUCCESS;
+  });
 }
 
 m2n_status m2n_artifact_load_file(const char *path, m2n_artifact *artifact) {
+  return m2n::runtime::guarded("m2n_artifact_load_file", [&]() -> m2n_status {
   if (!path || !artifact)
     return fail(M2N_INVALID_ARGUMENT, "m2n_artifact_load_file: null argument");
   std::ifstream in(path, std::ios::binary);
@@ -177,6 +206,7 @@ m2n_status m2n_artifact_load_file(const char *path, m2n_artifact *artifact) {
   if (status != M2N_SUCCESS)
     lastError = std::string(path) + ": " + lastError;
   return status;
+  });
 }
 
 void m2n_artifact_destroy(m2n_artifact artifact) { delete artifact; }
@@ -192,6 +222,7 @@ const char *m2n_artifact_reshard_name(m2n_artifact artifact, int reshard) {
 
 m2n_status m2n_artifact_reshard_ranks(m2n_artifact artifact, int reshard,
                                       int *ranks) {
+  return m2n::runtime::guarded("m2n_artifact_reshard_ranks", [&]() -> m2n_status {
   const m2n::CompiledReshard *r = reshardAt(artifact, reshard);
   if (!r || !ranks)
     return fail(M2N_INVALID_ARGUMENT,
@@ -202,11 +233,13 @@ m2n_status m2n_artifact_reshard_ranks(m2n_artifact artifact, int reshard,
     largest = std::max(largest, rank);
   *ranks = static_cast<int>(largest + 1);
   return M2N_SUCCESS;
+  });
 }
 
 m2n_status m2n_artifact_buffer_bytes(m2n_artifact artifact, int reshard,
                                      int rank, size_t *src_bytes,
                                      size_t *dst_bytes) {
+  return m2n::runtime::guarded("m2n_artifact_buffer_bytes", [&]() -> m2n_status {
   const m2n::CompiledReshard *r = reshardAt(artifact, reshard);
   if (!r || !src_bytes || !dst_bytes || rank < 0)
     return fail(M2N_INVALID_ARGUMENT,
@@ -214,11 +247,13 @@ m2n_status m2n_artifact_buffer_bytes(m2n_artifact artifact, int reshard,
   *src_bytes = static_cast<size_t>(bufferBytes(*r, r->src, rank));
   *dst_bytes = static_cast<size_t>(bufferBytes(*r, r->dst, rank));
   return M2N_SUCCESS;
+  });
 }
 
 m2n_status m2n_artifact_local_shape(m2n_artifact artifact, int reshard,
                                     int rank, int source, int *present,
                                     int *dims, int64_t *shape) {
+  return m2n::runtime::guarded("m2n_artifact_local_shape", [&]() -> m2n_status {
   const m2n::CompiledReshard *r = reshardAt(artifact, reshard);
   if (!r || !present || !dims || !shape || rank < 0)
     return fail(M2N_INVALID_ARGUMENT,
@@ -232,13 +267,16 @@ m2n_status m2n_artifact_local_shape(m2n_artifact artifact, int reshard,
   for (size_t d = 0; d < r->shape.size(); ++d)
     shape[d] = index ? layout.localBox(r->shape, *index).sizes[d] : 0;
   return M2N_SUCCESS;
+  });
 }
 
 m2n_status m2n_host_execute(m2n_artifact artifact, int reshard, int ranks,
                             const void *const *src, const size_t *src_bytes,
                             void *const *dst, const size_t *dst_bytes) {
+  return m2n::runtime::guarded("m2n_host_execute", [&]() -> m2n_status {
   return m2n_host_execute_group(artifact, 1, &reshard, ranks, src, src_bytes,
                                 dst, dst_bytes);
+  });
 }
 
 m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
@@ -246,6 +284,7 @@ m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
                                   const void *const *src,
                                   const size_t *src_bytes, void *const *dst,
                                   const size_t *dst_bytes) {
+  return m2n::runtime::guarded("m2n_host_execute_group", [&]() -> m2n_status {
   std::vector<const m2n::CompiledReshard *> group;
   M2N_TRY(m2n::runtime::groupMembers("m2n_host_execute", artifact, members,
                                      reshards, group));
@@ -343,6 +382,7 @@ m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
                                          " reshards") +
                     ": " + *error);
   return M2N_SUCCESS;
+  });
 }
 
 } // extern "C"

@@ -403,3 +403,43 @@ TEST(RepeatedMovementsTest, LoadCompactAndExecuteExpanded) {
       << m2n_last_error();
 }
 } // namespace
+
+// No C++ exception leaves the C API: a scratch buffer larger than host
+// memory (64 TiB here; the artifact is well formed) used to throw
+// std::bad_alloc through m2n_host_execute and end the process.
+TEST(RuntimeArtifactTest, HostMemoryExhaustionIsAStatus) {
+  m2n::CompiledReshard reshard = exampleReshard();
+  reshard.program.scratches.push_back({0, {int64_t{1} << 44}, 0});
+  std::string bytes = exampleArtifact(reshard);
+  m2n_artifact artifact = nullptr;
+  ASSERT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+            M2N_SUCCESS)
+      << m2n_last_error();
+  std::vector<std::vector<uint8_t>> src, dst;
+  std::vector<const void *> srcPointers;
+  std::vector<void *> dstPointers;
+  std::vector<size_t> srcBytes, dstBytes;
+  int ranks = 0;
+  ASSERT_EQ(m2n_artifact_reshard_ranks(artifact, 0, &ranks), M2N_SUCCESS);
+  for (int rank = 0; rank < ranks; ++rank) {
+    size_t s = 0, d = 0;
+    ASSERT_EQ(m2n_artifact_buffer_bytes(artifact, 0, rank, &s, &d), M2N_SUCCESS);
+    src.emplace_back(s);
+    dst.emplace_back(d);
+    srcBytes.push_back(s);
+    dstBytes.push_back(d);
+  }
+  for (int rank = 0; rank < ranks; ++rank) {
+    srcPointers.push_back(srcBytes[rank] ? src[rank].data() : nullptr);
+    dstPointers.push_back(dstBytes[rank] ? dst[rank].data() : nullptr);
+  }
+  EXPECT_EQ(m2n_host_execute(artifact, 0, ranks, srcPointers.data(),
+                             srcBytes.data(), dstPointers.data(),
+                             dstBytes.data()),
+            M2N_OUT_OF_MEMORY);
+  EXPECT_EQ(std::string(m2n_last_error()),
+            "m2n_host_execute_group: out of host memory");
+  EXPECT_STREQ(m2n_status_name(M2N_OUT_OF_MEMORY), "M2N_OUT_OF_MEMORY");
+  EXPECT_STREQ(m2n_status_name(M2N_INTERNAL_ERROR), "M2N_INTERNAL_ERROR");
+  m2n_artifact_destroy(artifact);
+}

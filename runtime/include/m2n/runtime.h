@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define M2N_RUNTIME_API_VERSION 3
+#define M2N_RUNTIME_API_VERSION 4 /* 4: M2N_OUT_OF_MEMORY, M2N_INTERNAL_ERROR */
 
 typedef enum m2n_status {
   M2N_SUCCESS = 0,
@@ -32,7 +32,9 @@ typedef enum m2n_status {
   M2N_EXECUTION_FAILED = 4, /* a step could not run (deadlock, bounds) */
   M2N_IO_ERROR = 5,         /* a file could not be read */
   M2N_TIMEOUT = 6,          /* a rank waited too long for a peer */
-  M2N_CUDA_ERROR = 7        /* a CUDA call failed */
+  M2N_CUDA_ERROR = 7,       /* a CUDA call failed */
+  M2N_OUT_OF_MEMORY = 8,    /* host memory ran out (e.g. expanding a table) */
+  M2N_INTERNAL_ERROR = 9    /* a bug in m2n: no C++ exception leaves the API */
 } m2n_status;
 
 /* "M2N_SUCCESS", "M2N_INVALID_ARGUMENT", ... */

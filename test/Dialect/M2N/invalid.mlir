@@ -199,6 +199,11 @@ func.func private @f(!m2n.comm<0>)
 
 // -----
 
+// expected-error@+1 {{communicator of 2147483649 ranks has more than 2^31}}
+func.func private @f(!m2n.comm<2147483649>)
+
+// -----
+
 // expected-error@+1 {{distributed tensor must have a static global shape}}
 func.func private @f(!m2n.dist<?x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>)
 

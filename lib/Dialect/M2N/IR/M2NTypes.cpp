@@ -28,6 +28,10 @@ LogicalResult CommType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (size <= 0)
     return emitError() << "communicator must have at least one rank, got "
                        << size;
+  // Ranks are 31-bit everywhere (meshes, artifacts, the runtime's int ranks).
+  if (size > (int64_t(1) << 31))
+    return emitError() << "communicator of " << size
+                       << " ranks has more than 2^31";
   return success();
 }
 
