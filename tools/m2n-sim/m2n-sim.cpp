@@ -84,6 +84,29 @@ static std::string functionName(Operation *op) {
   return "<module>";
 }
 
+static cl::opt<uint64_t> maxBytes(
+    "max-bytes",
+    cl::desc("The most bytes of rank buffers a simulation may allocate "
+             "(every rank's source and destination part)"),
+    cl::init(uint64_t(16) << 30), cl::cat(::m2n::tools::category()));
+
+/// The bytes of every rank's local part of `layout`, or std::nullopt past
+/// uint64 (the simulator holds each in memory).
+static std::optional<uint64_t> bufferBytes(const ::m2n::Layout &layout,
+                                           const std::vector<int64_t> &shape,
+                                           ::m2n::ElementType type) {
+  uint64_t total = 0;
+  for (int64_t index = 0; index < layout.mesh.size(); ++index) {
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(
+            static_cast<uint64_t>(layout.localBox(shape, index).volume()),
+            static_cast<uint64_t>(::m2n::elementSize(type)), &bytes) ||
+        __builtin_add_overflow(total, bytes, &total))
+      return std::nullopt;
+  }
+  return total;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   mlir::registerMLIRContextCLOptions();
@@ -152,6 +175,21 @@ int main(int argc, char **argv) {
     }
     std::vector<int64_t> shape(srcType.getShape().begin(),
                                srcType.getShape().end());
+    // Every rank's buffers live in this process: refuse what would not fit
+    // instead of dying in the allocator.
+    std::optional<uint64_t> srcBytes = bufferBytes(
+        mlir::m2n::toLayout(srcType.getLayout()), shape, *type);
+    std::optional<uint64_t> dstBytes = bufferBytes(
+        mlir::m2n::toLayout(dstType.getLayout()), shape, *type);
+    uint64_t needed = 0;
+    const bool wraps = !srcBytes || !dstBytes ||
+                       __builtin_add_overflow(*srcBytes, *dstBytes, &needed);
+    if (wraps || needed > maxBytes)
+      return fail(where + ": simulating needs " +
+                  (wraps ? std::string("more than 2^64")
+                         : std::to_string(needed)) +
+                  " bytes of rank buffers, more than --max-bytes=" +
+                  std::to_string(maxBytes));
     ::m2n::ReshardSimulator simulator(
         mlir::m2n::toLayout(srcType.getLayout()),
         mlir::m2n::toLayout(dstType.getLayout()), shape, *type);
