@@ -6,6 +6,7 @@
 #include <cassert>
 #include <map>
 #include <sstream>
+#include <unordered_map>
 
 namespace m2n {
 
@@ -163,6 +164,12 @@ ReshardPlan IntersectionPlanner::plan() const {
   // Every destination's needs, in destination order, then contributor order.
   std::vector<Need> needs;
   std::vector<Box> dstBoxes(dst.mesh.size());
+  // Source positions by rank: one look-up per destination (a scan of the
+  // source mesh each made planning quadratic in ranks).
+  std::unordered_map<int64_t, int64_t> srcIndexOf;
+  srcIndexOf.reserve(src.mesh.size());
+  for (int64_t i = 0; i < src.mesh.size(); ++i)
+    srcIndexOf.emplace(src.mesh.rankAt(i), i);
   for (int64_t j = 0; j < dst.mesh.size(); ++j) {
     dstBoxes[j] = dst.localBox(shape, j);
     if (dstBoxes[j].empty())
@@ -171,9 +178,10 @@ ReshardPlan IntersectionPlanner::plan() const {
     // own contribution when it is a source contributor (a local copy that
     // waits for nobody), otherwise the lowest.
     std::vector<int64_t> contributors = contributorsOf(src, dst, j);
-    if (std::optional<int64_t> own = src.mesh.indexOf(dst.mesh.rankAt(j))) {
+    if (auto own = srcIndexOf.find(dst.mesh.rankAt(j));
+        own != srcIndexOf.end()) {
       auto it = std::find(contributors.begin(), contributors.end(),
-                          src.contributorIndex(*own));
+                          src.contributorIndex(own->second));
       if (it != contributors.end())
         std::rotate(contributors.begin(), it, it + 1);
     }
