@@ -356,19 +356,16 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
   for (int check = 0; check < checks && !problem; ++check) {
     upload(seed + 1000 * check);
     const bool replay = check > 0 && !network;
-    std::vector<cudaGraphExec_t> graphs(replay ? slots : 0);
-    for (size_t s = 0; s < graphs.size(); ++s) {
-      CUDA_CHECK(cudaSetDevice(localDevices[s]));
-      CUDA_CHECK(cudaStreamBeginCapture(streams[s], cudaStreamCaptureModeRelaxed));
-    }
-    M2N_CHECK(m2n_cuda_group_launch(context, group, streamArgs));
-    for (size_t s = 0; s < graphs.size(); ++s) {
-      CUDA_CHECK(cudaSetDevice(localDevices[s]));
-      cudaGraph_t graph;
-      CUDA_CHECK(cudaStreamEndCapture(streams[s], &graph));
-      CUDA_CHECK(cudaGraphInstantiate(&graphs[s], graph, 0));
-      CUDA_CHECK(cudaGraphDestroy(graph));
-      CUDA_CHECK(cudaGraphLaunch(graphs[s], streams[s]));
+    auto launch = [&] { M2N_CHECK(m2n_cuda_group_launch(context, group, streamArgs)); };
+    std::vector<cudaGraphExec_t> graphs;
+    if (replay) {
+      graphs = captureGraphs(streams, localDevices, launch);
+      for (size_t s = 0; s < graphs.size(); ++s) {
+        CUDA_CHECK(cudaSetDevice(localDevices[s]));
+        CUDA_CHECK(cudaGraphLaunch(graphs[s], streams[s]));
+      }
+    } else {
+      launch();
     }
     if (replay) {
       for (size_t s = 0; s < slots; ++s) {
@@ -714,20 +711,10 @@ int main(int argc, char **argv) {
           *problem = "launch " + std::to_string(again + 2) + ": " + *problem;
       }
     }
-    std::vector<cudaGraphExec_t> graphs(network || checks == 1 ? 0 : slots);
-    for (size_t s = 0; s < graphs.size(); ++s) {
-      CUDA_CHECK(cudaSetDevice(localDevices[s]));
-      CUDA_CHECK(cudaStreamBeginCapture(streams[s], cudaStreamCaptureModeRelaxed));
-    }
-    if (!graphs.empty())
-      M2N_CHECK(m2n_cuda_launch(context, index, streamArgs));
-    for (size_t s = 0; s < graphs.size(); ++s) {
-      CUDA_CHECK(cudaSetDevice(localDevices[s]));
-      cudaGraph_t graph;
-      CUDA_CHECK(cudaStreamEndCapture(streams[s], &graph));
-      CUDA_CHECK(cudaGraphInstantiate(&graphs[s], graph, 0));
-      CUDA_CHECK(cudaGraphDestroy(graph));
-    }
+    std::vector<cudaGraphExec_t> graphs;
+    if (!network && checks > 1)
+      graphs = captureGraphs(streams, localDevices,
+                             [&] { M2N_CHECK(m2n_cuda_launch(context, index, streamArgs)); });
     // Every process runs both replays (the barriers stay in step), whatever
     // it found so far.
     for (int replay = 0; replay + 1 < checks && !graphs.empty(); ++replay) {
