@@ -120,6 +120,8 @@ public:
     pos += sizeof(T);
     return value;
   }
+  /// A string: text, without control characters (names end up in
+  /// messages and in CUDA's C strings; the PTX keeps its tabs and newlines).
   std::string string(const char *what) {
     uint64_t length = get<uint64_t>(what);
     if (error)
@@ -130,6 +132,12 @@ public:
     }
     std::string s(data + pos, length);
     pos += length;
+    for (char c : s)
+      if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' &&
+          c != '\r') {
+        fail(std::string("artifact has a control character in ") + what);
+        return {};
+      }
     return s;
   }
   /// A count of elements that must each take at least `minBytes`.
@@ -246,6 +254,24 @@ private:
 };
 } // namespace
 
+/// Every rank a program names fits a communicator (so that the C API's
+/// `int` counts them); the buffers and counters they name are checked by
+/// verifyTransferProgram.
+static std::optional<std::string> checkRanks(const TransferProgram &program) {
+  auto outside = [](int64_t rank) {
+    return rank < 0 || rank >= kMaxCommunicatorRanks;
+  };
+  for (const auto &[rank, rankProgram] : program.ranks)
+    if (outside(rank))
+      return "a program for rank " + std::to_string(rank) +
+             ", outside any communicator";
+  for (const ScratchBuffer &scratch : program.scratches)
+    if (outside(scratch.rank))
+      return "a scratch buffer on rank " + std::to_string(scratch.rank) +
+             ", outside any communicator";
+  return std::nullopt;
+}
+
 std::string serializeReshardName(const std::string &name) {
   Writer w;
   w.string(name);
@@ -348,6 +374,15 @@ std::string serializeArtifact(const Artifact &artifact) {
   return assembleArtifact(artifact, reshards);
 }
 
+void resealArtifact(std::string &bytes) {
+  if (bytes.size() < kHeaderBytes)
+    return;
+  const uint64_t payload = bytes.size() - kHeaderBytes;
+  const uint64_t checksum = fnv1a(bytes.data() + kHeaderBytes, payload);
+  std::memcpy(&bytes[8], &payload, sizeof(payload));
+  std::memcpy(&bytes[16], &checksum, sizeof(checksum));
+}
+
 std::optional<std::string> deserializeArtifact(const std::string &bytes,
                                                Artifact &artifact) {
   if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, 4))
@@ -445,9 +480,11 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
     }
     // The layouts first: the program's bounds are computed from them.
     if (!r.error)
-      if (std::optional<std::string> wrong = validateReshard(
-              c.src, c.dst, c.shape,
-              std::max(c.src.mesh.maxRank(), c.dst.mesh.maxRank()) + 1))
+      if (std::optional<std::string> wrong =
+              validateReshard(c.src, c.dst, c.shape, kMaxCommunicatorRanks))
+        r.fail(c.name + ": " + *wrong);
+    if (!r.error)
+      if (std::optional<std::string> wrong = checkRanks(c.program))
         r.fail(c.name + ": " + *wrong);
     if (!r.error)
       if (std::optional<std::string> wrong = verifyTransferProgram(

@@ -245,6 +245,16 @@ checkBounds(const TransferProgram &program, const Layout &src,
     return limit >= 0 && offset >= 0 && bytes >= 0 && bytes <= limit &&
            offset <= limit - bytes;
   };
+  for (size_t s = 0; s < program.scratches.size(); ++s) {
+    const ScratchBuffer &scratch = program.scratches[s];
+    const BufferRef ref{BufferKind::Scratch, scratch.rank,
+                        static_cast<int64_t>(s), scratch.tensor};
+    const int64_t bytes = bufferBytes(scratch.shape, ref);
+    if (bytes < 0 || bytes > kMaxScratchBytes)
+      return "scratch buffer " + std::to_string(s) + " on rank " +
+             std::to_string(scratch.rank) + " is larger than " +
+             std::to_string(kMaxScratchBytes) + " bytes";
+  }
   for (size_t m = 0; m < program.maps.size(); ++m) {
     const TensorMapSpec &map = program.maps[m];
     std::optional<Dims> extents = shapeOf(map.buffer);

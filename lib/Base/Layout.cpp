@@ -225,6 +225,9 @@ std::optional<std::string> validateLayout(const Layout &layout,
     if (mesh.shape[axis] <= 0)
       return "mesh axis " + std::to_string(axis) + " has size " +
              std::to_string(mesh.shape[axis]);
+    if (mesh.shape[axis] > kMaxCommunicatorRanks / size)
+      return "mesh has more than " + std::to_string(kMaxCommunicatorRanks) +
+             " ranks";
     size *= mesh.shape[axis];
   }
   if (size != mesh.size())

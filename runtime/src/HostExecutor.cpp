@@ -72,9 +72,13 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
       auto from = resolve(m.src);
       auto to = resolve(m.dst);
       const int64_t sourceBytes = program.sourceBytes(m);
+      // Offsets first: the sizes are compared with what lies after them,
+      // so that no sum can wrap.
       if (!from || !to || m.srcOffset < 0 || m.dstOffset < 0 ||
-          m.srcOffset + sourceBytes > from->second ||
-          m.dstOffset + m.bytes > to->second)
+          sourceBytes < 0 || m.bytes < 0 || m.srcOffset > from->second ||
+          m.dstOffset > to->second ||
+          sourceBytes > from->second - m.srcOffset ||
+          m.bytes > to->second - m.dstOffset)
         return "movement " + m.str(type) + " leaves a buffer";
       const uint8_t *src = from->first + m.srcOffset;
       uint8_t *dst = to->first + m.dstOffset;

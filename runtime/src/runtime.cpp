@@ -5,12 +5,15 @@
 #include "HostExecutor.h"
 
 #include <algorithm>
+#include <limits>
 #include <fstream>
 #include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 thread_local std::string lastError;
@@ -231,6 +234,11 @@ m2n_status m2n_artifact_reshard_ranks(m2n_artifact artifact, int reshard,
   int64_t largest = std::max(r->src.mesh.maxRank(), r->dst.mesh.maxRank());
   for (const auto &[rank, program] : r->program.ranks)
     largest = std::max(largest, rank);
+  // The loader bounds ranks below 2^31; the last of them needs one more.
+  if (largest + 1 > std::numeric_limits<int>::max())
+    return fail(M2N_UNSUPPORTED, "m2n_artifact_reshard_ranks: " + r->name +
+                                     " needs 2^31 ranks, more than an int "
+                                     "counts");
   *ranks = static_cast<int>(largest + 1);
   return M2N_SUCCESS;
   });
@@ -347,6 +355,19 @@ m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
   }
   const m2n::TransferProgram &program =
       merged ? *merged : group.front()->program;
+  // Scratch larger than the host's memory is refused before anything is
+  // allocated: an allocator may abort instead of throwing (sanitizers do).
+  uint64_t scratchTotal = 0;
+  for (size_t index = 0; index < program.scratches.size(); ++index)
+    scratchTotal += program.scratchBytes(index); // Each <= kMaxScratchBytes.
+  const long pages = sysconf(_SC_PHYS_PAGES), pageBytes = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && pageBytes > 0 &&
+      scratchTotal > static_cast<uint64_t>(pages) * pageBytes)
+    return fail(M2N_OUT_OF_MEMORY,
+                "m2n_host_execute: the programs need " +
+                    std::to_string(scratchTotal) +
+                    " bytes of scratch memory, more than the host's " +
+                    std::to_string(static_cast<uint64_t>(pages) * pageBytes));
   std::vector<std::vector<uint8_t>> scratch;
   for (size_t index = 0; index < program.scratches.size(); ++index)
     scratch.emplace_back(program.scratchBytes(index));

@@ -2,6 +2,7 @@
 
 #include "m2n/Route/CostModel.h"
 #include "m2n/Route/Router.h"
+#include "m2n/Route/VerifySchedule.h"
 #include "m2n/Sim/HostSimulator.h"
 
 #include "../Layout/RandomLayouts.h"
@@ -236,8 +237,20 @@ TEST(ScheduleTest, SimulatorExposesMissingDependencies) {
                               ReshardSimulator::StepOrder::LastReadyFirst),
             std::nullopt);
   EXPECT_TRUE(simulator.check().passed);
+  // The coverage proof needs no order to try: it names the race.
+  Schedule racy = schedule;
+  for (Step &step : racy.steps)
+    step.deps.clear();
+  std::optional<ScheduleIssue> race = verifySchedule(racy, src, dst, shape);
+  ASSERT_TRUE(race);
+  EXPECT_NE(race->message.find("without waiting for step"), std::string::npos)
+      << race->message;
+  EXPECT_EQ(verifySchedule(schedule, src, dst, shape), std::nullopt);
   // A cycle is reported, not run.
   schedule.steps[0].deps.push_back(1);
+  ASSERT_TRUE(verifySchedule(schedule, src, dst, shape));
+  EXPECT_EQ(verifySchedule(schedule, src, dst, shape)->message,
+            "the steps' dependencies form a cycle");
   simulator.reset();
   EXPECT_NE(simulator.execute(schedule)->find("dependency cycle"),
             std::string::npos);
@@ -335,6 +348,31 @@ TEST(RouterPropertyTest, EveryStrategyDeliversTheReshard) {
         ASSERT_EQ(simulator.execute(schedule, order), std::nullopt);
         SimulationReport report = simulator.check();
         ASSERT_TRUE(report.passed) << report.message;
+      }
+      // The coverage proof accepts every route, and refuses it without
+      // any one of its steps that moves something into a destination
+      // (gather-bcast also moves what no destination reads).
+      std::optional<ScheduleIssue> issue =
+          verifySchedule(schedule, src, dst, shape);
+      ASSERT_FALSE(issue) << "step " << issue->step << ": " << issue->message;
+      const int64_t dropped =
+          schedule.steps.empty()
+              ? -1
+              : random.uniform(0, schedule.steps.size() - 1);
+      if (dropped >= 0 && !schedule.steps[dropped].fromBox.empty() &&
+          schedule.steps[dropped].to.kind == BufferKind::Destination) {
+        Schedule without = schedule;
+        without.steps.erase(without.steps.begin() + dropped);
+        for (Step &step : without.steps) {
+          std::vector<int64_t> deps;
+          for (int64_t dep : step.deps)
+            if (dep != dropped)
+              deps.push_back(dep > dropped ? dep - 1 : dep);
+          step.deps = deps;
+        }
+        ASSERT_TRUE(verifySchedule(without, src, dst, shape))
+            << "without step " << dropped << ": "
+            << schedule.steps[dropped].str();
       }
     }
     // The hierarchical route never puts more on the network than flat.

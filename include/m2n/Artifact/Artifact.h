@@ -109,6 +109,11 @@ std::string assembleArtifact(const Artifact &artifact,
 /// segments (a name, then bytes shared with other reshards).
 std::string assembleArtifact(const Artifact &artifact, size_t reshardCount,
                              const std::vector<std::string_view> &segments);
+/// Rewrites the header's payload size and checksum to match the bytes
+/// after it, as a writer would that wrote a wrong field: the corrupted-
+/// artifact tests and the fuzz targets use it so that their corruptions
+/// reach the field checks instead of the checksum.
+void resealArtifact(std::string &bytes);
 /// Parses and verifies `bytes`; returns a message naming the problem.
 std::optional<std::string> deserializeArtifact(const std::string &bytes,
                                                Artifact &artifact);

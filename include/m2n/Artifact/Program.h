@@ -256,6 +256,10 @@ void expandRepeats(TransferProgram &program);
 /// (verifyTransferProgram): 2^28 items of 128 bytes are 32 GiB of tables.
 constexpr int64_t kMaxInstances = int64_t{1} << 32;
 constexpr int64_t kMaxRankItems = int64_t{1} << 28;
+/// The largest scratch buffer a program may ask for: 1 TiB, more than any
+/// GPU or host of the machines m2n targets holds (docs/artifact.md); a
+/// larger one is a corrupted artifact, not a reshard.
+constexpr int64_t kMaxScratchBytes = int64_t{1} << 40;
 
 /// Checks what the runtime trusts blindly in a program of a reshard from
 /// `src` to `dst` of `shape`: every move inside existing buffers (tiles

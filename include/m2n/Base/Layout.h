@@ -188,6 +188,10 @@ struct Layout {
   std::string str() const;
 };
 
+/// The most ranks a communicator has (the IR's `!m2n.comm<N>` bound): every
+/// rank fits the C APIs' `int`.
+constexpr int64_t kMaxCommunicatorRanks = int64_t(1) << 31;
+
 /// Checks a layout against a global shape and a communicator size; returns
 /// a message naming the problem, or std::nullopt when the layout is valid.
 std::optional<std::string> validateLayout(const Layout &layout,

@@ -124,6 +124,9 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   route.chunkBytes = options.chunkBytes;
   route.reduceShare = options.reduceShare;
   pm.addPass(mlir::m2n::createRouteTopology(route));
+  // Schedules written by hand reach the lowering without a plan: each is
+  // proven to deliver the destination first.
+  pm.addPass(mlir::m2n::createVerifySchedule());
   mlir::m2n::LowerScheduleOptions lower;
   lower.stageBytes = options.stageBytes;
   lower.tileBelowRunBytes = options.tileBelowRunBytes;

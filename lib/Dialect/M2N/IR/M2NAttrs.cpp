@@ -32,6 +32,7 @@ void M2NDialect::registerAttributes() {
 //===----------------------------------------------------------------------===//
 
 /// Largest mesh accepted; rank arithmetic stays far from int64 overflow.
+// The same bound as the runtime's (m2n::kMaxCommunicatorRanks, Layout.h).
 static constexpr int64_t kMaxMeshRanks = int64_t(1) << 31;
 
 Attribute MeshAttr::parse(AsmParser &parser, Type) {

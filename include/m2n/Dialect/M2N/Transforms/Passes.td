@@ -82,6 +82,22 @@ def VerifyPlan : Pass<"m2n-verify-plan"> {
   }];
 }
 
+def VerifySchedule : Pass<"m2n-verify-schedule"> {
+  let summary = "Check that every m2n.schedule delivers exactly the destination";
+  let description = [{
+    For every `m2n.schedule`, routed or written by hand, executes its steps
+    abstractly in dependency order, tracking which global elements and which
+    partial contributions every region of every buffer holds, and checks
+    that each destination rank ends with its own local elements, each once,
+    reduced over exactly its contributors. Refuses boxes outside their
+    buffers, writes to sources, regions copied into twice, reads of regions
+    nothing wrote, contributions counted twice, and reads or reductions that
+    do not wait (through their dependencies) for the steps that write their
+    region. Reports the offending step, or the destination rank and its
+    local elements. Changes nothing.
+  }];
+}
+
 def RouteTopology : Pass<"m2n-route-topology"> {
   let summary = "Give every transfer of every m2n.plan a path over the topology";
   let description = [{

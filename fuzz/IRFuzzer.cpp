@@ -1,0 +1,81 @@
+//===- IRFuzzer.cpp - the IR parser and verifier, and the compiler
+//---------===//
+//
+// Input: m2n IR text. It must parse and verify, or be refused with a
+// diagnostic; never crash. With M2N_FUZZ_COMPILE, a module that verifies is
+// compiled to an artifact (compileToArtifact: the pipeline, the lowering,
+// the writer), which must either fail with a diagnostic or give an artifact
+// that the runtime's loader accepts: the compiler writes nothing its own
+// validator refuses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "m2n/Artifact/Artifact.h"
+#include "m2n/Compiler/Compile.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Parser/Parser.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+namespace {
+
+/// The context, renewed now and then: attributes and types a context has
+/// seen stay interned, and mutants intern new ones.
+mlir::MLIRContext &context() {
+  static std::unique_ptr<mlir::MLIRContext> current;
+  static int uses = 0;
+  if (!current || ++uses % 512 == 0)
+    current = m2n::createCompilerContext();
+  return *current;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  mlir::MLIRContext &ctx = context();
+  bool diagnosed = false;
+  mlir::ScopedDiagnosticHandler quiet(&ctx, [&](mlir::Diagnostic &d) {
+    diagnosed |= d.getSeverity() == mlir::DiagnosticSeverity::Error;
+    return mlir::success();
+  });
+  mlir::OwningOpRef<mlir::ModuleOp> module =
+      mlir::parseSourceString<mlir::ModuleOp>(text, &ctx, "fuzz");
+  if (!module) {
+    if (!diagnosed) {
+      std::fprintf(stderr, "m2n-fuzz-ir: refused without a diagnostic\n");
+      std::abort();
+    }
+    return 0;
+  }
+#ifdef M2N_FUZZ_COMPILE
+  std::string printed;
+  {
+    llvm::raw_string_ostream os(printed);
+    module->print(os);
+  }
+  m2n::CompileResult result = m2n::compileToArtifact(ctx, printed, "");
+  if (!result.ok) {
+    if (result.error.empty()) {
+      std::fprintf(stderr, "m2n-fuzz-compile: failed without a diagnostic\n");
+      std::abort();
+    }
+    return 0;
+  }
+  m2n::Artifact artifact;
+  if (std::optional<std::string> wrong =
+          m2n::deserializeArtifact(result.artifact, artifact)) {
+    std::fprintf(stderr,
+                 "m2n-fuzz-compile: the loader refuses what the compiler "
+                 "wrote: %s\n",
+                 wrong->c_str());
+    std::abort();
+  }
+#endif
+  return 0;
+}

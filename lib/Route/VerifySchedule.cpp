@@ -1,0 +1,291 @@
+//===- VerifySchedule.cpp - a schedule delivers exactly the destination ---===//
+
+#include "m2n/Route/VerifySchedule.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <queue>
+#include <tuple>
+
+namespace m2n {
+
+namespace {
+
+/// What a region of a buffer holds: the global elements at its position
+/// plus `shift`, summed over `contributors`, as written by `writers`.
+struct Piece {
+  Box box; // In the buffer's coordinates.
+  Dims shift;
+  std::vector<int64_t> contributors; // Sorted.
+  std::vector<int64_t> writers;      // Steps: the copy, then the reduces.
+};
+
+/// `a` without its common part with `b`: at most two boxes per dimension.
+std::vector<Box> subtract(const Box &a, const Box &b) {
+  const Box cut = a.intersect(b);
+  if (cut.empty())
+    return {a};
+  std::vector<Box> rest;
+  Box remaining = a;
+  for (size_t d = 0; d < a.sizes.size(); ++d) {
+    const int64_t end = remaining.offsets[d] + remaining.sizes[d];
+    const int64_t cutEnd = cut.offsets[d] + cut.sizes[d];
+    if (remaining.offsets[d] < cut.offsets[d]) {
+      Box below = remaining;
+      below.sizes[d] = cut.offsets[d] - remaining.offsets[d];
+      rest.push_back(below);
+    }
+    if (cutEnd < end) {
+      Box above = remaining;
+      above.offsets[d] = cutEnd;
+      above.sizes[d] = end - cutEnd;
+      rest.push_back(above);
+    }
+    remaining.offsets[d] = cut.offsets[d];
+    remaining.sizes[d] = cut.sizes[d];
+  }
+  return rest;
+}
+
+Box shifted(const Box &box, const Dims &by) {
+  Box result = box;
+  for (size_t d = 0; d < by.size(); ++d)
+    result.offsets[d] += by[d];
+  return result;
+}
+
+std::string contributorList(const std::vector<int64_t> &contributors) {
+  std::string s = "{";
+  for (size_t i = 0; i < contributors.size(); ++i)
+    s += (i ? ", " : "") + std::to_string(contributors[i]);
+  return s + "}";
+}
+
+} // namespace
+
+std::optional<ScheduleIssue> verifySchedule(const Schedule &schedule,
+                                            const Layout &src,
+                                            const Layout &dst,
+                                            const std::vector<int64_t> &shape) {
+  const std::vector<Step> &steps = schedule.steps;
+  const int64_t count = static_cast<int64_t>(steps.size());
+  auto issue = [](int64_t step, std::string message) {
+    return std::optional<ScheduleIssue>(ScheduleIssue{step, std::move(message)});
+  };
+
+  // Dependency order: a step after all it depends on, lowest index first.
+  std::vector<int64_t> waiting(count, 0);
+  std::vector<std::vector<int64_t>> users(count);
+  for (int64_t i = 0; i < count; ++i)
+    for (int64_t dep : steps[i].deps) {
+      if (dep < 0 || dep >= count || dep == i)
+        return issue(i, "depends on step " + std::to_string(dep) +
+                            (dep == i ? ", itself" : ", which does not exist"));
+      ++waiting[i];
+      users[dep].push_back(i);
+    }
+  std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> ready;
+  for (int64_t i = 0; i < count; ++i)
+    if (!waiting[i])
+      ready.push(i);
+  std::vector<int64_t> order;
+  order.reserve(count);
+  while (!ready.empty()) {
+    const int64_t i = ready.top();
+    ready.pop();
+    order.push_back(i);
+    for (int64_t user : users[i])
+      if (!--waiting[user])
+        ready.push(user);
+  }
+  if (static_cast<int64_t>(order.size()) != count)
+    return issue(-1, "the steps' dependencies form a cycle");
+
+  // Whether `ancestor` completes before `step` starts, marking the
+  // ancestors of a step once (ancestorsOf == step).
+  std::vector<int64_t> ancestorsOf(count, -1);
+  int64_t marked = -1;
+  auto precedes = [&](int64_t ancestor, int64_t step) {
+    if (marked != step) {
+      std::vector<int64_t> stack(steps[step].deps.begin(),
+                                 steps[step].deps.end());
+      while (!stack.empty()) {
+        const int64_t at = stack.back();
+        stack.pop_back();
+        if (ancestorsOf[at] == step)
+          continue;
+        ancestorsOf[at] = step;
+        stack.insert(stack.end(), steps[at].deps.begin(), steps[at].deps.end());
+      }
+      marked = step;
+    }
+    return ancestorsOf[ancestor] == step;
+  };
+
+  std::map<std::tuple<int, int64_t, int64_t>, std::vector<Piece>> buffers;
+  auto piecesOf = [&](const BufferRef &ref) -> std::vector<Piece> & {
+    auto [it, inserted] = buffers.try_emplace(
+        std::make_tuple(static_cast<int>(ref.kind), ref.rank, ref.scratch));
+    if (inserted && ref.kind == BufferKind::Source) {
+      // A source holds its local part, one contribution of it.
+      const int64_t index = *src.mesh.indexOf(ref.rank);
+      const Box local = src.localBox(shape, index);
+      it->second.push_back({Box{Dims(local.sizes.size(), 0), local.sizes},
+                            local.offsets,
+                            {src.contributorIndex(index)},
+                            {}});
+    }
+    return it->second;
+  };
+
+  for (int64_t i : order) {
+    const Step &step = steps[i];
+    const std::optional<Dims> from = bufferShape(step.from, src, dst, shape,
+                                                 schedule.scratches);
+    const std::optional<Dims> to =
+        bufferShape(step.to, src, dst, shape, schedule.scratches);
+    if (!from || !to)
+      return issue(i, "moves " + std::string(from ? "into " : "from ") +
+                          (from ? step.to : step.from).str() +
+                          ", a buffer that does not exist");
+    if (step.to.kind == BufferKind::Source)
+      return issue(i, "writes " + step.to.str() +
+                          ", a source buffer (sources are read only)");
+    if (step.fromBox.sizes != step.toBox.sizes ||
+        step.fromBox.rank() != static_cast<int64_t>(from->size()) ||
+        step.toBox.rank() != static_cast<int64_t>(to->size()))
+      return issue(i, "moves a box " + step.fromBox.str() + " into a box " +
+                          step.toBox.str() + " of another shape");
+    for (const auto &[box, extents, buffer] :
+         {std::make_tuple(step.fromBox, *from, step.from),
+          std::make_tuple(step.toBox, *to, step.to)})
+      if (!Box{Dims(extents.size(), 0), extents}.contains(box) ||
+          std::any_of(box.sizes.begin(), box.sizes.end(),
+                      [](int64_t s) { return s < 0; }))
+        return issue(i, "box " + box.str() + " lies outside " + buffer.str());
+    if (step.reduction && step.reduction != src.reduction())
+      return issue(i, src.reduction()
+                          ? std::string("reduces with ") +
+                                toString(*step.reduction) +
+                                ", but the source's partial reduction is " +
+                                toString(*src.reduction())
+                          : std::string("reduces, but the source holds no "
+                                        "partial contributions"));
+    if (step.fromBox.empty())
+      continue;
+
+    // What the step reads, placed where it writes.
+    Dims delta(step.toBox.offsets.size());
+    for (size_t d = 0; d < delta.size(); ++d)
+      delta[d] = step.toBox.offsets[d] - step.fromBox.offsets[d];
+    std::vector<Piece> incoming;
+    int64_t covered = 0;
+    for (const Piece &piece : piecesOf(step.from)) {
+      const Box part = piece.box.intersect(step.fromBox);
+      if (part.empty())
+        continue;
+      for (int64_t writer : piece.writers)
+        if (!precedes(writer, i))
+          return issue(i, "reads " + step.from.str() + " " + part.str() +
+                              " without waiting for step " +
+                              std::to_string(writer) + ", which writes it");
+      Dims shift = piece.shift;
+      for (size_t d = 0; d < shift.size(); ++d)
+        shift[d] -= delta[d];
+      incoming.push_back(
+          {shifted(part, delta), shift, piece.contributors, {i}});
+      covered += part.volume();
+    }
+    if (covered != step.fromBox.volume())
+      return issue(i, "reads bytes of " + step.from.str() + " " +
+                          step.fromBox.str() + " that no step writes");
+
+    std::vector<Piece> &target = piecesOf(step.to);
+    if (!step.reduction) {
+      for (const Piece &piece : target)
+        if (!piece.box.intersect(step.toBox).empty())
+          return issue(i, "copies into " + step.to.str() + " " +
+                              piece.box.intersect(step.toBox).str() +
+                              ", which step " +
+                              std::to_string(piece.writers.front()) +
+                              " writes too (a region is copied into once, "
+                              "then only reduced into)");
+      target.insert(target.end(), incoming.begin(), incoming.end());
+      continue;
+    }
+    for (const Piece &add : incoming) {
+      std::vector<Piece> next;
+      int64_t reached = 0;
+      for (const Piece &piece : target) {
+        const Box part = piece.box.intersect(add.box);
+        if (part.empty()) {
+          next.push_back(piece);
+          continue;
+        }
+        // Reductions into one region may run in any order; the copy that
+        // first writes it may not.
+        const int64_t copy = piece.writers.front();
+        if (!precedes(copy, i))
+          return issue(i, "reduces into " + step.to.str() + " " + part.str() +
+                              " without waiting for step " +
+                              std::to_string(copy) + ", which copies into it");
+        if (!(piece.shift == add.shift))
+          return issue(i, "reduces into " + step.to.str() + " " + part.str() +
+                              " elements of another position of the tensor");
+        std::vector<int64_t> both;
+        std::set_union(piece.contributors.begin(), piece.contributors.end(),
+                       add.contributors.begin(), add.contributors.end(),
+                       std::back_inserter(both));
+        if (both.size() != piece.contributors.size() + add.contributors.size())
+          return issue(i, "reduces contributions " +
+                              contributorList(add.contributors) + " into " +
+                              step.to.str() + " " + part.str() +
+                              ", which holds " +
+                              contributorList(piece.contributors) +
+                              " (a contribution counted twice)");
+        for (const Box &rest : subtract(piece.box, part))
+          next.push_back({rest, piece.shift, piece.contributors, piece.writers});
+        Piece merged{part, piece.shift, std::move(both), piece.writers};
+        merged.writers.push_back(i);
+        next.push_back(std::move(merged));
+        reached += part.volume();
+      }
+      if (reached != add.box.volume())
+        return issue(i, "reduces into bytes of " + step.to.str() + " " +
+                            add.box.str() + " that no step copies into first");
+      target = std::move(next);
+    }
+  }
+
+  // Every destination rank holds its local box, each element once, reduced
+  // over exactly its contributors.
+  for (int64_t index = 0; index < dst.mesh.size(); ++index) {
+    const int64_t rank = dst.mesh.ranks[index];
+    const Box local = dst.localBox(shape, index);
+    const std::vector<int64_t> expected = contributorsOf(src, dst, index);
+    const std::string where =
+        "destination rank " + std::to_string(rank) + ": local elements ";
+    int64_t covered = 0;
+    for (const Piece &piece : piecesOf({BufferKind::Destination, rank})) {
+      if (!(piece.shift == local.offsets))
+        return issue(-1, where + piece.box.str() + " receive the elements of " +
+                             shifted(piece.box, piece.shift).str() +
+                             ", not their own");
+      if (piece.contributors != expected)
+        return issue(-1, where + piece.box.str() + " hold contributions " +
+                             contributorList(piece.contributors) +
+                             ", expected " + contributorList(expected));
+      covered += piece.box.volume();
+    }
+    if (covered != local.volume())
+      return issue(-1, where + Box{Dims(local.sizes.size(), 0), local.sizes}
+                                   .str() +
+                           ": " + std::to_string(local.volume() - covered) +
+                           " of " + std::to_string(local.volume()) +
+                           " elements are never written");
+  }
+  return std::nullopt;
+}
+
+} // namespace m2n

@@ -1,0 +1,225 @@
+//===- CorruptedArtifactTest.cpp - the loader as a validator ---------------===//
+//
+// Well-formed artifacts (checksum and all, as a writer bug or a hostile file
+// gives them) whose fields are wrong: each used to crash the runtime (the
+// fuzzing campaign of issue 19) and must now be refused at load with a
+// message naming the problem. Found by the fuzz targets (fuzz/) too.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ExampleArtifact.h"
+
+#include "m2n/runtime.h"
+
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Corruption {
+  const char *name;
+  std::function<void(m2n::CompiledReshard &)> corrupt;
+  const char *message; // What the loader's message must contain.
+};
+
+m2n::Movement &firstItem(m2n::CompiledReshard &r) {
+  return r.program.ranks.begin()->second.items.front();
+}
+
+const std::vector<Corruption> &corruptions() {
+  static const std::vector<Corruption> all = {
+      {"ZeroMeshAxis", // Mesh::coords divided by it.
+       [](auto &r) {
+         r.src.mesh.shape = {0};
+         r.src.mesh.ranks.clear();
+       },
+       "source: mesh axis 0 has size 0"},
+      {"MeshShapeProductWraps", // 2^32 x 2^32 ranks wrapped to 0 entries.
+       [](auto &r) {
+         r.src.mesh.shape = {int64_t{1} << 32, int64_t{1} << 32};
+         r.src.mesh.ranks.clear();
+         r.src.placements = {m2n::Placement::shard(0),
+                             m2n::Placement::replicate()};
+       },
+       "source: mesh has more than 2147483648 ranks"},
+      {"NegativeMeshRank",
+       [](auto &r) { r.dst.mesh.ranks[0] = -3; },
+       "destination: mesh rank -3 is outside the communicator"},
+      {"MeshRankPastInt", // m2n_artifact_reshard_ranks overflowed an int.
+       [](auto &r) { r.dst.mesh.ranks[0] = INT64_MAX; },
+       "destination: mesh rank 9223372036854775807 is outside"},
+      {"ShardOfAMissingDimension", // Layout::localBox read past the shape.
+       [](auto &r) { r.src.placements[0] = m2n::Placement::shard(7); },
+       "source: mesh axis 0 shards dimension 7 of a rank-2 tensor"},
+      {"PlacementsForMissingAxes",
+       [](auto &r) {
+         r.src.placements.push_back(m2n::Placement::replicate());
+       },
+       "source: layout has 2 placements but its mesh has 1 axes"},
+      {"NegativeExtent",
+       [](auto &r) { r.shape[1] = -8; },
+       "source: "},
+      {"ProgramOfAHugeRank",
+       [](auto &r) {
+         r.program.ranks[int64_t{1} << 40] = r.program.ranks.begin()->second;
+       },
+       "a program for rank 1099511627776, outside any communicator"},
+      {"ProgramOfANegativeRank",
+       [](auto &r) { r.program.ranks[-1] = {}; },
+       "a program for rank -1, outside any communicator"},
+      {"OffsetPlusSizeWraps", // The host executor's bounds check wrapped.
+       [](auto &r) {
+         firstItem(r).srcOffset = INT64_MAX - 8;
+         firstItem(r).bytes = 64;
+       },
+       "reaches outside its buffers"},
+      {"DestinationOffsetPastTheBuffer",
+       [](auto &r) { firstItem(r).dstOffset = int64_t{1} << 62; },
+       "reaches outside its buffers"},
+      {"ReductionOfAPartialElement", // Read past the buffer's last element.
+       [](auto &r) {
+         firstItem(r).reduction = m2n::Reduction::Sum;
+         firstItem(r).mechanism = m2n::Mechanism::Vector;
+         firstItem(r).bytes = 6;
+       },
+       "reduces a partial element"},
+      {"ScratchBeyondTheCap", // std::bad_alloc escaped m2n_host_execute.
+       [](auto &r) { r.program.scratches.push_back({0, {int64_t{1} << 39}}); },
+       "is larger than 1099511627776 bytes"},
+      {"ScratchElementCountWraps",
+       [](auto &r) {
+         r.program.scratches.push_back(
+             {0, {int64_t{1} << 40, int64_t{1} << 40}});
+       },
+       "is larger than 1099511627776 bytes"},
+      {"ScratchOnANegativeRank",
+       [](auto &r) { r.program.scratches.push_back({-2, {4}}); },
+       "a scratch buffer on rank -2, outside any communicator"},
+      {"MovementOnAMissingRank",
+       [](auto &r) { firstItem(r).dst.rank = 1 << 30; },
+       "names a buffer that does not exist"},
+      {"RepeatCountWraps",
+       [](auto &r) {
+         firstItem(r).repeats.push_back({INT64_MAX, 0, 0, -1});
+         firstItem(r).repeats.push_back({4, 0, 0, -1});
+       },
+       "repeats more than"},
+      {"NulInTheName", // Messages are C strings: the name hid the message.
+       [](auto &r) { r.name = std::string("\0evil", 5); },
+       "control character in a reshard name"},
+  };
+  return all;
+}
+
+// gtest names a case by its name, not its bytes.
+void PrintTo(const Corruption &c, std::ostream *os) { *os << c.name; }
+
+class CorruptedArtifactTest : public ::testing::TestWithParam<Corruption> {};
+
+TEST_P(CorruptedArtifactTest, IsRefusedAtLoadWithAMessage) {
+  const Corruption &c = GetParam();
+  m2n::CompiledReshard reshard = exampleReshard();
+  c.corrupt(reshard);
+  const std::string bytes = exampleArtifact(reshard);
+  // M2N_WRITE_CORRUPTED=DIR writes each as DIR/<name>.m2n: the artifact
+  // fuzzers' kept regressions (fuzz/regressions/artifact) are these.
+  if (const char *dir = std::getenv("M2N_WRITE_CORRUPTED"))
+    std::ofstream(std::string(dir) + "/" + c.name + ".m2n", std::ios::binary)
+        << bytes;
+  m2n_artifact artifact = nullptr;
+  EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+            M2N_INVALID_ARTIFACT)
+      << c.name;
+  EXPECT_NE(std::string(m2n_last_error()).find(c.message), std::string::npos)
+      << c.name << ": " << m2n_last_error();
+  EXPECT_EQ(artifact, nullptr);
+  if (artifact)
+    m2n_artifact_destroy(artifact);
+}
+
+INSTANTIATE_TEST_SUITE_P(Loader, CorruptedArtifactTest,
+                         ::testing::ValuesIn(corruptions()),
+                         [](const auto &info) { return info.param.name; });
+
+// Byte-level corruptions resealed (resealArtifact), so that they pass the
+// checksum and reach the field checks.
+TEST(CorruptedArtifactBytesTest, ResealedFieldCorruptionsAreRefused) {
+  const std::string good = exampleArtifact();
+  m2n_artifact artifact = nullptr;
+  // The walkers field (the kernel's last u32 before the reshard count).
+  std::string bytes = good;
+  const size_t ptx = 24 + 8 + std::strlen("// no kernel needed on the host");
+  const size_t walkers = ptx + 8 + 6 + 8 + 12 + 4 + 4 + 8 + 4;
+  uint32_t many = 1000;
+  std::memcpy(&bytes[walkers], &many, sizeof(many));
+  m2n::resealArtifact(bytes);
+  EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+            M2N_INVALID_ARTIFACT);
+  EXPECT_NE(std::string(m2n_last_error()).find("1000 walkers per CTA"),
+            std::string::npos)
+      << m2n_last_error();
+  // Cut short, then resealed: the reader runs out mid-field.
+  for (size_t keep : {good.size() - 1, good.size() / 2, size_t{40}}) {
+    bytes = good.substr(0, keep);
+    m2n::resealArtifact(bytes);
+    EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+              M2N_INVALID_ARTIFACT);
+    EXPECT_NE(std::string(m2n_last_error()).find("truncated"),
+              std::string::npos)
+        << keep << ": " << m2n_last_error();
+  }
+  // Trailing bytes.
+  bytes = good + "junk";
+  m2n::resealArtifact(bytes);
+  EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+            M2N_INVALID_ARTIFACT);
+  EXPECT_STREQ(m2n_last_error(),
+               "artifact has unexpected bytes after its last field");
+  EXPECT_EQ(artifact, nullptr);
+}
+
+// A scratch within the cap but beyond the host's memory: a status before
+// anything is allocated (an allocator under a sanitizer aborts instead of
+// throwing std::bad_alloc).
+TEST(CorruptedArtifactBytesTest, ScratchBeyondHostMemoryIsAStatus) {
+  m2n::CompiledReshard reshard = exampleReshard();
+  reshard.program.scratches.push_back({0, {int64_t{1} << 38}}); // 1 TiB.
+  const std::string bytes = exampleArtifact(reshard);
+  m2n_artifact artifact = nullptr;
+  ASSERT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+            M2N_SUCCESS)
+      << m2n_last_error();
+  int ranks = 0;
+  ASSERT_EQ(m2n_artifact_reshard_ranks(artifact, 0, &ranks), M2N_SUCCESS);
+  std::vector<std::vector<uint8_t>> storage;
+  std::vector<const void *> src;
+  std::vector<void *> dst;
+  std::vector<size_t> srcBytes, dstBytes;
+  for (int rank = 0; rank < ranks; ++rank) {
+    size_t s = 0, d = 0;
+    ASSERT_EQ(m2n_artifact_buffer_bytes(artifact, 0, rank, &s, &d),
+              M2N_SUCCESS);
+    storage.emplace_back(s + 1);
+    src.push_back(s ? storage.back().data() : nullptr);
+    storage.emplace_back(d + 1);
+    dst.push_back(d ? storage.back().data() : nullptr);
+    srcBytes.push_back(s);
+    dstBytes.push_back(d);
+  }
+  EXPECT_EQ(m2n_host_execute(artifact, 0, ranks, src.data(), srcBytes.data(),
+                             dst.data(), dstBytes.data()),
+            M2N_OUT_OF_MEMORY);
+  EXPECT_NE(std::string(m2n_last_error()).find("bytes of scratch memory"),
+            std::string::npos)
+      << m2n_last_error();
+  m2n_artifact_destroy(artifact);
+}
+
+} // namespace
