@@ -24,14 +24,18 @@ const char *toString(LinkClass link) {
 }
 
 Topology Topology::singleDomain(int64_t commSize) {
+  return uniformDomains(std::max<int64_t>(commSize, 1));
+}
+
+Topology Topology::uniformDomains(int64_t domainSize) {
   Topology topology;
-  topology.domains.emplace_back();
-  for (int64_t rank = 0; rank < commSize; ++rank)
-    topology.domains.back().push_back(rank);
+  topology.domainSize = domainSize;
   return topology;
 }
 
 int64_t Topology::domainOf(int64_t rank) const {
+  if (isUniform())
+    return rank >= 0 ? rank / domainSize : rank;
   // Domains of equal size over contiguous ranks (a cluster of nodes): the
   // guessed domain holds the rank at its offset, in O(1). Ranks are
   // distinct across domains (validate), so a hit is the answer.
@@ -61,6 +65,11 @@ LinkClass Topology::linkBetween(int64_t from, int64_t to) const {
 }
 
 std::optional<std::string> Topology::validate(int64_t commSize) const {
+  if (domainSize < 0)
+    return "domain_size must be positive, got " + std::to_string(domainSize);
+  if (isUniform() && !domains.empty())
+    return std::string("a topology lists its domains or gives domain_size, "
+                       "not both");
   // One bit per communicator rank (ranks are checked against it first): a
   // std::set of 2^24 ranks took seconds.
   std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(commSize, 0)));
@@ -217,7 +226,8 @@ std::optional<std::string> Topology::parseJson(const std::string &text,
   if (root.kind != JsonValue::Kind::Object)
     return "a topology must be a JSON object";
   Topology topology;
-  bool hasDomains = false, hasNvlink = false, hasNetwork = false;
+  bool hasDomains = false, hasDomainSize = false, hasNvlink = false,
+       hasNetwork = false;
   for (const auto &[key, value] : root.object) {
     if (key == "domains") {
       hasDomains = true;
@@ -229,11 +239,19 @@ std::optional<std::string> Topology::parseJson(const std::string &text,
         topology.domains.emplace_back();
         for (const JsonValue &rank : domain.array) {
           if (rank.kind != JsonValue::Kind::Number ||
-              rank.number != std::floor(rank.number))
+              rank.number != std::floor(rank.number) ||
+              !(std::fabs(rank.number) < 9.2e18))
             return "ranks in 'domains' must be integers";
           topology.domains.back().push_back(static_cast<int64_t>(rank.number));
         }
       }
+    } else if (key == "domain_size") {
+      hasDomainSize = true;
+      if (value.kind != JsonValue::Kind::Number ||
+          value.number != std::floor(value.number) || !(value.number >= 1) ||
+          !(value.number < 9.2e18))
+        return "'domain_size' must be a positive integer (ranks per domain)";
+      topology.domainSize = static_cast<int64_t>(value.number);
     } else if (key == "nvlink_gbps" || key == "network_gbps") {
       if (value.kind != JsonValue::Kind::Number)
         return "'" + key + "' must be a number (GB/s)";
@@ -242,19 +260,25 @@ std::optional<std::string> Topology::parseJson(const std::string &text,
       (key == "nvlink_gbps" ? hasNvlink : hasNetwork) = true;
     } else if (key != "name" && key != "comment") {
       return "unknown topology key '" + key +
-             "'; expected 'domains', 'nvlink_gbps', 'network_gbps', 'name' "
-             "or 'comment'";
+             "'; expected 'domains', 'domain_size', 'nvlink_gbps', "
+             "'network_gbps', 'name' or 'comment'";
     }
   }
-  if (!hasDomains || !hasNvlink || !hasNetwork)
-    return std::string("a topology needs 'domains', 'nvlink_gbps' and "
-                       "'network_gbps'");
+  if (hasDomains && hasDomainSize)
+    return std::string("a topology gives 'domains' or 'domain_size', not "
+                       "both");
+  if (!(hasDomains || hasDomainSize) || !hasNvlink || !hasNetwork)
+    return std::string("a topology needs 'domains' (or 'domain_size'), "
+                       "'nvlink_gbps' and 'network_gbps'");
   result = std::move(topology);
   return std::nullopt;
 }
 
 DomainMap::DomainMap(const Topology &topology)
-    : domainCount(static_cast<int64_t>(topology.domains.size())) {
+    : domainCount(static_cast<int64_t>(topology.domains.size())),
+      domainSize(topology.domainSize) {
+  if (topology.isUniform())
+    return;
   int64_t ranks = 0;
   for (const std::vector<int64_t> &members : topology.domains)
     for (int64_t rank : members)

@@ -44,6 +44,8 @@ Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
     int64_t extent = step.fromBox.sizes[dim];
     int64_t sliceBytes = bytes / extent;
     int64_t perChunk = std::max<int64_t>(1, chunkBytes / sliceBytes);
+    perChunk = std::max(perChunk,
+                        (extent + kMaxChunksPerStep - 1) / kMaxChunksPerStep);
     for (int64_t begin = 0; begin < extent; begin += perChunk) {
       int64_t size = std::min(perChunk, extent - begin);
       piece.fromBox = step.fromBox;

@@ -85,6 +85,11 @@ def _global_shape(shape) -> Tuple[int, ...]:
         raise ValueError("global_shape is empty; m2n moves tensors of rank >= 1")
     if any(d <= 0 for d in shape):
         raise ValueError(f"global_shape {list(shape)} has an extent < 1")
+    elements = 1
+    for d in shape:
+        elements *= d
+    if elements >= 2**63:
+        raise ValueError(f"global_shape {list(shape)} has 2^63 or more elements")
     return shape
 
 

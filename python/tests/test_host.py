@@ -654,6 +654,43 @@ def test_destinations_are_writable_and_disjoint():
         m2n.reshard(src, again, comm, **common)
 
 
+def test_read_only_memory_is_never_a_destination(tmp_path):
+    # A read-only memory map (a write would fault) and an array over an
+    # immutable bytes object (a write would change a Python constant).
+    comm = m2n.Communicator.host(2)
+    parts = [np.arange(8, dtype=np.float32) + 8 * r for r in range(2)]
+    common = dict(src_mesh=Mesh([2]), src_placements=[Shard(0)], dst_mesh=Mesh([2]),
+                  dst_placements=[Replicate()])
+    np.zeros(16, np.float32).tofile(tmp_path / "weights")
+    mapped = np.memmap(tmp_path / "weights", dtype=np.float32, mode="r", shape=(16,))
+    with pytest.raises(ValueError, match=r"dst\[0\] is read-only"):
+        m2n.reshard(parts, [mapped, np.zeros(16, np.float32)], comm, **common)
+    immutable = bytes(64)
+    with pytest.raises(ValueError, match=r"dst\[1\] is read-only"):
+        m2n.reshard(parts, [np.zeros(16, np.float32), np.frombuffer(immutable, np.float32)],
+                    comm, **common)
+    assert immutable == bytes(64)
+
+
+def test_shapes_beyond_int64_are_refused():
+    comm = m2n.Communicator.host(2)
+    parts = [np.arange(8, dtype=np.float32) for _ in range(2)]
+    out = [np.zeros(16, np.float32) for _ in range(2)]
+    common = dict(src_mesh=Mesh([2]), src_placements=[Shard(0)], dst_mesh=Mesh([2]),
+                  dst_placements=[Replicate()])
+    # 2^62 f32 elements: an element count that fits, a byte size that does
+    # not (the verifier's diagnostic, not an abort).
+    with pytest.raises(m2n.CompileError, match="more than 2\\^63 - 1 bytes"):
+        m2n.reshard(parts, out, comm, global_shape=(2**62,), **common)
+    for shape in ((2**70,), (2**40, 2**30)):
+        with pytest.raises(ValueError, match="2\\^63 or more elements"):
+            m2n.reshard(parts, out, comm, global_shape=shape, **common)
+        with pytest.raises(ValueError, match="2\\^63 or more elements"):
+            m2n.local_shape(0, mesh=Mesh([2]), placements=[Shard(0)], global_shape=shape)
+    assert m2n.local_shape(1, mesh=Mesh([2]), placements=[Shard(0)],
+                           global_shape=(2**62,)) == (2**61,)
+
+
 def test_from_devices_needs_the_devices():
     count = ctypes.c_int(0)
     status = m2n._native.runtime().m2n_cuda_device_count(ctypes.byref(count))

@@ -338,11 +338,7 @@ int main(int argc, char **argv) {
   } else {
     if (domainSize < 1)
       return fail("--domain-size must be at least 1");
-    for (int64_t first = 0; first < plan.commSize; first += domainSize) {
-      topology.domains.emplace_back();
-      for (int64_t r = first; r < std::min(first + domainSize, plan.commSize); ++r)
-        topology.domains.back().push_back(r);
-    }
+    topology = Topology::uniformDomains(domainSize);
     topologyName = "NVLink domains of " + std::to_string(domainSize) + " ranks";
   }
   if (auto error = topology.validate(plan.commSize))

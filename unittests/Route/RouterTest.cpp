@@ -187,7 +187,8 @@ TEST(TopologyTest, ParsesJsonAndReportsErrors) {
 
   EXPECT_NE(Topology::parseJson("{\"domains\": [[0]], \"nvlink_gbps\": 1}",
                                 topology)
-                ->find("needs 'domains', 'nvlink_gbps' and 'network_gbps'"),
+                ->find("needs 'domains' (or 'domain_size'), 'nvlink_gbps' "
+                       "and 'network_gbps'"),
             std::string::npos);
   EXPECT_NE(Topology::parseJson("{\"domains\": [[0.5]], \"nvlink_gbps\": 1, "
                                 "\"network_gbps\": 1}",
@@ -199,6 +200,49 @@ TEST(TopologyTest, ParsesJsonAndReportsErrors) {
             std::string::npos);
   EXPECT_NE(Topology::parseJson("{\"domains\": [[0, 1]", topology)
                 ->find("invalid JSON"),
+            std::string::npos);
+  EXPECT_NE(Topology::parseJson("{\"domains\": [[1e300]], \"nvlink_gbps\": 1, "
+                                "\"network_gbps\": 1}",
+                                topology)
+                ->find("must be integers"),
+            std::string::npos);
+}
+
+// Domains of consecutive ranks given by their size: O(1) to describe, to
+// validate and to look up, whatever the communicator's size.
+TEST(TopologyTest, UniformDomainsCostNothingPerRank) {
+  Topology topology;
+  ASSERT_EQ(Topology::parseJson(R"({"domain_size": 8, "nvlink_gbps": 450,
+                                    "network_gbps": 50})",
+                                topology),
+            std::nullopt);
+  EXPECT_TRUE(topology.domains.empty());
+  EXPECT_EQ(topology.domainOf(7), 0);
+  EXPECT_EQ(topology.domainOf(8), 1);
+  EXPECT_EQ(topology.linkBetween(8, 15), LinkClass::NVLink);
+  EXPECT_EQ(topology.linkBetween(7, 8), LinkClass::Network);
+  EXPECT_EQ(topology.validate(int64_t{1} << 31), std::nullopt);
+  DomainMap map(topology);
+  EXPECT_EQ(map.domainOf((int64_t{1} << 31) - 1), (int64_t{1} << 28) - 1);
+  EXPECT_EQ(map.linkBetween(16, 23), LinkClass::NVLink);
+
+  Topology one = Topology::singleDomain(int64_t{1} << 24);
+  EXPECT_TRUE(one.domains.empty());
+  EXPECT_EQ(one.domainOf(0), one.domainOf((int64_t{1} << 24) - 1));
+  EXPECT_EQ(one.validate(int64_t{1} << 24), std::nullopt);
+
+  Topology both = topology;
+  both.domains = {{0, 1}};
+  EXPECT_NE(both.validate(8)->find("not both"), std::string::npos);
+  EXPECT_NE(Topology::parseJson(R"({"domain_size": 0, "nvlink_gbps": 1,
+                                    "network_gbps": 1})",
+                                topology)
+                ->find("positive integer"),
+            std::string::npos);
+  EXPECT_NE(Topology::parseJson(R"({"domain_size": 2, "domains": [[0]],
+                                    "nvlink_gbps": 1, "network_gbps": 1})",
+                                topology)
+                ->find("not both"),
             std::string::npos);
 }
 
@@ -215,6 +259,33 @@ TEST(ScheduleTest, ChunkingSplitsTheOutermostNonUnitDimension) {
   ASSERT_EQ(chunked.steps.size(), 4u);
   EXPECT_EQ(chunked.steps[0].toBox.str(), "[0:1, 2:5, 0:4]");
   EXPECT_EQ(chunked.steps[3].fromBox.str(), "[0:1, 9:10, 0:4]");
+}
+
+// A 4 TiB step (2^40 f32) in 4 MiB chunks would be 2^20 steps: the chunks
+// grow so that one step makes at most kMaxChunksPerStep.
+TEST(ScheduleTest, ChunkingBoundsThePiecesOfAHugeStep) {
+  Schedule schedule;
+  Step step;
+  step.from = {BufferKind::Source, 0, -1};
+  step.to = {BufferKind::Destination, 1, -1};
+  const int64_t elements = int64_t{1} << 40;
+  step.fromBox = {Dims{0}, Dims{elements}};
+  step.toBox = {Dims{0}, Dims{elements}};
+  schedule.steps.push_back(step);
+  Schedule chunked = chunkSchedule(schedule, 4, int64_t{4} << 20);
+  ASSERT_EQ(static_cast<int64_t>(chunked.steps.size()), kMaxChunksPerStep);
+  int64_t covered = 0;
+  for (const Step &piece : chunked.steps) {
+    EXPECT_EQ(piece.fromBox.offsets[0], covered);
+    covered += piece.fromBox.sizes[0];
+  }
+  EXPECT_EQ(covered, elements);
+  // An odd extent: the last piece is short, none is empty.
+  schedule.steps[0].fromBox = {Dims{0}, Dims{elements + 3}};
+  schedule.steps[0].toBox = {Dims{0}, Dims{elements + 3}};
+  chunked = chunkSchedule(schedule, 4, int64_t{4} << 20);
+  EXPECT_LE(static_cast<int64_t>(chunked.steps.size()), kMaxChunksPerStep);
+  EXPECT_GT(chunked.steps.back().fromBox.sizes[0], 0);
 }
 
 // A missing dependency shows up as a wrong value in one of the two orders.

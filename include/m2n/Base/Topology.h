@@ -24,6 +24,11 @@ struct Topology {
   /// Disjoint sets of ranks with NVLink peer access. A rank in no domain is
   /// a domain of its own.
   std::vector<std::vector<int64_t>> domains;
+  /// Instead of listing them (`domains` empty): domains of `domainSize`
+  /// consecutive ranks from rank 0, rank r in domain r / domainSize (nodes
+  /// of domainSize GPUs in rank order). Constant size whatever the
+  /// communicator's, so a comm<2^24> costs nothing to describe.
+  int64_t domainSize = 0;
   /// NVLink bandwidth per direction of one GPU, GB/s (1e9 bytes/s).
   double nvlinkGBps = 450.0;
   /// Network injection (and reception) bandwidth of one rank, GB/s.
@@ -32,6 +37,9 @@ struct Topology {
   /// One NVLink domain holding ranks 0..commSize-1, with the bandwidths of an
   /// H200 box (NVLink 4: 450 GB/s per direction; one 400 Gb/s NIC per GPU).
   static Topology singleDomain(int64_t commSize);
+  /// Domains of `domainSize` consecutive ranks (the last one may be short).
+  static Topology uniformDomains(int64_t domainSize);
+  bool isUniform() const { return domainSize > 0; }
 
   /// Domain id of a rank: its index in `domains`, or a unique id past them
   /// for a rank in no domain.
@@ -42,6 +50,7 @@ struct Topology {
   std::optional<std::string> validate(int64_t commSize) const;
   /// Parses the JSON topology format (docs/routing.md):
   ///   {"domains": [[0, 1], [2, 3]], "nvlink_gbps": 450, "network_gbps": 50}
+  /// or, for domains of consecutive ranks, {"domain_size": 8, ...}.
   /// Returns an error message on failure.
   static std::optional<std::string> parseJson(const std::string &text,
                                               Topology &result);
@@ -53,6 +62,8 @@ class DomainMap {
 public:
   explicit DomainMap(const Topology &topology);
   int64_t domainOf(int64_t rank) const {
+    if (domainSize > 0)
+      return rank >= 0 ? rank / domainSize : rank;
     return rank >= 0 && rank < static_cast<int64_t>(domain.size())
                ? domain[rank]
                : domainCount + rank;
@@ -67,6 +78,7 @@ public:
 private:
   std::vector<int64_t> domain; // Rank -> Topology::domainOf(rank).
   int64_t domainCount = 0;
+  int64_t domainSize = 0; // Uniform domains: nothing to tabulate.
 };
 
 } // namespace m2n

@@ -51,10 +51,16 @@ struct Schedule {
   std::vector<Step> steps;
 };
 
+/// The most pieces chunkSchedule cuts one step into: a pipeline this deep
+/// already overlaps forwarding with arrival, and a 4 TiB step cut into 4 MiB
+/// chunks would be a million steps. Larger steps get larger chunks.
+constexpr int64_t kMaxChunksPerStep = 1024;
+
 /// Splits every step whose box is larger than `chunkBytes` into pieces along
 /// its outermost dimension of extent > 1, so that a forwarding step can start
-/// on the first chunk while later chunks are still arriving. Dependencies are
-/// dropped; call addDataDependencies afterwards.
+/// on the first chunk while later chunks are still arriving; at most
+/// kMaxChunksPerStep pieces per step. Dependencies are dropped; call
+/// addDataDependencies afterwards.
 Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
                        int64_t chunkBytes);
 

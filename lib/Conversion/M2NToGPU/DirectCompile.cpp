@@ -99,7 +99,8 @@ std::string reshardKey(const mlir::m2n::ReshardRequest &request) {
 }
 
 bool sameTopology(const ::m2n::Topology &a, const ::m2n::Topology &b) {
-  return a.domains == b.domains && a.nvlinkGBps == b.nvlinkGBps &&
+  return a.domains == b.domains && a.domainSize == b.domainSize &&
+         a.nvlinkGBps == b.nvlinkGBps &&
          a.networkGBps == b.networkGBps;
 }
 

@@ -169,8 +169,23 @@
 
 // -----
 
-// expected-error@+1 {{unknown topology parameter 'nic_gbps'; expected 'domains', 'nvlink_gbps' or 'network_gbps'}}
+// expected-error@+1 {{unknown topology parameter 'nic_gbps'; expected 'domains', 'domain_size', 'nvlink_gbps' or 'network_gbps'}}
 #t = #m2n.topology<domains = [[0, 1]], nvlink_gbps = 450.0, nic_gbps = 50.0>
+
+// -----
+
+// expected-error@+1 {{topology gives 'domains' and 'domain_size'; give one of them}}
+#t = #m2n.topology<domains = [[0, 1]], domain_size = 2, nvlink_gbps = 450.0, network_gbps = 50.0>
+
+// -----
+
+// expected-error@+1 {{topology parameter 'domain_size' given twice}}
+#t = #m2n.topology<domain_size = 2, domain_size = 4, nvlink_gbps = 450.0, network_gbps = 50.0>
+
+// -----
+
+// expected-error@+1 {{domain_size must be positive, got -8}}
+#t = #m2n.topology<domain_size = -8, nvlink_gbps = 450.0, network_gbps = 50.0>
 
 // -----
 

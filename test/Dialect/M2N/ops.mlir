@@ -151,4 +151,15 @@ func.func @schedule(%c: !m2n.comm<4>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh
   return
 }
 
+// Domains given by their size round-trip in that form.
+// CHECK-LABEL: func.func @sized_domains
+// CHECK: m2n.schedule %{{.*}} on %{{.*}} strategy = "flat" topology(#m2n.topology<domain_size = 2, nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>)
+// CHECK-NEXT: m2n.step 0 copy src(0) [0:4] -> dst(1) [0:4] via nvlink
+func.func @sized_domains(%c: !m2n.comm<4>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domain_size = 2, nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<4>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 1>, [replicate]>> {
+    m2n.step 0 copy src(0) [0:4] -> dst(1) [0:4] via nvlink
+  }
+  return
+}
+
 }

@@ -6,6 +6,15 @@
 // RUN: m2n-sim %s --route flat --chunk-bytes 8 | FileCheck %s --check-prefix=SIM
 // RUN: m2n-sim %s --route gather-bcast --chunk-bytes 8 | FileCheck %s --check-prefix=SIM
 // SIM: m2n-sim: PASS: 2 schedules
+// RUN: m2n-opt %S/Inputs/four-tib.mlir --m2n-plan-intersections "--m2n-route-topology=chunk-bytes=4194304" | FileCheck %s --check-prefix=HUGE
+
+// A step is cut into at most 1024 chunks: a 4 TiB tensor's 2 TiB transfers
+// become 1024 chunks of 2^29 elements each, not 2^19 chunks of 4 MiB.
+// HUGE: m2n.step 0 copy src(0) [0:536870912] -> dst(2) [0:536870912] via nvlink
+// HUGE: m2n.step 1023 copy src(0) [549218942976:549755813888] -> dst(2) [549218942976:549755813888] via nvlink
+// HUGE-NEXT: m2n.step 1024 copy src(1) [0:536870912] -> dst(3) [0:536870912] via nvlink
+// HUGE: m2n.step 2047 copy src(1) [549218942976:549755813888]
+// HUGE-NOT: m2n.step 2048
 
 // The M2N paper's Example A on two NVLink domains, trainer {0-3} and
 // generator {4-7}: hierarchical sends every row over the network once, into

@@ -5,6 +5,9 @@
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-estimate -o /dev/null | FileCheck %s --check-prefix=DEFAULT
 // RUN: m2n-opt %s --m2n-plan-intersections "--m2n-estimate=topology=%m2n_src_root/examples/topologies/h200-1x8-split4.json" -o /dev/null | FileCheck %s --check-prefix=FILE
 // RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%m2n_src_root/examples/topologies/h200-1x8-split4.json" --mlir-print-local-scope | FileCheck %s --check-prefix=ROUTE
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-estimate=topology=%S/Inputs/domains-of-4.json" -o /dev/null | FileCheck %s --check-prefix=FILE
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%S/Inputs/domains-of-4.json" --mlir-print-local-scope | FileCheck %s --check-prefix=SIZED
+// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology --mlir-print-local-scope | FileCheck %s --check-prefix=ONE
 // RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%m2n_src_root/examples/topologies/h200-2x8.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOOBIG
 // RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%S/Inputs/missing.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%S/Inputs/not-json.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOTJSON
@@ -26,6 +29,15 @@
 // ROUTE: m2n.schedule {{.*}} topology(#m2n.topology<domains = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]], nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>)
 // ROUTE-LABEL: func.func @g
 // ROUTE: m2n.schedule {{.*}} topology(#m2n.topology<domains = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]], nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>)
+// Domains given by their size (4 consecutive ranks each) route as the
+// listed ones do, and the schedule keeps them in that form; the default
+// topology is one domain of the communicator's size, however large.
+// SIZED-LABEL: func.func @f
+// SIZED: m2n.schedule {{.*}} topology(#m2n.topology<domain_size = 4, nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>)
+// ONE-LABEL: func.func @f
+// ONE: m2n.schedule {{.*}} topology(#m2n.topology<domain_size = 8, nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>)
+// ONE-LABEL: func.func @g
+// ONE: m2n.schedule {{.*}} topology(#m2n.topology<domains = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]], nvlink_gbps = 4.000000e+02, network_gbps = 2.500000e+01>)
 // A topology names the communicator's ranks: a 16-rank machine does not fit
 // an 8-rank communicator.
 // TOOBIG: error: topology file '{{.*}}h200-2x8.json' does not fit the communicator: NVLink domain 1 names rank 8, outside the communicator of 8 ranks

@@ -186,7 +186,7 @@ TEST_F(TopologyTest, VerifierRejectsDomainsThatAreNotRankLists) {
   auto domains = b.getArrayAttr({b.getI64IntegerAttr(3)});
   EXPECT_FALSE(TopologyAttr::getChecked(emitter(), &ctx, domains,
                                         llvm::APFloat(450.0),
-                                        llvm::APFloat(50.0)));
+                                        llvm::APFloat(50.0), int64_t{0}));
   EXPECT_NE(lastDiagnostic().find("NVLink domain 0 must be a list of ranks"),
             std::string::npos);
 }

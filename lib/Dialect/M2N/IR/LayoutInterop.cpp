@@ -99,6 +99,7 @@ namespace mlir::m2n {
   for (int64_t d = 0; d < topology.getNumDomains(); ++d)
     result.domains.emplace_back(topology.getDomain(d).begin(),
                                 topology.getDomain(d).end());
+  result.domainSize = topology.getDomainSize();
   result.nvlinkGBps = topology.getNvlinkGBps().convertToDouble();
   result.networkGBps = topology.getNetworkGBps().convertToDouble();
   return result;
@@ -110,7 +111,8 @@ TopologyAttr toTopologyAttr(MLIRContext *ctx, const ::m2n::Topology &topology) {
     domains.push_back(DenseI64ArrayAttr::get(ctx, domain));
   return TopologyAttr::get(ctx, ArrayAttr::get(ctx, domains),
                            llvm::APFloat(topology.nvlinkGBps),
-                           llvm::APFloat(topology.networkGBps));
+                           llvm::APFloat(topology.networkGBps),
+                           topology.domainSize);
 }
 
 ::m2n::BufferRef toBufferRef(BufferKind kind, int64_t rank,

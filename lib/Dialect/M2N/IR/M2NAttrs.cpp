@@ -314,6 +314,7 @@ Attribute TopologyAttr::parse(AsmParser &parser, Type) {
   MLIRContext *ctx = parser.getContext();
   SMLoc startLoc = parser.getCurrentLocation();
   std::optional<ArrayAttr> domains;
+  std::optional<int64_t> domainSize;
   std::optional<double> nvlink, network;
   auto parseEntry = [&]() -> ParseResult {
     SMLoc loc = parser.getCurrentLocation();
@@ -346,18 +347,35 @@ Attribute TopologyAttr::parse(AsmParser &parser, Type) {
       domains = ArrayAttr::get(ctx, list);
       return success();
     }
+    if (key == "domain_size") {
+      if (domainSize)
+        return parser.emitError(loc,
+                                "topology parameter 'domain_size' given twice");
+      int64_t size;
+      if (parser.parseInteger(size))
+        return failure();
+      domainSize = size;
+      return success();
+    }
     if (key == "nvlink_gbps")
       return parseBandwidth(nvlink);
     if (key == "network_gbps")
       return parseBandwidth(network);
     return parser.emitError(loc, "unknown topology parameter '")
-           << key << "'; expected 'domains', 'nvlink_gbps' or 'network_gbps'";
+           << key
+           << "'; expected 'domains', 'domain_size', 'nvlink_gbps' or "
+              "'network_gbps'";
   };
   if (parser.parseLess() || parser.parseCommaSeparatedList(parseEntry) ||
       parser.parseGreater())
     return {};
+  if (domains && domainSize) {
+    parser.emitError(startLoc, "topology gives 'domains' and 'domain_size'; "
+                               "give one of them");
+    return {};
+  }
   for (auto [present, name] :
-       {std::pair<bool, StringRef>{domains.has_value(), "domains"},
+       {std::pair<bool, StringRef>{domains || domainSize, "domains"},
         {nvlink.has_value(), "nvlink_gbps"},
         {network.has_value(), "network_gbps"}}) {
     if (!present) {
@@ -366,15 +384,22 @@ Attribute TopologyAttr::parse(AsmParser &parser, Type) {
       return {};
     }
   }
-  return parser.getChecked<TopologyAttr>(ctx, *domains, llvm::APFloat(*nvlink),
-                                         llvm::APFloat(*network));
+  return parser.getChecked<TopologyAttr>(
+      ctx, domains.value_or(ArrayAttr::get(ctx, {})), llvm::APFloat(*nvlink),
+      llvm::APFloat(*network), domainSize.value_or(0));
 }
 
 void TopologyAttr::print(AsmPrinter &printer) const {
-  printer << "<domains = [";
-  llvm::interleaveComma(llvm::seq<int64_t>(0, getNumDomains()), printer,
-                        [&](int64_t i) { printInt64List(printer, getDomain(i)); });
-  printer << "], nvlink_gbps = ";
+  if (getDomainSize() > 0) {
+    printer << "<domain_size = " << getDomainSize();
+  } else {
+    printer << "<domains = [";
+    llvm::interleaveComma(
+        llvm::seq<int64_t>(0, getNumDomains()), printer,
+        [&](int64_t i) { printInt64List(printer, getDomain(i)); });
+    printer << "]";
+  }
+  printer << ", nvlink_gbps = ";
   printer.printFloat(getNvlinkGBps());
   printer << ", network_gbps = ";
   printer.printFloat(getNetworkGBps());
@@ -383,7 +408,13 @@ void TopologyAttr::print(AsmPrinter &printer) const {
 
 LogicalResult TopologyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                    ArrayAttr domains, llvm::APFloat nvlinkGBps,
-                                   llvm::APFloat networkGBps) {
+                                   llvm::APFloat networkGBps,
+                                   int64_t domainSize) {
+  if (domainSize < 0)
+    return emitError() << "domain_size must be positive, got " << domainSize;
+  if (domainSize > 0 && !domains.empty())
+    return emitError() << "a topology lists its domains or gives "
+                          "domain_size, not both";
   llvm::DenseMap<int64_t, int64_t> domainOfRank;
   for (auto [index, attr] : llvm::enumerate(domains)) {
     auto ranks = dyn_cast<DenseI64ArrayAttr>(attr);

@@ -170,13 +170,19 @@ def M2N_TopologyAttr : M2N_Attr<"Topology", "topology"> {
     with peer access to each other's memory), `nvlink_gbps` is the NVLink
     bandwidth per direction of one GPU and `network_gbps` the network
     injection bandwidth of one rank, both in GB/s (1e9 bytes per second).
-    A rank in no domain is a domain of its own.
+    A rank in no domain is a domain of its own. Domains of consecutive
+    ranks may be given by their size instead: `domain_size = N` puts rank r
+    in domain r / N, whatever the communicator's size (the default topology
+    of a `comm<P>` is `domain_size = P`, one domain).
 
     ```mlir
     // Two 8-GPU H200 boxes connected by one 400 Gb/s NIC per GPU.
     #topo = #m2n.topology<domains = [[0, 1, 2, 3, 4, 5, 6, 7],
                                      [8, 9, 10, 11, 12, 13, 14, 15]],
                           nvlink_gbps = 450.0, network_gbps = 50.0>
+    // The same machine, and any number of such boxes.
+    #boxes = #m2n.topology<domain_size = 8, nvlink_gbps = 450.0,
+                           network_gbps = 50.0>
     ```
 
     A module or function carries its topology in the discardable attribute
@@ -185,13 +191,16 @@ def M2N_TopologyAttr : M2N_Attr<"Topology", "topology"> {
   let parameters = (ins
     "::mlir::ArrayAttr":$domains,
     APFloatParameter<"NVLink bandwidth per direction per GPU, GB/s">:$nvlinkGBps,
-    APFloatParameter<"network injection bandwidth per rank, GB/s">:$networkGBps
+    APFloatParameter<"network injection bandwidth per rank, GB/s">:$networkGBps,
+    DefaultValuedParameter<"int64_t", "0",
+        "ranks per domain when `domains` is empty (0: listed)">:$domainSize
   );
   let hasCustomAssemblyFormat = 1;
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Ranks of NVLink domain `index`.
     ::llvm::ArrayRef<int64_t> getDomain(int64_t index) const;
+    /// Listed domains (none when the domains are given by their size).
     int64_t getNumDomains() const { return getDomains().size(); }
   }];
 }

@@ -115,7 +115,9 @@ def RouteTopology : Pass<"m2n-route-topology"> {
 
     Steps larger than `chunk-bytes` are split along their outermost
     dimension and dependencies are derived per chunk, so a leader forwards
-    chunk i while chunk i+1 is still arriving.
+    chunk i while chunk i+1 is still arriving. A step is cut into at most
+    1024 chunks (larger steps get larger chunks), so the schedule of a
+    4 TiB tensor stays small.
 
     The topology comes from the `topology` option (a JSON file), else the
     nearest enclosing `m2n.topology` attribute, else one NVLink domain over
