@@ -1,5 +1,4 @@
-//===- IRFuzzer.cpp - the IR parser and verifier, and the compiler
-//---------===//
+//===- IRFuzzer.cpp - the IR parser and verifier, and the compiler -------===//
 //
 // Input: m2n IR text. It must parse and verify, or be refused with a
 // diagnostic; never crash. With M2N_FUZZ_COMPILE, a module that verifies is
@@ -37,7 +36,10 @@ mlir::MLIRContext &context() {
 } // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  llvm::StringRef text(reinterpret_cast<const char *>(data), size);
+  // MLIR's lexer reads up to a terminating NUL, which every entry point of
+  // m2n's gives it (m2n_compile takes a C string, files are read into
+  // NUL-terminated buffers): the input is handed over the same way.
+  const std::string text(reinterpret_cast<const char *>(data), size);
   mlir::MLIRContext &ctx = context();
   bool diagnosed = false;
   mlir::ScopedDiagnosticHandler quiet(&ctx, [&](mlir::Diagnostic &d) {

@@ -30,6 +30,15 @@ config.substitutions.append(
     ("%extract_ptx", config.python_executable + " " +
      os.path.join(config.m2n_src_root, "test", "Utils", "extract_ptx.py")))
 
+# A sanitizer build (test/Sanitizers/run.sh): tests that load m2n's
+# libraries into Python are UNSUPPORTED there (an uninstrumented interpreter
+# cannot load instrumented libraries); the main build runs them.
+if getattr(config, "m2n_sanitize", ""):
+    config.available_features.add("sanitizers")
+    for name in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "ASAN_SYMBOLIZER_PATH"):
+        if name in os.environ:
+            config.environment[name] = os.environ[name]
+
 # ptxas (CUDA toolkit) assembles every generated kernel for sm_90a; the GPU
 # itself is only needed by the tests under test/GPU (run on the GPU machine).
 ptxas = os.environ.get("M2N_PTXAS", "/usr/local/cuda/bin/ptxas")

@@ -3,6 +3,8 @@
 
 #include "m2n/Artifact/Program.h"
 
+#include "m2n/Base/CheckedMath.h"
+
 #include <algorithm>
 #include <array>
 #include <set>
@@ -186,18 +188,21 @@ static std::optional<std::string> checkRepeats(const Movement &m) {
                                       "does not have"
                                     : "repeats along a dimension, but only "
                                       "tiles have dimensions");
-    int64_t srcSpan, dstSpan;
-    if (__builtin_mul_overflow(instances, r.count, &instances) ||
-        instances > kMaxInstances ||
-        __builtin_mul_overflow(r.count - 1, r.srcStride, &srcSpan) ||
-        __builtin_mul_overflow(r.count - 1, r.dstStride, &dstSpan))
+    std::optional<int64_t> total = checkedMul(instances, r.count);
+    std::optional<int64_t> srcSpan = checkedMul(r.count - 1, r.srcStride);
+    std::optional<int64_t> dstSpan = checkedMul(r.count - 1, r.dstStride);
+    if (!total || *total > kMaxInstances || !srcSpan || !dstSpan)
       return "repeats more than " + std::to_string(kMaxInstances) +
              " instances or beyond 64-bit offsets";
+    instances = *total;
     int64_t &srcAt = r.dim >= 0 ? srcCoords[r.dim] : srcEnd;
     int64_t &dstAt = r.dim >= 0 ? dstCoords[r.dim] : dstEnd;
-    if (__builtin_add_overflow(srcAt, srcSpan, &srcAt) ||
-        __builtin_add_overflow(dstAt, dstSpan, &dstAt))
+    std::optional<int64_t> srcLast = checkedAdd(srcAt, *srcSpan);
+    std::optional<int64_t> dstLast = checkedAdd(dstAt, *dstSpan);
+    if (!srcLast || !dstLast)
       return std::string("repeats beyond 64-bit offsets");
+    srcAt = *srcLast;
+    dstAt = *dstLast;
   }
   return std::nullopt;
 }
@@ -228,23 +233,14 @@ static std::vector<Movement> boundingInstances(const Movement &m) {
 static std::optional<std::string>
 checkBounds(const TransferProgram &program, const Layout &src,
             const Layout &dst, const std::vector<int64_t> &shape) {
-  auto shapeOf = [&](const BufferRef &buffer) {
-    return bufferShape(buffer, src, dst, shape, program.scratches);
-  };
+  const BufferShapes shapeOf(src, dst, shape, program.scratches);
   // Buffer bytes, or -1 when they do not fit in int64 (a corrupted artifact).
   auto bufferBytes = [&](const Dims &extents,
                          const BufferRef &buffer) -> int64_t {
-    int64_t bytes = elementSize(program.typeOf(buffer));
-    for (int64_t e : extents)
-      if (e < 0 || __builtin_mul_overflow(bytes, e, &bytes))
-        return -1;
-    return bytes;
+    return checkedProduct(extents, elementSize(program.typeOf(buffer)))
+        .value_or(-1);
   };
-  // [offset, offset + bytes) inside [0, limit), without overflow.
-  auto inside = [](int64_t offset, int64_t bytes, int64_t limit) {
-    return limit >= 0 && offset >= 0 && bytes >= 0 && bytes <= limit &&
-           offset <= limit - bytes;
-  };
+  auto inside = rangeWithin;
   for (size_t s = 0; s < program.scratches.size(); ++s) {
     const ScratchBuffer &scratch = program.scratches[s];
     const BufferRef ref{BufferKind::Scratch, scratch.rank,

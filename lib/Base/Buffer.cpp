@@ -18,10 +18,13 @@ std::string BufferRef::str() const {
   return "?";
 }
 
-std::optional<Dims> bufferShape(const BufferRef &buffer, const Layout &src,
-                                const Layout &dst,
-                                const std::vector<int64_t> &shape,
-                                const std::vector<ScratchBuffer> &scratches) {
+BufferShapes::BufferShapes(const Layout &src, const Layout &dst,
+                           const std::vector<int64_t> &shape,
+                           const std::vector<ScratchBuffer> &scratches)
+    : src(src), dst(dst), shape(shape), scratches(scratches),
+      srcIndex(src.mesh), dstIndex(dst.mesh) {}
+
+std::optional<Dims> BufferShapes::operator()(const BufferRef &buffer) const {
   if (buffer.kind == BufferKind::Scratch) {
     if (buffer.scratch < 0 ||
         buffer.scratch >= static_cast<int64_t>(scratches.size()) ||
@@ -29,11 +32,12 @@ std::optional<Dims> bufferShape(const BufferRef &buffer, const Layout &src,
       return std::nullopt;
     return scratches[buffer.scratch].shape;
   }
-  const Layout &layout = buffer.kind == BufferKind::Source ? src : dst;
-  std::optional<int64_t> index = layout.mesh.indexOf(buffer.rank);
+  const bool source = buffer.kind == BufferKind::Source;
+  std::optional<int64_t> index =
+      (source ? srcIndex : dstIndex).indexOf(buffer.rank);
   if (!index)
     return std::nullopt;
-  return layout.localBox(shape, *index).sizes;
+  return (source ? src : dst).localBox(shape, *index).sizes;
 }
 
 } // namespace m2n

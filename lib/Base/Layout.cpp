@@ -87,6 +87,17 @@ std::optional<int64_t> Mesh::indexOf(int64_t rank) const {
   return it - ranks.begin();
 }
 
+MeshIndex::MeshIndex(const Mesh &mesh) : count(mesh.size()) {
+  first = mesh.ranks.empty() ? 0 : mesh.ranks.front();
+  for (int64_t i = 0; i < count && contiguous; ++i)
+    contiguous = mesh.ranks[i] == first + i;
+  if (contiguous)
+    return;
+  position.reserve(count);
+  for (int64_t i = 0; i < count; ++i)
+    position.emplace(mesh.ranks[i], i); // The first position of a rank wins.
+}
+
 std::vector<int64_t> Mesh::coords(int64_t linearIndex) const {
   std::vector<int64_t> result(shape.size());
   for (int64_t axis = meshRank() - 1; axis >= 0; --axis) {

@@ -70,9 +70,10 @@ std::optional<std::string> Topology::validate(int64_t commSize) const {
   if (isUniform() && !domains.empty())
     return std::string("a topology lists its domains or gives domain_size, "
                        "not both");
-  // One bit per communicator rank (ranks are checked against it first): a
-  // std::set of 2^24 ranks took seconds.
-  std::vector<bool> seen(static_cast<size_t>(std::max<int64_t>(commSize, 0)));
+  // Ranks inside the communicator first, then one bit per rank up to the
+  // largest named (a std::set of 2^24 ranks took seconds; a bitmap of the
+  // whole communicator costs 256 MB at 2^31 ranks).
+  int64_t largest = -1;
   for (size_t d = 0; d < domains.size(); ++d) {
     if (domains[d].empty())
       return "NVLink domain " + std::to_string(d) + " is empty";
@@ -81,6 +82,12 @@ std::optional<std::string> Topology::validate(int64_t commSize) const {
         return "NVLink domain " + std::to_string(d) + " names rank " +
                std::to_string(rank) + ", outside the communicator of " +
                std::to_string(commSize) + " ranks";
+      largest = std::max(largest, rank);
+    }
+  }
+  std::vector<bool> seen(static_cast<size_t>(largest + 1));
+  for (size_t d = 0; d < domains.size(); ++d) {
+    for (int64_t rank : domains[d]) {
       if (seen[rank])
         return "rank " + std::to_string(rank) +
                " appears in more than one NVLink domain";

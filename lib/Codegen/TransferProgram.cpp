@@ -340,16 +340,15 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
                            const std::vector<int64_t> &shape,
                            bool castsSources) {
   const int64_t count = static_cast<int64_t>(schedule.steps.size());
+  const BufferShapes shapeOf(src, dst, shape, schedule.scratches);
   // Which sides of each network step are staged: (pack, unpack).
   std::vector<std::pair<bool, bool>> staged(count, {false, false});
   std::vector<int64_t> moved(count); // Old index -> new (its last step).
   for (int64_t i = 0, at = 0; i < count; ++i) {
     const Step &step = schedule.steps[i];
     if (step.link == LinkClass::Network) {
-      std::optional<Dims> from =
-          bufferShape(step.from, src, dst, shape, schedule.scratches);
-      std::optional<Dims> to =
-          bufferShape(step.to, src, dst, shape, schedule.scratches);
+      std::optional<Dims> from = shapeOf(step.from);
+      std::optional<Dims> to = shapeOf(step.to);
       // A step naming a missing buffer stays as it is: lowering reports it.
       if (from && to)
         staged[i] = {!contiguousIn(step.fromBox, *from) ||
@@ -557,9 +556,7 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
   program.bufferAlignment = options.bufferAlignment;
 
   // Buffer shapes.
-  auto shapeOf = [&](const BufferRef &buffer) {
-    return bufferShape(buffer, src, dst, shape, schedule.scratches);
-  };
+  const BufferShapes shapeOf(src, dst, shape, schedule.scratches);
 
   std::vector<std::vector<int64_t>> dependents;
   FailureOrOrder order = emissionOrder(schedule, dependents);

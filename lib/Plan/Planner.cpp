@@ -392,7 +392,7 @@ std::vector<PlanIssue> verifyPlan(const Layout &src, const Layout &dst,
     for (int64_t t : incoming) {
       const Transfer &transfer = plan.transfers[t];
       int64_t contributor =
-          src.contributorIndex(*src.mesh.indexOf(transfer.srcRank));
+          src.contributorIndex(srcIndex.find(transfer.srcRank)->second);
       std::vector<int64_t> first(rank), last(rank);
       for (int64_t d = 0; d < rank; ++d) {
         const std::vector<int64_t> &c = cuts[d];

@@ -15,7 +15,7 @@ TopologyRouter::TopologyRouter(const Layout &src, const Layout &dst,
                                std::vector<int64_t> shape,
                                const Topology &topology)
     : src(src), dst(dst), shape(std::move(shape)), topology(topology),
-      domains(topology) {}
+      domains(topology), srcIndex(src.mesh), dstIndex(dst.mesh) {}
 
 Schedule TopologyRouter::route(const ReshardPlan &plan,
                                Strategy strategy) const {
@@ -119,7 +119,7 @@ Schedule TopologyRouter::routeGatherBroadcast() const {
   for (const auto &[key, rank] : injector) {
     int64_t contributor = key.first;
     int64_t kept = keptContributor(src, dst, contributor);
-    Box box = src.localBox(shape, *src.mesh.indexOf(rank));
+    Box box = src.localBox(shape, *srcIndex.indexOf(rank));
     std::optional<Reduction> reduction;
     if (contributor != copyingContributor[kept])
       reduction = src.reduction();
@@ -190,12 +190,12 @@ std::set<size_t> TopologyRouter::routeReduceShare(const ReshardPlan &plan,
   for (int64_t j = 0; j < dst.mesh.size(); ++j)
     dstBoxes[j] = dst.localBox(shape, j);
   auto globalOf = [&](const Transfer &t) {
-    return shifted(t.dstBox, dstBoxes[*dst.mesh.indexOf(t.dstRank)].offsets, +1);
+    return shifted(t.dstBox, dstBoxes[*dstIndex.indexOf(t.dstRank)].offsets, +1);
   };
   for (size_t i = 0; i < plan.transfers.size(); ++i) {
     Box region = globalOf(plan.transfers[i]);
     std::vector<int64_t> key = {
-        dst.contributorIndex(*dst.mesh.indexOf(plan.transfers[i].dstRank))};
+        dst.contributorIndex(*dstIndex.indexOf(plan.transfers[i].dstRank))};
     key.insert(key.end(), region.offsets.begin(), region.offsets.end());
     key.insert(key.end(), region.sizes.begin(), region.sizes.end());
     byRegion[key].push_back(i);
@@ -331,7 +331,7 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
       replicasOfGroup[groupKey(i)].push_back(src.mesh.rankAt(i));
   }
   for (const Transfer &t : plan.transfers) {
-    int64_t owner = *src.mesh.indexOf(t.srcRank);
+    int64_t owner = *srcIndex.indexOf(t.srcRank);
     Box region = shifted(t.srcBox, srcBoxes[owner].offsets, +1);
     std::vector<int64_t> group = groupKey(owner);
     std::vector<int64_t> key = group;
@@ -353,7 +353,7 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
   for (const Delivery &delivery : deliveries) {
     const Box &region = delivery.region;
     auto localBoxOf = [&](int64_t rank) {
-      return shifted(region, srcBoxes[*src.mesh.indexOf(rank)].offsets, -1);
+      return shifted(region, srcBoxes[*srcIndex.indexOf(rank)].offsets, -1);
     };
     // Destinations holding the region themselves copy it locally.
     std::vector<const Target *> remote;

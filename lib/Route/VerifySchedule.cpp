@@ -123,13 +123,15 @@ std::optional<ScheduleIssue> verifySchedule(const Schedule &schedule,
     return ancestorsOf[ancestor] == step;
   };
 
+  const MeshIndex srcIndex(src.mesh);
+  const BufferShapes shapeOf(src, dst, shape, schedule.scratches);
   std::map<std::tuple<int, int64_t, int64_t>, std::vector<Piece>> buffers;
   auto piecesOf = [&](const BufferRef &ref) -> std::vector<Piece> & {
     auto [it, inserted] = buffers.try_emplace(
         std::make_tuple(static_cast<int>(ref.kind), ref.rank, ref.scratch));
     if (inserted && ref.kind == BufferKind::Source) {
       // A source holds its local part, one contribution of it.
-      const int64_t index = *src.mesh.indexOf(ref.rank);
+      const int64_t index = *srcIndex.indexOf(ref.rank);
       const Box local = src.localBox(shape, index);
       it->second.push_back({Box{Dims(local.sizes.size(), 0), local.sizes},
                             local.offsets,
@@ -141,10 +143,8 @@ std::optional<ScheduleIssue> verifySchedule(const Schedule &schedule,
 
   for (int64_t i : order) {
     const Step &step = steps[i];
-    const std::optional<Dims> from = bufferShape(step.from, src, dst, shape,
-                                                 schedule.scratches);
-    const std::optional<Dims> to =
-        bufferShape(step.to, src, dst, shape, schedule.scratches);
+    const std::optional<Dims> from = shapeOf(step.from);
+    const std::optional<Dims> to = shapeOf(step.to);
     if (!from || !to)
       return issue(i, "moves " + std::string(from ? "into " : "from ") +
                           (from ? step.to : step.from).str() +

@@ -2,6 +2,8 @@
 
 #include "HostExecutor.h"
 
+#include "m2n/Base/CheckedMath.h"
+
 #include <cstring>
 #include <deque>
 #include <map>
@@ -59,12 +61,15 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
       Box fromBox{m.srcCoords, srcMap.box}, toBox{m.dstCoords, dstMap.box};
       Box fromAll{Dims(srcMap.extents.size(), 0), srcMap.extents};
       Box toAll{Dims(dstMap.extents.size(), 0), dstMap.extents};
-      int64_t size = elementSize(type);
+      const int64_t size = elementSize(type);
+      const std::optional<int64_t> fromBytes =
+          checkedProduct(srcMap.extents, size);
+      const std::optional<int64_t> toBytes =
+          checkedProduct(dstMap.extents, size);
       if (!(srcMap.buffer == m.src) || !(dstMap.buffer == m.dst) ||
           srcMap.box != dstMap.box || !fromAll.contains(fromBox) ||
-          !toAll.contains(toBox) ||
-          fromAll.volume() * size > from->second ||
-          toAll.volume() * size > to->second)
+          !toAll.contains(toBox) || !fromBytes || !toBytes ||
+          *fromBytes > from->second || *toBytes > to->second)
         return "tile " + m.str(type) + " leaves a buffer";
       moveBox(type, from->first, srcMap.extents, fromBox, to->first,
               dstMap.extents, toBox, m.reduction);
@@ -72,13 +77,9 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
       auto from = resolve(m.src);
       auto to = resolve(m.dst);
       const int64_t sourceBytes = program.sourceBytes(m);
-      // Offsets first: the sizes are compared with what lies after them,
-      // so that no sum can wrap.
-      if (!from || !to || m.srcOffset < 0 || m.dstOffset < 0 ||
-          sourceBytes < 0 || m.bytes < 0 || m.srcOffset > from->second ||
-          m.dstOffset > to->second ||
-          sourceBytes > from->second - m.srcOffset ||
-          m.bytes > to->second - m.dstOffset)
+      if (!from || !to ||
+          !rangeWithin(m.srcOffset, sourceBytes, from->second) ||
+          !rangeWithin(m.dstOffset, m.bytes, to->second))
         return "movement " + m.str(type) + " leaves a buffer";
       const uint8_t *src = from->first + m.srcOffset;
       uint8_t *dst = to->first + m.dstOffset;

@@ -20,6 +20,8 @@
 
 #include "CudaContext.h"
 
+#include "m2n/Base/CheckedMath.h"
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -134,11 +136,13 @@ m2n_status findAllocation(const void *pointer, size_t bytes, int device,
                                    reinterpret_cast<CUdeviceptr>(pointer)));
   allocation.base = reinterpret_cast<char *>(base);
   allocation.size = size;
-  size_t offset = static_cast<const char *>(pointer) - allocation.base;
-  if (offset + bytes > size)
+  const int64_t offset = static_cast<const char *>(pointer) - allocation.base;
+  if (!m2n::rangeWithin(offset, static_cast<int64_t>(bytes),
+                        static_cast<int64_t>(size)))
     return fail(M2N_INVALID_ARGUMENT,
-                which + " runs " + std::to_string(offset + bytes - size) +
-                    " bytes past the end of its allocation");
+                which + " needs " + std::to_string(bytes) +
+                    " bytes, its allocation holds " +
+                    std::to_string(size - offset) + " from there");
   return M2N_SUCCESS;
 }
 

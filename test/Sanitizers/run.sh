@@ -19,6 +19,7 @@ llvm=/usr/lib/llvm-22/bin
 CC=clang-22 CXX=clang++-22 cmake -G Ninja -S "$root" -B "$build" \
   -DM2N_SANITIZE=address,undefined -DM2N_FUZZ_ENGINE=libfuzzer \
   -DM2N_FUZZ_RUNS="${M2N_FUZZ_RUNS:-20000}" \
+  -DM2N_FUZZ_COMPILE_RUNS="${M2N_FUZZ_COMPILE_RUNS:-2000}" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG" \
   -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only -DNDEBUG"
@@ -27,6 +28,7 @@ export ASAN_OPTIONS=allow_user_poisoning=0:detect_leaks=0:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_SYMBOLIZER_PATH=$llvm/llvm-symbolizer
 "$llvm/lit" -q "$build/test"
-# The Python tests load the instrumented libraries into an uninstrumented
-# interpreter, which ASan refuses: they run in the main job.
-ctest --test-dir "$build" -j2 --output-on-failure -E '^(python|pip)'
+# The Python and packaging tests are not registered in this build (an
+# uninstrumented interpreter cannot load instrumented libraries, a plain
+# consumer cannot link them): they run in the main job.
+ctest --test-dir "$build" -j2 --output-on-failure

@@ -12,6 +12,7 @@
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
+#include "m2n/Base/CheckedMath.h"
 #include "m2n/Sim/HostSimulator.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -92,17 +93,18 @@ static cl::opt<uint64_t> maxBytes(
 
 /// The bytes of every rank's local part of `layout`, or std::nullopt past
 /// uint64 (the simulator holds each in memory).
-static std::optional<uint64_t> bufferBytes(const ::m2n::Layout &layout,
+static std::optional<int64_t> bufferBytes(const ::m2n::Layout &layout,
                                            const std::vector<int64_t> &shape,
                                            ::m2n::ElementType type) {
-  uint64_t total = 0;
+  int64_t total = 0;
   for (int64_t index = 0; index < layout.mesh.size(); ++index) {
-    uint64_t bytes = 0;
-    if (__builtin_mul_overflow(
-            static_cast<uint64_t>(layout.localBox(shape, index).volume()),
-            static_cast<uint64_t>(::m2n::elementSize(type)), &bytes) ||
-        __builtin_add_overflow(total, bytes, &total))
+    std::optional<int64_t> bytes = ::m2n::checkedProduct(
+        layout.localBox(shape, index).sizes, ::m2n::elementSize(type));
+    std::optional<int64_t> sum = bytes ? ::m2n::checkedAdd(total, *bytes)
+                                       : std::nullopt;
+    if (!sum)
       return std::nullopt;
+    total = *sum;
   }
   return total;
 }
@@ -177,17 +179,17 @@ int main(int argc, char **argv) {
                                srcType.getShape().end());
     // Every rank's buffers live in this process: refuse what would not fit
     // instead of dying in the allocator.
-    std::optional<uint64_t> srcBytes = bufferBytes(
+    std::optional<int64_t> srcBytes = bufferBytes(
         mlir::m2n::toLayout(srcType.getLayout()), shape, *type);
-    std::optional<uint64_t> dstBytes = bufferBytes(
+    std::optional<int64_t> dstBytes = bufferBytes(
         mlir::m2n::toLayout(dstType.getLayout()), shape, *type);
-    uint64_t needed = 0;
-    const bool wraps = !srcBytes || !dstBytes ||
-                       __builtin_add_overflow(*srcBytes, *dstBytes, &needed);
-    if (wraps || needed > maxBytes)
+    std::optional<int64_t> needed =
+        srcBytes && dstBytes ? ::m2n::checkedAdd(*srcBytes, *dstBytes)
+                             : std::nullopt;
+    if (!needed || static_cast<uint64_t>(*needed) > maxBytes)
       return fail(where + ": simulating needs " +
-                  (wraps ? std::string("more than 2^64")
-                         : std::to_string(needed)) +
+                  (needed ? std::to_string(*needed)
+                          : std::string("more than 2^63")) +
                   " bytes of rank buffers, more than --max-bytes=" +
                   std::to_string(maxBytes));
     ::m2n::ReshardSimulator simulator(

@@ -46,14 +46,25 @@ struct ScratchBuffer {
   int64_t tensor = 0; // As BufferRef::tensor: whose elements it holds.
 };
 
-/// The shape of `buffer` in a reshard of `shape` from `src` to `dst` with
-/// `scratches`: a rank's local part, or the scratch's shape; std::nullopt
-/// when there is no such buffer (a rank outside the mesh, a scratch index
-/// out of range or on another rank).
-std::optional<Dims> bufferShape(const BufferRef &buffer, const Layout &src,
-                                const Layout &dst,
-                                const std::vector<int64_t> &shape,
-                                const std::vector<ScratchBuffer> &scratches);
+/// The buffers of a reshard of `shape` from `src` to `dst` with
+/// `scratches` (all kept by reference): their shapes, asked once per step
+/// or movement, with ranks looked up in constant time.
+class BufferShapes {
+public:
+  BufferShapes(const Layout &src, const Layout &dst,
+               const std::vector<int64_t> &shape,
+               const std::vector<ScratchBuffer> &scratches);
+  /// A rank's local part, or the scratch's shape; std::nullopt when there is
+  /// no such buffer (a rank outside the mesh, a scratch index out of range
+  /// or on another rank).
+  std::optional<Dims> operator()(const BufferRef &buffer) const;
+
+private:
+  const Layout &src, &dst;
+  const std::vector<int64_t> &shape;
+  const std::vector<ScratchBuffer> &scratches;
+  MeshIndex srcIndex, dstIndex;
+};
 
 } // namespace m2n
 

@@ -24,6 +24,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace m2n {
@@ -74,6 +75,28 @@ struct Mesh {
   std::vector<int64_t> coords(int64_t linearIndex) const;
   /// Largest rank in the mesh (-1 for an empty mesh).
   int64_t maxRank() const;
+};
+
+/// Mesh::indexOf in constant time for any mesh, for code that asks once per
+/// transfer or step: Mesh::indexOf scans a mesh whose ranks are not
+/// contiguous (pipeline stages, strided groups).
+class MeshIndex {
+public:
+  explicit MeshIndex(const Mesh &mesh);
+  std::optional<int64_t> indexOf(int64_t rank) const {
+    if (contiguous)
+      return rank >= first && rank - first < count
+                 ? std::optional<int64_t>(rank - first)
+                 : std::nullopt;
+    auto it = position.find(rank);
+    return it == position.end() ? std::nullopt
+                                : std::optional<int64_t>(it->second);
+  }
+
+private:
+  bool contiguous = true;
+  int64_t first = 0, count = 0;
+  std::unordered_map<int64_t, int64_t> position; // Rank -> grid position.
 };
 
 /// A half-open interval [begin, end).

@@ -82,6 +82,7 @@ private:
   std::vector<int64_t> shape;
   const Topology &topology;
   DomainMap domains; // The topology's rank -> domain lookups.
+  MeshIndex srcIndex, dstIndex; // Rank -> grid position in each mesh.
   ReduceShare reduceShare = ReduceShare::Off;
 };
 

@@ -2,6 +2,7 @@
 
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "m2n/Dialect/M2N/IR/LayoutInterop.h"
+#include "m2n/Base/CheckedMath.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -80,10 +81,9 @@ LogicalResult DistType::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "distributed tensor needs a layout";
   // Byte offsets and sizes are 64-bit everywhere downstream: the tensor's
   // size in bytes must fit.
-  int64_t bytes = llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8);
-  for (int64_t size : shape)
-    if (llvm::MulOverflow(bytes, size, bytes))
-      return emitError() << "distributed tensor of "
+  if (!::m2n::checkedProduct(
+          shape, llvm::divideCeil(elementType.getIntOrFloatBitWidth(), 8)))
+    return emitError() << "distributed tensor of "
                          << llvm::interleaved(shape, "x") << " "
                          << elementType
                          << " elements has more than 2^63 - 1 bytes";
