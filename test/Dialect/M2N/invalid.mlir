@@ -242,6 +242,20 @@ func.func private @f(!m2n.dist<4611686018427387904x4xf32, #m2n.layout<#m2n.mesh<
 
 // -----
 
+// 3037000500^2 elements: the element count itself wraps int64 (once a
+// division by zero in chunking, SIGFPE).
+// expected-error@+1 {{distributed tensor of 3037000500x3037000500 'f32' elements has more than 2^63 - 1 bytes}}
+func.func private @f(!m2n.dist<3037000500x3037000500xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
+
+// -----
+
+// An all-gather of 2^32 x 2^32 bytes: the sizes wrap (once compiled with
+// rc 0).
+// expected-error@+1 {{distributed tensor of 4294967296x4294967296 'i8' elements has more than 2^63 - 1 bytes}}
+func.func private @g(!m2n.comm<2>, !m2n.dist<4294967296x4294967296xi8, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
+
+// -----
+
 // expected-error@+1 {{element type 'i1' is not supported; expected i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN, f8E5M2 or ui8 (wider unsigned integers are not moved)}}
 func.func private @f(!m2n.dist<8xi1, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
 
