@@ -89,6 +89,8 @@ class Partial:
     op: str = "sum"
 
     def __post_init__(self):
+        if not isinstance(self.op, str):
+            raise TypeError(f"Partial op must be a string, one of {REDUCE_OPS}, got {self.op!r}")
         if self.op not in REDUCE_OPS:
             raise ValueError(f"Partial op must be one of {REDUCE_OPS}, got {self.op!r}")
 

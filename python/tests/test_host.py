@@ -493,6 +493,8 @@ def test_bad_arguments():
         m2n.reshard(src[0], dst, comm, **two)
     with pytest.raises(ValueError, match="Partial op must be one of"):
         Partial("avg")
+    with pytest.raises(TypeError, match="Partial op must be a string"):
+        Partial(np.zeros(3))
     with pytest.raises(ValueError, match="Shard\\(2\\) of a 2-dimensional tensor"):
         m2n.reshard(src, dst, comm, src_mesh=Mesh([2]), src_placements=[Shard(2)],
                     dst_mesh=Mesh([2]), dst_placements=[Replicate()])
@@ -749,3 +751,37 @@ def test_refit_fills_the_generator_by_name():
         np.testing.assert_array_equal(out_down[r], down[:, 0:2] if r % 2 == 0 else down[:, 2:4])
     # strict=False moves only what the generator has.
     m2n.refit(trainer, {"bias": generator["bias"]}, comm, strict=False)
+
+
+def test_bad_arguments_are_type_or_value_errors():
+    """Every argument of the public calls replaced by each of a set of wrong
+    values: the answer is TypeError, ValueError or an m2n error naming the
+    problem, never another exception (AttributeError, KeyError, a crash)."""
+    comm = m2n.Communicator.host(2)
+    wrong = [None, 3, -1, 2**70, 1.5, "x", b"x", [], [None], [1, 2], (), {}, object(),
+             np.float32(1), [Shard(5)], [Partial("sum")], Mesh([3]), Mesh([1]),
+             [np.zeros(3)], np.zeros(3)]
+    layouts = dict(src_mesh=Mesh([2]), src_placements=[Shard(0)], dst_mesh=Mesh([2]),
+                   dst_placements=[Replicate()])
+    fresh = lambda: ([np.arange(8, dtype=np.float32) for _ in range(2)],
+                     [np.zeros(16, np.float32) for _ in range(2)])
+    calls = []
+    for key in list(layouts) + ["global_shape", "dtype", "options", "scale", "stream"]:
+        calls += [lambda v=v, key=key: m2n.reshard(*fresh(), comm, **{**layouts, key: v})
+                  for v in wrong]
+    calls += [lambda v=v: m2n.reshard(v, fresh()[1], comm, **layouts) for v in wrong]
+    calls += [lambda v=v: m2n.reshard(*fresh(), v, **layouts) for v in wrong]
+    for name in ("all_gather", "all_reduce", "reduce_scatter", "all_to_all"):
+        op = getattr(m2n, name)
+        calls += [lambda v=v, op=op: op(v, fresh()[1], comm) for v in wrong]
+        calls += [lambda v=v, op=op: op(*fresh(), comm, op=v) for v in wrong]
+    shape = dict(rank=0, mesh=Mesh([2]), placements=[Shard(0)], global_shape=[8])
+    for key in shape:
+        calls += [lambda v=v, key=key: m2n.local_shape(**{**shape, key: v}) for v in wrong]
+    for make in (Mesh, Shard, Partial, m2n.Communicator.host):
+        calls += [lambda v=v, make=make: make(v) for v in wrong]
+    for call in calls:
+        try:
+            call()
+        except (TypeError, ValueError, m2n.CompileError, m2n.M2NError):
+            pass
