@@ -57,6 +57,15 @@ int64_t Topology::domainOf(int64_t rank) const {
   return static_cast<int64_t>(domains.size()) + rank;
 }
 
+int64_t Topology::domainCount(int64_t commSize) const {
+  if (isUniform())
+    return (commSize + domainSize - 1) / domainSize;
+  int64_t listed = 0;
+  for (const std::vector<int64_t> &domain : domains)
+    listed += static_cast<int64_t>(domain.size());
+  return static_cast<int64_t>(domains.size()) + (commSize - listed);
+}
+
 LinkClass Topology::linkBetween(int64_t from, int64_t to) const {
   if (from == to)
     return LinkClass::Local;

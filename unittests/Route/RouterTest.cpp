@@ -182,6 +182,7 @@ TEST(TopologyTest, ParsesJsonAndReportsErrors) {
   EXPECT_EQ(topology.linkBetween(0, 1), LinkClass::NVLink);
   EXPECT_EQ(topology.linkBetween(1, 2), LinkClass::Network);
   EXPECT_EQ(topology.validate(4), std::nullopt);
+  EXPECT_EQ(topology.domainCount(6), 4); // Ranks 4 and 5: one each.
   EXPECT_NE(topology.validate(3)->find("outside the communicator"),
             std::string::npos);
 
@@ -222,6 +223,7 @@ TEST(TopologyTest, UniformDomainsCostNothingPerRank) {
   EXPECT_EQ(topology.linkBetween(8, 15), LinkClass::NVLink);
   EXPECT_EQ(topology.linkBetween(7, 8), LinkClass::Network);
   EXPECT_EQ(topology.validate(int64_t{1} << 31), std::nullopt);
+  EXPECT_EQ(topology.domainCount(20), 3); // 8 + 8 + a short 4.
   DomainMap map(topology);
   EXPECT_EQ(map.domainOf((int64_t{1} << 31) - 1), (int64_t{1} << 28) - 1);
   EXPECT_EQ(map.linkBetween(16, 23), LinkClass::NVLink);

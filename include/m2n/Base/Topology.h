@@ -45,6 +45,9 @@ struct Topology {
   /// for a rank in no domain.
   int64_t domainOf(int64_t rank) const;
   LinkClass linkBetween(int64_t from, int64_t to) const;
+  /// How many domains ranks 0..commSize-1 form (a rank in no listed domain
+  /// counts as one), for a topology that validate(commSize) accepts.
+  int64_t domainCount(int64_t commSize) const;
   /// A message naming the problem, or std::nullopt: domains disjoint and
   /// non-empty, ranks inside the communicator, bandwidths positive.
   std::optional<std::string> validate(int64_t commSize) const;

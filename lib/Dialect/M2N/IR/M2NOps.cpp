@@ -539,6 +539,7 @@ LogicalResult ScheduleOp::verify() {
   ::m2n::Layout srcLayout = toLayout(src.getLayout());
   ::m2n::Layout dstLayout = toLayout(dst.getLayout());
   const ::m2n::MeshIndex srcIndex(srcLayout.mesh), dstIndex(dstLayout.mesh);
+  const ::m2n::DomainMap domains(topology);
   std::vector<int64_t> shape(src.getShape().begin(), src.getShape().end());
   SmallVector<ScratchOp> scratches;
   SmallVector<StepOp> steps;
@@ -627,7 +628,7 @@ LogicalResult ScheduleOp::verify() {
                                   << stringifyReductionKind(*kind)
                                   << "' but the source layout does not";
     ::m2n::LinkClass expected =
-        topology.linkBetween(step.getFromRank(), step.getToRank());
+        domains.linkBetween(step.getFromRank(), step.getToRank());
     if (static_cast<int>(expected) != static_cast<int>(step.getLink()))
       return step.emitOpError()
              << "goes via " << stringifyLinkClass(step.getLink()) << " but "

@@ -55,17 +55,10 @@ std::string describe(Operation *op, int64_t index) {
   return text;
 }
 
-int64_t countDomains(const ::m2n::Topology &topology, int64_t ranks) {
-  std::set<int64_t> domains;
-  for (int64_t rank = 0; rank < ranks; ++rank)
-    domains.insert(topology.domainOf(rank));
-  return static_cast<int64_t>(domains.size());
-}
-
 void printText(llvm::raw_ostream &os, const Report &report) {
   os << "m2n-estimate: " << report.where << ": " << report.type << " ("
      << llvm::format("%.3f", report.bytes / 1e6) << " MB), " << report.ranks
-     << " ranks, " << countDomains(report.topology, report.ranks)
+     << " ranks, " << report.topology.domainCount(report.ranks)
      << " NVLink domains, NVLink "
      << llvm::format("%g", report.topology.nvlinkGBps) << " GB/s, network "
      << llvm::format("%g", report.topology.networkGBps) << " GB/s\n";
@@ -95,7 +88,7 @@ void printJson(llvm::raw_ostream &os, ArrayRef<Report> reports) {
           json.attribute("bytes", report.bytes);
           json.attribute("ranks", report.ranks);
           json.attribute("nvlink_domains",
-                         countDomains(report.topology, report.ranks));
+                         report.topology.domainCount(report.ranks));
           json.attribute("nvlink_gbps", report.topology.nvlinkGBps);
           json.attribute("network_gbps", report.topology.networkGBps);
           json.attributeArray("strategies", [&] {
