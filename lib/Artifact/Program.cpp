@@ -240,7 +240,6 @@ checkBounds(const TransferProgram &program, const Layout &src,
     return checkedProduct(extents, elementSize(program.typeOf(buffer)))
         .value_or(-1);
   };
-  auto inside = rangeWithin;
   for (size_t s = 0; s < program.scratches.size(); ++s) {
     const ScratchBuffer &scratch = program.scratches[s];
     const BufferRef ref{BufferKind::Scratch, scratch.rank,
@@ -300,7 +299,7 @@ checkBounds(const TransferProgram &program, const Layout &src,
               if (coords->size() != map.extents.size())
                 return where + " has tile coordinates of the wrong rank";
               for (size_t d = 0; d < coords->size(); ++d)
-                if (!inside((*coords)[d], map.box[d], map.extents[d]))
+                if (!rangeWithin((*coords)[d], map.box[d], map.extents[d]))
                   return where + " has a tile outside its buffer";
             }
             continue;
@@ -318,9 +317,9 @@ checkBounds(const TransferProgram &program, const Layout &src,
           }
           // The destination range first: it bounds `bytes`, so sourceBytes
           // cannot overflow.
-          if (!inside(m.dstOffset, m.bytes, bufferBytes(*to, m.dst)) ||
-              !inside(m.srcOffset, program.sourceBytes(m),
-                      bufferBytes(*from, m.src)))
+          if (!rangeWithin(m.dstOffset, m.bytes, bufferBytes(*to, m.dst)) ||
+              !rangeWithin(m.srcOffset, program.sourceBytes(m),
+                           bufferBytes(*from, m.src)))
             return where + " reaches outside its buffers";
         }
       }

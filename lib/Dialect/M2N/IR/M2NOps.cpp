@@ -332,7 +332,8 @@ LogicalResult PlanOp::verify() {
   // Transfer ranks are checked here, with one look-up table per mesh, not
   // by each transfer (a scan of a mesh of explicit ranks per transfer made
   // verifying a 65,536-rank plan quadratic).
-  const ::m2n::MeshIndex srcIndex(toLayout(getInput().getType().getLayout()).mesh);
+  const ::m2n::MeshIndex srcIndex(
+      toLayout(getInput().getType().getLayout()).mesh);
   const ::m2n::MeshIndex dstIndex(
       toLayout(getResult().getType().getLayout()).mesh);
   for (Operation &op : getBody().front()) {
