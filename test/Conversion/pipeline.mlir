@@ -16,17 +16,26 @@
 // CHIP-NAME: m2n-pipeline: chip=gfx90a: the transfer kernel needs TMA
 
 // IR: module attributes {gpu.container_module, m2n.kernel_ops = {bulk = array<i32: 0, 3>, tile = array<i32>, vector = array<i32>}
+// Each distinct reshard is one m2n.reshard_fn that its tensors call.
 // IR-LABEL: func.func @example_a
+// IR: m2n.call @[[A:reshard_[0-9]+]](%{{.*}}) on %{{.*}}
+// IR-LABEL: func.func @refit_after_allreduce
+// IR: m2n.call @[[B:reshard_[0-9]+]]
+// IR: m2n.call @[[C:reshard_[0-9]+]]
+// IR-NOT: m2n.reshard %
+// IR-NOT: m2n.all_reduce
+// IR: m2n.reshard_fn @[[A]] {
 // IR: m2n.program %{{.*}} on %{{.*}} strategy = "hierarchical"
 // IR-NEXT: m2n.rank 4 counters = 2 {
 // IR-NEXT: m2n.move network copy src(0)+0 -> dst(4)+0 16B signal 4:0 step 0
-// IR-LABEL: func.func @refit_after_allreduce
+// IR: m2n.yield
+// IR: m2n.reshard_fn @[[B]] {
 // IR: m2n.program
-// IR-NOT: m2n.reshard
-// IR-NOT: m2n.all_reduce
+// IR: m2n.reshard_fn @[[C]] {
+// IR: m2n.program
 // IR: gpu.binary @m2n_kernels [#gpu.object<#nvvm.target<chip = "sm_90a", features = "+ptx86">
 
-// FLAT-LABEL: func.func @refit_after_allreduce
+// FLAT: m2n.reshard_fn @reshard_1 {
 // FLAT: m2n.program %{{.*}} strategy = "flat"
 
 // PTX: .version 8.6

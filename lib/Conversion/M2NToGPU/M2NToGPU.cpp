@@ -18,29 +18,61 @@ namespace mlir::m2n {
 
 using namespace mlir;
 
-FailureOr<std::vector<::m2n::CompiledReshard>>
+FailureOr<mlir::m2n::ProgramTable>
 mlir::m2n::collectPrograms(ModuleOp module) {
-  std::vector<::m2n::CompiledReshard> reshards;
-  int64_t index = 0;
-  WalkResult walk = module.walk([&](Operation *op) {
-    if (isa<mlir::m2n::ScheduleOp>(op)) {
-      op->emitError("the schedule is not lowered to per-rank programs: run "
-                    "m2n-lower-schedule first");
+  ProgramTable table;
+  llvm::DenseMap<Operation *, size_t> programOf; // reshard_fn -> program
+  SymbolTableCollection symbols;
+  auto notLowered = [](Operation *op) {
+    op->emitError() << "the " << op->getName().stripDialect()
+                    << " is not lowered to per-rank programs: run "
+                       "m2n-lower-schedule first";
+    return WalkResult::interrupt();
+  };
+  auto name = [&](Operation *op) {
+    auto func = op->getParentOfType<func::FuncOp>();
+    return (func ? "@" + func.getSymName().str() : std::string()) + "#" +
+           std::to_string(table.tensors.size());
+  };
+  WalkResult walk = module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+    // Shared programs are read through their calls.
+    if (isa<mlir::m2n::ReshardFnOp>(op))
+      return WalkResult::skip();
+    if (isa<mlir::m2n::ReshardOp, mlir::m2n::PlanOp, mlir::m2n::ScheduleOp>(
+            op))
+      return notLowered(op);
+    if (auto program = dyn_cast<mlir::m2n::ProgramOp>(op)) {
+      table.programs.push_back(mlir::m2n::toCompiledReshard(program));
+      table.programs.back().name = name(op);
+      table.tensors.emplace_back(table.programs.back().name,
+                                 table.programs.size() - 1);
+      return WalkResult::advance();
+    }
+    auto call = dyn_cast<mlir::m2n::CallOp>(op);
+    if (!call)
+      return WalkResult::advance();
+    auto fn = symbols.lookupNearestSymbolFrom<mlir::m2n::ReshardFnOp>(
+        call, call.getCalleeAttr());
+    if (!fn) {
+      call.emitError() << "'" << call.getCallee()
+                       << "' does not name an m2n.reshard_fn";
       return WalkResult::interrupt();
     }
-    auto program = dyn_cast<mlir::m2n::ProgramOp>(op);
-    if (!program)
-      return WalkResult::advance();
-    ::m2n::CompiledReshard reshard = mlir::m2n::toCompiledReshard(program);
-    auto func = program->getParentOfType<func::FuncOp>();
-    reshard.name = (func ? "@" + func.getSymName().str() : std::string()) +
-                   "#" + std::to_string(index++);
-    reshards.push_back(std::move(reshard));
+    std::string tensor = name(op);
+    auto [it, fresh] = programOf.try_emplace(fn, table.programs.size());
+    if (fresh) {
+      auto program = dyn_cast<mlir::m2n::ProgramOp>(fn.getReshard());
+      if (!program)
+        return notLowered(fn.getReshard());
+      table.programs.push_back(mlir::m2n::toCompiledReshard(program));
+      table.programs.back().name = tensor;
+    }
+    table.tensors.emplace_back(std::move(tensor), it->second);
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
     return failure();
-  return reshards;
+  return table;
 }
 
 DictionaryAttr mlir::m2n::kernelOpsAttr(MLIRContext *context,
@@ -91,11 +123,11 @@ struct ConvertToGPUPass
     if (kernelOps == "all") {
       ops = ::m2n::KernelOps::all();
     } else if (kernelOps == "used") {
-      FailureOr<std::vector<::m2n::CompiledReshard>> reshards =
+      FailureOr<mlir::m2n::ProgramTable> table =
           mlir::m2n::collectPrograms(module);
-      if (failed(reshards))
+      if (failed(table))
         return signalPassFailure();
-      for (const ::m2n::CompiledReshard &reshard : *reshards)
+      for (const ::m2n::CompiledReshard &reshard : table->programs)
         ops.add(reshard.program);
       // A module without programs still gets a kernel that can copy.
       if (ops.empty())

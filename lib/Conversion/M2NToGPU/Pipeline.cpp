@@ -2,7 +2,7 @@
 //
 // The same C++ pipeline serves m2n-opt and the Python JIT. Stages, with
 // verification between them:
-//   expand collectives -> plan -> verify plan -> route over the topology ->
+//   expand collectives -> share identical reshards -> plan -> verify plan -> route over the topology ->
 //   lower to per-rank programs -> add the transfer kernel -> lower it to
 //   NVVM -> serialize to PTX (-> write the artifact).
 //
@@ -116,6 +116,7 @@ void mlir::m2n::addKernelToBinaryPasses(OpPassManager &pm, StringRef chip,
 namespace {
 void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   pm.addPass(mlir::m2n::createExpandCollectives());
+  pm.addPass(mlir::m2n::createOutlineReshards());
   pm.addPass(mlir::m2n::createPlanIntersections());
   pm.addPass(mlir::m2n::createVerifyPlan());
   mlir::m2n::RouteTopologyOptions route;

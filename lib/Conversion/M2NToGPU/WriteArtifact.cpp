@@ -86,12 +86,10 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
     return failure();
   }
 
-  FailureOr<std::vector<::m2n::CompiledReshard>> reshards =
-      mlir::m2n::collectPrograms(module);
-  if (failed(reshards))
+  FailureOr<ProgramTable> table = mlir::m2n::collectPrograms(module);
+  if (failed(table))
     return failure();
-  artifact.reshards = std::move(*reshards);
-  for (const ::m2n::CompiledReshard &reshard : artifact.reshards)
+  for (const ::m2n::CompiledReshard &reshard : table->programs)
     if (std::optional<std::string> wrong =
             checkItemsFitStages(reshard, stageBytes))
       return module.emitError(*wrong);
@@ -106,7 +104,7 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
         << " attribute: the kernel must come from m2n-convert-to-gpu";
     return failure();
   }
-  for (const ::m2n::CompiledReshard &reshard : artifact.reshards)
+  for (const ::m2n::CompiledReshard &reshard : table->programs)
     if (std::optional<std::string> missing = ops->missing(reshard.program)) {
       module.emitError("the transfer kernel cannot run ")
           << reshard.name << "'s item " << *missing
@@ -117,7 +115,22 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
   // Vector items are moved by every thread of a CTA.
   artifact.kernel.threads = ops->vector.empty() ? 32 : 128;
 
-  return ::m2n::serializeArtifact(artifact);
+  // Each program serialized once; every tensor is its name and those bytes.
+  std::vector<std::string> programBytes;
+  programBytes.reserve(table->programs.size());
+  for (const ::m2n::CompiledReshard &reshard : table->programs)
+    programBytes.push_back(::m2n::serializeReshardAfterName(reshard));
+  std::vector<std::string> names;
+  names.reserve(table->tensors.size());
+  std::vector<std::string_view> segments;
+  segments.reserve(2 * table->tensors.size());
+  for (const auto &[name, program] : table->tensors)
+    names.push_back(::m2n::serializeReshardName(name));
+  for (size_t i = 0; i < names.size(); ++i) {
+    segments.push_back(names[i]);
+    segments.push_back(programBytes[table->tensors[i].second]);
+  }
+  return ::m2n::assembleArtifact(artifact, table->tensors.size(), segments);
 }
 
 namespace {

@@ -869,3 +869,50 @@ func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, 
   }
   return
 }
+
+// -----
+
+// expected-error@+1 {{'m2n.reshard_fn' op takes two block arguments: the input (!m2n.dist) and the communicator (!m2n.comm)}}
+m2n.reshard_fn @r {
+^bb0(%c: !m2n.comm<2>):
+  m2n.yield %c : !m2n.comm<2>
+}
+
+// -----
+
+// expected-error@+1 {{'m2n.reshard_fn' op must yield the result of one m2n.reshard, m2n.plan, m2n.schedule or m2n.program of its arguments}}
+m2n.reshard_fn @r {
+^bb0(%x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>, %c: !m2n.comm<2>):
+  m2n.yield %x : !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+}
+
+// -----
+
+// expected-error@+1 {{'m2n.reshard_fn' op holds exactly one reshard and its m2n.yield}}
+m2n.reshard_fn @r {
+^bb0(%x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>, %c: !m2n.comm<2>):
+  %0 = m2n.reshard %x on %c : !m2n.comm<2>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+  %1 = m2n.reshard %x on %c : !m2n.comm<2>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+  m2n.yield %1 : !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<2>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.call' op 'missing' does not name an m2n.reshard_fn}}
+  %0 = m2n.call @missing(%x) on %c : !m2n.comm<2>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+  return
+}
+
+// -----
+
+m2n.reshard_fn @r {
+^bb0(%x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>, %c: !m2n.comm<2>):
+  %0 = m2n.reshard %x on %c : !m2n.comm<2>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+  m2n.yield %0 : !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+}
+func.func @f(%c: !m2n.comm<2>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.call' op types differ from those of @r: '!m2n.comm<2>', '!m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>' -> '!m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>'}}
+  %0 = m2n.call @r(%x) on %c : !m2n.comm<2>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+  return
+}

@@ -49,9 +49,19 @@ std::optional<std::string> checkArtifactOptions(const ArtifactOptions &options);
 void setKernelLaunch(const ArtifactOptions &options,
                      ::m2n::KernelLaunch &kernel);
 
-/// The reshards of `module`'s m2n.program ops, in walk order, named
-/// "@func#index". Fails, on the op, where a schedule is not lowered yet.
-FailureOr<std::vector<::m2n::CompiledReshard>> collectPrograms(ModuleOp module);
+/// The programs of a module and the tensors that run them.
+struct ProgramTable {
+  /// Each distinct program once: an m2n.reshard_fn's, or an m2n.program's
+  /// in a function (named after its first tensor).
+  std::vector<::m2n::CompiledReshard> programs;
+  /// Every tensor's reshard in walk order (an m2n.call, or an m2n.program
+  /// in a function), named "@func#index", and the program it runs.
+  std::vector<std::pair<std::string, size_t>> tensors;
+};
+
+/// The ProgramTable of `module`. Fails, on the op, where a reshard is not
+/// lowered to an m2n.program yet.
+FailureOr<ProgramTable> collectPrograms(ModuleOp module);
 
 /// The artifact of a module through m2n-convert-to-gpu and
 /// gpu-module-to-binary (PTX): its programs, the PTX and the launch.

@@ -1103,3 +1103,49 @@ void MoveOp::print(OpAsmPrinter &printer) {
        getSignalAttrName(), getWaitsAttrName(), getReadDoneAttrName(),
        getStepAttrName(), getRepeatsAttrName()});
 }
+
+//===----------------------------------------------------------------------===//
+// Shared reshards
+//===----------------------------------------------------------------------===//
+
+Value ReshardFnOp::getResult() {
+  return cast<YieldOp>(getBody().front().getTerminator()).getResult();
+}
+
+LogicalResult ReshardFnOp::verify() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != 2 ||
+      !isa<DistType>(body.getArgument(0).getType()) ||
+      !isa<CommType>(body.getArgument(1).getType()))
+    return emitOpError("takes two block arguments: the input "
+                       "(!m2n.dist) and the communicator (!m2n.comm)");
+  if (body.empty() || !isa<YieldOp>(body.back()))
+    return emitOpError("must end with m2n.yield");
+  Operation *reshard = getResult().getDefiningOp();
+  if (!reshard || reshard->getBlock() != &body ||
+      !isa<ReshardOp, PlanOp, ScheduleOp, ProgramOp>(reshard) ||
+      reshard->getOperand(0) != getInput() ||
+      reshard->getOperand(1) != getComm())
+    return emitOpError("must yield the result of one m2n.reshard, m2n.plan, "
+                       "m2n.schedule or m2n.program of its arguments");
+  // One reshard and the yield: nothing else runs when a tensor calls it.
+  if (&body.front() != reshard || reshard->getNextNode() != &body.back())
+    return emitOpError("holds exactly one reshard and its m2n.yield");
+  return success();
+}
+
+LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto callee =
+      symbolTable.lookupNearestSymbolFrom<ReshardFnOp>(*this, getCalleeAttr());
+  if (!callee)
+    return emitOpError() << "'" << getCallee()
+                         << "' does not name an m2n.reshard_fn";
+  if (callee.getInput().getType() != getInput().getType() ||
+      callee.getComm().getType() != getComm().getType() ||
+      callee.getResult().getType() != getResult().getType())
+    return emitOpError() << "types differ from those of @" << getCallee()
+                         << ": " << callee.getComm().getType() << ", "
+                         << callee.getInput().getType() << " -> "
+                         << callee.getResult().getType();
+  return success();
+}

@@ -6,6 +6,8 @@
 include "m2n/Dialect/M2N/IR/M2NBase.td"
 include "m2n/Dialect/M2N/IR/M2NAttrs.td"
 include "m2n/Dialect/M2N/IR/M2NTypes.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 //===----------------------------------------------------------------------===//
@@ -434,6 +436,76 @@ def M2N_MoveOp : M2N_Op<"move", [HasParent<"RankOp">]> {
                        DenseI64ArrayAttr:$read_done, M2N_I64Attr:$step,
                        DenseI64ArrayAttr:$repeats);
   let hasCustomAssemblyFormat = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Shared reshards
+//===----------------------------------------------------------------------===//
+
+def M2N_ReshardFnOp : M2N_Op<"reshard_fn", [Symbol, IsolatedFromAbove,
+    SingleBlock, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "One reshard that many tensors share";
+  let description = [{
+    The reshard of every tensor with the same layouts, shape, element types,
+    scale and topology (a model's layers on one pipeline stage), compiled
+    once and called by each of them (`m2n.call`); `--m2n-outline-reshards`
+    makes them. The body takes the input and the communicator as its block
+    arguments and yields the result; it holds one reshard at whatever level
+    the pipeline has brought it to (`m2n.reshard`, `m2n.plan`,
+    `m2n.schedule`, `m2n.program`). The artifact holds each tensor under
+    its own name and the program once per function.
+
+    ```mlir
+    m2n.reshard_fn @reshard_0 {
+    ^bb0(%in: !m2n.dist<4x8xbf16, #src>, %comm: !m2n.comm<8>):
+      %0 = m2n.reshard %in on %comm : !m2n.comm<8>, !m2n.dist<4x8xbf16, #src>
+                                    -> !m2n.dist<4x8xbf16, #dst>
+      m2n.yield %0 : !m2n.dist<4x8xbf16, #dst>
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "$sym_name attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::BlockArgument getInput() { return getBody().getArgument(0); }
+    ::mlir::BlockArgument getComm() { return getBody().getArgument(1); }
+    /// The value the body yields.
+    ::mlir::Value getResult();
+    /// The one op of the body that computes the result (a reshard, plan,
+    /// schedule or program).
+    ::mlir::Operation *getReshard() { return getResult().getDefiningOp(); }
+  }];
+}
+
+def M2N_YieldOp : M2N_Op<"yield", [Pure, Terminator, ReturnLike,
+    HasParent<"ReshardFnOp">]> {
+  let summary = "The result of an m2n.reshard_fn";
+  let arguments = (ins M2N_AnyDist:$result);
+  let assemblyFormat = "$result attr-dict `:` qualified(type($result))";
+}
+
+def M2N_CallOp : M2N_Op<"call", [Pure,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Reshard a tensor by a shared m2n.reshard_fn";
+  let description = [{
+    Moves `input` as the named `m2n.reshard_fn` does; the types are the
+    function's. In the artifact the call is a reshard of its own, named
+    after its function and position (`@func#index`) as an `m2n.reshard`
+    there would be.
+
+    ```mlir
+    %r = m2n.call @reshard_0(%w) on %comm
+        : !m2n.comm<8>, !m2n.dist<4x8xbf16, #src> -> !m2n.dist<4x8xbf16, #dst>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee, M2N_AnyDist:$input,
+                       M2N_AnyComm:$comm);
+  let results = (outs M2N_AnyDist:$result);
+  let assemblyFormat = [{
+    $callee `(` $input `)` `on` $comm attr-dict `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result))
+  }];
 }
 
 #endif // M2N_DIALECT_M2N_IR_M2NOPS_TD
