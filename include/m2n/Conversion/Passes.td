@@ -69,7 +69,7 @@ def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
   ];
 }
 
-def LowerSchedule : Pass<"m2n-lower-schedule", "::mlir::ModuleOp"> {
+def LowerSchedule : Pass<"m2n-lower-schedule"> {
   let summary = "Lower every m2n.schedule to per-rank programs (m2n.program)";
   let description = [{
     Replaces each `m2n.schedule` by an `m2n.program` with the same operands

@@ -34,19 +34,19 @@ struct LowerSchedulePass
     options.engineMinBytes = engineMinBytes;
     options.bufferAlignment = bufferAlign;
     if (bufferAlign < 1 || (bufferAlign & (bufferAlign - 1))) {
-      getOperation().emitError("m2n-lower-schedule: buffer-align must be a "
+      getOperation()->emitError("m2n-lower-schedule: buffer-align must be a "
                                "power of two, not ")
           << static_cast<int64_t>(bufferAlign);
       return signalPassFailure();
     }
     if (tileBelowRunBytes < 0 || vectorBelowBytes < 0 || engineMinBytes < 0) {
-      getOperation().emitError("m2n-lower-schedule: tile-below-run-bytes, "
+      getOperation()->emitError("m2n-lower-schedule: tile-below-run-bytes, "
                                "vector-below-bytes and engine-min-bytes must "
                                "not be negative");
       return signalPassFailure();
     }
     SmallVector<ScheduleOp> schedules;
-    getOperation().walk([&](ScheduleOp op) { schedules.push_back(op); });
+    getOperation()->walk([&](ScheduleOp op) { schedules.push_back(op); });
     for (ScheduleOp schedule : schedules) {
       DistType src = schedule.getInput().getType();
       DistType dst = schedule.getResult().getType();

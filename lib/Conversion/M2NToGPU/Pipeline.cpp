@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "m2n/Conversion/Passes.h"
+#include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
 
 #include "mlir/Conversion/Passes.h"
@@ -117,17 +118,19 @@ namespace {
 void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   pm.addPass(mlir::m2n::createExpandCollectives());
   pm.addPass(mlir::m2n::createOutlineReshards());
-  pm.addPass(mlir::m2n::createPlanIntersections());
-  pm.addPass(mlir::m2n::createVerifyPlan());
+  // Each distinct reshard on its own, the functions in parallel.
+  OpPassManager &reshard = pm.nest<mlir::m2n::ReshardFnOp>();
+  reshard.addPass(mlir::m2n::createPlanIntersections());
+  reshard.addPass(mlir::m2n::createVerifyPlan());
   mlir::m2n::RouteTopologyOptions route;
   route.strategy = options.strategy;
   route.topologyFile = options.topology;
   route.chunkBytes = options.chunkBytes;
   route.reduceShare = options.reduceShare;
-  pm.addPass(mlir::m2n::createRouteTopology(route));
+  reshard.addPass(mlir::m2n::createRouteTopology(route));
   // Schedules written by hand reach the lowering without a plan: each is
   // proven to deliver the destination first.
-  pm.addPass(mlir::m2n::createVerifySchedule());
+  reshard.addPass(mlir::m2n::createVerifySchedule());
   mlir::m2n::LowerScheduleOptions lower;
   lower.stageBytes = options.stageBytes;
   lower.tileBelowRunBytes = options.tileBelowRunBytes;
@@ -135,7 +138,8 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   lower.copyEngine = options.copyEngine;
   lower.engineMinBytes = options.engineMinBytes;
   lower.bufferAlign = options.bufferAlign;
-  pm.addPass(mlir::m2n::createLowerSchedule(lower));
+  reshard.addPass(mlir::m2n::createLowerSchedule(lower));
+  reshard.addPass(mlir::m2n::createVerifyProgram());
   pm.addPass(mlir::m2n::createConvertToGPU());
   mlir::m2n::addKernelToBinaryPasses(pm, options.chip, options.format,
                                      options.features);

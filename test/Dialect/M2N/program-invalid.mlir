@@ -1,7 +1,8 @@
-// The program level's verifier: what the runtime would trust blindly (the
-// shared m2n::verifyTransferProgram, also run by the artifact loader) is
-// checked on the op, and a problem of one move is reported on that move.
-// RUN: m2n-opt %s --split-input-file --verify-diagnostics
+// The program level's checks: the structure of each op (its verifier) and
+// what the runtime would trust blindly (m2n-verify-program: the shared
+// m2n::verifyTransferProgram, also run by the artifact loader); a problem of
+// one move is reported on that move.
+// RUN: m2n-opt %s --split-input-file --m2n-verify-program --verify-diagnostics
 
 !s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>
 !d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>

@@ -26,11 +26,12 @@ using namespace mlir;
 using namespace mlir::m2n;
 
 namespace {
-/// The topology attached to `op` or to an op around it below the module
-/// (the module's own attribute reaches the shared reshard as it is).
+/// The topology that routes `op`: its own or that of the nearest op around
+/// it. The shared reshard carries it, so that each m2n.reshard_fn is
+/// complete on its own (the pipeline runs the per-reshard passes on the
+/// functions in parallel).
 TopologyAttr scopedTopology(Operation *op) {
-  for (Operation *scope = op; scope && !isa<ModuleOp>(scope);
-       scope = scope->getParentOp())
+  for (Operation *scope = op; scope; scope = scope->getParentOp())
     if (auto attr = scope->getAttrOfType<TopologyAttr>(
             M2NDialect::getTopologyAttrName()))
       return attr;
@@ -41,10 +42,18 @@ struct OutlineReshardsPass
     : public mlir::m2n::impl::OutlineReshardsBase<OutlineReshardsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    SmallVector<ReshardOp> reshards;
-    module.walk([&](ReshardOp op) {
-      if (!op->getParentOfType<ReshardFnOp>())
+    // Reshards at any level: hand-written plans, schedules and programs are
+    // outlined too (each into a function of its own), so that every
+    // reshard reaches the per-function passes.
+    SmallVector<Operation *> reshards;
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (isa<ReshardFnOp>(op))
+        return WalkResult::skip();
+      if (isa<ReshardOp, PlanOp, ScheduleOp, ProgramOp>(op)) {
         reshards.push_back(op);
+        return WalkResult::skip();
+      }
+      return WalkResult::advance();
     });
     if (reshards.empty())
       return;
@@ -53,34 +62,54 @@ struct OutlineReshardsPass
     llvm::DenseMap<Key, ReshardFnOp> shared;
     SymbolTable symbols(module);
     OpBuilder builder(module.getContext());
-    for (ReshardOp op : reshards) {
+    int64_t count = 0;
+    for (Operation *op : reshards) {
+      Value input = op->getOperand(0), comm = op->getOperand(1);
+      Value result = op->getResult(0);
       TopologyAttr topology = scopedTopology(op);
-      Key key{op.getInput().getType(), op.getResult().getType(),
-              op.getComm().getType(), op.getScaleAttr(), topology};
-      ReshardFnOp &fn = shared[key];
-      if (!fn) {
+      auto reshard = dyn_cast<ReshardOp>(op);
+      Key key{input.getType(), result.getType(), comm.getType(),
+              reshard ? reshard.getScaleAttr() : Attribute(), topology};
+      ReshardFnOp fn = reshard ? shared.lookup(key) : ReshardFnOp();
+      bool fresh = !fn;
+      if (fresh) {
         builder.setInsertionPointToEnd(module.getBody());
-        fn = ReshardFnOp::create(builder, op.getLoc(), "reshard_" +
-                                 std::to_string(shared.size() - 1));
-        Block *body = builder.createBlock(
-            &fn.getBody(), {},
-            {op.getInput().getType(), op.getComm().getType()},
-            {op.getLoc(), op.getLoc()});
-        builder.setInsertionPointToStart(body);
-        auto inner = ReshardOp::create(
-            builder, op.getLoc(), op.getResult().getType(),
-            body->getArgument(0), body->getArgument(1), op.getScaleAttr());
-        if (topology)
-          inner->setAttr(M2NDialect::getTopologyAttrName(), topology);
-        YieldOp::create(builder, op.getLoc(), inner.getResult());
+        fn = ReshardFnOp::create(builder, op->getLoc(),
+                                 "reshard_" + std::to_string(count++));
+        builder.createBlock(&fn.getBody(), {},
+                            {input.getType(), comm.getType()},
+                            {op->getLoc(), op->getLoc()});
         // A name taken by a function of the user's gets a suffix.
         symbols.insert(fn);
+        if (reshard)
+          shared[key] = fn;
       }
       builder.setInsertionPoint(op);
-      auto call = CallOp::create(builder, op.getLoc(), op.getResult().getType(),
-                                 fn.getSymName(), op.getInput(), op.getComm());
-      op.getResult().replaceAllUsesWith(call.getResult());
-      op.erase();
+      auto call = CallOp::create(builder, op->getLoc(), result.getType(),
+                                 fn.getSymName(), input, comm);
+      result.replaceAllUsesWith(call.getResult());
+      if (!fresh) {
+        op->erase();
+        continue;
+      }
+      Block *body = &fn.getBody().front();
+      Operation *inner = op;
+      if (reshard) {
+        builder.setInsertionPointToStart(body);
+        inner = ReshardOp::create(builder, op->getLoc(), result.getType(),
+                                  body->getArgument(0), body->getArgument(1),
+                                  reshard.getScaleAttr());
+        op->erase();
+      } else {
+        // A plan, schedule or program keeps its body: moved, not copied.
+        op->moveBefore(body, body->end());
+        op->setOperands({body->getArgument(0), body->getArgument(1)});
+      }
+      // Schedules and programs are routed already (they carry theirs).
+      if (topology && !isa<ScheduleOp, ProgramOp>(inner))
+        inner->setAttr(M2NDialect::getTopologyAttrName(), topology);
+      builder.setInsertionPointToEnd(body);
+      YieldOp::create(builder, inner->getLoc(), inner->getResult(0));
     }
   }
 };

@@ -138,6 +138,22 @@ def VerifySchedule : Pass<"m2n-verify-schedule"> {
   }];
 }
 
+def VerifyProgram : Pass<"m2n-verify-program"> {
+  let summary = "Check every m2n.program as the runtime will trust it";
+  let description = [{
+    For every `m2n.program`, runs the check the artifact loader runs before
+    the runtime trusts a program (`m2n::verifyTransferProgram`): every move
+    inside existing buffers (tiles through tensor maps of their own
+    buffers), every counter it names existing and every wait value exactly
+    what one execution adds, every reduction one its mechanism has, over
+    whole elements, copy-engine copies plain copies, repeats well formed.
+    A problem of one move is reported on that move. The op verifier checks
+    only the structure of each op, so that verifying a whole refit's module
+    after every pass stays cheap; the pipeline runs this pass once, after
+    the lowering. Changes nothing.
+  }];
+}
+
 def RouteTopology : Pass<"m2n-route-topology"> {
   let summary = "Give every transfer of every m2n.plan a path over the topology";
   let description = [{
