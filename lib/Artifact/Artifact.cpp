@@ -272,17 +272,7 @@ static std::optional<std::string> checkRanks(const TransferProgram &program) {
   return std::nullopt;
 }
 
-std::string serializeReshardName(const std::string &name) {
-  Writer w;
-  w.string(name);
-  return std::move(w.out);
-}
-
-std::string serializeReshard(const CompiledReshard &r) {
-  return serializeReshardName(r.name) + serializeReshardAfterName(r);
-}
-
-std::string serializeReshardAfterName(const CompiledReshard &r) {
+std::string serializeProgram(const CompiledReshard &r) {
   Writer w;
   {
     w.put<uint32_t>(static_cast<uint32_t>(r.type));
@@ -327,14 +317,10 @@ std::string serializeReshardAfterName(const CompiledReshard &r) {
   return std::move(w.out);
 }
 
-std::string assembleArtifact(const Artifact &artifact,
-                             const std::vector<std::string> &reshards) {
-  std::vector<std::string_view> segments(reshards.begin(), reshards.end());
-  return assembleArtifact(artifact, reshards.size(), segments);
-}
-
-std::string assembleArtifact(const Artifact &artifact, size_t reshardCount,
-                             const std::vector<std::string_view> &segments) {
+std::string
+assembleArtifact(const Artifact &artifact,
+                 const std::vector<std::string_view> &programs,
+                 const std::vector<std::pair<std::string, uint32_t>> &tensors) {
   Writer w;
   w.string(artifact.ptx);
   w.string(artifact.chip);
@@ -344,11 +330,16 @@ std::string assembleArtifact(const Artifact &artifact, size_t reshardCount,
   w.put<uint64_t>(artifact.kernel.stageBytes);
   w.put<uint32_t>(artifact.kernel.stages);
   w.put<uint32_t>(artifact.kernel.walkers);
-  w.put<uint32_t>(reshardCount);
+  w.put<uint32_t>(tensors.size());
+  for (const auto &[name, program] : tensors) {
+    w.string(name);
+    w.put<uint32_t>(program);
+  }
+  w.put<uint32_t>(programs.size());
   size_t payload = w.out.size();
-  for (std::string_view segment : segments)
-    payload += segment.size();
-  // One buffer, written once: a refit's artifact is tens of megabytes.
+  for (std::string_view program : programs)
+    payload += program.size();
+  // One buffer, written once: a refit's artifact is megabytes.
   std::string bytes;
   bytes.reserve(kHeaderBytes + payload);
   bytes.append(kMagic, 4);
@@ -358,8 +349,8 @@ std::string assembleArtifact(const Artifact &artifact, size_t reshardCount,
   bytes += h.out;
   bytes.append(8, '\0'); // The checksum, once the payload is in place.
   bytes += w.out;
-  for (std::string_view segment : segments)
-    bytes += segment;
+  for (std::string_view program : programs)
+    bytes += program;
   const uint64_t checksum =
       fnv1a(bytes.data() + kHeaderBytes, bytes.size() - kHeaderBytes);
   std::memcpy(&bytes[kHeaderBytes - 8], &checksum, sizeof(checksum));
@@ -367,11 +358,16 @@ std::string assembleArtifact(const Artifact &artifact, size_t reshardCount,
 }
 
 std::string serializeArtifact(const Artifact &artifact) {
-  std::vector<std::string> reshards;
-  reshards.reserve(artifact.reshards.size());
-  for (const CompiledReshard &r : artifact.reshards)
-    reshards.push_back(serializeReshard(r));
-  return assembleArtifact(artifact, reshards);
+  std::vector<std::string> programs;
+  programs.reserve(artifact.reshards.size());
+  std::vector<std::pair<std::string, uint32_t>> tensors;
+  tensors.reserve(artifact.reshards.size());
+  for (const CompiledReshard &r : artifact.reshards) {
+    tensors.emplace_back(r.name, static_cast<uint32_t>(programs.size()));
+    programs.push_back(serializeProgram(r));
+  }
+  std::vector<std::string_view> views(programs.begin(), programs.end());
+  return assembleArtifact(artifact, views, tensors);
 }
 
 void resealArtifact(std::string &bytes) {
@@ -421,10 +417,34 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
            " walkers per CTA and " + std::to_string(result.kernel.stages) +
            " stages (walkers 1-" + std::to_string(kMaxWalkers) + ", stages 1-" +
            std::to_string(kMaxKernelBarriers) + ")");
-  uint32_t reshards = r.count("reshards", 8);
+  // The reshards (a name and a program index), then each program once.
+  uint32_t reshards = r.count("reshards", 12);
+  std::vector<std::pair<std::string, uint32_t>> tensors;
   for (uint32_t i = 0; i < reshards && !r.error; ++i) {
+    std::string name = r.string("a reshard name");
+    uint32_t program = r.get<uint32_t>("a reshard's program");
+    tensors.emplace_back(std::move(name), program);
+  }
+  uint32_t programCount = r.count("programs", 8);
+  // Each program is named in messages after the first reshard that runs it.
+  std::vector<const std::string *> firstUser(programCount, nullptr);
+  for (const auto &[name, program] : tensors) {
+    if (r.error)
+      break;
+    if (program >= programCount)
+      r.fail("artifact reshard " + name + " names program " +
+             std::to_string(program) + " of " + std::to_string(programCount));
+    else if (!firstUser[program])
+      firstUser[program] = &name;
+  }
+  for (uint32_t p = 0; p < programCount && !r.error; ++p)
+    if (!firstUser[p])
+      r.fail("artifact program " + std::to_string(p) + " runs no reshard");
+  std::vector<CompiledReshard> programs;
+  programs.reserve(r.error ? 0 : programCount);
+  for (uint32_t p = 0; p < programCount && !r.error; ++p) {
     CompiledReshard c;
-    c.name = r.string("a reshard name");
+    c.name = *firstUser[p];
     uint32_t type = r.get<uint32_t>("an element type");
     if (type >= static_cast<uint32_t>(kElementTypeCount))
       r.fail("artifact names an unknown element type");
@@ -490,10 +510,15 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
       if (std::optional<std::string> wrong = verifyTransferProgram(
               c.program, c.src, c.dst, c.shape))
         r.fail(c.name + ": " + *wrong);
-    result.reshards.push_back(std::move(c));
+    programs.push_back(std::move(c));
   }
   if (r.error)
     return r.error;
+  result.reshards.reserve(tensors.size());
+  for (auto &[name, program] : tensors) {
+    result.reshards.push_back(programs[program]);
+    result.reshards.back().name = std::move(name);
+  }
   if (!r.atEnd())
     return std::string("artifact has unexpected bytes after its last field");
   artifact = std::move(result);

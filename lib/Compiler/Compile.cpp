@@ -3,7 +3,6 @@
 #include "m2n/Dialect/Shardy/ShardyDialect.h"
 #include "m2n/Compiler/Compile.h"
 
-#include "m2n/Conversion/M2NToGPU/DirectCompile.h"
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
 #include "m2n/Conversion/Passes.h"
 #include "m2n/Dialect/M2N/IR/LayoutInterop.h"
@@ -20,6 +19,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/StringExtras.h"
@@ -52,62 +52,11 @@ std::unique_ptr<mlir::MLIRContext> createCompilerContext() {
   return context;
 }
 
-/// The reshards of a module that holds nothing else (functions of
-/// m2n.reshard ops and returns: what the Python JIT and m2n-refit write),
-/// named as the pipeline names their programs; std::nullopt for any other
-/// module, which the pipeline compiles.
-static std::optional<std::vector<mlir::m2n::ReshardRequest>>
-plainReshards(mlir::ModuleOp module) {
-  std::optional<::m2n::Topology> topology;
-  if (auto attr = module->getAttrOfType<mlir::m2n::TopologyAttr>(
-          mlir::m2n::M2NDialect::getTopologyAttrName()))
-    topology = mlir::m2n::toTopology(attr);
-  std::vector<mlir::m2n::ReshardRequest> requests;
-  for (mlir::Operation &op : module.getBody()->getOperations()) {
-    auto func = llvm::dyn_cast<mlir::func::FuncOp>(op);
-    if (!func || func.isExternal() || !func.getBody().hasOneBlock() ||
-        func->getAttrOfType<mlir::m2n::TopologyAttr>(
-            mlir::m2n::M2NDialect::getTopologyAttrName()))
-      return std::nullopt; // A topology per function: the pipeline's.
-    for (mlir::Operation &inner : func.getBody().front()) {
-      if (llvm::isa<mlir::func::ReturnOp>(inner))
-        continue;
-      auto reshard = llvm::dyn_cast<mlir::m2n::ReshardOp>(inner);
-      if (!reshard || inner.getAttrOfType<mlir::m2n::TopologyAttr>(
-                          mlir::m2n::M2NDialect::getTopologyAttrName()))
-        return std::nullopt;
-      mlir::m2n::DistType src = reshard.getInput().getType();
-      mlir::m2n::DistType dst = reshard.getResult().getType();
-      std::optional<ElementType> type =
-          mlir::m2n::toElementType(dst.getElementType());
-      std::optional<ElementType> sourceType =
-          mlir::m2n::toElementType(src.getElementType());
-      if (!type || !sourceType)
-        return std::nullopt; // The pipeline names the problem.
-      mlir::m2n::ReshardRequest request;
-      request.name = "@" + func.getSymName().str() + "#" +
-                     std::to_string(requests.size());
-      request.src = mlir::m2n::toLayout(src.getLayout());
-      request.dst = mlir::m2n::toLayout(dst.getLayout());
-      request.shape.assign(src.getShape().begin(), src.getShape().end());
-      request.type = *type;
-      if (*sourceType != *type) {
-        request.sourceType = *sourceType;
-        if (mlir::FloatAttr scale = reshard.getScaleAttr())
-          request.scale = static_cast<float>(scale.getValueAsDouble());
-      }
-      request.commSize = reshard.getComm().getType().getSize();
-      request.topology = topology;
-      requests.push_back(std::move(request));
-    }
-  }
-  return requests;
-}
-
 CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
                                 llvm::StringRef options,
                                 llvm::StringRef dumpPath,
-                                llvm::StringRef sourceName) {
+                                llvm::StringRef sourceName,
+                                llvm::raw_ostream *timing) {
   CompileResult result;
   llvm::raw_string_ostream errors(result.error);
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
@@ -136,29 +85,10 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
       mlir::parseSourceString<mlir::ModuleOp>(ir, &context, sourceName);
   if (!module)
     return result;
-  // A module of plain reshards compiles without IR stages in between
-  // (DirectCompile.h): the same artifact, byte for byte, in a fraction of
-  // the time for many reshards. Dumps need the IR.
-  if (dumpPath.empty())
-    if (std::optional<std::vector<mlir::m2n::ReshardRequest>> requests =
-            plainReshards(*module)) {
-      std::string error;
-      mlir::FailureOr<std::string> bytes = mlir::m2n::compileReshardsDirectly(
-          context, *requests, options, /*threads=*/1, error);
-      if (mlir::failed(bytes)) {
-        errors << error << "\n";
-        return result;
-      }
-      result.artifact = std::move(*bytes);
-      result.ok = true;
-      return result;
-    }
+  // The one pipeline m2n-opt runs, with the verifiers on: op verifiers
+  // check structure (cheap for a whole refit), the pipeline's verification
+  // passes the rest.
   mlir::PassManager pm(&context);
-  // No verification between passes: each pass keeps the IR valid (m2n-opt,
-  // which the tests run, verifies after every pass), and the runtime checks
-  // every program it loads (verifyTransferProgram). Verifying a refit's
-  // module after each of the pipeline's passes cost more than the passes.
-  pm.enableVerifier(false);
   std::string pipeline = "m2n-pipeline";
   if (!options.empty())
     pipeline += "{" + options.str() + "}";
@@ -185,7 +115,19 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
         /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
         /*printAfterOnlyOnFailure=*/false, *dump);
   }
-  if (failed(pm.run(*module)))
+  if (timing) {
+    // The report is printed when the pass manager (its owner) goes.
+    auto timer = std::make_unique<mlir::DefaultTimingManager>();
+    timer->setEnabled(true);
+    timer->setOutput(mlir::createOutputStrategy(
+        mlir::DefaultTimingManager::OutputFormat::Text, *timing));
+    pm.enableTiming(std::move(timer));
+  }
+  const bool threaded = context.isMultithreadingEnabled();
+  mlir::LogicalResult ran = pm.run(*module);
+  if (dump && threaded)
+    context.enableMultithreading(); // IR printing needed one thread.
+  if (failed(ran))
     return result;
   mlir::FailureOr<std::string> bytes =
       mlir::m2n::buildArtifact(*module, *artifactOptions);

@@ -10,7 +10,7 @@
 // RUN: m2n-run %s "--pipeline=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" | FileCheck %s --check-prefix=RESULT
 // RUN: m2n-run %s "--pipeline=strategy=flat topology=%m2n_src_root/test/GPU/split-by-gpu.json buffer-align=4" | FileCheck %s --check-prefix=RESULT
 // RUN: m2n-run %s "--pipeline=topology=%m2n_src_root/test/GPU/split-by-gpu.json" | FileCheck %s --check-prefix=RESULT
-// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-lower-schedule | %python -c "import sys; print(sys.stdin.read().replace('network copy', 'network reduce<max>', 1))" | not m2n-opt 2>&1 | FileCheck %s --check-prefix=REDUCE
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-lower-schedule | %python -c "import sys; print(sys.stdin.read().replace('network copy', 'network reduce<max>', 1))" | not m2n-opt --m2n-verify-program 2>&1 | FileCheck %s --check-prefix=REDUCE
 
 // A max over four ranks gathered to rank 0 by gather-bcast: the
 // contributions of ranks 1 and 3 cross the network. They land in staging

@@ -7,15 +7,18 @@
 // moving together (the busiest rank and direction of each link class over
 // the whole model), and how long planning and routing took. --emit-mlir
 // writes the refit as layout-level m2n IR (one function, one m2n.reshard
-// per tensor) for m2n-opt and m2n-run; --shrink divides every extent, to
-// run a model's structure on the host backend.
+// per tensor, the topology as the module's attribute) for m2n-opt and
+// m2n-run; --compile compiles that module through --m2n-pipeline into one
+// artifact; --shrink divides every extent, to run a model's structure on
+// the host backend.
 //
 //===----------------------------------------------------------------------===//
 
 #include "../ToolSupport.h"
 
 #include "m2n/Compiler/Compile.h"
-#include "m2n/Conversion/M2NToGPU/DirectCompile.h"
+#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
+#include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "m2n/Plan/Planner.h"
 #include "m2n/Refit/Refit.h"
 #include "m2n/Route/CostModel.h"
@@ -32,7 +35,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
 using namespace m2n;
 
@@ -82,21 +84,20 @@ cl::opt<bool> verify("verify",
                      cl::cat(tools::category()));
 cl::opt<std::string> compilePath(
     "compile", cl::value_desc("FILE"),
-    cl::desc("Compile the whole refit into one artifact (the --m2n-pipeline "
-             "computation without IR: m2n/Conversion/M2NToGPU/"
-             "DirectCompile.h), write it to FILE and report the time of each "
-             "phase"),
+    cl::desc("Compile the whole refit into one artifact through "
+             "--m2n-pipeline (the --emit-mlir module, as the compiler API "
+             "compiles it), write it to FILE and report the time"),
     cl::cat(tools::category()));
 cl::opt<std::string> pipelineOptions(
     "pipeline", cl::init(""), cl::value_desc("OPTIONS"),
     cl::desc("--m2n-pipeline options for --compile; strategy defaults to "
-             "the first --strategy, topology to --topology, chunk-bytes to 0 "
-             "(a refit's tensors pipeline against each other in its group; "
-             "4 MiB chunks of every step made DeepSeek-V3's artifact 904 MB)"),
+             "the first --strategy, chunk-bytes to 0 (a refit's tensors "
+             "pipeline against each other in its group; 4 MiB chunks of "
+             "every step made DeepSeek-V3's artifact 904 MB)"),
     cl::cat(tools::category()));
-cl::opt<unsigned> threads(
-    "compile-threads", cl::init(0),
-    cl::desc("Worker threads for --compile (default: the machine's cores)"),
+cl::opt<bool> compileTiming(
+    "compile-timing",
+    cl::desc("With --compile: print the time of every pass (-mlir-timing)"),
     cl::cat(tools::category()));
 cl::opt<int> repeat("repeat", cl::init(3),
                     cl::desc("Time planning and routing as the best of N runs"),
@@ -153,16 +154,19 @@ std::string distIR(const TensorSpec &tensor, const Layout &layout) {
   return text + toString(tensor.type) + ", " + layoutIR(layout) + ">";
 }
 
-std::optional<std::string> emitIR(const std::string &path, const ModelSpec &model,
-                                  const RefitPlan &plan) {
-  std::error_code error;
-  llvm::raw_fd_ostream out(path, error, llvm::sys::fs::OF_Text);
-  if (error)
-    return "cannot write " + path + ": " + error.message();
+/// The refit as layout-level IR: one function, one m2n.reshard per tensor,
+/// the topology it is routed on as the module's attribute.
+std::string refitIR(mlir::MLIRContext &context, const ModelSpec &model,
+                    const RefitPlan &plan, const Topology &topology) {
+  std::string text;
+  llvm::raw_string_ostream out(text);
   const std::string comm = "!m2n.comm<" + std::to_string(plan.commSize) + ">";
   out << "// m2n-refit: " << model.name << ", " << model.tensors.size()
       << " tensors, trainer " << trainerText << " -> generator "
       << generatorText << "\n";
+  out << "module attributes {m2n.topology = ";
+  mlir::Attribute(mlir::m2n::toTopologyAttr(&context, topology)).print(out);
+  out << "} {\n";
   out << "func.func @refit(%comm: " << comm;
   for (size_t i = 0; i < model.tensors.size(); ++i)
     out << ",\n    %w" << i << ": " << distIR(model.tensors[i], plan.trainer[i]);
@@ -172,7 +176,17 @@ std::optional<std::string> emitIR(const std::string &path, const ModelSpec &mode
         << i << " on %comm : " << comm << ", "
         << distIR(model.tensors[i], plan.trainer[i]) << " -> "
         << distIR(model.tensors[i], plan.generator[i]) << "\n";
-  out << "  return\n}\n";
+  out << "  return\n}\n}\n";
+  return text;
+}
+
+std::optional<std::string> emitIR(const std::string &path,
+                                  const std::string &text) {
+  std::error_code error;
+  llvm::raw_fd_ostream out(path, error, llvm::sys::fs::OF_Text);
+  if (error)
+    return "cannot write " + path + ": " + error.message();
+  out << text;
   return std::nullopt;
 }
 
@@ -214,25 +228,12 @@ std::optional<std::string> emitCalls(const std::string &path,
   return std::nullopt;
 }
 
-/// --compile: every tensor's reshard into one artifact, timed phase by
-/// phase; the best of --repeat runs once the kernel is built (the first run
-/// builds it: its time is reported apart).
-std::optional<std::string> compileRefit(const ModelSpec &model,
-                                        const RefitPlan &plan,
-                                        const Topology &topology,
-                                        Strategy strategy) {
-  std::vector<mlir::m2n::ReshardRequest> requests;
-  for (size_t i = 0; i < model.tensors.size(); ++i) {
-    mlir::m2n::ReshardRequest request;
-    request.name = "@refit#" + std::to_string(i);
-    request.src = plan.trainer[i];
-    request.dst = plan.generator[i];
-    request.shape = model.tensors[i].shape;
-    request.type = model.tensors[i].type;
-    request.commSize = plan.commSize;
-    request.topology = topology;
-    requests.push_back(std::move(request));
-  }
+/// --compile: the refit's IR through --m2n-pipeline into one artifact (the
+/// compiler API's path), timed as the best of --repeat runs after a first
+/// one that builds the kernel; with --compile-timing, each pass's time.
+std::optional<std::string> compileRefit(mlir::MLIRContext &context,
+                                        const std::string &ir,
+                                        size_t tensors, Strategy strategy) {
   std::string options = pipelineOptions;
   auto setDefault = [&](llvm::StringRef name, const std::string &value) {
     if (!llvm::StringRef(options).contains((name + "=").str()))
@@ -240,29 +241,26 @@ std::optional<std::string> compileRefit(const ModelSpec &model,
   };
   setDefault("strategy", toString(strategy));
   setDefault("chunk-bytes", "0");
-  const unsigned workers =
-      threads ? threads.getValue()
-              : std::max(1u, std::thread::hardware_concurrency());
-  std::unique_ptr<mlir::MLIRContext> context = createCompilerContext();
-  mlir::m2n::DirectCompileTimes best, first;
   double bestMs = 1e300, firstMs = 0;
-  std::string artifact;
+  std::string artifact, report;
   for (int run = 0; run < std::max(1, repeat.getValue()) + 1; ++run) {
-    std::string error;
-    mlir::m2n::DirectCompileTimes times;
+    std::string timing;
+    llvm::raw_string_ostream timingStream(timing);
     auto start = std::chrono::steady_clock::now();
-    mlir::FailureOr<std::string> bytes = mlir::m2n::compileReshardsDirectly(
-        *context, requests, options, workers, error, &times);
+    CompileResult result;
+    {
+      result = compileToArtifact(context, ir, options, "", "<m2n-refit>",
+                                 compileTiming ? &timingStream : nullptr);
+    }
     double ms = millisecondsSince(start);
-    if (mlir::failed(bytes))
-      return "--compile: " + error;
+    if (!result.ok)
+      return "--compile: " + llvm::StringRef(result.error).rtrim().str();
     if (run == 0) {
-      first = times;
       firstMs = ms;
-      artifact = std::move(*bytes);
+      artifact = std::move(result.artifact);
     } else if (ms < bestMs) {
       bestMs = ms;
-      best = times;
+      report = std::move(timing);
     }
   }
   std::error_code ec;
@@ -270,24 +268,14 @@ std::optional<std::string> compileRefit(const ModelSpec &model,
   if (ec)
     return "cannot write " + compilePath + ": " + ec.message();
   out << artifact;
-  llvm::outs() << "compiled " << requests.size() << " reshards ("
-               << best.distinct << " distinct; " << best.steps << " steps, " << best.movements
-               << " kernel movements standing for " << best.items
-               << " items) into " << humanBytes(artifact.size()) << " ("
-               << compilePath << ") with '" << options << "' on " << workers
-               << " threads: " << llvm::format("%.0f", bestMs)
+  llvm::outs() << "compiled " << tensors << " reshards into "
+               << humanBytes(artifact.size()) << " (" << compilePath
+               << ") with '" << options
+               << "' through --m2n-pipeline: " << llvm::format("%.0f", bestMs)
                << " ms (best of " << std::max(1, repeat.getValue())
-               << ": plan + route + lower + serialize "
-               << llvm::format("%.0f", best.reshardsMs)
-               << " ms wall [plan " << llvm::format("%.0f", best.planMs)
-               << ", route " << llvm::format("%.0f", best.routeMs) << ", lower "
-               << llvm::format("%.0f", best.lowerMs) << ", serialize "
-               << llvm::format("%.0f", best.serializeMs)
-               << " ms summed over threads], kernel from the cache, artifact "
-               << llvm::format("%.0f", best.artifactMs)
-               << " ms); the first run, which built the kernel: "
-               << llvm::format("%.0f", firstMs) << " ms (kernel "
-               << llvm::format("%.0f", first.kernelMs) << " ms)\n";
+               << "); the first run, which built the kernel: "
+               << llvm::format("%.0f", firstMs) << " ms\n"
+               << report;
   return std::nullopt;
 }
 
@@ -358,13 +346,18 @@ int main(int argc, char **argv) {
   if (!callsPath.empty())
     if (auto error = emitCalls(callsPath, model, plan))
       return fail(*error);
-  if (!emitPath.empty())
-    if (auto error = emitIR(emitPath, model, plan))
-      return fail(*error);
-
-  if (!compilePath.empty())
-    if (auto error = compileRefit(model, plan, topology, chosen.front()))
-      return fail(*error);
+  if (!emitPath.empty() || !compilePath.empty()) {
+    std::unique_ptr<mlir::MLIRContext> context = createCompilerContext();
+    context->getOrLoadDialect<mlir::m2n::M2NDialect>();
+    std::string ir = refitIR(*context, model, plan, topology);
+    if (!emitPath.empty())
+      if (auto error = emitIR(emitPath, ir))
+        return fail(*error);
+    if (!compilePath.empty())
+      if (auto error = compileRefit(*context, ir, model.tensors.size(),
+                                    chosen.front()))
+        return fail(*error);
+  }
 
   const size_t count = model.tensors.size();
   std::vector<ReshardPlan> plans(count);

@@ -29,7 +29,7 @@
 
 namespace m2n {
 
-constexpr uint32_t kArtifactVersion = 9;
+constexpr uint32_t kArtifactVersion = 10;
 
 struct KernelLaunch {
   std::string name = "m2n_transfer";
@@ -93,22 +93,18 @@ struct Artifact {
   std::vector<CompiledReshard> reshards;
 };
 
-/// The artifact's bytes.
+/// The artifact's bytes (each reshard with a program of its own).
 std::string serializeArtifact(const Artifact &artifact);
-/// The same in two parts, for writers that serialize reshards in parallel:
-/// one reshard's bytes, and the artifact of `artifact`'s kernel with the
-/// given reshard bytes (artifact.reshards is not read).
-std::string serializeReshard(const CompiledReshard &reshard);
-/// serializeReshard in its two parts: the leading name, and what follows
-/// it, which reshards of the same layouts, shape and types share.
-std::string serializeReshardName(const std::string &name);
-std::string serializeReshardAfterName(const CompiledReshard &reshard);
-std::string assembleArtifact(const Artifact &artifact,
-                             const std::vector<std::string> &reshards);
-/// The same from `reshardCount` reshards' bytes given as consecutive
-/// segments (a name, then bytes shared with other reshards).
-std::string assembleArtifact(const Artifact &artifact, size_t reshardCount,
-                             const std::vector<std::string_view> &segments);
+/// The same in parts, for writers whose reshards share programs (the
+/// tensors of one m2n.reshard_fn): the bytes of one reshard's program (all
+/// of CompiledReshard but its name), and the artifact of `artifact`'s
+/// kernel whose reshards are `tensors`, each a name and the index of its
+/// program in `programs` (artifact.reshards is not read).
+std::string serializeProgram(const CompiledReshard &reshard);
+std::string
+assembleArtifact(const Artifact &artifact,
+                 const std::vector<std::string_view> &programs,
+                 const std::vector<std::pair<std::string, uint32_t>> &tensors);
 /// Rewrites the header's payload size and checksum to match the bytes
 /// after it, as a writer would that wrote a wrong field: the corrupted-
 /// artifact tests and the fuzz targets use it so that their corruptions

@@ -1,8 +1,9 @@
 //===- Compile.h - one call from m2n IR text to an artifact ------*- C++ -*-===//
 //
 // What m2n-run and the compiler's C API (m2n-c/Compiler.h, used by the
-// Python JIT) share: parse a module, run --m2n-pipeline with the given
-// options, lower every schedule and serialize the artifact.
+// Python JIT) and m2n-refit --compile share: parse a module, run
+// --m2n-pipeline with the given options (the same PassManager pipeline as
+// m2n-opt, verifiers on) and serialize the artifact.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 
 #include "mlir/IR/MLIRContext.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <memory>
 #include <string>
@@ -30,11 +32,13 @@ struct CompileResult {
 /// Compiles `ir` (m2n IR text) with `--m2n-pipeline{options}`; the options
 /// max-ctas and tile-below-run-bytes also set the artifact's launch and
 /// lowering parameters. With a `dumpPath`, the IR after every pass is
-/// written there. Diagnostics name `sourceName`.
+/// written there. Diagnostics name `sourceName`. With `timing`, the time of
+/// every pass is reported there (as m2n-opt -mlir-timing prints it).
 CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
                                 llvm::StringRef options,
                                 llvm::StringRef dumpPath = "",
-                                llvm::StringRef sourceName = "<m2n-ir>");
+                                llvm::StringRef sourceName = "<m2n-ir>",
+                                llvm::raw_ostream *timing = nullptr);
 
 } // namespace m2n
 

@@ -8,6 +8,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "m2n/Base/Strategy.h"
+#include "m2n/Route/Router.h"
+#include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
 #include "m2n/Conversion/Passes.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
@@ -220,6 +223,31 @@ void mlir::m2n::registerM2NPipeline() {
               "m2n-pipeline: chip=" + options.chip +
               ": the transfer kernel needs TMA (cp.async.bulk, mbarrier "
               "transactions), sm_90 (Hopper) or newer, e.g. chip=sm_90a");
+        // Values the passes would each refuse, refused once by name.
+        if (!::m2n::parseStrategy(options.strategy))
+          return errorHandler("m2n-pipeline: strategy=" + options.strategy +
+                              ": expected flat, gather-bcast or hierarchical");
+        if (!::m2n::parseReduceShare(options.reduceShare))
+          return errorHandler("m2n-pipeline: reduce-share=" +
+                              options.reduceShare +
+                              ": expected on, off or auto");
+        if (options.chunkBytes < 0 || options.tileBelowRunBytes < 0 ||
+            options.vectorBelowBytes < 0 || options.engineMinBytes < 0)
+          return errorHandler("m2n-pipeline: chunk-bytes, "
+                              "tile-below-run-bytes, vector-below-bytes and "
+                              "engine-min-bytes must not be negative");
+        if (options.bufferAlign < 1 ||
+            (options.bufferAlign & (options.bufferAlign - 1)))
+          return errorHandler("m2n-pipeline: buffer-align=" +
+                              std::to_string(options.bufferAlign) +
+                              ": must be a power of two");
+        mlir::m2n::ArtifactOptions launch;
+        launch.maxCtas = options.maxCtas;
+        launch.stageBytes = options.stageBytes;
+        launch.walkers = options.walkers;
+        if (std::optional<std::string> wrong =
+                mlir::m2n::checkArtifactOptions(launch))
+          return errorHandler("m2n-pipeline: " + *wrong);
         buildM2NPipeline(pm, options);
         return success();
       },

@@ -115,22 +115,18 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
   // Vector items are moved by every thread of a CTA.
   artifact.kernel.threads = ops->vector.empty() ? 32 : 128;
 
-  // Each program serialized once; every tensor is its name and those bytes.
-  std::vector<std::string> programBytes;
-  programBytes.reserve(table->programs.size());
+  // Each program once; every tensor is a name and the index of its program.
+  std::vector<std::string> programs;
+  programs.reserve(table->programs.size());
   for (const ::m2n::CompiledReshard &reshard : table->programs)
-    programBytes.push_back(::m2n::serializeReshardAfterName(reshard));
-  std::vector<std::string> names;
-  names.reserve(table->tensors.size());
-  std::vector<std::string_view> segments;
-  segments.reserve(2 * table->tensors.size());
-  for (const auto &[name, program] : table->tensors)
-    names.push_back(::m2n::serializeReshardName(name));
-  for (size_t i = 0; i < names.size(); ++i) {
-    segments.push_back(names[i]);
-    segments.push_back(programBytes[table->tensors[i].second]);
-  }
-  return ::m2n::assembleArtifact(artifact, table->tensors.size(), segments);
+    programs.push_back(::m2n::serializeProgram(reshard));
+  std::vector<std::pair<std::string, uint32_t>> tensors;
+  tensors.reserve(table->tensors.size());
+  for (auto &[name, program] : table->tensors)
+    tensors.emplace_back(std::move(name), static_cast<uint32_t>(program));
+  return ::m2n::assembleArtifact(
+      artifact, std::vector<std::string_view>(programs.begin(), programs.end()),
+      tensors);
 }
 
 namespace {

@@ -76,7 +76,7 @@ def main():
         sys.exit("bad magic")
     version, size, checksum = struct.unpack_from("<IQQ", data, 4)
     payload = data[24:]
-    if version != 9 or size != len(payload) or fnv1a(payload) != checksum:
+    if version != 10 or size != len(payload) or fnv1a(payload) != checksum:
         sys.exit(f"bad header: version {version}, size {size}, checksum {checksum:#x}")
     r = Reader(payload)
     r.string(), r.string(), r.string()  # ptx, chip, kernel name
@@ -84,8 +84,10 @@ def main():
     walkers = r.take("I")
     print(f"kernel: {ctas} CTAs x {threads} threads, {stages} stages of {stage_bytes} bytes, "
           f"up to {walkers} walkers")
+    # The reshards (a name and a program index), then each program once.
+    reshards = [(r.string().decode(), r.take("I")) for _ in range(r.take("I"))]
+    programs = []
     for _ in range(r.take("I")):
-        name = r.string().decode()
         element = TYPES[r.take("I")]
         source = r.take("I")  # The cast's source type (11: none) and scale.
         scale = r.take("f")
@@ -99,13 +101,21 @@ def main():
             r.take("q"), r.ints()
         for _ in range(r.take("I")):
             r.buffer(), r.ints(), r.ints()
-        print(f"reshard {name}: {element}[{'x'.join(map(str, shape))}] {strategy}, "
-              f"buffers aligned to {alignment}")
+        lines = [f"{element}[{'x'.join(map(str, shape))}] {strategy}, "
+                 f"buffers aligned to {alignment}"]
         for _ in range(r.take("I")):
             rank, counters = r.take("q"), r.take("q")
             lists = [[r.movement() for _ in range(r.take("I"))] for _ in range(3)]
-            print(f"  rank {rank}: {counters} counters, {len(lists[0])} items, "
-                  f"{len(lists[1])} receives, {len(lists[2])} engine copies")
+            lines.append(f"  rank {rank}: {counters} counters, {len(lists[0])} items, "
+                         f"{len(lists[1])} receives, {len(lists[2])} engine copies")
+        programs.append(lines)
+    for name, program in reshards:
+        if program >= len(programs):
+            sys.exit(f"reshard {name} names a missing program")
+        lines = programs[program]
+        print(f"reshard {name}: {lines[0]}")
+        for line in lines[1:]:
+            print(line)
     if r.pos != len(payload):
         sys.exit("bytes after the last reshard")
 
