@@ -276,6 +276,8 @@ std::optional<Schedule> orderVectorReductions(const Schedule &schedule,
   return ordered;
 }
 
+} // namespace
+
 /// `schedule` with its steps numbered in emission order (emissionOrder),
 /// the order in which the runtime posts network steps (by step), so that
 /// network streams and CTAs work through one order. Schedules without
@@ -311,7 +313,7 @@ Schedule inEmissionOrder(Schedule schedule) {
 
 /// Whether `box` is one contiguous run of a row-major buffer of `shape`:
 /// whole in every dimension after its first of extent > 1.
-bool contiguousIn(const Box &box, const Dims &shape) {
+static bool contiguousIn(const Box &box, const Dims &shape) {
   int64_t d = 0;
   while (d < box.rank() && box.sizes[d] == 1)
     ++d;
@@ -335,6 +337,16 @@ bool contiguousIn(const Box &box, const Dims &shape) {
 /// unpacking of a chunk overlaps the next chunk's transfer.
 /// With `castsSources`, a network step out of a source buffer is packed
 /// whatever its box: the packing converts (NCCL only copies bytes).
+/// Whether network `step` (between buffers of shapes `from` and `to`) is
+/// packed into staging on the sending side and received into staging on
+/// the receiving side.
+static std::pair<bool, bool> stagingOf(const Step &step, const Dims &from,
+                                       const Dims &to, bool castsSources) {
+  return {!contiguousIn(step.fromBox, from) ||
+              (castsSources && step.from.kind == BufferKind::Source),
+          step.reduction.has_value() || !contiguousIn(step.toBox, to)};
+}
+
 Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
                            const Layout &dst,
                            const std::vector<int64_t> &shape,
@@ -351,9 +363,7 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
       std::optional<Dims> to = shapeOf(step.to);
       // A step naming a missing buffer stays as it is: lowering reports it.
       if (from && to)
-        staged[i] = {!contiguousIn(step.fromBox, *from) ||
-                         (castsSources && step.from.kind == BufferKind::Source),
-                     step.reduction || !contiguousIn(step.toBox, *to)};
+        staged[i] = stagingOf(step, *from, *to, castsSources);
     }
     at += 1 + staged[i].first + staged[i].second;
     moved[i] = at - 1;
@@ -426,8 +436,6 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
   return result;
 }
 
-} // namespace
-
 std::optional<std::string>
 lowerSchedule(const Schedule &routed, const Layout &src, const Layout &dst,
               const std::vector<int64_t> &shape, ElementType type,
@@ -439,8 +447,41 @@ lowerSchedule(const Schedule &routed, const Layout &src, const Layout &dst,
     return std::string("no cast from ") + toString(cast->source) + " to " +
            toString(type) + " (casts convert between f32, f16, bf16, "
            "f8E4M3FN and f8E5M2)";
-  const Schedule schedule = inEmissionOrder(
-      stageNetworkSteps(routed, src, dst, shape, cast.has_value()));
+  return lowerPreparedSchedule(
+      inEmissionOrder(
+          stageNetworkSteps(routed, src, dst, shape, cast.has_value())),
+      src, dst, shape, type, options, program, cast);
+}
+
+std::optional<std::string>
+lowerPreparedSchedule(const Schedule &schedule, const Layout &src,
+                      const Layout &dst, const std::vector<int64_t> &shape,
+                      ElementType type, const LoweringOptions &options,
+                      TransferProgram &program,
+                      std::optional<ElementCast> cast) {
+  if (cast && cast->source == type)
+    cast.reset();
+  if (cast && !isCastable(cast->source, type))
+    return std::string("no cast from ") + toString(cast->source) + " to " +
+           toString(type) + " (casts convert between f32, f16, bf16, "
+           "f8E4M3FN and f8E5M2)";
+  // What the lowering takes as it is: network steps are whole contiguous
+  // transfers (m2n-stage-network-steps made them so).
+  const BufferShapes shapeOf(src, dst, shape, schedule.scratches);
+  for (size_t i = 0; i < schedule.steps.size(); ++i) {
+    const Step &step = schedule.steps[i];
+    if (step.link != LinkClass::Network)
+      continue;
+    std::optional<Dims> from = shapeOf(step.from);
+    std::optional<Dims> to = shapeOf(step.to);
+    if (!from || !to)
+      continue; // lowerScheduleOnce names the missing buffer.
+    auto [pack, unpack] = stagingOf(step, *from, *to, cast.has_value());
+    if (pack || unpack)
+      return "step " + std::to_string(i) + " (" + step.str() +
+             ") is not one contiguous copy between whole NCCL buffers: " +
+             "stage it first (m2n-stage-network-steps)";
+  }
   if (std::optional<std::string> error = lowerScheduleOnce(
           schedule, src, dst, shape, type, options, cast, program))
     return error;

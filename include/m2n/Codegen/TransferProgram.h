@@ -94,6 +94,40 @@ struct ElementCast {
   float scale = 1.0f;
 };
 
+/// Network steps as single contiguous NCCL transfers: a network step whose
+/// source box is strided in its buffer (or, with `castsSources`, that reads
+/// a source buffer: the cast converts into staging) is packed by a local
+/// step on the sending rank into a staging scratch; one whose target box is
+/// strided, or that reduces (NCCL receives only copy), receives into a
+/// staging scratch and a local step unpacks (or reduces) it. Dependencies
+/// follow. (--m2n-stage-network-steps.)
+Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
+                           const Layout &dst,
+                           const std::vector<int64_t> &shape,
+                           bool castsSources);
+
+/// `schedule` with its steps numbered in emission order, the one
+/// topological order every rank's items and the runtime's network posts
+/// follow (so no CTA and no network stream waits for what waits behind
+/// it); schedules without network steps, or with a missing step or a
+/// cycle, are returned as they are. (--m2n-order-steps.)
+Schedule inEmissionOrder(Schedule schedule);
+
+/// Lowers a schedule that is staged and ordered (the two functions above,
+/// the pipeline's passes before m2n-lower-schedule) into per-rank programs,
+/// or returns a message naming what cannot be lowered: a network step that
+/// still needs staging is refused by name. With `cast`, the source holds
+/// cast->source elements: every step out of a source buffer converts on
+/// the SM path, everything after moves `type`.
+std::optional<std::string>
+lowerPreparedSchedule(const Schedule &schedule, const Layout &src,
+                      const Layout &dst, const std::vector<int64_t> &shape,
+                      ElementType type, const LoweringOptions &options,
+                      TransferProgram &program,
+                      std::optional<ElementCast> cast = std::nullopt);
+
+/// stageNetworkSteps, inEmissionOrder and lowerPreparedSchedule in a row:
+/// what --m2n-pipeline's passes compute, for C++ callers.
 /// Lowers `schedule` (of a reshard from `src` to `dst` of `shape`, whose
 /// destination holds `type`) into per-rank programs, or returns a message
 /// naming what cannot be lowered. With `cast`, the source holds

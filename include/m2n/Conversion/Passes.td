@@ -69,11 +69,51 @@ def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
   ];
 }
 
+def StageNetworkSteps : Pass<"m2n-stage-network-steps"> {
+  let summary = "Make every network step one contiguous NCCL transfer";
+  let description = [{
+    NCCL moves one contiguous buffer per call, and its receives only copy.
+    A network step whose source box is strided in its buffer (or that reads
+    a source buffer of a cast, which converts on the way) gets a local step
+    on the sending rank that packs the box into a staging scratch buffer,
+    which the network step then sends whole; one whose target box is
+    strided, or that reduces, receives into a staging scratch on the
+    receiving rank, and a local step unpacks (or reduces) it into place.
+    Dependencies follow the new steps (`m2n::stageNetworkSteps`). The
+    lowering refuses network steps that still need this.
+
+    ```mlir
+    m2n.step 0 copy src(0) [0:4, 0:2] -> dst(2) [0:4, 0:2] via network
+    // becomes
+    m2n.scratch 0 on 0 [4, 2]
+    m2n.step 0 copy src(0) [0:4, 0:2] -> scratch0(0) [0:4, 0:2] via local
+    m2n.step 1 copy scratch0(0) [0:4, 0:2] -> dst(2) [0:4, 0:2] via network after [0]
+    ```
+  }];
+  let dependentDialects = ["::mlir::m2n::M2NDialect"];
+}
+
+def OrderSteps : Pass<"m2n-order-steps"> {
+  let summary = "Number the steps of every schedule in emission order";
+  let description = [{
+    Renumbers the steps of each `m2n.schedule` with network steps in the one
+    topological order in which every rank's kernel items and the runtime's
+    network posts (by step) follow them: first the steps that wait for
+    fewer hops between ranks, the link classes interleaved in proportion
+    to their bytes (`m2n::inEmissionOrder`). With it, no CTA and no network
+    stream waits for what waits behind it. Schedules without network steps
+    are left as they are (the lowering orders their items itself).
+  }];
+  let dependentDialects = ["::mlir::m2n::M2NDialect"];
+}
+
 def LowerSchedule : Pass<"m2n-lower-schedule"> {
   let summary = "Lower every m2n.schedule to per-rank programs (m2n.program)";
   let description = [{
-    Replaces each `m2n.schedule` by an `m2n.program` with the same operands
-    and result (`m2n::lowerSchedule`): every step's contiguous runs or
+    Replaces each `m2n.schedule`, staged and ordered
+    (`m2n-stage-network-steps`, `m2n-order-steps`), by an `m2n.program` with
+    the same operands and result (`m2n::lowerPreparedSchedule`): every
+    step's contiguous runs or
     tiles become moves of one mechanism each, chosen by the cost rule of
     docs/codegen.md with the thresholds below (TMA bulk, TMA tensor tiles,
     the SM path, the copy engine), network steps become receives, and the

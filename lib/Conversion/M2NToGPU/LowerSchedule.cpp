@@ -67,7 +67,7 @@ struct LowerSchedulePass
       }
       std::vector<int64_t> shape(src.getShape().begin(), src.getShape().end());
       ::m2n::TransferProgram program;
-      if (std::optional<std::string> error = ::m2n::lowerSchedule(
+      if (std::optional<std::string> error = ::m2n::lowerPreparedSchedule(
               toSchedule(schedule), toLayout(src.getLayout()),
               toLayout(dst.getLayout()), shape, *type, options, program,
               cast)) {

@@ -1,10 +1,13 @@
 //===- Pipeline.cpp - --m2n-pipeline: layout-level IR to PTX ----------------===//
 //
-// The same C++ pipeline serves m2n-opt and the Python JIT. Stages, with
-// verification between them:
-//   expand collectives -> share identical reshards -> plan -> verify plan -> route over the topology ->
-//   lower to per-rank programs -> add the transfer kernel -> lower it to
-//   NVVM -> serialize to PTX (-> write the artifact).
+// The one compiler: m2n-opt, the compiler API (the Python JIT, m2n-run) and
+// m2n-refit --compile run this pipeline. Stages, with verification between
+// them:
+//   expand collectives -> share identical reshards (m2n.reshard_fn) ->
+//   per function, in parallel: plan -> verify plan -> route over the
+//   topology -> stage network steps -> order steps -> verify schedule ->
+//   lower to per-rank programs -> verify programs;
+//   then the transfer kernel -> NVVM -> PTX (-> write the artifact).
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,8 +134,10 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   route.chunkBytes = options.chunkBytes;
   route.reduceShare = options.reduceShare;
   reshard.addPass(mlir::m2n::createRouteTopology(route));
-  // Schedules written by hand reach the lowering without a plan: each is
-  // proven to deliver the destination first.
+  reshard.addPass(mlir::m2n::createStageNetworkSteps());
+  reshard.addPass(mlir::m2n::createOrderSteps());
+  // The schedule that is lowered (routed, or written by hand) is proven to
+  // deliver the destination first.
   reshard.addPass(mlir::m2n::createVerifySchedule());
   mlir::m2n::LowerScheduleOptions lower;
   lower.stageBytes = options.stageBytes;

@@ -17,6 +17,8 @@ namespace mlir::m2n {
 #define GEN_PASS_DECL_IMPORTSDY
 #define GEN_PASS_DECL_IMPORTSHARD
 #define GEN_PASS_DECL_LOWERSCHEDULE
+#define GEN_PASS_DECL_ORDERSTEPS
+#define GEN_PASS_DECL_STAGENETWORKSTEPS
 #define GEN_PASS_DECL_WRITEARTIFACT
 #include "m2n/Conversion/Passes.h.inc"
 

@@ -90,4 +90,12 @@ void buildSchedule(OpBuilder &builder, Location loc,
   }
 }
 
+void replaceScheduleBody(ScheduleOp op, const ::m2n::Schedule &schedule) {
+  Block &body = op.getBody().front();
+  while (!body.empty())
+    body.back().erase();
+  OpBuilder builder = OpBuilder::atBlockEnd(&body);
+  buildSchedule(builder, op.getLoc(), schedule);
+}
+
 } // namespace mlir::m2n

@@ -20,6 +20,8 @@ namespace mlir::m2n {
 ::m2n::Schedule toSchedule(ScheduleOp schedule);
 /// Appends the scratch declarations and steps of `schedule` at the builder's
 /// position.
+/// Replaces the scratch buffers and steps of `op` by `schedule`'s.
+void replaceScheduleBody(ScheduleOp op, const ::m2n::Schedule &schedule);
 void buildSchedule(OpBuilder &builder, Location loc,
                    const ::m2n::Schedule &schedule);
 

@@ -1,0 +1,40 @@
+//===- OrderSteps.cpp - schedule steps numbered in emission order ----------===//
+//
+// A thin pass over m2n::inEmissionOrder (m2n/Codegen): the step numbers the
+// runtime posts network transfers by are in the printed schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "m2n/Codegen/TransferProgram.h"
+#include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
+#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
+#include "m2n/Dialect/M2N/IR/M2NOps.h"
+#include "m2n/Dialect/M2N/Transforms/PlanInterop.h"
+
+namespace mlir::m2n {
+#define GEN_PASS_DEF_ORDERSTEPS
+#include "m2n/Conversion/Passes.h.inc"
+} // namespace mlir::m2n
+
+using namespace mlir;
+using namespace mlir::m2n;
+
+namespace {
+struct OrderStepsPass
+    : public mlir::m2n::impl::OrderStepsBase<OrderStepsPass> {
+  void runOnOperation() override {
+    getOperation()->walk([&](ScheduleOp op) {
+      ::m2n::Schedule schedule = toSchedule(op);
+      ::m2n::Schedule ordered = ::m2n::inEmissionOrder(schedule);
+      bool same = true;
+      for (size_t i = 0; same && i < schedule.steps.size(); ++i) {
+        const ::m2n::Step &a = schedule.steps[i], &b = ordered.steps[i];
+        same = a.from == b.from && a.to == b.to && a.fromBox == b.fromBox &&
+               a.toBox == b.toBox && a.deps == b.deps;
+      }
+      if (!same)
+        replaceScheduleBody(op, ordered);
+    });
+  }
+};
+} // namespace
