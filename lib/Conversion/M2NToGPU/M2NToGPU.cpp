@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Threading.h"
 
 namespace mlir::m2n {
 #define GEN_PASS_DEF_CONVERTTOGPU
@@ -21,6 +22,9 @@ using namespace mlir;
 FailureOr<mlir::m2n::ProgramTable>
 mlir::m2n::collectPrograms(ModuleOp module) {
   ProgramTable table;
+  // First the distinct program ops and who runs them, then their C++ form,
+  // converted in parallel (reading IR from several threads is safe).
+  SmallVector<mlir::m2n::ProgramOp> programs;
   llvm::DenseMap<Operation *, size_t> programOf; // reshard_fn -> program
   SymbolTableCollection symbols;
   auto notLowered = [](Operation *op) {
@@ -42,10 +46,8 @@ mlir::m2n::collectPrograms(ModuleOp module) {
             op))
       return notLowered(op);
     if (auto program = dyn_cast<mlir::m2n::ProgramOp>(op)) {
-      table.programs.push_back(mlir::m2n::toCompiledReshard(program));
-      table.programs.back().name = name(op);
-      table.tensors.emplace_back(table.programs.back().name,
-                                 table.programs.size() - 1);
+      programs.push_back(program);
+      table.tensors.emplace_back(name(op), programs.size() - 1);
       return WalkResult::advance();
     }
     auto call = dyn_cast<mlir::m2n::CallOp>(op);
@@ -58,20 +60,29 @@ mlir::m2n::collectPrograms(ModuleOp module) {
                        << "' does not name an m2n.reshard_fn";
       return WalkResult::interrupt();
     }
-    std::string tensor = name(op);
-    auto [it, fresh] = programOf.try_emplace(fn, table.programs.size());
+    auto [it, fresh] = programOf.try_emplace(fn, programs.size());
     if (fresh) {
       auto program = dyn_cast<mlir::m2n::ProgramOp>(fn.getReshard());
       if (!program)
         return notLowered(fn.getReshard());
-      table.programs.push_back(mlir::m2n::toCompiledReshard(program));
-      table.programs.back().name = tensor;
+      programs.push_back(program);
     }
-    table.tensors.emplace_back(std::move(tensor), it->second);
+    table.tensors.emplace_back(name(op), it->second);
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
     return failure();
+  table.programs.resize(programs.size());
+  mlir::parallelFor(module.getContext(), 0, programs.size(), [&](size_t i) {
+    table.programs[i] = mlir::m2n::toCompiledReshard(programs[i]);
+  });
+  // Each program is named after the first tensor that runs it.
+  std::vector<bool> named(programs.size(), false);
+  for (const auto &[tensor, program] : table.tensors)
+    if (!named[program]) {
+      named[program] = true;
+      table.programs[program].name = tensor;
+    }
   return table;
 }
 

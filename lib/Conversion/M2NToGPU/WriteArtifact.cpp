@@ -4,6 +4,7 @@
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/Threading.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -116,10 +117,10 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
   artifact.kernel.threads = ops->vector.empty() ? 32 : 128;
 
   // Each program once; every tensor is a name and the index of its program.
-  std::vector<std::string> programs;
-  programs.reserve(table->programs.size());
-  for (const ::m2n::CompiledReshard &reshard : table->programs)
-    programs.push_back(::m2n::serializeProgram(reshard));
+  std::vector<std::string> programs(table->programs.size());
+  mlir::parallelFor(module.getContext(), 0, programs.size(), [&](size_t i) {
+    programs[i] = ::m2n::serializeProgram(table->programs[i]);
+  });
   std::vector<std::pair<std::string, uint32_t>> tensors;
   tensors.reserve(table->tensors.size());
   for (auto &[name, program] : table->tensors)
