@@ -238,10 +238,9 @@ static std::optional<::m2n::CounterRef> toCounterRef(ArrayRef<int64_t> pair) {
 
 static void buildMove(OpBuilder &builder, Location loc,
                       const ::m2n::Movement &m, MechanismKind mechanism) {
-  MLIRContext *ctx = builder.getContext();
-  ReductionKindAttr reduction;
+  std::optional<ReductionKind> reduction;
   if (m.reduction)
-    reduction = ReductionKindAttr::get(ctx, toReductionKind(*m.reduction));
+    reduction = toReductionKind(*m.reduction);
   auto pair = [](const std::optional<::m2n::CounterRef> &counter) {
     return counter ? SmallVector<int64_t>{counter->rank, counter->index}
                    : SmallVector<int64_t>{};
@@ -256,8 +255,8 @@ static void buildMove(OpBuilder &builder, Location loc,
   MoveOp::create(builder, loc, mechanism, reduction, toBufferKind(m.src.kind),
                  m.src.rank, m.src.scratch, m.srcOffset,
                  toBufferKind(m.dst.kind), m.dst.rank, m.dst.scratch,
-                 m.dstOffset, m.bytes, m.srcMap, m.srcCoords.vec(), m.dstMap,
-                 m.dstCoords.vec(), pair(m.signal), waits, pair(m.readDone),
+                 m.dstOffset, m.bytes, m.srcMap, m.srcCoords, m.dstMap,
+                 m.dstCoords, pair(m.signal), waits, pair(m.readDone),
                  m.step, repeats);
 }
 

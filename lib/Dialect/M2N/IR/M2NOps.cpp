@@ -356,10 +356,10 @@ LogicalResult PlanOp::verify() {
 // TransferOp
 //===----------------------------------------------------------------------===//
 
-/// Parses `copy` or `reduce<sum|max|min>`, the latter into `attrName`.
+/// Parses `copy` or `reduce<sum|max|min>`, the latter into `reduction`.
 static ParseResult parseCopyOrReduce(OpAsmParser &parser,
-                                     OperationState &result,
-                                     StringAttr attrName) {
+                                     std::optional<ReductionKind> &reduction) {
+  reduction.reset();
   StringRef kind;
   SMLoc kindLoc = parser.getCurrentLocation();
   if (parser.parseKeyword(&kind))
@@ -374,12 +374,10 @@ static ParseResult parseCopyOrReduce(OpAsmParser &parser,
   if (parser.parseLess() || parser.getCurrentLocation(&nameLoc) ||
       parser.parseKeyword(&name) || parser.parseGreater())
     return failure();
-  std::optional<ReductionKind> reduction = symbolizeReductionKind(name);
+  reduction = symbolizeReductionKind(name);
   if (!reduction)
     return parser.emitError(nameLoc, "unknown reduction '")
            << name << "'; expected sum, max or min";
-  result.addAttribute(attrName,
-                      ReductionKindAttr::get(parser.getContext(), *reduction));
   return success();
 }
 
@@ -417,8 +415,12 @@ static void printBox(OpAsmPrinter &printer, ArrayRef<int64_t> offsets,
 
 ParseResult TransferOp::parse(OpAsmParser &parser, OperationState &result) {
   MLIRContext *ctx = parser.getContext();
-  if (parseCopyOrReduce(parser, result, getReductionAttrName(result.name)))
+  std::optional<ReductionKind> reduction;
+  if (parseCopyOrReduce(parser, reduction))
     return failure();
+  if (reduction)
+    result.addAttribute(getReductionAttrName(result.name),
+                        ReductionKindAttr::get(ctx, *reduction));
   int64_t srcRank, dstRank;
   SmallVector<int64_t> srcOffsets, srcSizes, dstOffsets, dstSizes;
   SMLoc dstLoc;
@@ -715,8 +717,8 @@ ParseResult StepOp::parse(OpAsmParser &parser, OperationState &result) {
   MLIRContext *ctx = parser.getContext();
   Builder builder(ctx);
   int64_t id;
-  if (parser.parseInteger(id) ||
-      parseCopyOrReduce(parser, result, getReductionAttrName(result.name)))
+  std::optional<ReductionKind> reduction;
+  if (parser.parseInteger(id) || parseCopyOrReduce(parser, reduction))
     return failure();
   BufferKind fromKind, toKind;
   int64_t fromRank, toRank, fromScratch, toScratch;
@@ -743,29 +745,20 @@ ParseResult StepOp::parse(OpAsmParser &parser, OperationState &result) {
     return failure();
   if (parser.parseOptionalAttrDict(result.attributes))
     return failure();
-  result.addAttribute(getIdAttrName(result.name), builder.getI64IntegerAttr(id));
-  result.addAttribute(getFromKindAttrName(result.name),
-                      BufferKindAttr::get(ctx, fromKind));
-  result.addAttribute(getFromRankAttrName(result.name),
-                      builder.getI64IntegerAttr(fromRank));
-  result.addAttribute(getFromScratchAttrName(result.name),
-                      builder.getI64IntegerAttr(fromScratch));
-  result.addAttribute(getFromOffsetsAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(fromOffsets));
-  result.addAttribute(getToKindAttrName(result.name),
-                      BufferKindAttr::get(ctx, toKind));
-  result.addAttribute(getToRankAttrName(result.name),
-                      builder.getI64IntegerAttr(toRank));
-  result.addAttribute(getToScratchAttrName(result.name),
-                      builder.getI64IntegerAttr(toScratch));
-  result.addAttribute(getToOffsetsAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(toOffsets));
-  result.addAttribute(getSizesAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(fromSizes));
-  result.addAttribute(getLinkAttrName(result.name),
-                      LinkClassAttr::get(ctx, *linkClass));
-  result.addAttribute(getDepsAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(deps));
+  Properties &step = result.getOrAddProperties<Properties>();
+  step.id = id;
+  step.from_kind = fromKind;
+  step.from_rank = fromRank;
+  step.from_scratch = fromScratch;
+  step.from_offsets.assign(fromOffsets.begin(), fromOffsets.end());
+  step.to_kind = toKind;
+  step.to_rank = toRank;
+  step.to_scratch = toScratch;
+  step.to_offsets.assign(toOffsets.begin(), toOffsets.end());
+  step.sizes.assign(fromSizes.begin(), fromSizes.end());
+  step.reduction = reduction;
+  step.link = *linkClass;
+  step.deps.assign(deps.begin(), deps.end());
   return success();
 }
 
@@ -786,13 +779,8 @@ void StepOp::print(OpAsmPrinter &printer) {
     llvm::interleaveComma(getDeps(), printer);
     printer << ']';
   }
-  printer.printOptionalAttrDict(
-      (*this)->getAttrs(),
-      {getIdAttrName(), getFromKindAttrName(), getFromRankAttrName(),
-       getFromScratchAttrName(), getFromOffsetsAttrName(), getToKindAttrName(),
-       getToRankAttrName(), getToScratchAttrName(), getToOffsetsAttrName(),
-       getSizesAttrName(), getReductionAttrName(), getLinkAttrName(),
-       getDepsAttrName()});
+  // The step's own data are properties: only discardable attributes remain.
+  printer.printOptionalAttrDict((*this)->getAttrs());
 }
 
 //===----------------------------------------------------------------------===//
@@ -947,7 +935,8 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
     return parser.emitError(mechanismLoc, "unknown mechanism '")
            << mechanismName
            << "'; expected bulk, tile, vector, engine or network";
-  if (parseCopyOrReduce(parser, result, getReductionAttrName(result.name)))
+  std::optional<ReductionKind> reduction;
+  if (parseCopyOrReduce(parser, reduction))
     return failure();
   const bool tile = *mechanism == MechanismKind::Tile;
   // `src(1)+0` or, for tiles, `src(1) map 0 (0, 16)`.
@@ -1008,35 +997,27 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
   }
   if (parser.parseOptionalAttrDict(result.attributes))
     return failure();
-  auto i64 = [&](int64_t value) { return builder.getI64IntegerAttr(value); };
-  result.addAttribute(getMechanismAttrName(result.name),
-                      MechanismKindAttr::get(ctx, *mechanism));
-  result.addAttribute(getSrcKindAttrName(result.name),
-                      BufferKindAttr::get(ctx, srcKind));
-  result.addAttribute(getSrcRankAttrName(result.name), i64(srcRank));
-  result.addAttribute(getSrcScratchAttrName(result.name), i64(srcScratch));
-  result.addAttribute(getSrcOffsetAttrName(result.name), i64(srcOffset));
-  result.addAttribute(getDstKindAttrName(result.name),
-                      BufferKindAttr::get(ctx, dstKind));
-  result.addAttribute(getDstRankAttrName(result.name), i64(dstRank));
-  result.addAttribute(getDstScratchAttrName(result.name), i64(dstScratch));
-  result.addAttribute(getDstOffsetAttrName(result.name), i64(dstOffset));
-  result.addAttribute(getBytesAttrName(result.name), i64(bytes));
-  result.addAttribute(getSrcMapAttrName(result.name), i64(srcMap));
-  result.addAttribute(getSrcCoordsAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(srcCoords));
-  result.addAttribute(getDstMapAttrName(result.name), i64(dstMap));
-  result.addAttribute(getDstCoordsAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(dstCoords));
-  result.addAttribute(getSignalAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(signal));
-  result.addAttribute(getWaitsAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(waits));
-  result.addAttribute(getReadDoneAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(readDone));
-  result.addAttribute(getStepAttrName(result.name), i64(step));
-  result.addAttribute(getRepeatsAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(repeats));
+  Properties &move = result.getOrAddProperties<Properties>();
+  move.mechanism = *mechanism;
+  move.reduction = reduction;
+  move.src_kind = srcKind;
+  move.src_rank = srcRank;
+  move.src_scratch = srcScratch;
+  move.src_offset = srcOffset;
+  move.dst_kind = dstKind;
+  move.dst_rank = dstRank;
+  move.dst_scratch = dstScratch;
+  move.dst_offset = dstOffset;
+  move.bytes = bytes;
+  move.src_map = srcMap;
+  move.src_coords.assign(srcCoords.begin(), srcCoords.end());
+  move.dst_map = dstMap;
+  move.dst_coords.assign(dstCoords.begin(), dstCoords.end());
+  move.signal.assign(signal.begin(), signal.end());
+  move.waits.assign(waits.begin(), waits.end());
+  move.read_done.assign(readDone.begin(), readDone.end());
+  move.step = step;
+  move.repeats.assign(repeats.begin(), repeats.end());
   return success();
 }
 
@@ -1080,15 +1061,8 @@ void MoveOp::print(OpAsmPrinter &printer) {
     printer << " read_done " << readDone[0] << ':' << readDone[1];
   if (getStep() >= 0)
     printer << " step " << getStep();
-  printer.printOptionalAttrDict(
-      (*this)->getAttrs(),
-      {getMechanismAttrName(), getReductionAttrName(), getSrcKindAttrName(),
-       getSrcRankAttrName(), getSrcScratchAttrName(), getSrcOffsetAttrName(),
-       getDstKindAttrName(), getDstRankAttrName(), getDstScratchAttrName(),
-       getDstOffsetAttrName(), getBytesAttrName(), getSrcMapAttrName(),
-       getSrcCoordsAttrName(), getDstMapAttrName(), getDstCoordsAttrName(),
-       getSignalAttrName(), getWaitsAttrName(), getReadDoneAttrName(),
-       getStepAttrName(), getRepeatsAttrName()});
+  // The move's own data are properties: only discardable attributes remain.
+  printer.printOptionalAttrDict((*this)->getAttrs());
 }
 
 //===----------------------------------------------------------------------===//

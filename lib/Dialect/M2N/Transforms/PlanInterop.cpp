@@ -77,14 +77,14 @@ void buildSchedule(OpBuilder &builder, Location loc,
     ScratchOp::create(builder, loc, static_cast<int64_t>(id), scratch.rank,
                       scratch.shape.vec());
   for (auto [id, step] : llvm::enumerate(schedule.steps)) {
-    ReductionKindAttr reduction;
+    std::optional<ReductionKind> reduction;
     if (step.reduction)
-      reduction = ReductionKindAttr::get(ctx, toReductionKind(*step.reduction));
+      reduction = toReductionKind(*step.reduction);
     StepOp::create(
         builder, loc, static_cast<int64_t>(id),
         toBufferKind(step.from.kind), step.from.rank, step.from.scratch,
-        step.fromBox.offsets.vec(), toBufferKind(step.to.kind), step.to.rank,
-        step.to.scratch, step.toBox.offsets.vec(), step.fromBox.sizes.vec(),
+        step.fromBox.offsets, toBufferKind(step.to.kind), step.to.rank,
+        step.to.scratch, step.toBox.offsets, step.fromBox.sizes,
         reduction, static_cast<LinkClass>(static_cast<int>(step.link)),
         step.deps);
   }

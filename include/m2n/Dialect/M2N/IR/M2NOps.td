@@ -316,14 +316,15 @@ def M2N_StepOp : M2N_Op<"step", [HasParent<"ScheduleOp">]> {
     `scratchK(R)`. `via` is the link class the bytes use (`local`, `nvlink`,
     `network`); `after` lists the steps that must complete first.
   }];
-  let arguments = (ins M2N_I64Attr:$id,
-                       M2N_BufferKindAttr:$from_kind, M2N_I64Attr:$from_rank,
-                       M2N_I64Attr:$from_scratch, DenseI64ArrayAttr:$from_offsets,
-                       M2N_BufferKindAttr:$to_kind, M2N_I64Attr:$to_rank,
-                       M2N_I64Attr:$to_scratch, DenseI64ArrayAttr:$to_offsets,
-                       DenseI64ArrayAttr:$sizes,
-                       OptionalAttr<M2N_ReductionKindAttr>:$reduction,
-                       M2N_LinkClassAttr:$link, DenseI64ArrayAttr:$deps);
+  // Properties, as m2n.move's: a refit's schedule has ~50k steps.
+  let arguments = (ins I64Prop:$id,
+                       EnumProp<M2N_BufferKind>:$from_kind, I64Prop:$from_rank,
+                       I64Prop:$from_scratch, ArrayProp<I64Prop>:$from_offsets,
+                       EnumProp<M2N_BufferKind>:$to_kind, I64Prop:$to_rank,
+                       I64Prop:$to_scratch, ArrayProp<I64Prop>:$to_offsets,
+                       ArrayProp<I64Prop>:$sizes,
+                       OptionalProp<EnumProp<M2N_ReductionKind>>:$reduction,
+                       EnumProp<M2N_LinkClass>:$link, ArrayProp<I64Prop>:$deps);
   let hasCustomAssemblyFormat = 1;
 }
 
@@ -423,18 +424,20 @@ def M2N_MoveOp : M2N_Op<"move", [HasParent<"RankOp">]> {
     owner of the source that its bytes were read. `step N` records the
     schedule step it comes from.
   }];
-  let arguments = (ins M2N_MechanismKindAttr:$mechanism,
-                       OptionalAttr<M2N_ReductionKindAttr>:$reduction,
-                       M2N_BufferKindAttr:$src_kind, M2N_I64Attr:$src_rank,
-                       M2N_I64Attr:$src_scratch, M2N_I64Attr:$src_offset,
-                       M2N_BufferKindAttr:$dst_kind, M2N_I64Attr:$dst_rank,
-                       M2N_I64Attr:$dst_scratch, M2N_I64Attr:$dst_offset,
-                       M2N_I64Attr:$bytes,
-                       M2N_I64Attr:$src_map, DenseI64ArrayAttr:$src_coords,
-                       M2N_I64Attr:$dst_map, DenseI64ArrayAttr:$dst_coords,
-                       DenseI64ArrayAttr:$signal, DenseI64ArrayAttr:$waits,
-                       DenseI64ArrayAttr:$read_done, M2N_I64Attr:$step,
-                       DenseI64ArrayAttr:$repeats);
+  // Properties, not attributes: a refit's program has ~50k moves, and
+  // plain integers in the op need no uniquing, hashing or constraint check.
+  let arguments = (ins EnumProp<M2N_MechanismKind>:$mechanism,
+                       OptionalProp<EnumProp<M2N_ReductionKind>>:$reduction,
+                       EnumProp<M2N_BufferKind>:$src_kind, I64Prop:$src_rank,
+                       I64Prop:$src_scratch, I64Prop:$src_offset,
+                       EnumProp<M2N_BufferKind>:$dst_kind, I64Prop:$dst_rank,
+                       I64Prop:$dst_scratch, I64Prop:$dst_offset,
+                       I64Prop:$bytes,
+                       I64Prop:$src_map, ArrayProp<I64Prop>:$src_coords,
+                       I64Prop:$dst_map, ArrayProp<I64Prop>:$dst_coords,
+                       ArrayProp<I64Prop>:$signal, ArrayProp<I64Prop>:$waits,
+                       ArrayProp<I64Prop>:$read_done, I64Prop:$step,
+                       ArrayProp<I64Prop>:$repeats);
   let hasCustomAssemblyFormat = 1;
 }
 
