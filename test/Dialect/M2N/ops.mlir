@@ -107,8 +107,8 @@ func.func @collectives(%comm: !m2n.comm<8>,
 // CHECK-NEXT: m2n.transfer reduce<min> from 0 [] to 1 []
 // GENERIC-LABEL: sym_name = "plan"
 // GENERIC: "m2n.plan"(%{{.*}}, %{{.*}}) ({
-// GENERIC-NEXT: "m2n.transfer"() <{dst_offsets = array<i64: 0, 0>, dst_rank = 0 : i64, sizes = array<i64: 2, 2>, src_offsets = array<i64: 0, 0>, src_rank = 0 : i64}> : () -> ()
-// GENERIC-NEXT: "m2n.transfer"() <{dst_offsets = array<i64: 0, 0>, dst_rank = 0 : i64, reduction = #m2n.reduction<sum>, sizes = array<i64: 2, 2>, src_offsets = array<i64: 0, 0>, src_rank = 1 : i64}> : () -> ()
+// GENERIC-NEXT: "m2n.transfer"() <{dst_offsets = [0, 0], dst_rank = 0 : i64, reduction = [], sizes = [2, 2], src_offsets = [0, 0], src_rank = 0 : i64}> : () -> ()
+// GENERIC-NEXT: "m2n.transfer"() <{dst_offsets = [0, 0], dst_rank = 0 : i64, reduction = [0 : i32], sizes = [2, 2], src_offsets = [0, 0], src_rank = 1 : i64}> : () -> ()
 func.func @plan(%c: !m2n.comm<2>, %x: !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>, %s: !m2n.dist<f64, #m2n.layout<#m2n.mesh<[2]>, [partial<min>]>>) {
   %0 = m2n.plan %x on %c : !m2n.comm<2>, !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>> -> !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> {
     m2n.transfer copy from 0 [0:2, 0:2] to 0 [0:2, 0:2]

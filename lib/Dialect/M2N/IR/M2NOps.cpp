@@ -414,13 +414,9 @@ static void printBox(OpAsmPrinter &printer, ArrayRef<int64_t> offsets,
 }
 
 ParseResult TransferOp::parse(OpAsmParser &parser, OperationState &result) {
-  MLIRContext *ctx = parser.getContext();
   std::optional<ReductionKind> reduction;
   if (parseCopyOrReduce(parser, reduction))
     return failure();
-  if (reduction)
-    result.addAttribute(getReductionAttrName(result.name),
-                        ReductionKindAttr::get(ctx, *reduction));
   int64_t srcRank, dstRank;
   SmallVector<int64_t> srcOffsets, srcSizes, dstOffsets, dstSizes;
   SMLoc dstLoc;
@@ -433,17 +429,13 @@ ParseResult TransferOp::parse(OpAsmParser &parser, OperationState &result) {
   if (srcSizes != dstSizes)
     return parser.emitError(dstLoc, "source and destination boxes differ in "
                                     "size");
-  Builder builder(ctx);
-  result.addAttribute(getSrcRankAttrName(result.name),
-                      builder.getI64IntegerAttr(srcRank));
-  result.addAttribute(getSrcOffsetsAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(srcOffsets));
-  result.addAttribute(getDstRankAttrName(result.name),
-                      builder.getI64IntegerAttr(dstRank));
-  result.addAttribute(getDstOffsetsAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(dstOffsets));
-  result.addAttribute(getSizesAttrName(result.name),
-                      builder.getDenseI64ArrayAttr(srcSizes));
+  Properties &transfer = result.getOrAddProperties<Properties>();
+  transfer.src_rank = srcRank;
+  transfer.src_offsets.assign(srcOffsets.begin(), srcOffsets.end());
+  transfer.dst_rank = dstRank;
+  transfer.dst_offsets.assign(dstOffsets.begin(), dstOffsets.end());
+  transfer.sizes.assign(srcSizes.begin(), srcSizes.end());
+  transfer.reduction = reduction;
   return success();
 }
 
@@ -453,10 +445,7 @@ void TransferOp::print(OpAsmPrinter &printer) {
   printBox(printer, getSrcOffsets(), getSizes());
   printer << " to " << getDstRank() << ' ';
   printBox(printer, getDstOffsets(), getSizes());
-  printer.printOptionalAttrDict(
-      (*this)->getAttrs(),
-      {getSrcRankAttrName(), getSrcOffsetsAttrName(), getDstRankAttrName(),
-       getDstOffsetsAttrName(), getSizesAttrName(), getReductionAttrName()});
+  printer.printOptionalAttrDict((*this)->getAttrs());
 }
 
 LogicalResult TransferOp::verify() {

@@ -27,11 +27,10 @@ namespace mlir::m2n {
 
 void buildTransfers(OpBuilder &builder, Location loc,
                     const ::m2n::ReshardPlan &plan) {
-  MLIRContext *ctx = builder.getContext();
   for (const ::m2n::Transfer &t : plan.transfers) {
-    ReductionKindAttr reduction;
+    std::optional<ReductionKind> reduction;
     if (t.reduction)
-      reduction = ReductionKindAttr::get(ctx, toReductionKind(*t.reduction));
+      reduction = toReductionKind(*t.reduction);
     TransferOp::create(builder, loc, t.srcRank, t.srcBox.offsets, t.dstRank,
                        t.dstBox.offsets, t.srcBox.sizes, reduction);
   }
@@ -72,7 +71,6 @@ void buildTransfers(OpBuilder &builder, Location loc,
 
 void buildSchedule(OpBuilder &builder, Location loc,
                    const ::m2n::Schedule &schedule) {
-  MLIRContext *ctx = builder.getContext();
   for (auto [id, scratch] : llvm::enumerate(schedule.scratches))
     ScratchOp::create(builder, loc, static_cast<int64_t>(id), scratch.rank,
                       scratch.shape.vec());

@@ -242,10 +242,11 @@ def M2N_TransferOp : M2N_Op<"transfer", [HasParent<"PlanOp">]> {
     m2n.transfer reduce<sum> from 1 [0:4] to 0 [0:4]
     ```
   }];
-  let arguments = (ins M2N_I64Attr:$src_rank, DenseI64ArrayAttr:$src_offsets,
-                       M2N_I64Attr:$dst_rank, DenseI64ArrayAttr:$dst_offsets,
-                       DenseI64ArrayAttr:$sizes,
-                       OptionalAttr<M2N_ReductionKindAttr>:$reduction);
+  // Properties, as m2n.step's: a refit's plans have ~50k transfers.
+  let arguments = (ins I64Prop:$src_rank, ArrayProp<I64Prop>:$src_offsets,
+                       I64Prop:$dst_rank, ArrayProp<I64Prop>:$dst_offsets,
+                       ArrayProp<I64Prop>:$sizes,
+                       OptionalProp<EnumProp<M2N_ReductionKind>>:$reduction);
   let hasCustomAssemblyFormat = 1;
   let hasVerifier = 1;
 }
