@@ -441,15 +441,11 @@ lowerSchedule(const Schedule &routed, const Layout &src, const Layout &dst,
               const std::vector<int64_t> &shape, ElementType type,
               const LoweringOptions &options, TransferProgram &program,
               std::optional<ElementCast> cast) {
-  if (cast && cast->source == type)
-    cast.reset();
-  if (cast && !isCastable(cast->source, type))
-    return std::string("no cast from ") + toString(cast->source) + " to " +
-           toString(type) + " (casts convert between f32, f16, bf16, "
-           "f8E4M3FN and f8E5M2)";
+  // (lowerPreparedSchedule refuses casts that do not exist.)
+  const bool casts = cast && cast->source != type;
   return lowerPreparedSchedule(
       inEmissionOrder(
-          stageNetworkSteps(routed, src, dst, shape, cast.has_value())),
+          stageNetworkSteps(routed, src, dst, shape, casts)),
       src, dst, shape, type, options, program, cast);
 }
 
