@@ -242,6 +242,7 @@ public:
       error = std::move(message);
   }
   bool atEnd() const { return pos == size; }
+  size_t position() const { return pos; }
 
   std::optional<std::string> error;
   /// Tensor maps of the reshard being read (movements refer to them).
@@ -442,7 +443,10 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
       r.fail("artifact program " + std::to_string(p) + " runs no reshard");
   std::vector<CompiledReshard> programs;
   programs.reserve(r.error ? 0 : programCount);
+  std::vector<uint64_t> programBytes;
+  programBytes.reserve(r.error ? 0 : programCount);
   for (uint32_t p = 0; p < programCount && !r.error; ++p) {
+    const size_t start = r.position();
     CompiledReshard c;
     c.name = *firstUser[p];
     uint32_t type = r.get<uint32_t>("an element type");
@@ -510,10 +514,21 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
       if (std::optional<std::string> wrong = verifyTransferProgram(
               c.program, c.src, c.dst, c.shape))
         r.fail(c.name + ": " + *wrong);
+    programBytes.push_back(r.position() - start);
     programs.push_back(std::move(c));
   }
   if (r.error)
     return r.error;
+  // Each reshard gets its own copy of its program: bounded, so that a file
+  // of many names for one large program cannot ask for unbounded memory.
+  uint64_t expanded = 0;
+  for (const auto &[name, program] : tensors)
+    expanded += programBytes[program];
+  if (expanded > kMaxLoadedProgramBytes)
+    return "artifact reshards expand to " + std::to_string(expanded) +
+           " bytes of programs, more than the " +
+           std::to_string(kMaxLoadedProgramBytes) +
+           " a loaded artifact may hold";
   result.reshards.reserve(tensors.size());
   for (auto &[name, program] : tensors) {
     result.reshards.push_back(programs[program]);

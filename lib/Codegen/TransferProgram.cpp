@@ -478,6 +478,20 @@ lowerPreparedSchedule(const Schedule &schedule, const Layout &src,
              ") is not one contiguous copy between whole NCCL buffers: " +
              "stage it first (m2n-stage-network-steps)";
   }
+  // ... and numbered in emission order (m2n-order-steps), the order the
+  // runtime posts network steps in and every rank's items follow: another
+  // numbering could make a network stream wait for what waits behind it.
+  if (std::any_of(schedule.steps.begin(), schedule.steps.end(),
+                  [](const Step &step) {
+                    return step.link == LinkClass::Network;
+                  })) {
+    Schedule ordered = inEmissionOrder(schedule);
+    for (size_t i = 0; i < schedule.steps.size(); ++i)
+      if (!(schedule.steps[i] == ordered.steps[i]))
+        return "step " + std::to_string(i) + " (" + schedule.steps[i].str() +
+               ") is not where the emission order puts it: number the "
+               "steps first (m2n-order-steps)";
+  }
   if (std::optional<std::string> error = lowerScheduleOnce(
           schedule, src, dst, shape, type, options, cast, program))
     return error;

@@ -22,6 +22,7 @@
 #include "mlir/Support/Timing.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
@@ -99,6 +100,7 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
   if (failed(artifactOptions))
     return result;
 
+  const bool threaded = context.isMultithreadingEnabled();
   std::unique_ptr<llvm::raw_fd_ostream> dump;
   if (!dumpPath.empty()) {
     std::error_code ec;
@@ -112,7 +114,9 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
     pm.enableIRPrinting(
         [](mlir::Pass *, mlir::Operation *) { return false; },
         [](mlir::Pass *, mlir::Operation *) { return true; },
-        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false,
+        // The op each pass ran on: a whole refit's module after every
+        // pass on each of its functions would grow with their square.
+        /*printModuleScope=*/false, /*printAfterOnlyOnChange=*/false,
         /*printAfterOnlyOnFailure=*/false, *dump);
   }
   if (timing) {
@@ -123,11 +127,12 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
         mlir::DefaultTimingManager::OutputFormat::Text, *timing));
     pm.enableTiming(std::move(timer));
   }
-  const bool threaded = context.isMultithreadingEnabled();
-  mlir::LogicalResult ran = pm.run(*module);
-  if (dump && threaded)
-    context.enableMultithreading(); // IR printing needed one thread.
-  if (failed(ran))
+  // IR printing needs one thread; the context serves later compiles too.
+  auto restoreThreads = llvm::make_scope_exit([&] {
+    if (dump && threaded)
+      context.enableMultithreading();
+  });
+  if (failed(pm.run(*module)))
     return result;
   mlir::FailureOr<std::string> bytes =
       mlir::m2n::buildArtifact(*module, *artifactOptions);

@@ -1,4 +1,7 @@
 // RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-stage-network-steps --m2n-order-steps | FileCheck %s
+// Lowered without it, a schedule with network steps is refused by name.
+// RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-stage-network-steps --m2n-lower-schedule 2>&1 | FileCheck %s --check-prefix=UNORDERED
+// UNORDERED: error: cannot lower the schedule to per-rank programs: step 2 (max scratch4(0) [0:16] -> scratch0(0) [0:16] via local after [0, 1]) is not where the emission order puts it: number the steps first (m2n-order-steps)
 // Schedules without network steps keep their numbering.
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology > %t.local.mlir
 // RUN: m2n-opt %t.local.mlir --m2n-order-steps | diff %t.local.mlir -

@@ -222,4 +222,43 @@ TEST(CorruptedArtifactBytesTest, ScratchBeyondHostMemoryIsAStatus) {
   m2n_artifact_destroy(artifact);
 }
 
+// Version 10's tables: every reshard names an existing program, every
+// program is run by a reshard, and the copies the loader makes are bounded.
+TEST(CorruptedArtifactBytesTest, ProgramTableCorruptionsAreRefused) {
+  m2n::CompiledReshard reshard = exampleReshard();
+  // A large program (unused scratch buffers): few names reach the bound.
+  reshard.program.scratches.assign(1 << 17, {0, {1}});
+  m2n::Artifact kernel;
+  kernel.ptx = "// no kernel needed on the host";
+  kernel.chip = "sm_90a";
+  const std::string program = m2n::serializeProgram(reshard);
+  auto load = [&](const std::vector<std::string_view> &programs,
+                  const std::vector<std::pair<std::string, uint32_t>> &names) {
+    const std::string bytes = m2n::assembleArtifact(kernel, programs, names);
+    m2n_artifact artifact = nullptr;
+    m2n_status status = m2n_artifact_load(bytes.data(), bytes.size(), &artifact);
+    if (artifact)
+      m2n_artifact_destroy(artifact);
+    return std::make_pair(status, std::string(m2n_last_error()));
+  };
+  // Two names for one program load as two reshards.
+  auto [shared, sharedError] = load({program}, {{"@f#0", 0}, {"@f#1", 0}});
+  EXPECT_EQ(shared, M2N_SUCCESS) << sharedError;
+  auto [missing, missingError] = load({program}, {{"@f#0", 1}});
+  EXPECT_EQ(missing, M2N_INVALID_ARTIFACT);
+  EXPECT_EQ(missingError, "artifact reshard @f#0 names program 1 of 1");
+  auto [unused, unusedError] = load({program, program}, {{"@f#0", 0}});
+  EXPECT_EQ(unused, M2N_INVALID_ARTIFACT);
+  EXPECT_EQ(unusedError, "artifact program 1 runs no reshard");
+  // A small file of many names for one program: refused before any copy.
+  const uint64_t names = m2n::kMaxLoadedProgramBytes / program.size() + 1;
+  std::vector<std::pair<std::string, uint32_t>> many(names, {"@f#0", 0});
+  auto [huge, hugeError] = load({program}, many);
+  EXPECT_EQ(huge, M2N_INVALID_ARTIFACT);
+  EXPECT_NE(hugeError.find("bytes of programs, more than the 4294967296 a "
+                           "loaded artifact may hold"),
+            std::string::npos)
+      << hugeError;
+}
+
 } // namespace

@@ -30,6 +30,11 @@
 namespace m2n {
 
 constexpr uint32_t kArtifactVersion = 10;
+/// The most bytes of serialized programs the reshards of a loaded artifact
+/// may stand for, each reshard counting its program once: 4 GiB (a
+/// DeepSeek-V3 refit: 81 MB, or 904 MB in 4 MiB chunks). The loader gives
+/// every reshard its own copy of its program.
+constexpr uint64_t kMaxLoadedProgramBytes = uint64_t{1} << 32;
 
 struct KernelLaunch {
   std::string name = "m2n_transfer";

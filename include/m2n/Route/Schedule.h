@@ -41,6 +41,11 @@ struct Step {
   std::vector<int64_t> deps;
 
   int64_t executor() const { return to.rank; }
+  bool operator==(const Step &other) const {
+    return from == other.from && fromBox == other.fromBox && to == other.to &&
+           toBox == other.toBox && reduction == other.reduction &&
+           link == other.link && deps == other.deps;
+  }
   /// "copy src(0) [0:1, 0:8] -> dst(4) [0:1, 0:8] via network after [2]".
   std::string str() const;
 };

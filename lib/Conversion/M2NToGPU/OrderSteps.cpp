@@ -26,12 +26,7 @@ struct OrderStepsPass
     getOperation()->walk([&](ScheduleOp op) {
       ::m2n::Schedule schedule = toSchedule(op);
       ::m2n::Schedule ordered = ::m2n::inEmissionOrder(schedule);
-      bool same = true;
-      for (size_t i = 0; same && i < schedule.steps.size(); ++i) {
-        const ::m2n::Step &a = schedule.steps[i], &b = ordered.steps[i];
-        same = a.from == b.from && a.to == b.to && a.fromBox == b.fromBox &&
-               a.toBox == b.toBox && a.deps == b.deps;
-      }
+      const bool same = schedule.steps == ordered.steps;
       if (!same)
         replaceScheduleBody(op, ordered);
     });

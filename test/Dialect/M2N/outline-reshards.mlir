@@ -1,6 +1,7 @@
 // RUN: m2n-opt %s --m2n-outline-reshards --mlir-print-local-scope | FileCheck %s
 // The outlined module verifies and round-trips.
 // RUN: m2n-opt %s --m2n-outline-reshards | m2n-opt | FileCheck %s --check-prefix=ROUND
+// RUN: m2n-opt %s --m2n-outline-reshards | FileCheck %s --check-prefix=NESTED
 
 // Tensors with the same layouts, shape, types, scale and topology share one
 // m2n.reshard_fn; any difference gives another.
@@ -49,4 +50,22 @@ func.func @topology_per_function(%c: !m2n.comm<4>, %a: !m2n.dist<8xf32, #src>) a
 // another.
 func.func @reshard_0() {
   return
+}
+
+// A reshard in a nested module is shared within that module, where its call
+// finds it.
+// NESTED-LABEL: module @inner
+// NESTED: func.func @nested
+// NESTED: m2n.call @[[N:reshard_[0-9]+]]
+// NESTED: m2n.reshard_fn @[[N]] {
+// NESTED-NEXT: ^bb0
+// NESTED-NEXT: m2n.reshard
+// NESTED-NEXT: m2n.yield
+// NESTED-NEXT: }
+// NESTED-NEXT: }
+module @inner {
+  func.func @nested(%c: !m2n.comm<4>, %a: !m2n.dist<8xf32, #src>) {
+    %0 = m2n.reshard %a on %c : !m2n.comm<4>, !m2n.dist<8xf32, #src> -> !m2n.dist<8xf32, #dst>
+    return
+  }
 }

@@ -8,6 +8,9 @@
 // RUN: m2n-opt %s --m2n-plan-intersections "--m2n-estimate=topology=%S/Inputs/domains-of-4.json" -o /dev/null | FileCheck %s --check-prefix=FILE
 // RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%S/Inputs/domains-of-4.json" --mlir-print-local-scope | FileCheck %s --check-prefix=SIZED
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology --mlir-print-local-scope | FileCheck %s --check-prefix=ONE
+// Outlined into shared functions (the pipeline's way), each reshard keeps the
+// topology of its function.
+// RUN: m2n-opt %s --m2n-outline-reshards --m2n-plan-intersections --m2n-route-topology --mlir-print-local-scope | FileCheck %s --check-prefix=OUTLINED
 // RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%m2n_src_root/examples/topologies/h200-2x8.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=TOOBIG
 // RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%S/Inputs/missing.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%S/Inputs/not-json.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOTJSON
@@ -38,6 +41,10 @@
 // ONE: m2n.schedule {{.*}} topology(#m2n.topology<domain_size = 8, nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>)
 // ONE-LABEL: func.func @g
 // ONE: m2n.schedule {{.*}} topology(#m2n.topology<domains = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]], nvlink_gbps = 4.000000e+02, network_gbps = 2.500000e+01>)
+// OUTLINED: m2n.reshard_fn @reshard_0
+// OUTLINED: m2n.schedule {{.*}} topology(#m2n.topology<domain_size = 8, nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>)
+// OUTLINED: m2n.reshard_fn @reshard_1
+// OUTLINED: m2n.schedule {{.*}} topology(#m2n.topology<domains = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]], nvlink_gbps = 4.000000e+02, network_gbps = 2.500000e+01>)
 // A topology names the communicator's ranks: a 16-rank machine does not fit
 // an 8-rank communicator.
 // TOOBIG: error: topology file '{{.*}}h200-2x8.json' does not fit the communicator: NVLink domain 1 names rank 8, outside the communicator of 8 ranks

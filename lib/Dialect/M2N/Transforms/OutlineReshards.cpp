@@ -58,9 +58,11 @@ struct OutlineReshardsPass
     if (reshards.empty())
       return;
 
-    using Key = std::tuple<Type, Type, Type, Attribute, Attribute>;
+    // Per module: a reshard in a nested module is shared within it, where
+    // its call finds the function.
+    using Key = std::tuple<Operation *, Type, Type, Type, Attribute, Attribute>;
     llvm::DenseMap<Key, ReshardFnOp> shared;
-    SymbolTable symbols(module);
+    SymbolTableCollection symbolTables;
     OpBuilder builder(module.getContext());
     int64_t count = 0;
     for (Operation *op : reshards) {
@@ -68,19 +70,20 @@ struct OutlineReshardsPass
       Value result = op->getResult(0);
       TopologyAttr topology = scopedTopology(op);
       auto reshard = dyn_cast<ReshardOp>(op);
-      Key key{input.getType(), result.getType(), comm.getType(),
+      auto scope = op->getParentOfType<ModuleOp>();
+      Key key{scope, input.getType(), result.getType(), comm.getType(),
               reshard ? reshard.getScaleAttr() : Attribute(), topology};
       ReshardFnOp fn = reshard ? shared.lookup(key) : ReshardFnOp();
       bool fresh = !fn;
       if (fresh) {
-        builder.setInsertionPointToEnd(module.getBody());
+        builder.setInsertionPointToEnd(scope.getBody());
         fn = ReshardFnOp::create(builder, op->getLoc(),
                                  "reshard_" + std::to_string(count++));
         builder.createBlock(&fn.getBody(), {},
                             {input.getType(), comm.getType()},
                             {op->getLoc(), op->getLoc()});
         // A name taken by a function of the user's gets a suffix.
-        symbols.insert(fn);
+        symbolTables.getSymbolTable(scope).insert(fn);
         if (reshard)
           shared[key] = fn;
       }

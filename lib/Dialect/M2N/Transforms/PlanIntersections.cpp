@@ -45,6 +45,10 @@ struct PlanIntersectionsPass
       auto planOp = PlanOp::create(builder, op.getLoc(), dst, op.getInput(),
                                    op.getComm());
       planOp.setScaleAttr(op.getScaleAttr());
+      // A topology attached to the reshard routes its plan.
+      if (Attribute topology =
+              op->getAttr(M2NDialect::getTopologyAttrName()))
+        planOp->setAttr(M2NDialect::getTopologyAttrName(), topology);
       builder.setInsertionPointToStart(&planOp.getBody().front());
       buildTransfers(builder, op.getLoc(), plan);
       op.replaceAllUsesWith(planOp.getResult());
