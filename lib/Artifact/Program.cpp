@@ -230,7 +230,42 @@ static std::vector<Movement> boundingInstances(const Movement &m) {
 
 /// Where a movement's bytes lie: inside buffers that exist, tiles through
 /// tensor maps of their own buffers and inside them.
-static std::optional<std::string>
+using List = ProgramIssue::List;
+
+/// A problem of the whole program.
+static ProgramIssue programIssue(std::string message) {
+  ProgramIssue issue;
+  issue.message = std::move(message);
+  return issue;
+}
+
+/// A problem of movement `index` of `list` of `rank`: "rank R: <movement>"
+/// and `separator` before `detail` in the message.
+static ProgramIssue movementIssue(const TransferProgram &program, int64_t rank,
+                                  List list, size_t index,
+                                  const Movement &movement,
+                                  const std::string &detail,
+                                  const char *separator = " ") {
+  ProgramIssue issue;
+  issue.rank = rank;
+  issue.list = list;
+  issue.index = index;
+  issue.detail = detail;
+  issue.message = "rank " + std::to_string(rank) + ": " +
+                  (list == List::EngineCopies ? "copy-engine copy " : "") +
+                  movement.str(program.type) + separator + detail;
+  return issue;
+}
+
+/// The three movement lists of a rank, with their List.
+static std::array<std::pair<List, const std::vector<Movement> *>, 3>
+listsOf(const RankProgram &rank) {
+  return {{{List::Items, &rank.items},
+           {List::Receives, &rank.receives},
+           {List::EngineCopies, &rank.engineCopies}}};
+}
+
+static std::optional<ProgramIssue>
 checkBounds(const TransferProgram &program, const Layout &src,
             const Layout &dst, const std::vector<int64_t> &shape) {
   const BufferShapes shapeOf(src, dst, shape, program.scratches);
@@ -246,17 +281,19 @@ checkBounds(const TransferProgram &program, const Layout &src,
                         static_cast<int64_t>(s), scratch.tensor};
     const int64_t bytes = bufferBytes(scratch.shape, ref);
     if (bytes < 0 || bytes > kMaxScratchBytes)
-      return "scratch buffer " + std::to_string(s) + " on rank " +
-             std::to_string(scratch.rank) + " is larger than " +
-             std::to_string(kMaxScratchBytes) + " bytes";
+      return programIssue("scratch buffer " + std::to_string(s) +
+                          " on rank " + std::to_string(scratch.rank) +
+                          " is larger than " +
+                          std::to_string(kMaxScratchBytes) + " bytes");
   }
   for (size_t m = 0; m < program.maps.size(); ++m) {
     const TensorMapSpec &map = program.maps[m];
     std::optional<Dims> extents = shapeOf(map.buffer);
     if (!extents || *extents != map.extents ||
         map.box.size() != map.extents.size())
-      return "tensor map " + std::to_string(m) + " does not describe " +
-             map.buffer.str() + " as it is";
+      return programIssue("tensor map " + std::to_string(m) +
+                          " does not describe " + map.buffer.str() +
+                          " as it is");
   }
   for (const auto &[rank, rankProgram] : program.ranks) {
     // What a rank's runtime expands (a kernel item or NCCL transfer per
@@ -268,25 +305,25 @@ checkBounds(const TransferProgram &program, const Layout &src,
           continue; // Named below.
         instances += m.instances();
         if (instances > kMaxRankItems)
-          return "rank " + std::to_string(rank) + " has more than " +
-                 std::to_string(kMaxRankItems) +
-                 " kernel items and network transfers";
+          return programIssue("rank " + std::to_string(rank) +
+                              " has more than " +
+                              std::to_string(kMaxRankItems) +
+                              " kernel items and network transfers");
       }
-    for (const auto *movements :
-         {&rankProgram.items, &rankProgram.receives, &rankProgram.engineCopies})
-      for (const Movement &repeated : *movements) {
-        if (std::optional<std::string> wrong = checkRepeats(repeated))
-          return "rank " + std::to_string(rank) + ": " +
-                 repeated.str(program.type) + " " + *wrong;
-        if (movements == &rankProgram.engineCopies && !repeated.repeats.empty())
-          return "rank " + std::to_string(rank) + ": copy-engine copy " +
-                 repeated.str(program.type) + " repeats";
+    for (auto [list, movements] : listsOf(rankProgram))
+      for (size_t index = 0; index < movements->size(); ++index) {
+        const Movement &repeated = (*movements)[index];
+        auto wrong = [&, list = list](const std::string &detail) {
+          return movementIssue(program, rank, list, index, repeated, detail);
+        };
+        if (std::optional<std::string> bad = checkRepeats(repeated))
+          return wrong(*bad);
+        if (list == List::EngineCopies && !repeated.repeats.empty())
+          return wrong("repeats");
         for (const Movement &m : boundingInstances(repeated)) {
-          std::string where = "rank " + std::to_string(rank) + ": " +
-                              repeated.str(program.type);
           std::optional<Dims> from = shapeOf(m.src), to = shapeOf(m.dst);
           if (!from || !to)
-            return where + " names a buffer that does not exist";
+            return wrong("names a buffer that does not exist");
           if (m.isTile()) {
             for (auto [mapIndex, buffer, coords] :
                  {std::make_tuple(m.srcMap, m.src, &m.srcCoords),
@@ -294,13 +331,13 @@ checkBounds(const TransferProgram &program, const Layout &src,
               if (mapIndex < 0 ||
                   mapIndex >= static_cast<int64_t>(program.maps.size()) ||
                   !(program.maps[mapIndex].buffer == buffer))
-                return where + " names a tensor map of another buffer";
+                return wrong("names a tensor map of another buffer");
               const TensorMapSpec &map = program.maps[mapIndex];
               if (coords->size() != map.extents.size())
-                return where + " has tile coordinates of the wrong rank";
+                return wrong("has tile coordinates of the wrong rank");
               for (size_t d = 0; d < coords->size(); ++d)
                 if (!rangeWithin((*coords)[d], map.box[d], map.extents[d]))
-                  return where + " has a tile outside its buffer";
+                  return wrong("has a tile outside its buffer");
             }
             continue;
           }
@@ -310,17 +347,17 @@ checkBounds(const TransferProgram &program, const Layout &src,
             const int64_t fromSize = elementSize(program.typeOf(m.src));
             const int64_t toSize = elementSize(program.typeOf(m.dst));
             if (m.src.kind != BufferKind::Source)
-              return where + " casts, but does not read a source buffer";
+              return wrong("casts, but does not read a source buffer");
             if (m.bytes % toSize || m.srcOffset % fromSize ||
                 m.dstOffset % toSize)
-              return where + " casts a partial or misaligned element";
+              return wrong("casts a partial or misaligned element");
           }
           // The destination range first: it bounds `bytes`, so sourceBytes
           // cannot overflow.
           if (!rangeWithin(m.dstOffset, m.bytes, bufferBytes(*to, m.dst)) ||
               !rangeWithin(m.srcOffset, program.sourceBytes(m),
                            bufferBytes(*from, m.src)))
-            return where + " reaches outside its buffers";
+            return wrong("reaches outside its buffers");
         }
       }
   }
@@ -335,72 +372,86 @@ checkBounds(const TransferProgram &program, const Layout &src,
 std::optional<std::string>
 verifyTransferProgram(const TransferProgram &program, const Layout &src,
                       const Layout &dst, const std::vector<int64_t> &shape) {
+  if (std::optional<ProgramIssue> issue =
+          checkTransferProgram(program, src, dst, shape))
+    return issue->message;
+  return std::nullopt;
+}
+
+std::optional<ProgramIssue>
+checkTransferProgram(const TransferProgram &program, const Layout &src,
+                     const Layout &dst, const std::vector<int64_t> &shape) {
   if (program.bufferAlignment < 1 ||
       (program.bufferAlignment & (program.bufferAlignment - 1)))
-    return "the buffer alignment " + std::to_string(program.bufferAlignment) +
-           " is not a power of two";
+    return programIssue("the buffer alignment " +
+                        std::to_string(program.bufferAlignment) +
+                        " is not a power of two");
   if (program.sourceType && !isCastable(*program.sourceType, program.type))
-    return std::string("no cast from ") + toString(*program.sourceType) +
-           " to " + toString(program.type);
-  if (std::optional<std::string> error = checkBounds(program, src, dst, shape))
-    return error;
+    return programIssue(std::string("no cast from ") +
+                        toString(*program.sourceType) + " to " +
+                        toString(program.type));
+  if (std::optional<ProgramIssue> issue = checkBounds(program, src, dst, shape))
+    return issue;
   auto exists = [&](const CounterRef &counter) {
     auto it = program.ranks.find(counter.rank);
     return it != program.ranks.end() && counter.index >= 0 &&
            counter.index < it->second.counters;
   };
   for (const auto &[rank, rankProgram] : program.ranks) {
-    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
-      for (const Movement &repeated : *movements)
+    for (auto [list, movements] : listsOf(rankProgram)) {
+      if (list == List::EngineCopies)
+        continue; // Checked below.
+      for (size_t index = 0; index < movements->size(); ++index) {
+        const Movement &repeated = (*movements)[index];
+        auto wrong = [&, list = list](const std::string &detail,
+                                      const char *separator = " ") {
+          return movementIssue(program, rank, list, index, repeated, detail,
+                               separator);
+        };
         for (const Movement &m : boundingInstances(repeated)) {
           bool ok = !m.signal || exists(*m.signal);
           for (const CounterWait &wait : m.waits)
             ok = ok && exists(wait.counter);
           ok = ok && (!m.readDone || exists(*m.readDone));
           if (!ok)
-            return "rank " + std::to_string(rank) + ": " +
-                   repeated.str(program.type) +
-                   " names a counter that does not exist";
+            return wrong("names a counter that does not exist");
           // Network receives go through NCCL, which only copies: their
           // mechanism is unused.
-          const bool kernelItem = movements == &rankProgram.items;
+          const bool kernelItem = list == List::Items;
           if (!kernelItem && m.reduction)
-            return "rank " + std::to_string(rank) + ": " +
-                   repeated.str(program.type) +
-                   ": a network receive reduces, but NCCL receives only copy "
-                   "(receive into staging, then reduce)";
+            return wrong("a network receive reduces, but NCCL receives only "
+                         "copy (receive into staging, then reduce)",
+                         ": ");
           if (m.reduction &&
               ((m.mechanism == Mechanism::Bulk &&
                 !tmaBulkReduces(*m.reduction, program.type)) ||
                (m.isTile() && !tmaTileReduces(*m.reduction, program.type))))
-            return "rank " + std::to_string(rank) + ": " +
-                   repeated.str(program.type) + ": TMA has no such " +
-                   toString(m.mechanism) + " reduction";
+            return wrong(std::string("TMA has no such ") +
+                             toString(m.mechanism) + " reduction",
+                         ": ");
           if (kernelItem && (m.mechanism == Mechanism::Bulk || m.isTile()) &&
               m.bytes > 0 &&
               (!program.tmaAddressable(m.src) ||
                !program.tmaAddressable(m.dst)))
-            return "rank " + std::to_string(rank) + ": " +
-                   repeated.str(program.type) + ": a TMA " +
-                   toString(m.mechanism) +
-                   " item on a caller buffer aligned to only " +
-                   std::to_string(program.bufferAlignment) + " bytes";
+            return wrong(std::string("a TMA ") + toString(m.mechanism) +
+                             " item on a caller buffer aligned to only " +
+                             std::to_string(program.bufferAlignment) +
+                             " bytes",
+                         ": ");
           if (kernelItem && m.mechanism == Mechanism::Bulk && m.bytes > 0 &&
               (m.srcOffset % 16 || m.dstOffset % 16 || m.bytes % 16))
-            return "rank " + std::to_string(rank) + ": " +
-                   repeated.str(program.type) +
-                   ": TMA bulk needs 16-byte aligned offsets and sizes";
+            return wrong("TMA bulk needs 16-byte aligned offsets and sizes",
+                         ": ");
           if (m.reduction && m.bytes % elementSize(program.type))
-            return "rank " + std::to_string(rank) + ": " +
-                   repeated.str(program.type) + " reduces a partial element";
+            return wrong("reduces a partial element");
           // Casts convert element by element on the SM path: no TMA, no
           // NCCL, no reduction (routing packs a cast network step first).
           if (program.casts(m) && m.bytes > 0 &&
               (!kernelItem || m.mechanism != Mechanism::Vector || m.reduction))
-            return "rank " + std::to_string(rank) + ": " +
-                   repeated.str(program.type) +
-                   ": a cast must be a vector item that copies";
+            return wrong("a cast must be a vector item that copies", ": ");
         }
+      }
+    }
   }
   // Counters are never reset: execution n waits for n times a value, so a
   // value must be exactly what one execution adds, or later executions
@@ -416,22 +467,30 @@ verifyTransferProgram(const TransferProgram &program, const Layout &src,
           added[{m.readDone->rank, m.readDone->index}] += instances;
       }
   for (const auto &[rank, rankProgram] : program.ranks) {
-    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
-      for (const Movement &m : *movements)
-        for (const CounterWait &wait : m.waits)
-          if (added[{wait.counter.rank, wait.counter.index}] != wait.value)
-            return "rank " + std::to_string(rank) + ": " + m.str(program.type) +
-                   " waits for " + std::to_string(wait.value) +
-                   " but one execution adds " +
-                   std::to_string(
-                       added[{wait.counter.rank, wait.counter.index}]) +
-                   " to counter " + std::to_string(wait.counter.rank) + ":" +
-                   std::to_string(wait.counter.index);
-    for (const Movement &copy : rankProgram.engineCopies)
+    for (auto [list, movements] : listsOf(rankProgram)) {
+      if (list == List::EngineCopies)
+        continue;
+      for (size_t index = 0; index < movements->size(); ++index) {
+        const Movement &m = (*movements)[index];
+        for (const CounterWait &wait : m.waits) {
+          const uint64_t adds = added[{wait.counter.rank, wait.counter.index}];
+          if (adds != wait.value)
+            return movementIssue(
+                program, rank, list, index, m,
+                "waits for " + std::to_string(wait.value) +
+                    " but one execution adds " + std::to_string(adds) +
+                    " to counter " + std::to_string(wait.counter.rank) + ":" +
+                    std::to_string(wait.counter.index));
+        }
+      }
+    }
+    for (size_t index = 0; index < rankProgram.engineCopies.size(); ++index) {
+      const Movement &copy = rankProgram.engineCopies[index];
       if (copy.mechanism != Mechanism::Bulk || copy.reduction || copy.signal ||
           !copy.waits.empty() || copy.readDone || program.casts(copy))
-        return "rank " + std::to_string(rank) + ": copy-engine copy " +
-               copy.str(program.type) + " is not a plain copy";
+        return movementIssue(program, rank, List::EngineCopies, index, copy,
+                             "is not a plain copy");
+    }
   }
   return std::nullopt;
 }

@@ -273,6 +273,23 @@ std::optional<std::string>
 verifyTransferProgram(const TransferProgram &program, const Layout &src,
                       const Layout &dst, const std::vector<int64_t> &shape);
 
+/// The first problem verifyTransferProgram finds, and where it lies: in one
+/// movement (a rank, one of its three lists, an index into it), or in the
+/// program as a whole (rank -1). The IR reports it on that m2n.move.
+struct ProgramIssue {
+  enum class List { Items, Receives, EngineCopies };
+  /// The whole message, as verifyTransferProgram returns it.
+  std::string message;
+  /// For a movement: what is wrong with it, without naming it.
+  std::string detail;
+  int64_t rank = -1;
+  List list = List::Items;
+  size_t index = 0;
+};
+std::optional<ProgramIssue>
+checkTransferProgram(const TransferProgram &program, const Layout &src,
+                     const Layout &dst, const std::vector<int64_t> &shape);
+
 } // namespace m2n
 
 #endif // M2N_ARTIFACT_PROGRAM_H

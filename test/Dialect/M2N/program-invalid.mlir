@@ -342,9 +342,9 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
 !s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
 !d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
 func.func @f(%c: !m2n.comm<2>, %x: !s) {
-  // expected-error@+1 {{'m2n.program' op rank 0: copy-engine copy copy src(0)+0 -> dst(0)+0 16B times 2 by (+16,+16) repeats}}
   %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
     m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op repeats}}
       m2n.move engine copy src(0)+0 -> dst(0)+0 16B times 2 by (+16,+16)
     }
   }

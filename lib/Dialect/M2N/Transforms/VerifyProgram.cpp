@@ -13,23 +13,34 @@ using namespace mlir;
 using namespace mlir::m2n;
 
 namespace {
-/// Reports `problem` of `program` on the move it names ("rank R: <move>
-/// ..."), or on the program.
-void report(ProgramOp program, const ::m2n::CompiledReshard &reshard,
-            StringRef problem) {
-  for (RankOp rank : program.getBody().front().getOps<RankOp>()) {
-    std::string rankPrefix = "rank " + std::to_string(rank.getRank()) + ": ";
-    if (!problem.starts_with(rankPrefix))
-      continue;
-    for (MoveOp move : rank.getBody().front().getOps<MoveOp>()) {
-      std::string prefix = rankPrefix + toMovement(move).str(reshard.type);
-      if (problem.starts_with(prefix)) {
-        move.emitOpError() << problem.drop_front(prefix.size()).ltrim(": ");
-        return;
-      }
-    }
+/// The list of a rank's program a move of `mechanism` belongs to (the
+/// lowering's and toCompiledReshard's split, in order within each).
+::m2n::ProgramIssue::List listOf(MechanismKind mechanism) {
+  switch (mechanism) {
+  case MechanismKind::Engine:
+    return ::m2n::ProgramIssue::List::EngineCopies;
+  case MechanismKind::Network:
+    return ::m2n::ProgramIssue::List::Receives;
+  default:
+    return ::m2n::ProgramIssue::List::Items;
   }
-  program.emitOpError() << problem;
+}
+
+/// Reports `issue` of `program` on the move it lies in, or on the program.
+void report(ProgramOp program, const ::m2n::ProgramIssue &issue) {
+  if (issue.rank >= 0)
+    for (RankOp rank : program.getBody().front().getOps<RankOp>()) {
+      if (rank.getRank() != issue.rank)
+        continue;
+      size_t index = 0;
+      for (MoveOp move : rank.getBody().front().getOps<MoveOp>())
+        if (listOf(move.getMechanism()) == issue.list &&
+            index++ == issue.index) {
+          move.emitOpError() << issue.detail;
+          return;
+        }
+    }
+  program.emitOpError() << issue.message;
 }
 
 struct VerifyProgramPass
@@ -38,9 +49,10 @@ struct VerifyProgramPass
     bool failedAny = false;
     getOperation()->walk([&](ProgramOp program) {
       ::m2n::CompiledReshard reshard = toCompiledReshard(program);
-      if (std::optional<std::string> problem = ::m2n::verifyTransferProgram(
-              reshard.program, reshard.src, reshard.dst, reshard.shape)) {
-        report(program, reshard, *problem);
+      if (std::optional<::m2n::ProgramIssue> issue =
+              ::m2n::checkTransferProgram(reshard.program, reshard.src,
+                                          reshard.dst, reshard.shape)) {
+        report(program, *issue);
         failedAny = true;
       }
     });
