@@ -11,6 +11,7 @@
 
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Compiler/Compile.h"
+#include "m2n/Dialect/M2N/IR/M2NDialect.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
@@ -56,6 +57,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
 #ifdef M2N_FUZZ_COMPILE
+  // A tensor of gigabytes (a 256-rank estimate test) is cut into thousands
+  // of chunks per step: seconds of compiling under the sanitizers, minutes
+  // when libFuzzer replays it for leaks. The compiler's contract with the
+  // loader is the same at any size: compile tensors up to 64 MiB.
+  bool large = false;
+  module->walk([&](mlir::Operation *op) {
+    for (mlir::Type type : op->getResultTypes())
+      if (auto dist = llvm::dyn_cast<mlir::m2n::DistType>(type);
+          dist && dist.getElementType().isIntOrFloat()) {
+        double bytes = dist.getElementType().getIntOrFloatBitWidth() / 8.0;
+        for (int64_t extent : dist.getShape())
+          bytes *= static_cast<double>(extent);
+        large |= bytes > 64.0 * (1 << 20);
+      }
+  });
+  if (large)
+    return 0;
   std::string printed;
   {
     llvm::raw_string_ostream os(printed);
