@@ -163,41 +163,23 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
 }
 } // namespace
 
+/// How the artifact's kernel is launched, from the pipeline's options.
+static mlir::m2n::ArtifactOptions
+artifactOptionsOf(const M2NPipelineOptions &options) {
+  mlir::m2n::ArtifactOptions artifact;
+  artifact.maxCtas = options.maxCtas;
+  artifact.stageBytes = options.stageBytes;
+  artifact.walkers = options.walkers;
+  return artifact;
+}
+
 FailureOr<mlir::m2n::ArtifactOptions>
 mlir::m2n::parseArtifactOptions(StringRef pipelineOptions,
                                 llvm::raw_ostream &errors) {
-  FailureOr<PipelineSettings> settings =
-      parsePipelineSettings(pipelineOptions, errors);
-  if (failed(settings))
+  M2NPipelineOptions options;
+  if (failed(options.parseFromString(pipelineOptions, errors)))
     return failure();
-  return settings->artifact;
-}
-
-FailureOr<mlir::m2n::PipelineSettings>
-mlir::m2n::parsePipelineSettings(StringRef pipelineOptions,
-                                 llvm::raw_ostream &errors) {
-  auto options = std::make_unique<M2NPipelineOptions>();
-  if (failed(options->parseFromString(pipelineOptions, errors)))
-    return failure();
-  PipelineSettings settings;
-  settings.strategy = options->strategy;
-  settings.topologyFile = options->topology;
-  settings.chunkBytes = options->chunkBytes;
-  settings.reduceShare = options->reduceShare;
-  settings.chip = options->chip;
-  settings.features = options->features;
-  settings.format = options->format;
-  settings.lowering.maxItemBytes = options->stageBytes;
-  settings.lowering.tileBelowRunBytes = options->tileBelowRunBytes;
-  settings.lowering.vectorBelowBytes = options->vectorBelowBytes;
-  settings.lowering.copyEngine = options->copyEngine;
-  settings.lowering.engineMinBytes = options->engineMinBytes;
-  settings.lowering.bufferAlignment = options->bufferAlign;
-  settings.artifact.maxCtas = options->maxCtas;
-  settings.artifact.stageBytes = options->stageBytes;
-  settings.artifact.walkers = options->walkers;
-  settings.artifactPath = options->artifact;
-  return settings;
+  return artifactOptionsOf(options);
 }
 
 /// The sm number of a chip name ("sm_90a" -> 90), or std::nullopt.
@@ -246,12 +228,8 @@ void mlir::m2n::registerM2NPipeline() {
           return errorHandler("m2n-pipeline: buffer-align=" +
                               std::to_string(options.bufferAlign) +
                               ": must be a power of two");
-        mlir::m2n::ArtifactOptions launch;
-        launch.maxCtas = options.maxCtas;
-        launch.stageBytes = options.stageBytes;
-        launch.walkers = options.walkers;
         if (std::optional<std::string> wrong =
-                mlir::m2n::checkArtifactOptions(launch))
+                mlir::m2n::checkArtifactOptions(artifactOptionsOf(options)))
           return errorHandler("m2n-pipeline: " + *wrong);
         buildM2NPipeline(pm, options);
         return success();

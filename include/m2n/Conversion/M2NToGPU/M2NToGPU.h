@@ -75,20 +75,6 @@ FailureOr<std::string> buildArtifact(ModuleOp module,
 FailureOr<ArtifactOptions> parseArtifactOptions(StringRef pipelineOptions,
                                                 llvm::raw_ostream &errors);
 
-/// Every option of --m2n-pipeline, as the passes take them.
-struct PipelineSettings {
-  std::string strategy = "hierarchical";
-  std::string topologyFile;
-  int64_t chunkBytes = 4 << 20;
-  std::string reduceShare = "auto";
-  std::string chip = "sm_90a", features = "+ptx86", format = "isa";
-  ::m2n::LoweringOptions lowering;
-  ArtifactOptions artifact;
-  std::string artifactPath;
-};
-FailureOr<PipelineSettings> parsePipelineSettings(StringRef pipelineOptions,
-                                                  llvm::raw_ostream &errors);
-
 /// The pipeline's passes from the kernel module to its binary:
 /// nvvm-attach-target, the NVVM conversions, gpu-module-to-binary.
 void addKernelToBinaryPasses(OpPassManager &pm, StringRef chip,
