@@ -131,20 +131,23 @@ KernelOps KernelOps::all() {
 
 void KernelOps::add(const TransferProgram &program) {
   for (const auto &[rank, rankProgram] : program.ranks)
-    for (const Movement &m : rankProgram.items) {
-      const uint32_t op = kernelOp(m, program);
-      switch (m.mechanism) {
-      case Mechanism::Bulk:
-        bulk.insert(op);
-        break;
-      case Mechanism::Tile:
-        tile.insert({op, static_cast<uint32_t>(m.srcCoords.size())});
-        break;
-      case Mechanism::Vector:
-        vector.insert(op);
-        break;
-      }
-    }
+    for (const Movement &m : rankProgram.items)
+      add(m, program);
+}
+
+void KernelOps::add(const Movement &m, const TransferProgram &program) {
+  const uint32_t op = kernelOp(m, program);
+  switch (m.mechanism) {
+  case Mechanism::Bulk:
+    bulk.insert(op);
+    break;
+  case Mechanism::Tile:
+    tile.insert({op, static_cast<uint32_t>(m.srcCoords.size())});
+    break;
+  case Mechanism::Vector:
+    vector.insert(op);
+    break;
+  }
 }
 
 std::optional<std::string>

@@ -117,6 +117,10 @@ struct KernelOps {
   static KernelOps all();
   /// Adds what the items of `program` use.
   void add(const TransferProgram &program);
+  /// Adds what kernel item `item` of `program` uses (its element types and
+  /// cast come from the program; its ranks, counters and repeats are not
+  /// read).
+  void add(const Movement &item, const TransferProgram &program);
   /// The first item of `program` the kernel cannot run, printed.
   std::optional<std::string> missing(const TransferProgram &program) const;
   bool empty() const { return bulk.empty() && tile.empty() && vector.empty(); }

@@ -134,12 +134,50 @@ struct ConvertToGPUPass
     if (kernelOps == "all") {
       ops = ::m2n::KernelOps::all();
     } else if (kernelOps == "used") {
-      FailureOr<mlir::m2n::ProgramTable> table =
-          mlir::m2n::collectPrograms(module);
-      if (failed(table))
+      // What the kernel items use: their mechanism, operation and element
+      // types, read off the moves without converting whole programs.
+      WalkResult walk = module.walk([&](Operation *op) {
+        if (isa<mlir::m2n::ReshardOp, mlir::m2n::PlanOp,
+                mlir::m2n::ScheduleOp>(op)) {
+          op->emitError() << "the " << op->getName().stripDialect()
+                          << " is not lowered to per-rank programs: run "
+                             "m2n-lower-schedule first";
+          return WalkResult::interrupt();
+        }
+        auto program = dyn_cast<mlir::m2n::ProgramOp>(op);
+        if (!program)
+          return WalkResult::advance();
+        ::m2n::TransferProgram types;
+        mlir::m2n::DistType src = program.getInput().getType();
+        mlir::m2n::DistType dst = program.getResult().getType();
+        types.type = mlir::m2n::toElementType(dst.getElementType())
+                         .value_or(::m2n::ElementType::F32);
+        if (src.getElementType() != dst.getElementType())
+          types.sourceType = mlir::m2n::toElementType(src.getElementType());
+        program.walk([&](mlir::m2n::MoveOp move) {
+          mlir::m2n::MechanismKind mechanism = move.getMechanism();
+          if (mechanism == mlir::m2n::MechanismKind::Engine ||
+              mechanism == mlir::m2n::MechanismKind::Network)
+            return;
+          ::m2n::Movement item;
+          item.mechanism =
+              mechanism == mlir::m2n::MechanismKind::Tile ? ::m2n::Mechanism::Tile
+              : mechanism == mlir::m2n::MechanismKind::Vector
+                  ? ::m2n::Mechanism::Vector
+                  : ::m2n::Mechanism::Bulk;
+          if (std::optional<mlir::m2n::ReductionKind> kind = move.getReduction())
+            item.reduction = mlir::m2n::toReduction(*kind);
+          item.src.kind = mlir::m2n::toBufferRef(move.getSrcKind(), 0, -1).kind;
+          item.dst.kind = mlir::m2n::toBufferRef(move.getDstKind(), 0, -1).kind;
+          item.bytes = move.getBytes();
+          item.srcCoords = ::m2n::Dims(move.getSrcCoords().begin(),
+                                       move.getSrcCoords().end());
+          ops.add(item, types);
+        });
+        return WalkResult::skip();
+      });
+      if (walk.wasInterrupted())
         return signalPassFailure();
-      for (const ::m2n::CompiledReshard &reshard : table->programs)
-        ops.add(reshard.program);
       // A module without programs still gets a kernel that can copy.
       if (ops.empty())
         ops.bulk.insert(static_cast<uint32_t>(::m2n::BulkOp::Copy));
