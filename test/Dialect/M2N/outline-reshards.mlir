@@ -2,6 +2,11 @@
 // The outlined module verifies and round-trips.
 // RUN: m2n-opt %s --m2n-outline-reshards | m2n-opt | FileCheck %s --check-prefix=ROUND
 // RUN: m2n-opt %s --m2n-outline-reshards | FileCheck %s --check-prefix=NESTED
+// RUN: m2n-opt %s --m2n-outline-reshards | FileCheck %s --check-prefix=SCHEDULE
+// The pipeline lowers the hand-written schedule and runs it (host backend,
+// every rank checked).
+// RUN: m2n-run %S/Inputs/schedule-by-hand.mlir | FileCheck %s --check-prefix=RESULT
+// RESULT: PASS
 
 // Tensors with the same layouts, shape, types, scale and topology share one
 // m2n.reshard_fn; any difference gives another.
@@ -68,4 +73,23 @@ module @inner {
     %0 = m2n.reshard %a on %c : !m2n.comm<4>, !m2n.dist<8xf32, #src> -> !m2n.dist<8xf32, #dst>
     return
   }
+}
+
+// A hand-written schedule is moved, body and all, into a function of its
+// own (never shared), so the pipeline's per-function passes lower it.
+// SCHEDULE-LABEL: func.func @by_hand
+// SCHEDULE: m2n.call @[[H:reshard_[0-9]+]](%{{.*}}) on
+// SCHEDULE: m2n.reshard_fn @[[H]] {
+// SCHEDULE: m2n.schedule %{{.*}} on %{{.*}} strategy = "flat"
+// SCHEDULE-NEXT: m2n.step 0 copy src(0) [0:4] -> dst(2) [0:4] via nvlink
+// SCHEDULE-NEXT: m2n.step 1 copy src(1) [0:4] -> dst(2) [4:8] via nvlink
+// SCHEDULE: m2n.yield
+func.func @by_hand(%c: !m2n.comm<4>, %a: !m2n.dist<8xf32, #src>) {
+  %0 = m2n.schedule %a on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2, 3]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<4>, !m2n.dist<8xf32, #src> -> !m2n.dist<8xf32, #dst> {
+    m2n.step 0 copy src(0) [0:4] -> dst(2) [0:4] via nvlink
+    m2n.step 1 copy src(1) [0:4] -> dst(2) [4:8] via nvlink
+    m2n.step 2 copy src(0) [0:4] -> dst(3) [0:4] via nvlink
+    m2n.step 3 copy src(1) [0:4] -> dst(3) [4:8] via nvlink
+  }
+  return
 }
