@@ -337,7 +337,16 @@ assembleArtifact(const Artifact &artifact,
     w.put<uint32_t>(program);
   }
   w.put<uint32_t>(programs.size());
-  size_t payload = w.out.size();
+  // The groups after the programs (a group names tensors, not programs).
+  Writer groups;
+  groups.put<uint32_t>(artifact.groups.size());
+  for (const CompiledGroup &group : artifact.groups) {
+    groups.string(group.name);
+    groups.put<uint32_t>(group.members.size());
+    for (uint32_t member : group.members)
+      groups.put<uint32_t>(member);
+  }
+  size_t payload = w.out.size() + groups.out.size();
   for (std::string_view program : programs)
     payload += program.size();
   // One buffer, written once: a refit's artifact is megabytes.
@@ -352,6 +361,7 @@ assembleArtifact(const Artifact &artifact,
   bytes += w.out;
   for (std::string_view program : programs)
     bytes += program;
+  bytes += groups.out;
   const uint64_t checksum =
       fnv1a(bytes.data() + kHeaderBytes, bytes.size() - kHeaderBytes);
   std::memcpy(&bytes[kHeaderBytes - 8], &checksum, sizeof(checksum));
@@ -517,13 +527,42 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
     programBytes.push_back(r.position() - start);
     programs.push_back(std::move(c));
   }
+  // Groups: a name and distinct member reshards, in the group's order.
+  uint32_t groupCount = r.count("groups", 12);
+  for (uint32_t g = 0; g < groupCount && !r.error; ++g) {
+    CompiledGroup group;
+    group.name = r.string("a group name");
+    uint32_t members = r.count("group members", 4);
+    std::vector<bool> seen(tensors.size(), false);
+    for (uint32_t m = 0; m < members && !r.error; ++m) {
+      uint32_t member = r.get<uint32_t>("a group member");
+      if (r.error)
+        break;
+      if (member >= tensors.size() || seen[member])
+        r.fail("artifact group " + group.name + " names reshard " +
+               std::to_string(member) + (member < tensors.size()
+                                             ? " twice"
+                                             : " of " + std::to_string(
+                                                            tensors.size())));
+      else
+        seen[member] = true;
+      group.members.push_back(member);
+    }
+    if (!r.error && group.members.empty())
+      r.fail("artifact group " + group.name + " has no member");
+    result.groups.push_back(std::move(group));
+  }
   if (r.error)
     return r.error;
-  // Each reshard gets its own copy of its program: bounded, so that a file
-  // of many names for one large program cannot ask for unbounded memory.
+  // Each reshard gets its own copy of its program, and each group one of
+  // its members': bounded, so that a file of many names for one large
+  // program cannot ask for unbounded memory.
   uint64_t expanded = 0;
   for (const auto &[name, program] : tensors)
     expanded += programBytes[program];
+  for (const CompiledGroup &group : result.groups)
+    for (uint32_t member : group.members)
+      expanded += programBytes[tensors[member].second];
   if (expanded > kMaxLoadedProgramBytes)
     return "artifact reshards expand to " + std::to_string(expanded) +
            " bytes of programs, more than the " +
@@ -533,6 +572,26 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
   for (auto &[name, program] : tensors) {
     result.reshards.push_back(programs[program]);
     result.reshards.back().name = std::move(name);
+  }
+  for (CompiledGroup &group : result.groups) {
+    std::vector<const TransferProgram *> members;
+    for (uint32_t member : group.members)
+      members.push_back(&programs[tensors[member].second].program);
+    auto merged =
+        std::make_shared<const TransferProgram>(mergePrograms(members));
+    for (const auto &[rank, program] : merged->ranks) {
+      int64_t items = 0;
+      for (const std::vector<Movement> *list :
+           {&program.items, &program.receives})
+        for (const Movement &m : *list)
+          items += m.instances();
+      if (items > kMaxRankItems)
+        return "artifact group " + group.name + " gives rank " +
+               std::to_string(rank) + " " + std::to_string(items) +
+               " items and receives, more than the " +
+               std::to_string(kMaxRankItems) + " one rank's program may hold";
+    }
+    group.program = std::move(merged);
   }
   if (!r.atEnd())
     return std::string("artifact has unexpected bytes after its last field");
@@ -640,6 +699,22 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
         os << "    item " << m.str(r.type) << '\n';
       for (const Movement &m : program.receives)
         os << "    recv " << m.str(r.type) << '\n';
+    }
+  }
+  for (const CompiledGroup &group : artifact.groups) {
+    os << "group " << group.name << ": " << group.members.size()
+       << " members (";
+    for (size_t m = 0; m < group.members.size(); ++m)
+      os << (m ? ", " : "") << artifact.reshards.at(group.members[m]).name;
+    os << ")\n";
+    for (const auto &[rank, program] : group.program->ranks) {
+      LaunchShape shape = launchShape(artifact.kernel, program);
+      os << "  rank " << rank << ": " << program.items.size()
+         << " item movements, " << program.receives.size()
+         << " receive movements, "
+         << program.counters << " counters; launch " << shape.walkers
+         << " walker" << (shape.walkers > 1 ? "s" : "") << " x "
+         << shape.threads << " threads\n";
     }
   }
   if (withPtx)

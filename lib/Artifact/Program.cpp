@@ -533,11 +533,34 @@ int64_t TransferProgram::scratchBytes(size_t index) const {
          elementSize(typeOf(ref));
 }
 
+std::map<int64_t, GroupRank>
+groupLayout(const std::vector<std::map<int64_t, int64_t>> &memberCounters) {
+  std::map<int64_t, GroupRank> layout;
+  for (size_t t = 0; t < memberCounters.size(); ++t)
+    for (const auto &[rank, counters] : memberCounters[t]) {
+      GroupRank &into = layout[rank];
+      into.members.emplace_back(static_cast<int64_t>(t), into.counters);
+      into.counters += counters;
+    }
+  return layout;
+}
+
 TransferProgram
 mergePrograms(const std::vector<const TransferProgram *> &members) {
   TransferProgram merged;
   if (members.empty())
     return merged;
+  std::vector<std::map<int64_t, int64_t>> memberCounters(members.size());
+  for (size_t t = 0; t < members.size(); ++t)
+    for (const auto &[rank, program] : members[t]->ranks)
+      memberCounters[t][rank] = program.counters;
+  const std::map<int64_t, GroupRank> layout = groupLayout(memberCounters);
+  // Each member's counter base on every rank (a movement names counters of
+  // other ranks too: reads-done, a network step's sender).
+  std::vector<std::map<int64_t, int64_t>> counterBases(members.size());
+  for (const auto &[rank, groupRank] : layout)
+    for (const auto &[member, base] : groupRank.members)
+      counterBases[member][rank] = base;
   merged.type = members.front()->type;
   merged.bufferAlignment = members.front()->bufferAlignment;
   int64_t stepBase = 0;
@@ -551,11 +574,7 @@ mergePrograms(const std::vector<const TransferProgram *> &members) {
         std::min(merged.bufferAlignment, member.bufferAlignment);
     const int64_t scratchBase = static_cast<int64_t>(merged.scratches.size());
     const int64_t mapBase = static_cast<int64_t>(merged.maps.size());
-    // Counters are renumbered per rank: a movement names counters of other
-    // ranks too (reads-done, a network step's sender).
-    std::map<int64_t, int64_t> counterBase;
-    for (const auto &[rank, program] : member.ranks)
-      counterBase[rank] = merged.ranks[rank].counters;
+    const std::map<int64_t, int64_t> &counterBase = counterBases[t];
     auto retag = [&](BufferRef ref) {
       ref.tensor = tensor;
       if (ref.kind == BufferKind::Scratch)

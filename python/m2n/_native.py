@@ -76,6 +76,11 @@ def runtime() -> ctypes.CDLL:
         lib.m2n_artifact_load.argtypes = [ctypes.c_void_p, ctypes.c_size_t, c_void_pp]
         lib.m2n_artifact_destroy.argtypes = [ctypes.c_void_p]
         lib.m2n_artifact_reshard_count.argtypes = [ctypes.c_void_p]
+        lib.m2n_artifact_group_count.argtypes = [ctypes.c_void_p]
+        lib.m2n_artifact_group_name.restype = ctypes.c_char_p
+        lib.m2n_artifact_group_name.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        lib.m2n_artifact_group_members.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                                   c_int_p, c_int_p]
         lib.m2n_artifact_reshard_ranks.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p]
         lib.m2n_artifact_buffer_bytes.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                                   c_size_p, c_size_p]

@@ -379,24 +379,44 @@ def compiled(comm: Communicator, src_mesh: Mesh, src_placements, dst_mesh: Mesh,
     return jit.get(key, build_ir, options, comm.target)
 
 
-def _reshard_ir(name: str, size: int, src_mesh: Mesh, src_placements, dst_mesh: Mesh,
-                dst_placements, shape, dtype: str, dst_dtype: Optional[str] = None,
-                scale: Optional[float] = None) -> str:
-    """One function of layout-level IR holding one m2n.reshard (a cast when
-    dst_dtype differs from dtype; the scale as its float32 bits)."""
+def _reshard_parts(src_mesh: Mesh, src_placements, dst_mesh: Mesh, dst_placements, shape,
+                   dtype: str, dst_dtype: Optional[str] = None,
+                   scale: Optional[float] = None) -> Tuple[str, str, str]:
+    """The source and destination types of one m2n.reshard and its
+    attributes (the scale of a cast as its float32 bits)."""
     extents = "x".join(str(d) for d in shape) + "x"
     src_type = (f"!m2n.dist<{extents}{_IR_TYPES[dtype]}, "
                 f"{layout_ir(src_mesh, src_placements, len(shape))}>")
     dst_type = (f"!m2n.dist<{extents}{_IR_TYPES[dst_dtype or dtype]}, "
                 f"{layout_ir(dst_mesh, dst_placements, len(shape))}>")
-    comm_type = f"!m2n.comm<{size}>"
     attrs = ""
     if scale is not None:
         bits = struct.unpack("<I", struct.pack("<f", scale))[0]
         attrs = f" {{scale = 0x{bits:08X} : f32}}"
-    return (f"func.func @{name}(%c: {comm_type}, %x: {src_type}) {{\n"
-            f"  %0 = m2n.reshard %x on %c{attrs} : {comm_type}, {src_type} -> {dst_type}\n"
-            f"  return\n}}\n")
+    return src_type, dst_type, attrs
+
+
+def _reshard_ir(name: str, size: int, *layouts, **kwargs) -> str:
+    """One function of layout-level IR holding one m2n.reshard (a cast when
+    dst_dtype differs from dtype)."""
+    return _group_ir(name, size, [(layouts, kwargs)], group=False)
+
+
+def _group_ir(name: str, size: int, reshards, group: bool = True) -> str:
+    """One function of layout-level IR holding an m2n.reshard per
+    (layouts, keyword arguments) of `reshards` in order (they are the
+    artifact's reshards 0, 1, ...) and, with `group`, the m2n.group of all
+    of them, named `name`: compiled into one program per rank."""
+    comm_type = f"!m2n.comm<{size}>"
+    parts = [_reshard_parts(*layouts, **kwargs) for layouts, kwargs in reshards]
+    arguments = "".join(f", %x{i}: {src}" for i, (src, _, _) in enumerate(parts))
+    body = "".join(f"  %{i} = m2n.reshard %x{i} on %c{attrs} : {comm_type}, {src} -> {dst}\n"
+                   for i, (src, dst, attrs) in enumerate(parts))
+    if group:
+        members = ", ".join(f"%{i}" for i in range(len(parts)))
+        types = ", ".join(dst for _, dst, _ in parts)
+        body += f'  m2n.group "{name}"({members}) : {types}\n'
+    return f"func.func @{name}(%c: {comm_type}{arguments}) {{\n{body}  return\n}}\n"
 
 
 def local_shape(rank: int, *, mesh: Mesh, placements,
@@ -598,7 +618,13 @@ class _Group:
         self.members = members
         self.comm = comm
         m, n = len(members), comm.size
-        self.reshards = (ctypes.c_int * m)(*[p.reshard for p in members])
+        # The compiled group's members, in its order: launching exactly
+        # that list runs the program the compiler merged.
+        compiled = members[0].artifact.group("reshard_many")
+        if compiled != [p.reshard for p in members]:
+            raise RuntimeError(f"internal error: the artifact's group reshard_many has "
+                                   f"members {compiled}, expected {[p.reshard for p in members]}")
+        self.reshards = (ctypes.c_int * m)(*compiled)
         self.src_bytes = (ctypes.c_size_t * (m * n))(*[b for p in members for b in p.src_bytes])
         self.dst_bytes = (ctypes.c_size_t * (m * n))(*[b for p in members for b in p.dst_bytes])
         self.checked = None  # Pointers the last cross-call check accepted.
@@ -681,8 +707,7 @@ def _prepare_many(calls, comm: Communicator, options: str) -> List[_Prepared]:
         c.layouts() for c in checked)
 
     def build_ir() -> str:
-        return "".join(_reshard_ir(f"reshard{i}", comm.size, *c.layouts())
-                       for i, c in enumerate(checked))
+        return _group_ir("reshard_many", comm.size, [(c.layouts(), {}) for c in checked])
 
     artifact = jit.get(key, build_ir, _aligned(options, alignment), comm.target)
     return [c.bind(artifact, comm, alignment, i) for i, c in enumerate(checked)]

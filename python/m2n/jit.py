@@ -138,6 +138,22 @@ class Artifact:
         self.handle = handle
         self._shapes: Dict[Tuple[int, int, bool], Optional[Tuple[int, ...]]] = {}
 
+    def group(self, name: str) -> Optional[List[int]]:
+        """The members (reshard indices, in order) of the compiled group
+        `name` (an m2n.group of the IR), or None when there is none."""
+        lib = _native.runtime()
+        for g in range(lib.m2n_artifact_group_count(self.handle)):
+            if lib.m2n_artifact_group_name(self.handle, g).decode() != name:
+                continue
+            count = ctypes.c_int()
+            _native.check(lib.m2n_artifact_group_members(self.handle, g, 0, None,
+                                                         ctypes.byref(count)))
+            members = (ctypes.c_int * count.value)()
+            _native.check(lib.m2n_artifact_group_members(self.handle, g, count.value, members,
+                                                         ctypes.byref(count)))
+            return list(members)
+        return None
+
     def ranks(self, reshard: int = 0) -> int:
         n = ctypes.c_int()
         _native.check(_native.runtime().m2n_artifact_reshard_ranks(self.handle, reshard,

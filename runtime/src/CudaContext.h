@@ -50,9 +50,10 @@ struct TensorRecord {
 struct ReshardState {
   std::string name; // The reshard's, or "a group of N reshards".
   std::vector<const CompiledReshard *> members;
-  TransferProgram merged; // A group's program (unused for one reshard).
+  /// A group's program (groupProgram; null for one reshard).
+  std::shared_ptr<const TransferProgram> merged;
   const TransferProgram &program() const {
-    return members.size() == 1 ? members.front()->program : merged;
+    return merged ? *merged : members.front()->program;
   }
   bool bound = false;
   std::vector<void *> boundSrc, boundDst; // By member, then local slot.

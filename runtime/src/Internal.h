@@ -23,8 +23,9 @@
 
 struct m2n_artifact_t {
   m2n::Artifact artifact;
-  /// Merged programs of the groups m2n_host_execute_group ran, by member
-  /// list: merged once, not on every call.
+  /// Merged programs of groups by member list: the artifact's compiled
+  /// groups (from the load), and those of other member lists, merged once
+  /// when first run (groupProgram).
   std::mutex mergedMutex;
   std::map<std::vector<int>, std::shared_ptr<const m2n::TransferProgram>> merged;
 };
@@ -72,6 +73,13 @@ m2n_status checkAlignment(const CompiledReshard &reshard, bool source,
 m2n_status groupMembers(const char *what, m2n_artifact artifact, int members,
                         const int *reshards,
                         std::vector<const CompiledReshard *> &group);
+
+/// The program of the group of `members` (reshard indices `key`, more
+/// than one): the artifact's compiled group of that member list, or their
+/// programs merged (mergePrograms) and kept for the next call.
+std::shared_ptr<const TransferProgram>
+groupProgram(m2n_artifact artifact, const std::vector<int> &key,
+             const std::vector<const CompiledReshard *> &members);
 
 /// A caller buffer of a launch, for checkDisjoint.
 struct CallerBuffer {

@@ -924,12 +924,10 @@ m2n_status m2n_cuda_group_create(m2n_cuda_context context, int members,
   ReshardState &state = context->groups[id];
   state.name = "a group of " + std::to_string(members) + " reshards";
   state.members = list;
-  if (list.size() > 1) {
-    std::vector<const m2n::TransferProgram *> programs;
-    for (const m2n::CompiledReshard *r : list)
-      programs.push_back(&r->program);
-    state.merged = m2n::mergePrograms(programs);
-  }
+  if (list.size() > 1)
+    state.merged = m2n::runtime::groupProgram(
+        context->artifact, std::vector<int>(reshards, reshards + members),
+        list);
   *group = id;
   return M2N_SUCCESS;
   });

@@ -118,6 +118,20 @@ m2n_status groupMembers(const char *what, m2n_artifact artifact, int members,
   return M2N_SUCCESS;
 }
 
+std::shared_ptr<const TransferProgram>
+groupProgram(m2n_artifact artifact, const std::vector<int> &key,
+             const std::vector<const CompiledReshard *> &members) {
+  std::lock_guard<std::mutex> lock(artifact->mergedMutex);
+  std::shared_ptr<const TransferProgram> &cached = artifact->merged[key];
+  if (!cached) {
+    std::vector<const TransferProgram *> programs;
+    for (const CompiledReshard *r : members)
+      programs.push_back(&r->program);
+    cached = std::make_shared<const TransferProgram>(mergePrograms(programs));
+  }
+  return cached;
+}
+
 m2n_status checkDisjoint(std::vector<CallerBuffer> buffers) {
   std::sort(buffers.begin(), buffers.end(),
             [](const CallerBuffer &a, const CallerBuffer &b) {
@@ -190,6 +204,11 @@ m2n_status m2n_artifact_load(const void *bytes, size_t size,
           std::string(static_cast<const char *>(bytes), size),
           loaded->artifact))
     return fail(M2N_INVALID_ARTIFACT, *error);
+  // A compiled group runs the program the loader built for it.
+  for (const m2n::CompiledGroup &group : loaded->artifact.groups)
+    if (group.members.size() > 1)
+      loaded->merged[std::vector<int>(group.members.begin(),
+                                      group.members.end())] = group.program;
   *artifact = loaded.release();
   return M2N_SUCCESS;
   });
@@ -213,6 +232,42 @@ m2n_status m2n_artifact_load_file(const char *path, m2n_artifact *artifact) {
 }
 
 void m2n_artifact_destroy(m2n_artifact artifact) { delete artifact; }
+
+int m2n_artifact_group_count(m2n_artifact artifact) {
+  return artifact ? static_cast<int>(artifact->artifact.groups.size()) : 0;
+}
+
+const char *m2n_artifact_group_name(m2n_artifact artifact, int group) {
+  if (!artifact || group < 0 ||
+      group >= static_cast<int>(artifact->artifact.groups.size()))
+    return nullptr;
+  return artifact->artifact.groups[group].name.c_str();
+}
+
+m2n_status m2n_artifact_group_members(m2n_artifact artifact, int group,
+                                      int capacity, int *reshards,
+                                      int *count) {
+  return m2n::runtime::guarded("m2n_artifact_group_members", [&]() -> m2n_status {
+  if (!artifact || !count || group < 0 ||
+      group >= static_cast<int>(artifact->artifact.groups.size()))
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_artifact_group_members: no group " +
+                    std::to_string(group));
+  const std::vector<uint32_t> &members =
+      artifact->artifact.groups[group].members;
+  *count = static_cast<int>(members.size());
+  if (!reshards)
+    return M2N_SUCCESS;
+  if (capacity < *count)
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_artifact_group_members: group " +
+                    artifact->artifact.groups[group].name + " has " +
+                    std::to_string(*count) + " members, room for " +
+                    std::to_string(capacity));
+  std::copy(members.begin(), members.end(), reshards);
+  return M2N_SUCCESS;
+  });
+}
 
 int m2n_artifact_reshard_count(m2n_artifact artifact) {
   return artifact ? static_cast<int>(artifact->artifact.reshards.size()) : 0;
@@ -340,19 +395,9 @@ m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
   }
   M2N_TRY(m2n::runtime::checkDisjoint(buffers));
   std::shared_ptr<const m2n::TransferProgram> merged;
-  if (group.size() > 1) {
-    std::vector<int> key(reshards, reshards + members);
-    std::lock_guard<std::mutex> lock(artifact->mergedMutex);
-    std::shared_ptr<const m2n::TransferProgram> &cached = artifact->merged[key];
-    if (!cached) {
-      std::vector<const m2n::TransferProgram *> programs;
-      for (const m2n::CompiledReshard *r : group)
-        programs.push_back(&r->program);
-      cached = std::make_shared<const m2n::TransferProgram>(
-          m2n::mergePrograms(programs));
-    }
-    merged = cached;
-  }
+  if (group.size() > 1)
+    merged = m2n::runtime::groupProgram(
+        artifact, std::vector<int>(reshards, reshards + members), group);
   const m2n::TransferProgram &program =
       merged ? *merged : group.front()->program;
   // Scratch larger than the host's memory is refused before anything is

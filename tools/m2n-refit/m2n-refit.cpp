@@ -155,7 +155,8 @@ std::string distIR(const TensorSpec &tensor, const Layout &layout) {
 }
 
 /// The refit as layout-level IR: one function, one m2n.reshard per tensor,
-/// the topology it is routed on as the module's attribute.
+/// all of them one m2n.group "refit" (one launch per rank), the topology it
+/// is routed on as the module's attribute.
 std::string refitIR(mlir::MLIRContext &context, const ModelSpec &model,
                     const RefitPlan &plan, const Topology &topology) {
   std::string text;
@@ -176,6 +177,16 @@ std::string refitIR(mlir::MLIRContext &context, const ModelSpec &model,
         << i << " on %comm : " << comm << ", "
         << distIR(model.tensors[i], plan.trainer[i]) << " -> "
         << distIR(model.tensors[i], plan.generator[i]) << "\n";
+  if (!model.tensors.empty()) {
+    out << "  m2n.group \"refit\"(";
+    for (size_t i = 0; i < model.tensors.size(); ++i)
+      out << (i ? ", " : "") << "%r" << i;
+    out << ") :";
+    for (size_t i = 0; i < model.tensors.size(); ++i)
+      out << (i ? ",\n      " : "\n      ")
+          << distIR(model.tensors[i], plan.generator[i]);
+    out << "\n";
+  }
   out << "  return\n}\n}\n";
   return text;
 }

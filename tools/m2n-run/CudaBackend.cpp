@@ -26,34 +26,37 @@ struct CudaCheck {
 std::string lostContext;
 } // namespace
 
-RunResult runOnCuda(m2n_artifact artifact, int reshard, const Buffers &src,
-                    Buffers &dst, int repeat) {
+RunResult runOnCuda(m2n_artifact artifact, const std::vector<int> &members,
+                    const Buffers &src, Buffers &dst, int repeat) {
   RunResult result;
   if (!lostContext.empty()) {
     result.problem = "not run: " + lostContext;
     return result;
   }
   CudaCheck check{result.problem};
-  const int ranks = static_cast<int>(src.size());
+  // Buffer b is member b / ranks's buffer of rank b % ranks.
+  const int buffers = static_cast<int>(src.size());
+  const int ranks = buffers / static_cast<int>(members.size());
   int devices = 0;
   if (!check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount"))
     return result;
   std::vector<int> deviceOf(ranks);
   for (int rank = 0; rank < ranks; ++rank)
     deviceOf[rank] = rank % devices;
-  std::vector<void *> srcPointers(ranks, nullptr), dstPointers(ranks, nullptr);
-  std::vector<size_t> srcBytes(ranks), dstBytes(ranks);
+  std::vector<void *> srcPointers(buffers, nullptr),
+      dstPointers(buffers, nullptr);
+  std::vector<size_t> srcBytes(buffers), dstBytes(buffers);
   auto release = [&]() {
-    for (int rank = 0; rank < ranks; ++rank) {
-      cudaSetDevice(deviceOf[rank]);
+    for (int rank = 0; rank < buffers; ++rank) {
+      cudaSetDevice(deviceOf[rank % ranks]);
       cudaFree(srcPointers[rank]);
       cudaFree(dstPointers[rank]);
     }
   };
-  for (int rank = 0; rank < ranks && result.problem.empty(); ++rank) {
+  for (int rank = 0; rank < buffers && result.problem.empty(); ++rank) {
     srcBytes[rank] = src[rank].size();
     dstBytes[rank] = dst[rank].size();
-    check(cudaSetDevice(deviceOf[rank]), "cudaSetDevice");
+    check(cudaSetDevice(deviceOf[rank % ranks]), "cudaSetDevice");
     if (srcBytes[rank] &&
         check(cudaMalloc(&srcPointers[rank], srcBytes[rank]), "cudaMalloc"))
       check(cudaMemcpy(srcPointers[rank], src[rank].data(), srcBytes[rank],
@@ -75,12 +78,23 @@ RunResult runOnCuda(m2n_artifact artifact, int reshard, const Buffers &src,
   if (result.problem.empty() &&
       fail(m2n_cuda_context_create(artifact, ranks, deviceOf.data(), 10000,
                                    &context))) {
+    // A group is created and bound once, then launched.
+    int group = -1;
+    if (members.size() > 1 &&
+        fail(m2n_cuda_group_create(context, static_cast<int>(members.size()),
+                                   members.data(), &group)))
+      fail(m2n_cuda_group_bind(context, group, srcPointers.data(),
+                               srcBytes.data(), dstPointers.data(),
+                               dstBytes.data()));
     std::vector<double> times;
     for (int run = 0; run < repeat && result.problem.empty(); ++run) {
       auto start = std::chrono::steady_clock::now();
-      if (fail(m2n_cuda_execute(context, reshard, srcPointers.data(),
-                                srcBytes.data(), dstPointers.data(),
-                                dstBytes.data(), nullptr)) &&
+      if ((members.size() > 1
+               ? fail(m2n_cuda_group_launch(context, group, nullptr))
+               : fail(m2n_cuda_execute(context, members.front(),
+                                       srcPointers.data(), srcBytes.data(),
+                                       dstPointers.data(), dstBytes.data(),
+                                       nullptr))) &&
           fail(m2n_cuda_synchronize(context)))
         times.push_back(std::chrono::duration<double, std::milli>(
                             std::chrono::steady_clock::now() - start)
@@ -92,9 +106,9 @@ RunResult runOnCuda(m2n_artifact artifact, int reshard, const Buffers &src,
     }
     m2n_cuda_context_destroy(context);
   }
-  for (int rank = 0; rank < ranks && result.problem.empty(); ++rank)
+  for (int rank = 0; rank < buffers && result.problem.empty(); ++rank)
     if (dstBytes[rank]) {
-      check(cudaSetDevice(deviceOf[rank]), "cudaSetDevice");
+      check(cudaSetDevice(deviceOf[rank % ranks]), "cudaSetDevice");
       check(cudaMemcpy(dst[rank].data(), dstPointers[rank], dstBytes[rank],
                        cudaMemcpyDeviceToHost),
             "cudaMemcpy");

@@ -4,7 +4,8 @@
 
 namespace m2n::run {
 
-RunResult runOnCuda(m2n_artifact, int, const Buffers &, Buffers &, int) {
+RunResult runOnCuda(m2n_artifact, const std::vector<int> &, const Buffers &,
+                    Buffers &, int) {
   return {"this m2n-run was built without CUDA", 0};
 }
 

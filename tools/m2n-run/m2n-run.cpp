@@ -144,35 +144,56 @@ int main(int argc, char **argv) {
                << " ms; seed " << seed << "; backend " << backend << "\n";
 
   int passed = 0, failedCount = 0;
-  for (int index = 0; index < m2n_artifact_reshard_count(artifact); ++index) {
-    const m2n::CompiledReshard &r = parsed.reshards[index];
+  // Runs reshards `members` as one launch (a group when more than one),
+  // checks every member's destination and prints one line.
+  auto runAndCheck = [&](const std::string &name,
+                         const std::vector<int> &members) {
     int ranks = 0;
-    (void)m2n_artifact_reshard_ranks(artifact, index, &ranks);
-    m2n::run::Buffers src(ranks), dst(ranks);
+    for (int member : members) {
+      int needed = 0;
+      (void)m2n_artifact_reshard_ranks(artifact, member, &needed);
+      ranks = std::max(ranks, needed);
+    }
+    m2n::run::Buffers src(members.size() * ranks), dst(members.size() * ranks);
     int64_t movedBytes = 0;
-    for (int rank = 0; rank < ranks; ++rank) {
-      size_t srcBytes = 0, dstBytes = 0;
-      (void)m2n_artifact_buffer_bytes(artifact, index, rank, &srcBytes,
-                                      &dstBytes);
-      src[rank] = m2n::sourceBytes(r.src, r.shape,
-                                   r.program.sourceType.value_or(r.type), rank,
-                                   seed);
-      dst[rank].assign(dstBytes, m2n::kPoisonByte);
-      movedBytes += dstBytes;
+    for (size_t m = 0; m < members.size(); ++m) {
+      const m2n::CompiledReshard &r = parsed.reshards[members[m]];
+      for (int rank = 0; rank < ranks; ++rank) {
+        size_t srcBytes = 0, dstBytes = 0;
+        (void)m2n_artifact_buffer_bytes(artifact, members[m], rank, &srcBytes,
+                                        &dstBytes);
+        // Each member its own data: a group that mixed members up fails.
+        src[m * ranks + rank] =
+            m2n::sourceBytes(r.src, r.shape,
+                             r.program.sourceType.value_or(r.type), rank,
+                             seed + m);
+        dst[m * ranks + rank].assign(dstBytes, m2n::kPoisonByte);
+        movedBytes += dstBytes;
+      }
     }
     m2n::run::RunResult result =
         backend == "cuda"
-            ? m2n::run::runOnCuda(artifact, index, src, dst, benchRuns)
-            : m2n::run::runOnHost(artifact, index, src, dst, benchRuns);
+            ? m2n::run::runOnCuda(artifact, members, src, dst, benchRuns)
+            : m2n::run::runOnHost(artifact, members, src, dst, benchRuns);
     std::string problem = result.problem;
-    for (int rank = 0; rank < ranks && problem.empty(); ++rank)
-      if (std::optional<std::string> wrong = m2n::checkDestination(
-              r.src, r.dst, r.shape, r.type, rank, seed, dst[rank].data(),
-              r.program.sourceType, r.program.scale))
-        problem = *wrong;
-    llvm::outs() << llvm::format("%-32s %s", r.name.c_str(),
+    for (size_t m = 0; m < members.size() && problem.empty(); ++m) {
+      const m2n::CompiledReshard &r = parsed.reshards[members[m]];
+      for (int rank = 0; rank < ranks && problem.empty(); ++rank)
+        if (std::optional<std::string> wrong = m2n::checkDestination(
+                r.src, r.dst, r.shape, r.type, rank, seed + m,
+                dst[m * ranks + rank].data(), r.program.sourceType,
+                r.program.scale))
+          problem = (members.size() > 1 ? r.name + ": " : std::string()) +
+                    *wrong;
+    }
+    const std::string &strategy = parsed.reshards[members.front()].strategy;
+    llvm::outs() << llvm::format("%-32s %s", name.c_str(),
                                  problem.empty() ? "PASS" : "FAIL")
-                 << "  " << r.strategy << ", " << ranks << " ranks, "
+                 << "  "
+                 << (members.size() > 1
+                         ? std::to_string(members.size()) + " members"
+                         : strategy)
+                 << ", " << ranks << " ranks, "
                  << llvm::format("%.3f", result.medianMs) << " ms";
     if (benchRuns > 1)
       llvm::outs() << llvm::format(" (median of %d, %.1f GB/s of destination)",
@@ -180,7 +201,13 @@ int main(int argc, char **argv) {
                                    movedBytes / (result.medianMs * 1e6));
     llvm::outs() << (problem.empty() ? "" : "  " + problem) << "\n";
     (problem.empty() ? passed : failedCount)++;
-  }
+  };
+  for (int index = 0; index < m2n_artifact_reshard_count(artifact); ++index)
+    runAndCheck(parsed.reshards[index].name, {index});
+  // Then every compiled group, as one launch.
+  for (const m2n::CompiledGroup &group : parsed.groups)
+    runAndCheck("group " + group.name,
+                std::vector<int>(group.members.begin(), group.members.end()));
   m2n_artifact_destroy(artifact);
   llvm::outs() << passed << " passed, " << failedCount << " failed\n";
   return failedCount ? 1 : 0;

@@ -262,3 +262,57 @@ TEST(CorruptedArtifactBytesTest, ProgramTableCorruptionsAreRefused) {
 }
 
 } // namespace
+
+// Groups: a name and distinct members that exist. A good one loads with
+// its merged program; each wrong one is refused by name.
+TEST(CorruptedArtifactGroupTest, GroupsNameDistinctReshardsThatExist) {
+  auto withGroup = [](std::vector<uint32_t> members) {
+    m2n::Artifact artifact;
+    artifact.ptx = "// no kernel needed on the host";
+    artifact.chip = "sm_90a";
+    artifact.reshards = {exampleReshard(), exampleReshard()};
+    artifact.reshards[1].name = "@test#1";
+    artifact.groups.push_back({"weights", std::move(members), nullptr});
+    return m2n::serializeArtifact(artifact);
+  };
+  m2n_artifact artifact = nullptr;
+  std::string good = withGroup({1, 0});
+  ASSERT_EQ(m2n_artifact_load(good.data(), good.size(), &artifact),
+            M2N_SUCCESS)
+      << m2n_last_error();
+  EXPECT_EQ(m2n_artifact_group_count(artifact), 1);
+  EXPECT_STREQ(m2n_artifact_group_name(artifact, 0), "weights");
+  EXPECT_EQ(m2n_artifact_group_name(artifact, 1), nullptr);
+  int count = 0;
+  int members[2] = {-1, -1};
+  EXPECT_EQ(m2n_artifact_group_members(artifact, 0, 0, nullptr, &count),
+            M2N_SUCCESS);
+  EXPECT_EQ(count, 2);
+  EXPECT_EQ(m2n_artifact_group_members(artifact, 0, 1, members, &count),
+            M2N_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(m2n_last_error()).find("has 2 members, room for 1"),
+            std::string::npos);
+  EXPECT_EQ(m2n_artifact_group_members(artifact, 0, 2, members, &count),
+            M2N_SUCCESS);
+  EXPECT_EQ(members[0], 1);
+  EXPECT_EQ(members[1], 0);
+  EXPECT_EQ(m2n_artifact_group_members(artifact, 1, 2, members, &count),
+            M2N_INVALID_ARGUMENT);
+  m2n_artifact_destroy(artifact);
+
+  const std::pair<std::vector<uint32_t>, const char *> wrong[] = {
+      {{0, 5}, "artifact group weights names reshard 5 of 2"},
+      {{1, 1}, "artifact group weights names reshard 1 twice"},
+      {{}, "artifact group weights has no member"},
+  };
+  for (const auto &[members, message] : wrong) {
+    std::string bytes = withGroup(members);
+    artifact = nullptr;
+    EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
+              M2N_INVALID_ARTIFACT)
+        << message;
+    EXPECT_NE(std::string(m2n_last_error()).find(message), std::string::npos)
+        << m2n_last_error();
+    EXPECT_EQ(artifact, nullptr);
+  }
+}

@@ -22,6 +22,7 @@
 #include "m2n/Base/Layout.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -29,7 +30,7 @@
 
 namespace m2n {
 
-constexpr uint32_t kArtifactVersion = 10;
+constexpr uint32_t kArtifactVersion = 11;
 /// The most bytes of serialized programs the reshards of a loaded artifact
 /// may stand for, each reshard counting its program once: 4 GiB (a
 /// DeepSeek-V3 refit: 81 MB, or 904 MB in 4 MiB chunks). The loader gives
@@ -91,11 +92,22 @@ struct CompiledReshard {
   TransferProgram program;
 };
 
+/// Reshards compiled to run together (an m2n.group): its members, indices
+/// into Artifact::reshards in the group's order, and their merged program
+/// (mergePrograms, by the layout --m2n-merge-groups wrote and the verifier
+/// checked), which the loader builds and the runtime binds as it is.
+struct CompiledGroup {
+  std::string name;
+  std::vector<uint32_t> members;
+  std::shared_ptr<const TransferProgram> program;
+};
+
 struct Artifact {
   std::string ptx;
   std::string chip;
   KernelLaunch kernel;
   std::vector<CompiledReshard> reshards;
+  std::vector<CompiledGroup> groups;
 };
 
 /// The artifact's bytes (each reshard with a program of its own).
@@ -106,6 +118,7 @@ std::string serializeArtifact(const Artifact &artifact);
 /// kernel whose reshards are `tensors`, each a name and the index of its
 /// program in `programs` (artifact.reshards is not read).
 std::string serializeProgram(const CompiledReshard &reshard);
+/// Groups are written from artifact.groups (names and members).
 std::string
 assembleArtifact(const Artifact &artifact,
                  const std::vector<std::string_view> &programs,

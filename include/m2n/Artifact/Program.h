@@ -233,6 +233,21 @@ struct TransferProgram {
 std::vector<std::pair<int64_t, const Movement *>>
 networkOrder(const TransferProgram &program);
 
+/// Where the members of a group run and where their counters begin, per
+/// rank: `members` (member index, counter base) in the group's order and
+/// the rank's counters in all. Every rank runs its members in one order,
+/// the group's, which is what keeps the merged queues deadlock free.
+struct GroupRank {
+  int64_t counters = 0;
+  std::vector<std::pair<int64_t, int64_t>> members;
+};
+/// The per-rank layout of a group whose member `t` runs on the ranks of
+/// `memberCounters[t]` (rank -> the counters its program owns there): what
+/// --m2n-merge-groups writes, the GroupOp verifier checks and mergePrograms
+/// follows.
+std::map<int64_t, GroupRank>
+groupLayout(const std::vector<std::map<int64_t, int64_t>> &memberCounters);
+
 /// One program for several reshards launched together (a group): per rank,
 /// the members' items, receives and copy-engine copies one member after
 /// the other, every buffer tagged with its member (BufferRef::tensor),

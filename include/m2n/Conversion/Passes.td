@@ -140,6 +140,22 @@ def LowerSchedule : Pass<"m2n-lower-schedule"> {
   let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }
 
+def MergeGroups : Pass<"m2n-merge-groups", "::mlir::ModuleOp"> {
+  let summary = "Merge every m2n.group into one program per rank";
+  let description = [{
+    Writes the merged program of every `m2n.group` whose members are lowered
+    (`m2n.program`, or `m2n.call` of a lowered `m2n.reshard_fn`): one
+    `m2n.group_rank` per rank that runs a member, listing its members in the
+    group's order and where each member's counters of that rank begin (the
+    counters of the members before it on that rank). The members' programs
+    stay shared (one program per `m2n.reshard_fn`, however many tensors call
+    it); the artifact holds the group and the runtime binds and launches it
+    as one program, by this layout. A group whose members are not lowered is
+    an error naming the member.
+  }];
+  let dependentDialects = ["::mlir::m2n::M2NDialect"];
+}
+
 def ImportShard : Pass<"m2n-import-shard", "::mlir::ModuleOp"> {
   let summary = "Import the resharding points of MLIR's shard dialect as m2n.reshard";
   let description = [{

@@ -38,15 +38,37 @@ mlir::m2n::collectPrograms(ModuleOp module) {
     return (func ? "@" + func.getSymName().str() : std::string()) + "#" +
            std::to_string(table.tensors.size());
   };
+  llvm::DenseMap<Value, uint32_t> tensorOf; // A reshard's result -> tensor.
   WalkResult walk = module.walk<WalkOrder::PreOrder>([&](Operation *op) {
     // Shared programs are read through their calls.
     if (isa<mlir::m2n::ReshardFnOp>(op))
       return WalkResult::skip();
+    // Members come before their group (operands dominate their users).
+    if (auto group = dyn_cast<mlir::m2n::GroupOp>(op)) {
+      if (!group.isMerged()) {
+        group.emitError() << "group \"" << group.getName()
+                          << "\" is not merged: run m2n-merge-groups first";
+        return WalkResult::interrupt();
+      }
+      std::vector<uint32_t> members;
+      for (Value member : group.getMembers()) {
+        auto tensor = tensorOf.find(member);
+        if (tensor == tensorOf.end()) {
+          group.emitError("a member of group \"")
+              << group.getName() << "\" is not lowered to a program";
+          return WalkResult::interrupt();
+        }
+        members.push_back(tensor->second);
+      }
+      table.groups.emplace_back(group.getName().str(), std::move(members));
+      return WalkResult::skip();
+    }
     if (isa<mlir::m2n::ReshardOp, mlir::m2n::PlanOp, mlir::m2n::ScheduleOp>(
             op))
       return notLowered(op);
     if (auto program = dyn_cast<mlir::m2n::ProgramOp>(op)) {
       programs.push_back(program);
+      tensorOf[program.getResult()] = table.tensors.size();
       table.tensors.emplace_back(name(op), programs.size() - 1);
       return WalkResult::advance();
     }
@@ -67,6 +89,7 @@ mlir::m2n::collectPrograms(ModuleOp module) {
         return notLowered(fn.getReshard());
       programs.push_back(program);
     }
+    tensorOf[call.getResult()] = table.tensors.size();
     table.tensors.emplace_back(name(op), it->second);
     return WalkResult::advance();
   });

@@ -148,6 +148,7 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   lower.bufferAlign = options.bufferAlign;
   reshard.addPass(mlir::m2n::createLowerSchedule(lower));
   reshard.addPass(mlir::m2n::createVerifyProgram());
+  pm.addPass(mlir::m2n::createMergeGroups());
   pm.addPass(mlir::m2n::createConvertToGPU());
   mlir::m2n::addKernelToBinaryPasses(pm, options.chip, options.format,
                                      options.features);

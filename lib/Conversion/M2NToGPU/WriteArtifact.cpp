@@ -125,6 +125,8 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
   tensors.reserve(table->tensors.size());
   for (auto &[name, program] : table->tensors)
     tensors.emplace_back(std::move(name), static_cast<uint32_t>(program));
+  for (auto &[name, members] : table->groups)
+    artifact.groups.push_back({std::move(name), std::move(members), nullptr});
   return ::m2n::assembleArtifact(
       artifact, std::vector<std::string_view>(programs.begin(), programs.end()),
       tensors);

@@ -57,6 +57,18 @@ const char *m2n_artifact_reshard_name(m2n_artifact artifact, int reshard);
 /* Communicator size the reshard needs: one more than its largest rank. */
 m2n_status m2n_artifact_reshard_ranks(m2n_artifact artifact, int reshard,
                                       int *ranks);
+/* Compiled groups (m2n.group, docs/dialect.md): reshards compiled to run
+ * together, whose merged program the artifact holds. A group's members are
+ * reshard indices, in its order; m2n_host_execute_group and
+ * m2n_cuda_group_create given exactly that list run the compiled program
+ * (no merge at bind). m2n_artifact_group_members sets *count and, when
+ * `reshards` is not NULL, fills reshards[0..*count) (room for `capacity`). */
+int m2n_artifact_group_count(m2n_artifact artifact);
+/* The group's name (the m2n.group's), or NULL for a bad index. */
+const char *m2n_artifact_group_name(m2n_artifact artifact, int group);
+m2n_status m2n_artifact_group_members(m2n_artifact artifact, int group,
+                                      int capacity, int *reshards,
+                                      int *count);
 /* Bytes of rank `rank`'s source and destination buffers (0 when the rank is
  * outside that mesh). */
 m2n_status m2n_artifact_buffer_bytes(m2n_artifact artifact, int reshard,

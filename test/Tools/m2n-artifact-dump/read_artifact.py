@@ -76,7 +76,7 @@ def main():
         sys.exit("bad magic")
     version, size, checksum = struct.unpack_from("<IQQ", data, 4)
     payload = data[24:]
-    if version != 10 or size != len(payload) or fnv1a(payload) != checksum:
+    if version != 11 or size != len(payload) or fnv1a(payload) != checksum:
         sys.exit(f"bad header: version {version}, size {size}, checksum {checksum:#x}")
     r = Reader(payload)
     r.string(), r.string(), r.string()  # ptx, chip, kernel name
@@ -116,8 +116,15 @@ def main():
         print(f"reshard {name}: {lines[0]}")
         for line in lines[1:]:
             print(line)
+    # The groups: a name and member reshards, in the group's order.
+    for _ in range(r.take("I")):
+        name = r.string().decode()
+        members = [r.take("I") for _ in range(r.take("I"))]
+        if any(m >= len(reshards) for m in members):
+            sys.exit(f"group {name} names a missing reshard")
+        print(f"group {name}: " + ", ".join(reshards[m][0] for m in members))
     if r.pos != len(payload):
-        sys.exit("bytes after the last reshard")
+        sys.exit("bytes after the last group")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ namespace mlir::m2n {
 #define GEN_PASS_DECL_IMPORTSDY
 #define GEN_PASS_DECL_IMPORTSHARD
 #define GEN_PASS_DECL_LOWERSCHEDULE
+#define GEN_PASS_DECL_MERGEGROUPS
 #define GEN_PASS_DECL_ORDERSTEPS
 #define GEN_PASS_DECL_STAGENETWORKSTEPS
 #define GEN_PASS_DECL_WRITEARTIFACT
@@ -59,10 +60,12 @@ struct ProgramTable {
   /// Every tensor's reshard in walk order (an m2n.call, or an m2n.program
   /// in a function), named "@func#index", and the program it runs.
   std::vector<std::pair<std::string, size_t>> tensors;
+  /// Every merged m2n.group: its name and its members' tensor indices.
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> groups;
 };
 
 /// The ProgramTable of `module`. Fails, on the op, where a reshard is not
-/// lowered to an m2n.program yet.
+/// lowered to an m2n.program yet or a group is not merged.
 FailureOr<ProgramTable> collectPrograms(ModuleOp module);
 
 /// The artifact of a module through m2n-convert-to-gpu and

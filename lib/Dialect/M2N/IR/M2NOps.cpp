@@ -5,6 +5,7 @@
 #include <cmath>
 #include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 #include "m2n/Base/Strategy.h"
+#include "m2n/Artifact/Program.h"
 #include "AsmUtils.h"
 
 #include "mlir/IR/Builders.h"
@@ -1097,5 +1098,147 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                          << ": " << callee.getComm().getType() << ", "
                          << callee.getInput().getType() << " -> "
                          << callee.getResult().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Groups
+//===----------------------------------------------------------------------===//
+
+std::map<int64_t, int64_t> ProgramOp::getRankCounters() {
+  std::map<int64_t, int64_t> counters;
+  for (auto rank : getBody().front().getOps<RankOp>())
+    counters[static_cast<int64_t>(rank.getRank())] =
+        static_cast<int64_t>(rank.getCounters());
+  return counters;
+}
+
+ProgramOp GroupOp::getMemberProgram(unsigned index,
+                                    SymbolTableCollection &symbols) {
+  Operation *member = getMembers()[index].getDefiningOp();
+  if (auto program = dyn_cast_if_present<ProgramOp>(member))
+    return program;
+  auto call = dyn_cast_if_present<CallOp>(member);
+  if (!call)
+    return nullptr;
+  auto callee =
+      symbols.lookupNearestSymbolFrom<ReshardFnOp>(call, call.getCalleeAttr());
+  return callee ? dyn_cast_if_present<ProgramOp>(callee.getReshard())
+                : nullptr;
+}
+
+LogicalResult GroupOp::verify() {
+  if (getMembers().empty())
+    return emitOpError("needs at least one member");
+  llvm::DenseMap<Value, unsigned> memberIndex;
+  Value comm;
+  for (auto [index, member] : llvm::enumerate(getMembers())) {
+    Operation *producer = member.getDefiningOp();
+    if (!producer || producer->getBlock() != (*this)->getBlock() ||
+        !isa<ReshardOp, CallOp, PlanOp, ScheduleOp, ProgramOp, AllGatherOp,
+             ReduceScatterOp, AllReduceOp, AllToAllOp>(producer))
+      return emitOpError() << "member " << index
+                           << " is not the result of a reshard of this block "
+                              "(m2n.reshard, m2n.call, a collective or a "
+                              "plan, schedule or program)";
+    auto [it, fresh] = memberIndex.try_emplace(member, index);
+    if (!fresh)
+      return emitOpError() << "member " << index << " repeats member "
+                           << it->second
+                           << ": a reshard launched twice at once would "
+                              "write its destination twice";
+    if (!comm)
+      comm = producer->getOperand(1);
+    else if (producer->getOperand(1) != comm)
+      return emitOpError() << "member " << index
+                           << " runs on another communicator than member 0";
+  }
+  for (auto [index, member] : llvm::enumerate(getMembers())) {
+    auto read = memberIndex.find(member.getDefiningOp()->getOperand(0));
+    if (read != memberIndex.end())
+      return emitOpError() << "member " << index << " reads member "
+                           << read->second
+                           << "'s result: the members of a group run at the "
+                              "same time";
+  }
+  if (!isMerged())
+    return success();
+  int64_t lastRank = -1;
+  for (Operation &op : getRanks().front()) {
+    auto rank = dyn_cast<GroupRankOp>(op);
+    if (!rank)
+      return op.emitOpError("is not an m2n.group_rank: a merged group lists "
+                            "the program of each rank");
+    const int64_t id = rank.getRank();
+    if (id <= lastRank)
+      return rank.emitOpError() << "rank " << id
+                                << " follows rank " << lastRank
+                                << ": ranks are listed once, in order";
+    lastRank = id;
+    if (rank.getMembers().empty() ||
+        rank.getMembers().size() != rank.getCounterBases().size())
+      return rank.emitOpError("lists at least one member and one counter "
+                              "base per member");
+    int64_t last = -1;
+    for (int64_t member : rank.getMembers()) {
+      if (member <= last || member >= static_cast<int64_t>(getMembers().size()))
+        return rank.emitOpError()
+               << "member " << member
+               << " is out of order or not a member of the group: every rank "
+                  "runs its members in the group's order, each once";
+      last = member;
+    }
+  }
+  return success();
+}
+
+/// "[0 from 0, 2 from 3]": members and their counter bases.
+static std::string
+describeMembers(const std::vector<std::pair<int64_t, int64_t>> &members) {
+  std::string text = "[";
+  for (const auto &[member, base] : members)
+    text += (text.size() > 1 ? ", " : "") + std::to_string(member) +
+            " from " + std::to_string(base);
+  return text + "]";
+}
+
+LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  if (!isMerged())
+    return success();
+  // The merged program must be the one the members' programs give.
+  std::vector<std::map<int64_t, int64_t>> memberCounters;
+  for (unsigned index = 0; index < getMembers().size(); ++index) {
+    ProgramOp program = getMemberProgram(index, symbols);
+    if (!program)
+      return emitOpError() << "is merged but member " << index
+                           << " is not lowered to a program";
+    memberCounters.push_back(program.getRankCounters());
+  }
+  std::map<int64_t, ::m2n::GroupRank> layout =
+      ::m2n::groupLayout(memberCounters);
+  for (auto rank : getRanks().front().getOps<GroupRankOp>()) {
+    auto expected = layout.find(rank.getRank());
+    if (expected == layout.end())
+      return rank.emitOpError() << "rank " << rank.getRank()
+                                << " runs no member's program";
+    std::vector<std::pair<int64_t, int64_t>> listed;
+    for (auto [member, base] :
+         llvm::zip_equal(rank.getMembers(), rank.getCounterBases()))
+      listed.emplace_back(member, base);
+    if (listed != expected->second.members ||
+        static_cast<int64_t>(rank.getCounters()) != expected->second.counters)
+      return rank.emitOpError()
+             << "is not the merge of the members' programs of rank "
+             << rank.getRank() << ": expected " << expected->second.counters
+             << " counters, members and bases "
+             << describeMembers(expected->second.members);
+    layout.erase(expected);
+  }
+  if (!layout.empty())
+    return emitOpError() << "lists no m2n.group_rank for rank "
+                         << layout.begin()->first
+                         << ", which member "
+                         << layout.begin()->second.members.front().first
+                         << " runs on";
   return success();
 }

@@ -11,6 +11,8 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <map>
+
 #define GET_OP_CLASSES
 #include "m2n/Dialect/M2N/IR/M2NOps.h.inc"
 

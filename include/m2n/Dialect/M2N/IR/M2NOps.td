@@ -376,7 +376,10 @@ def M2N_ProgramOp : M2N_Op<"program", [Pure, SingleBlock, NoTerminator]> {
     OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Value":$input,
                    "::mlir::Value":$comm, "::llvm::StringRef":$strategy,
                    "int64_t":$bufferAlignment)>
-  ];
+  ];  let extraClassDeclaration = [{
+    /// The counters each rank of the program owns (every m2n.rank).
+    std::map<int64_t, int64_t> getRankCounters();
+  }];
 }
 
 def M2N_TensorMapOp : M2N_Op<"tensor_map", [HasParent<"ProgramOp">]> {
@@ -509,6 +512,72 @@ def M2N_CallOp : M2N_Op<"call", [Pure,
   let results = (outs M2N_AnyDist:$result);
   let assemblyFormat = [{
     $callee `(` $input `)` `on` $comm attr-dict `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result))
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Groups
+//===----------------------------------------------------------------------===//
+
+def M2N_GroupOp : M2N_Op<"group", [SingleBlock, NoTerminator,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Reshards launched together, as one program per rank";
+  let description = [{
+    `m2n.group "refit"(%0, %1, %2) : ...` names reshards (the results of
+    `m2n.reshard`, `m2n.call` or any reshard-level op of this block) that run
+    at the same time: one kernel per rank for all of them, one completion
+    (every weight of a model in a refit: what `m2n.reshard_many` and
+    `m2n-refit` produce). Members share nothing: no member reads another's
+    result, and the caller gives each its own buffers.
+
+    `--m2n-merge-groups` (after lowering) fills the body with the merged
+    program: one `m2n.group_rank` per rank that runs anything, listing the
+    members it runs in their order and where each member's counters of that
+    rank begin. The artifact holds the group under its name; the runtime
+    binds and launches it as one program.
+
+    ```mlir
+    m2n.group "refit"(%0, %1) : !m2n.dist<8xf32, #a>, !m2n.dist<8xf32, #b> merged {
+      m2n.group_rank 0 counters = 3 members = [0, 1] counter_bases = [0, 2]
+      m2n.group_rank 1 counters = 1 members = [1] counter_bases = [0]
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Variadic<M2N_AnyDist>:$members);
+  let regions = (region AnyRegion:$ranks);
+  let assemblyFormat = [{
+    $name `(` $members `)` attr-dict `:` qualified(type($members))
+    (`merged` $ranks^)?
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether --m2n-merge-groups has written the merged program.
+    bool isMerged() { return !getRanks().empty(); }
+    /// The program member `index` runs (its m2n.program, or that of the
+    /// m2n.reshard_fn it calls); null while it is not lowered.
+    ProgramOp getMemberProgram(unsigned index,
+                               ::mlir::SymbolTableCollection &symbols);
+  }];
+}
+
+def M2N_GroupRankOp : M2N_Op<"group_rank", [HasParent<"GroupOp">]> {
+  let summary = "One rank's program in a group: its members, in order";
+  let description = [{
+    `m2n.group_rank 0 counters = 3 members = [0, 2] counter_bases = [0, 2]`:
+    rank 0 runs member 0's program of rank 0, then member 2's (their copy-
+    engine copies, receives and kernel items, member after member), and owns
+    3 counters: member 0's from 0:0, member 2's from 0:2. Every rank runs its
+    members in the group's order (no rank may run a later member before an
+    earlier one: the queues then stay subsequences of one topological order
+    and the group cannot deadlock); the verifier checks the bases against
+    the members' programs.
+  }];
+  let arguments = (ins I64Prop:$rank, I64Prop:$counters,
+                       ArrayProp<I64Prop>:$members,
+                       ArrayProp<I64Prop>:$counter_bases);
+  let assemblyFormat = [{
+    $rank `counters` `=` $counters `members` `=` $members
+    `counter_bases` `=` $counter_bases attr-dict
   }];
 }
 
