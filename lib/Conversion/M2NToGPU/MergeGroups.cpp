@@ -25,7 +25,16 @@ struct MergeGroupsPass
     : public mlir::m2n::impl::MergeGroupsBase<MergeGroupsPass> {
   void runOnOperation() override {
     SymbolTableCollection symbols;
-    WalkResult walk = getOperation().walk([&](GroupOp group) {
+    // Each shared program's counters once, however many members run it.
+    llvm::DenseMap<Operation *, std::map<int64_t, int64_t>> countersOf;
+    WalkResult walk = getOperation().walk<WalkOrder::PreOrder>(
+        [&](Operation *op) {
+      // Groups live beside their members; nothing inside a reshard does.
+      if (isa<ReshardFnOp, PlanOp, ScheduleOp, ProgramOp>(op))
+        return WalkResult::skip();
+      auto group = dyn_cast<GroupOp>(op);
+      if (!group)
+        return WalkResult::advance();
       std::vector<std::map<int64_t, int64_t>> memberCounters;
       for (unsigned index = 0; index < group.getMembers().size(); ++index) {
         ProgramOp program = group.getMemberProgram(index, symbols);
@@ -36,7 +45,10 @@ struct MergeGroupsPass
                                "m2n-lower-schedule first";
           return WalkResult::interrupt();
         }
-        memberCounters.push_back(program.getRankCounters());
+        auto [it, fresh] = countersOf.try_emplace(program);
+        if (fresh)
+          it->second = program.getRankCounters();
+        memberCounters.push_back(it->second);
       }
       Region &ranks = group.getRanks();
       ranks.getBlocks().clear();
@@ -50,7 +62,7 @@ struct MergeGroupsPass
         builder.create<GroupRankOp>(group.getLoc(), rank, layout.counters,
                                     members, bases);
       }
-      return WalkResult::advance();
+      return WalkResult::skip();
     });
     if (walk.wasInterrupted())
       signalPassFailure();

@@ -1207,12 +1207,15 @@ LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
     return success();
   // The merged program must be the one the members' programs give.
   std::vector<std::map<int64_t, int64_t>> memberCounters;
+  llvm::DenseMap<Operation *, size_t> firstMemberOf; // Shared programs once.
   for (unsigned index = 0; index < getMembers().size(); ++index) {
     ProgramOp program = getMemberProgram(index, symbols);
     if (!program)
       return emitOpError() << "is merged but member " << index
                            << " is not lowered to a program";
-    memberCounters.push_back(program.getRankCounters());
+    auto [first, fresh] = firstMemberOf.try_emplace(program, index);
+    memberCounters.push_back(fresh ? program.getRankCounters()
+                                   : memberCounters[first->second]);
   }
   std::map<int64_t, ::m2n::GroupRank> layout =
       ::m2n::groupLayout(memberCounters);
