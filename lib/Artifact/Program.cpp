@@ -534,10 +534,10 @@ int64_t TransferProgram::scratchBytes(size_t index) const {
 }
 
 std::map<int64_t, GroupRank>
-groupLayout(const std::vector<std::map<int64_t, int64_t>> &memberCounters) {
+groupLayout(const std::vector<const RankCounters *> &memberCounters) {
   std::map<int64_t, GroupRank> layout;
   for (size_t t = 0; t < memberCounters.size(); ++t)
-    for (const auto &[rank, counters] : memberCounters[t]) {
+    for (const auto &[rank, counters] : *memberCounters[t]) {
       GroupRank &into = layout[rank];
       into.members.emplace_back(static_cast<int64_t>(t), into.counters);
       into.counters += counters;
@@ -550,11 +550,14 @@ mergePrograms(const std::vector<const TransferProgram *> &members) {
   TransferProgram merged;
   if (members.empty())
     return merged;
-  std::vector<std::map<int64_t, int64_t>> memberCounters(members.size());
-  for (size_t t = 0; t < members.size(); ++t)
+  std::vector<RankCounters> memberCounters(members.size());
+  std::vector<const RankCounters *> counterLists;
+  for (size_t t = 0; t < members.size(); ++t) {
     for (const auto &[rank, program] : members[t]->ranks)
-      memberCounters[t][rank] = program.counters;
-  const std::map<int64_t, GroupRank> layout = groupLayout(memberCounters);
+      memberCounters[t].emplace_back(rank, program.counters);
+    counterLists.push_back(&memberCounters[t]);
+  }
+  const std::map<int64_t, GroupRank> layout = groupLayout(counterLists);
   // Each member's counter base on every rank (a movement names counters of
   // other ranks too: reads-done, a network step's sender).
   std::vector<std::map<int64_t, int64_t>> counterBases(members.size());

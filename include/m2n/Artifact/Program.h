@@ -241,12 +241,13 @@ struct GroupRank {
   int64_t counters = 0;
   std::vector<std::pair<int64_t, int64_t>> members;
 };
+/// The ranks a program runs on, ascending, each with the counters it owns.
+using RankCounters = std::vector<std::pair<int64_t, int64_t>>;
 /// The per-rank layout of a group whose member `t` runs on the ranks of
-/// `memberCounters[t]` (rank -> the counters its program owns there): what
-/// --m2n-merge-groups writes, the GroupOp verifier checks and mergePrograms
-/// follows.
+/// `*memberCounters[t]`: what --m2n-merge-groups writes, the GroupOp
+/// verifier checks and mergePrograms follows.
 std::map<int64_t, GroupRank>
-groupLayout(const std::vector<std::map<int64_t, int64_t>> &memberCounters);
+groupLayout(const std::vector<const RankCounters *> &memberCounters);
 
 /// One program for several reshards launched together (a group): per rank,
 /// the members' items, receives and copy-engine copies one member after

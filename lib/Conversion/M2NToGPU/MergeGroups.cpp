@@ -26,7 +26,7 @@ struct MergeGroupsPass
   void runOnOperation() override {
     SymbolTableCollection symbols;
     // Each shared program's counters once, however many members run it.
-    llvm::DenseMap<Operation *, std::map<int64_t, int64_t>> countersOf;
+    llvm::DenseMap<Operation *, ::m2n::RankCounters> countersOf;
     WalkResult walk = getOperation().walk<WalkOrder::PreOrder>(
         [&](Operation *op) {
       // Groups live beside their members; nothing inside a reshard does.
@@ -35,7 +35,7 @@ struct MergeGroupsPass
       auto group = dyn_cast<GroupOp>(op);
       if (!group)
         return WalkResult::advance();
-      std::vector<std::map<int64_t, int64_t>> memberCounters;
+      std::vector<Operation *> programs;
       for (unsigned index = 0; index < group.getMembers().size(); ++index) {
         ProgramOp program = group.getMemberProgram(index, symbols);
         if (!program) {
@@ -48,8 +48,12 @@ struct MergeGroupsPass
         auto [it, fresh] = countersOf.try_emplace(program);
         if (fresh)
           it->second = program.getRankCounters();
-        memberCounters.push_back(it->second);
+        programs.push_back(program);
       }
+      // Pointers once the map no longer grows.
+      std::vector<const ::m2n::RankCounters *> memberCounters;
+      for (Operation *program : programs)
+        memberCounters.push_back(&countersOf.find(program)->second);
       Region &ranks = group.getRanks();
       ranks.getBlocks().clear();
       OpBuilder builder = OpBuilder::atBlockBegin(&ranks.emplaceBlock());

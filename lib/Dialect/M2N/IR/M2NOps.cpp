@@ -1105,11 +1105,12 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 // Groups
 //===----------------------------------------------------------------------===//
 
-std::map<int64_t, int64_t> ProgramOp::getRankCounters() {
-  std::map<int64_t, int64_t> counters;
+::m2n::RankCounters ProgramOp::getRankCounters() {
+  ::m2n::RankCounters counters;
   for (auto rank : getBody().front().getOps<RankOp>())
-    counters[static_cast<int64_t>(rank.getRank())] =
-        static_cast<int64_t>(rank.getCounters());
+    counters.emplace_back(static_cast<int64_t>(rank.getRank()),
+                          static_cast<int64_t>(rank.getCounters()));
+  llvm::sort(counters);
   return counters;
 }
 
@@ -1206,17 +1207,20 @@ LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
   if (!isMerged())
     return success();
   // The merged program must be the one the members' programs give.
-  std::vector<std::map<int64_t, int64_t>> memberCounters;
-  llvm::DenseMap<Operation *, size_t> firstMemberOf; // Shared programs once.
+  // Each shared program's counters once, however many members run it.
+  llvm::DenseMap<Operation *, ::m2n::RankCounters> countersOf;
+  std::vector<const ::m2n::RankCounters *> memberCounters;
   for (unsigned index = 0; index < getMembers().size(); ++index) {
     ProgramOp program = getMemberProgram(index, symbols);
     if (!program)
       return emitOpError() << "is merged but member " << index
                            << " is not lowered to a program";
-    auto [first, fresh] = firstMemberOf.try_emplace(program, index);
-    memberCounters.push_back(fresh ? program.getRankCounters()
-                                   : memberCounters[first->second]);
+    countersOf.try_emplace(program, ::m2n::RankCounters());
   }
+  for (auto &[program, counters] : countersOf)
+    counters = cast<ProgramOp>(program).getRankCounters();
+  for (unsigned index = 0; index < getMembers().size(); ++index)
+    memberCounters.push_back(&countersOf[getMemberProgram(index, symbols)]);
   std::map<int64_t, ::m2n::GroupRank> layout =
       ::m2n::groupLayout(memberCounters);
   for (auto rank : getRanks().front().getOps<GroupRankOp>()) {

@@ -11,6 +11,8 @@
 #include "mlir/Interfaces/ControlFlowInterfaces.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include "m2n/Artifact/Program.h"
+
 #include <map>
 
 #define GET_OP_CLASSES

@@ -377,8 +377,9 @@ def M2N_ProgramOp : M2N_Op<"program", [Pure, SingleBlock, NoTerminator]> {
                    "::mlir::Value":$comm, "::llvm::StringRef":$strategy,
                    "int64_t":$bufferAlignment)>
   ];  let extraClassDeclaration = [{
-    /// The counters each rank of the program owns (every m2n.rank).
-    std::map<int64_t, int64_t> getRankCounters();
+    /// The counters each rank of the program owns (every m2n.rank), by
+    /// ascending rank.
+    ::m2n::RankCounters getRankCounters();
   }];
 }
 
