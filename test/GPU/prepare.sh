@@ -29,5 +29,12 @@ python3 "$root/test/GPU/random_matrix.py" --cases 240 > "$root/.gpu/random.mlir"
 # reductions from there.
 "$opt" "$root/test/GPU/network.mlir" \
   "--m2n-pipeline=artifact=$root/.gpu/network-bcast.m2n strategy=gather-bcast topology=$root/test/GPU/split-by-gpu.json" -o /dev/null
+# A compiled group (m2n.group): a small Qwen3-32B refit, all 707 tensors one
+# merged program per rank on 12 ranks, which artifact_runner --group
+# launches as compiled (its member list is the group's).
+"$root/build/bin/m2n-refit" "$root/examples/refit/qwen3-32b.json" --trainer tp=4,pp=2 \
+  --generator tp=2,dp=2 --shrink 16 --strategy hierarchical --emit-mlir "$root/.gpu/refit.mlir" > /dev/null
+"$opt" "$root/.gpu/refit.mlir" "--m2n-pipeline=artifact=$root/.gpu/refit-group.m2n chunk-bytes=0" -o /dev/null
+rm "$root/.gpu/refit.mlir"
 "$root/bench/gpu/run.sh" compile
 du -sh "$root/.gpu"

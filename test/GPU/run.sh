@@ -49,7 +49,7 @@ for matrix in network network-bcast; do
   fi
 done
 # (After NCCL's path is set: the network matrix too.) Every reshard of a matrix at once, as one group (one kernel per rank).
-for matrix in reshards random random-engine network; do
+for matrix in reshards random random-engine network refit-group; do
   if [ -f "$dir/$matrix.m2n" ]; then
     timeout 300 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --group 2>&1 | tee "$out/group_$matrix.log" || status=1
   fi
