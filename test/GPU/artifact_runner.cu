@@ -472,8 +472,10 @@ int main(int argc, char **argv) {
   }
   for (m2n::CompiledReshard &reshard : parsed.reshards)
     m2n::expandRepeats(reshard.program); // As the runtime does at bind.
-  if (parsed.reshards.size() > 256 || processes > 8) {
-    std::printf("artifact_runner: at most 256 reshards and 8 processes\n");
+  // One verdict per reshard and process (a group has one).
+  if ((!groupMode && parsed.reshards.size() > 256) || processes > 8) {
+    std::printf("artifact_runner: at most 256 reshards (but in a group) and "
+                "8 processes\n");
     return 2;
   }
 
