@@ -1,6 +1,7 @@
 //===- Artifact.cpp - the compiler-to-runtime handoff -----------------------===//
 
 #include "m2n/Artifact/Artifact.h"
+#include "m2n/Base/CheckedMath.h"
 #include "m2n/Artifact/KernelABI.h"
 
 #include <algorithm>
@@ -428,6 +429,21 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
            " walkers per CTA and " + std::to_string(result.kernel.stages) +
            " stages (walkers 1-" + std::to_string(kMaxWalkers) + ", stages 1-" +
            std::to_string(kMaxKernelBarriers) + ")");
+  // The launch the runtime computes from these (launchShape) divides by
+  // the stage memory and multiplies by the threads: bounded here.
+  if (!r.error &&
+      ((result.kernel.threads != 32 && result.kernel.threads != 128) ||
+       result.kernel.ctas < 1 || result.kernel.ctas > kMaxCtas ||
+       result.kernel.stageBytes < 16 || result.kernel.stageBytes % 16 ||
+       result.kernel.stageBytes > kMaxStageMemory ||
+       sharedMemoryBudget(result.kernel) > kMaxStageMemory))
+    r.fail("artifact's kernel has " + std::to_string(result.kernel.threads) +
+           " threads, " + std::to_string(result.kernel.ctas) + " CTAs and " +
+           std::to_string(result.kernel.stages) + " stages of " +
+           std::to_string(result.kernel.stageBytes) +
+           " bytes (threads 32 or 128, CTAs 1-" + std::to_string(kMaxCtas) +
+           ", stages of a positive multiple of 16 bytes within " +
+           std::to_string(kMaxStageMemory) + " bytes of shared memory)");
   // The reshards (a name and a program index), then each program once.
   uint32_t reshards = r.count("reshards", 12);
   std::vector<std::pair<std::string, uint32_t>> tensors;
@@ -517,6 +533,13 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
       if (std::optional<std::string> wrong =
               validateReshard(c.src, c.dst, c.shape, kMaxCommunicatorRanks))
         r.fail(c.name + ": " + *wrong);
+    // Every buffer's byte size is at most the tensor's, which must fit.
+    if (!r.error &&
+        !checkedProduct(c.shape,
+                        std::max(elementSize(c.type),
+                                 elementSize(c.program.sourceType.value_or(
+                                     c.type)))))
+      r.fail(c.name + ": the tensor's byte size does not fit in 64 bits");
     if (!r.error)
       if (std::optional<std::string> wrong = checkRanks(c.program))
         r.fail(c.name + ": " + *wrong);

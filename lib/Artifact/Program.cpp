@@ -378,14 +378,35 @@ verifyTransferProgram(const TransferProgram &program, const Layout &src,
   return std::nullopt;
 }
 
+/// The caller's source may be read-only memory, shared with other reshards:
+/// nothing writes it (a join, which moves no bytes, may name it).
+static bool writesSource(const Movement &m) {
+  return m.dst.kind == BufferKind::Source && m.bytes > 0;
+}
+static constexpr const char *kWritesSource =
+    "writes into a source buffer, which a reshard only reads";
+
+std::optional<std::string> checkBufferAlignment(int64_t alignment) {
+  if (alignment < 1 || (alignment & (alignment - 1)) ||
+      alignment > kMaxBufferAlignment)
+    return "the buffer alignment " + std::to_string(alignment) +
+           " is not a power of two of at most " +
+           std::to_string(kMaxBufferAlignment) + " bytes";
+  return std::nullopt;
+}
+
 std::optional<ProgramIssue>
 checkTransferProgram(const TransferProgram &program, const Layout &src,
                      const Layout &dst, const std::vector<int64_t> &shape) {
-  if (program.bufferAlignment < 1 ||
-      (program.bufferAlignment & (program.bufferAlignment - 1)))
-    return programIssue("the buffer alignment " +
-                        std::to_string(program.bufferAlignment) +
-                        " is not a power of two");
+  if (std::optional<std::string> wrong =
+          checkBufferAlignment(program.bufferAlignment))
+    return programIssue(*wrong);
+  for (const auto &[rank, rankProgram] : program.ranks)
+    if (rankProgram.counters < 0 || rankProgram.counters > kMaxRankItems)
+      return programIssue("rank " + std::to_string(rank) + " has " +
+                          std::to_string(rankProgram.counters) +
+                          " counters (at most " +
+                          std::to_string(kMaxRankItems) + ")");
   if (program.sourceType && !isCastable(*program.sourceType, program.type))
     return programIssue(std::string("no cast from ") +
                         toString(*program.sourceType) + " to " +
@@ -450,6 +471,12 @@ checkTransferProgram(const TransferProgram &program, const Layout &src,
               (!kernelItem || m.mechanism != Mechanism::Vector || m.reduction))
             return wrong("a cast must be a vector item that copies", ": ");
         }
+        if (writesSource(repeated))
+          return wrong(kWritesSource);
+        // The kernel's work item holds two waits.
+        if (repeated.waits.size() > 2)
+          return wrong("waits for " + std::to_string(repeated.waits.size()) +
+                       " counters; a move waits for at most two");
       }
     }
   }
@@ -490,6 +517,9 @@ checkTransferProgram(const TransferProgram &program, const Layout &src,
           !copy.waits.empty() || copy.readDone || program.casts(copy))
         return movementIssue(program, rank, List::EngineCopies, index, copy,
                              "is not a plain copy");
+      if (writesSource(copy))
+        return movementIssue(program, rank, List::EngineCopies, index, copy,
+                             kWritesSource);
     }
   }
   return std::nullopt;

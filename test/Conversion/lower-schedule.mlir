@@ -13,6 +13,7 @@
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=buffer-align=8" | m2n-opt | FileCheck %s --check-prefix=ALIGN8
 // RUN: m2n-run %s "--pipeline=buffer-align=2" | FileCheck %s --check-prefix=RESULT
 // RUN: not m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=buffer-align=12" 2>&1 | FileCheck %s --check-prefix=BADALIGN
+// RUN: not m2n-opt %s "--m2n-pipeline=buffer-align=8192" 2>&1 | FileCheck %s --check-prefix=BIGALIGN
 // RUN: not m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=vector-below-bytes=-1" 2>&1 | FileCheck %s --check-prefix=NEGATIVE
 // RUN: not m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=stage-bytes=24" 2>&1 | FileCheck %s --check-prefix=BADSTAGE
 
@@ -94,4 +95,5 @@ func.func @max(%c: !m2n.comm<2>, %x: !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]
 // BADSTAGE: error: cannot lower the schedule to per-rank programs: the item size must be a positive multiple of 16
 
 // RESULT: {{[0-9]+}} passed, 0 failed
-// BADALIGN: error: m2n-lower-schedule: buffer-align must be a power of two, not 12
+// BIGALIGN: m2n-pipeline: buffer-align=8192: the buffer alignment 8192 is not a power of two of at most 4096 bytes
+// BADALIGN: error: m2n-lower-schedule: buffer-align: the buffer alignment 12 is not a power of two of at most 4096 bytes

@@ -111,6 +111,30 @@ const std::vector<Corruption> &corruptions() {
          firstItem(r).repeats.push_back({4, 0, 0, -1});
        },
        "repeats more than"},
+      {"MoveWritesTheSource", // The host backend wrote the caller's input.
+       [](auto &r) {
+         // Rank 0's join (0 bytes, src(0) -> src(0)) made to move bytes.
+         firstItem(r).bytes = 32;
+       },
+       "writes into a source buffer, which a reshard only reads"},
+      {"ThreeWaits", // The kernel's item holds two.
+       [](auto &r) {
+         firstItem(r).waits.assign(3, {{0, 0}, 0});
+       },
+       "waits for 3 counters; a move waits for at most two"},
+      {"CountersBeyondTheBound", // The runtime allocated them all.
+       [](auto &r) {
+         r.program.ranks.begin()->second.counters = int64_t{1} << 62;
+       },
+       "counters (at most 268435456)"},
+      {"HugeBufferAlignment",
+       [](auto &r) { r.program.bufferAlignment = int64_t{1} << 40; },
+       "is not a power of two of at most 4096 bytes"},
+      {"TensorBytesWrap", // m2n_artifact_buffer_bytes answered 0.
+       [](auto &r) {
+         r.shape = {int64_t{1} << 31, int64_t{1} << 31};
+       },
+       "the tensor's byte size does not fit in 64 bits"},
       {"NulInTheName", // Messages are C strings: the name hid the message.
        [](auto &r) { r.name = std::string("\0evil", 5); },
        "control character in a reshard name"},
@@ -314,5 +338,40 @@ TEST(CorruptedArtifactGroupTest, GroupsNameDistinctReshardsThatExist) {
     EXPECT_NE(std::string(m2n_last_error()).find(message), std::string::npos)
         << m2n_last_error();
     EXPECT_EQ(artifact, nullptr);
+  }
+}
+
+// The kernel's launch fields bound what the runtime computes from them
+// (launchShape divided by a wrapped stage size: SIGFPE in
+// m2n-artifact-dump).
+TEST(CorruptedArtifactKernelTest, LaunchFieldsAreBounded) {
+  const std::pair<std::function<void(m2n::KernelLaunch &)>, const char *>
+      wrong[] = {
+          {[](auto &k) { k.threads = 0; }, "0 threads"},
+          {[](auto &k) { k.threads = 96; }, "96 threads"},
+          {[](auto &k) { k.ctas = 0; }, "0 CTAs"},
+          {[](auto &k) { k.ctas = 1u << 20; }, "1048576 CTAs"},
+          {[](auto &k) { k.stageBytes = ~uint64_t{15}; }, "stages of"},
+          {[](auto &k) { k.stageBytes = 8; }, "stages of 8 bytes"},
+          {[](auto &k) {
+             k.stageBytes = 65536;
+             k.stages = 8;
+           },
+           "8 stages of 65536 bytes"},
+      };
+  for (const auto &[corrupt, message] : wrong) {
+    m2n::Artifact artifact;
+    artifact.ptx = "// no kernel needed on the host";
+    artifact.chip = "sm_90a";
+    artifact.reshards.push_back(exampleReshard());
+    corrupt(artifact.kernel);
+    const std::string bytes = m2n::serializeArtifact(artifact);
+    m2n_artifact loaded = nullptr;
+    EXPECT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &loaded),
+              M2N_INVALID_ARTIFACT)
+        << message;
+    EXPECT_NE(std::string(m2n_last_error()).find(message), std::string::npos)
+        << m2n_last_error();
+    EXPECT_EQ(loaded, nullptr);
   }
 }

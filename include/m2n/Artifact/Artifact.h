@@ -48,6 +48,10 @@ struct KernelLaunch {
   uint32_t walkers = 1;
 };
 
+/// The most CTAs a rank's kernel may launch: a grid far beyond any GPU's
+/// SMs (an H200 has 132), and a bound on what a file may ask for.
+constexpr uint32_t kMaxCtas = 65536;
+
 /// The most walkers a CTA may run: 8 warps (256 threads) fit every build of
 /// the kernel (the one with every op has 166 registers a thread, 384
 /// threads a block on H200); measured up to 8 (engine-2026-12-02.md).

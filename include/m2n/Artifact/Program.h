@@ -267,6 +267,14 @@ mergePrograms(const std::vector<const TransferProgram *> &members);
 /// verifyTransferProgram (the instance counts are bounded).
 void expandRepeats(TransferProgram &program);
 
+/// The largest caller-buffer alignment a program may assume: a page (what
+/// any allocator m2n's callers use can promise; cudaMalloc gives 256).
+constexpr int64_t kMaxBufferAlignment = 4096;
+/// Why `alignment` is no buffer alignment a program may assume (a power of
+/// two, 1 to kMaxBufferAlignment), or std::nullopt: the one rule the
+/// pipeline's options, m2n-lower-schedule and the program verifier apply.
+std::optional<std::string> checkBufferAlignment(int64_t alignment);
+
 /// The most instances one movement may stand for, and the most kernel
 /// items and network transfers one rank's program may expand to
 /// (verifyTransferProgram): 2^28 items of 128 bytes are 32 GiB of tables.

@@ -33,10 +33,9 @@ struct LowerSchedulePass
     options.copyEngine = copyEngine;
     options.engineMinBytes = engineMinBytes;
     options.bufferAlignment = bufferAlign;
-    if (bufferAlign < 1 || (bufferAlign & (bufferAlign - 1))) {
-      getOperation()->emitError("m2n-lower-schedule: buffer-align must be a "
-                               "power of two, not ")
-          << static_cast<int64_t>(bufferAlign);
+    if (std::optional<std::string> wrong =
+            ::m2n::checkBufferAlignment(bufferAlign)) {
+      getOperation()->emitError("m2n-lower-schedule: buffer-align: ") << *wrong;
       return signalPassFailure();
     }
     if (tileBelowRunBytes < 0 || vectorBelowBytes < 0 || engineMinBytes < 0) {

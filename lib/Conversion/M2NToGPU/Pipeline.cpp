@@ -224,11 +224,11 @@ void mlir::m2n::registerM2NPipeline() {
           return errorHandler("m2n-pipeline: chunk-bytes, "
                               "tile-below-run-bytes, vector-below-bytes and "
                               "engine-min-bytes must not be negative");
-        if (options.bufferAlign < 1 ||
-            (options.bufferAlign & (options.bufferAlign - 1)))
+        if (std::optional<std::string> wrong =
+                ::m2n::checkBufferAlignment(options.bufferAlign))
           return errorHandler("m2n-pipeline: buffer-align=" +
-                              std::to_string(options.bufferAlign) +
-                              ": must be a power of two");
+                              std::to_string(options.bufferAlign) + ": " +
+                              *wrong);
         if (std::optional<std::string> wrong =
                 mlir::m2n::checkArtifactOptions(artifactOptionsOf(options)))
           return errorHandler("m2n-pipeline: " + *wrong);

@@ -164,7 +164,7 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
 !s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
 !d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
 func.func @f(%c: !m2n.comm<2>, %x: !s) {
-  // expected-error@+1 {{'m2n.program' op the buffer alignment 12 is not a power of two}}
+  // expected-error@+1 {{'m2n.program' op the buffer alignment 12 is not a power of two of at most 4096 bytes}}
   %0 = m2n.program %x on %c strategy = "flat" buffer_alignment = 12 : !m2n.comm<2>, !s -> !d {
   }
   return
@@ -346,6 +346,84 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
     m2n.rank 0 counters = 0 {
       // expected-error@+1 {{'m2n.move' op repeats}}
       m2n.move engine copy src(0)+0 -> dst(0)+0 16B times 2 by (+16,+16)
+    }
+  }
+  return
+}
+
+// -----
+
+// The caller's source may be read-only (and shared): no move writes it, by
+// any mechanism (the host backend once wrote it); a 0-byte join may name it.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      m2n.move bulk copy src(0)+0 -> src(0)+0 0B
+      // expected-error@+1 {{'m2n.move' op writes into a source buffer, which a reshard only reads}}
+      m2n.move vector copy dst(0)+0 -> src(0)+0 16B
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op writes into a source buffer, which a reshard only reads}}
+      m2n.move engine copy dst(0)+0 -> src(0)+0 16B
+    }
+  }
+  return
+}
+
+// -----
+
+// A kernel item holds two waits.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 3 {
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 16B signal 0:0
+      m2n.move bulk copy src(0)+16 -> dst(0)+16 16B signal 0:1
+      m2n.move bulk copy src(0)+0 -> dst(0)+32 16B signal 0:2
+      // expected-error@+1 {{'m2n.move' op waits for 3 counters; a move waits for at most two}}
+      m2n.move bulk copy src(0)+0 -> src(0)+0 0B wait 0:0>=1 wait 0:1>=1 wait 0:2>=1
+    }
+  }
+  return
+}
+
+// -----
+
+// Counters are device memory the runtime allocates: bounded.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  // expected-error@+1 {{'m2n.program' op rank 0 has 4611686018427387904 counters (at most 268435456)}}
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 4611686018427387904 {
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 16B
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  // expected-error@+1 {{'m2n.program' op the buffer alignment 1099511627776 is not a power of two of at most 4096 bytes}}
+  %0 = m2n.program %x on %c strategy = "flat" buffer_alignment = 1099511627776 : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 16B
     }
   }
   return

@@ -842,11 +842,16 @@ LogicalResult ProgramOp::verify() {
         if (tile != (move.getSrcMap() >= 0 && move.getDstMap() >= 0))
           return move.emitOpError("names tensor maps exactly when it is a "
                                   "tile");
-        if (move.getWaits().size() % 3 || move.getWaits().size() > 6 ||
+        if (move.getWaits().size() % 3 ||
             (move.getSignal().size() != 0 && move.getSignal().size() != 2) ||
             (move.getReadDone().size() != 0 &&
              move.getReadDone().size() != 2))
           return move.emitOpError("has a malformed counter reference");
+        // The kernel's work item holds two (as checkTransferProgram says).
+        if (move.getWaits().size() > 6)
+          return move.emitOpError()
+                 << "waits for " << move.getWaits().size() / 3
+                 << " counters; a move waits for at most two";
         if (move.getRepeats().size() % 4)
           return move.emitOpError("has a malformed repeat list");
       }

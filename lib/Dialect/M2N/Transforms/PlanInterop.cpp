@@ -39,6 +39,9 @@ void buildTransfers(OpBuilder &builder, Location loc,
 ::m2n::Schedule toSchedule(ScheduleOp schedule) {
   ::m2n::Schedule result;
   result.strategy = *::m2n::parseStrategy(schedule.getStrategy().str());
+  // A refit's schedules hold ~465k steps of ~400 bytes: grown by doubling,
+  // the copies and fresh pages cost more than the conversion.
+  result.steps.reserve(schedule.getBody().front().getOperations().size());
   for (Operation &op : schedule.getBody().front()) {
     if (auto scratch = dyn_cast<ScratchOp>(op)) {
       result.scratches.push_back(
