@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -240,20 +241,21 @@ bool overlaps(const Box &a, const Box &b) {
 /// TMA reductions are atomic per element, so reductions of several steps
 /// onto the same bytes may run at once; a vector reduction loads, combines
 /// and stores, so it must not overlap any other reduction of those bytes.
-/// Returns `schedule` with every reduction step that writes bytes a vector
-/// reduction writes ordered after the earlier reduction steps onto those
-/// bytes (in the order `program`'s items list them), or std::nullopt when
-/// `program` has no vector reduction.
-std::optional<Schedule> orderVectorReductions(const Schedule &schedule,
-                                              const TransferProgram &program) {
+/// The dependencies `schedule` lacks for that: (earlier, later) pairs of
+/// reduction steps onto overlapping bytes of one buffer, one of them lowered
+/// to vector items in `program`, the later (in the order the executing
+/// rank's items list them) not yet after the earlier.
+std::vector<std::pair<int64_t, int64_t>>
+missingReductionOrder(const Schedule &schedule,
+                      const TransferProgram &program) {
+  std::vector<std::pair<int64_t, int64_t>> missing;
   std::set<int64_t> vectorSteps;
   for (const auto &[rank, rankProgram] : program.ranks)
     for (const Movement &m : rankProgram.items)
       if (m.mechanism == Mechanism::Vector && m.reduction && m.step >= 0)
         vectorSteps.insert(m.step);
   if (vectorSteps.empty())
-    return std::nullopt;
-  Schedule ordered = schedule;
+    return missing;
   for (const auto &[rank, rankProgram] : program.ranks) {
     // The reduction steps of this rank in a topological order.
     std::vector<int64_t> steps;
@@ -265,15 +267,35 @@ std::optional<Schedule> orderVectorReductions(const Schedule &schedule,
     for (size_t j = 0; j < steps.size(); ++j)
       for (size_t i = 0; i < j; ++i) {
         const Step &earlier = schedule.steps[steps[i]];
-        Step &later = ordered.steps[steps[j]];
+        const Step &later = schedule.steps[steps[j]];
         if ((vectorSteps.count(steps[i]) || vectorSteps.count(steps[j])) &&
             earlier.to == later.to && overlaps(earlier.toBox, later.toBox) &&
             std::find(later.deps.begin(), later.deps.end(), steps[i]) ==
                 later.deps.end())
-          later.deps.push_back(steps[i]);
+          missing.emplace_back(steps[i], steps[j]);
       }
   }
-  return ordered;
+  return missing;
+}
+
+/// Whether two reduction steps of `schedule` write overlapping bytes of one
+/// buffer (only then can a vector reduction need ordering).
+bool hasOverlappingReductions(const Schedule &schedule) {
+  std::map<std::tuple<int, int64_t, int64_t, int64_t>,
+           std::vector<const Box *>>
+      reduced;
+  for (const Step &step : schedule.steps) {
+    if (!step.reduction)
+      continue;
+    std::vector<const Box *> &boxes =
+        reduced[{static_cast<int>(step.to.kind), step.to.rank,
+                 step.to.scratch, step.to.tensor}];
+    for (const Box *box : boxes)
+      if (overlaps(*box, step.toBox))
+        return true;
+    boxes.push_back(&step.toBox);
+  }
+  return false;
 }
 
 } // namespace
@@ -444,8 +466,9 @@ lowerSchedule(const Schedule &routed, const Layout &src, const Layout &dst,
   // (lowerPreparedSchedule refuses casts that do not exist.)
   const bool casts = cast && cast->source != type;
   return lowerPreparedSchedule(
-      inEmissionOrder(
-          stageNetworkSteps(routed, src, dst, shape, casts)),
+      inEmissionOrder(orderReductions(
+          stageNetworkSteps(routed, src, dst, shape, casts), src, dst, shape,
+          type, options, cast)),
       src, dst, shape, type, options, program, cast);
 }
 
@@ -495,13 +518,47 @@ lowerPreparedSchedule(const Schedule &schedule, const Layout &src,
   if (std::optional<std::string> error = lowerScheduleOnce(
           schedule, src, dst, shape, type, options, cast, program))
     return error;
-  std::optional<Schedule> ordered = orderVectorReductions(schedule, program);
-  if (!ordered)
-    return std::nullopt;
-  // The added dependencies follow item order, not step order: number the
-  // steps topologically again (for the order network steps are posted in).
-  return lowerScheduleOnce(inEmissionOrder(*ordered), src, dst, shape, type,
-                           options, cast, program);
+  // ... and its reductions ordered where a vector reduction needs it
+  // (m2n-order-reductions).
+  std::vector<std::pair<int64_t, int64_t>> missing =
+      missingReductionOrder(schedule, program);
+  if (!missing.empty()) {
+    const auto [earlier, later] = missing.front();
+    return "step " + std::to_string(later) + " (" +
+           schedule.steps[later].str() + ") and step " +
+           std::to_string(earlier) + " (" + schedule.steps[earlier].str() +
+           ") reduce onto the same bytes, one on the SM path (load, combine, "
+           "store: not atomic), and neither waits for the other: order the "
+           "reductions first (m2n-order-reductions)";
+  }
+  return std::nullopt;
+}
+
+Schedule orderReductions(const Schedule &schedule, const Layout &src,
+                         const Layout &dst, const std::vector<int64_t> &shape,
+                         ElementType type, const LoweringOptions &options,
+                         std::optional<ElementCast> cast) {
+  if (!hasOverlappingReductions(schedule))
+    return schedule;
+  if (cast && cast->source == type)
+    cast.reset();
+  if (cast && !isCastable(cast->source, type))
+    return schedule; // lowerPreparedSchedule names it.
+  // Which steps are vector reductions is the lowering's choice: lower once
+  // and see. (A schedule that cannot be lowered is returned as it is; the
+  // lowering names the problem.)
+  TransferProgram program;
+  if (lowerScheduleOnce(schedule, src, dst, shape, type, options, cast,
+                        program))
+    return schedule;
+  std::vector<std::pair<int64_t, int64_t>> missing =
+      missingReductionOrder(schedule, program);
+  if (missing.empty())
+    return schedule;
+  Schedule ordered = schedule;
+  for (const auto &[earlier, later] : missing)
+    ordered.steps[later].deps.push_back(earlier);
+  return ordered;
 }
 
 /// The order in which the lowering emits the steps of `schedule`: a

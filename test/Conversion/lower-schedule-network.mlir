@@ -1,19 +1,19 @@
-// --m2n-stage-network-steps --m2n-order-steps --m2n-lower-schedule on two domains (test/GPU/split-by-gpu.json: even and
+// --m2n-stage-network-steps --m2n-order-reductions --m2n-order-steps --m2n-lower-schedule on two domains (test/GPU/split-by-gpu.json: even and
 // odd ranks): network steps become NCCL receives, which only copy, one per
 // network step: a box strided in its source is packed into staging on the
 // sender first, one strided in its target (or reduced into it) lands in
 // staging on the receiver and is unpacked from there.
 //
-// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-stage-network-steps --m2n-order-steps --m2n-lower-schedule | FileCheck %s
-// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-stage-network-steps --m2n-order-steps --m2n-lower-schedule | m2n-opt | FileCheck %s
-// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=flat topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-stage-network-steps --m2n-order-steps --m2n-lower-schedule --mlir-print-local-scope | FileCheck %s --check-prefix=PACK
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-stage-network-steps --m2n-order-reductions --m2n-order-steps --m2n-lower-schedule | FileCheck %s
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-stage-network-steps --m2n-order-reductions --m2n-order-steps --m2n-lower-schedule | m2n-opt | FileCheck %s
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=flat topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-stage-network-steps --m2n-order-reductions --m2n-order-steps --m2n-lower-schedule --mlir-print-local-scope | FileCheck %s --check-prefix=PACK
 // Lowered unstaged, a network step that NCCL cannot take whole is refused by name.
 // RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-lower-schedule 2>&1 | FileCheck %s --check-prefix=UNSTAGED
 // UNSTAGED: error: cannot lower the schedule to per-rank programs: step 1 (max src(1) [0:16] -> scratch0(0) [0:16] via network after [0]) is not one contiguous copy between whole NCCL buffers: stage it first (m2n-stage-network-steps)
 // RUN: m2n-run %s "--pipeline=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" | FileCheck %s --check-prefix=RESULT
 // RUN: m2n-run %s "--pipeline=strategy=flat topology=%m2n_src_root/test/GPU/split-by-gpu.json buffer-align=4" | FileCheck %s --check-prefix=RESULT
 // RUN: m2n-run %s "--pipeline=topology=%m2n_src_root/test/GPU/split-by-gpu.json" | FileCheck %s --check-prefix=RESULT
-// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-stage-network-steps --m2n-order-steps --m2n-lower-schedule | %python -c "import sys; print(sys.stdin.read().replace('network copy', 'network reduce<max>', 1))" | not m2n-opt --m2n-verify-program 2>&1 | FileCheck %s --check-prefix=REDUCE
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast topology=%m2n_src_root/test/GPU/split-by-gpu.json" --m2n-stage-network-steps --m2n-order-reductions --m2n-order-steps --m2n-lower-schedule | %python -c "import sys; print(sys.stdin.read().replace('network copy', 'network reduce<max>', 1))" | not m2n-opt --m2n-verify-program 2>&1 | FileCheck %s --check-prefix=REDUCE
 
 // A max over four ranks gathered to rank 0 by gather-bcast: the
 // contributions of ranks 1 and 3 cross the network. They land in staging

@@ -113,10 +113,25 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
 /// cycle, are returned as they are. (--m2n-order-steps.)
 Schedule inEmissionOrder(Schedule schedule);
 
-/// Lowers a schedule that is staged and ordered (the two functions above,
+/// `schedule` with the dependencies a vector reduction needs: reduction
+/// steps onto overlapping bytes of one buffer of which the lowering (with
+/// `options`) moves one on the SM path (load, combine, store: not atomic,
+/// unlike TMA's reductions) wait for each other, in the order the executing
+/// rank's items list them. A schedule that needs none, or that cannot be
+/// lowered (the lowering names why), is returned as it is. Steps keep their
+/// numbers: a schedule with network steps is numbered again after it
+/// (inEmissionOrder). (--m2n-order-reductions.)
+Schedule orderReductions(const Schedule &schedule, const Layout &src,
+                         const Layout &dst, const std::vector<int64_t> &shape,
+                         ElementType type, const LoweringOptions &options,
+                         std::optional<ElementCast> cast = std::nullopt);
+
+/// Lowers a schedule that is staged and ordered (the three functions above,
 /// the pipeline's passes before m2n-lower-schedule) into per-rank programs,
 /// or returns a message naming what cannot be lowered: a network step that
-/// still needs staging is refused by name. With `cast`, the source holds
+/// still needs staging, a numbering that is not the emission order and a
+/// vector reduction not ordered against the reductions it overlaps are
+/// refused by name. With `cast`, the source holds
 /// cast->source elements: every step out of a source buffer converts on
 /// the SM path, everything after moves `type`.
 std::optional<std::string>
@@ -126,7 +141,8 @@ lowerPreparedSchedule(const Schedule &schedule, const Layout &src,
                       TransferProgram &program,
                       std::optional<ElementCast> cast = std::nullopt);
 
-/// stageNetworkSteps, inEmissionOrder and lowerPreparedSchedule in a row:
+/// stageNetworkSteps, orderReductions, inEmissionOrder and
+/// lowerPreparedSchedule in a row:
 /// what --m2n-pipeline's passes compute, for C++ callers.
 /// Lowers `schedule` (of a reshard from `src` to `dst` of `shape`, whose
 /// destination holds `type`) into per-rank programs, or returns a message

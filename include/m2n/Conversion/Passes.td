@@ -93,6 +93,54 @@ def StageNetworkSteps : Pass<"m2n-stage-network-steps"> {
   let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }
 
+// The lowering's options, declared once: the reduction ordering lowers to
+// see which reductions take the SM path.
+defvar LoweringOptions = [
+    Option<"stageBytes", "stage-bytes", "int64_t", "65536",
+           "The largest move: bytes per shared-memory stage of the kernel">,
+    Option<"tileBelowRunBytes", "tile-below-run-bytes", "int64_t", "16384",
+           "Boxes whose contiguous runs are shorter move as TMA tensor tiles">,
+    Option<"vectorBelowBytes", "vector-below-bytes", "int64_t", "0",
+           "Runs (or aligned middles of runs) shorter than this move on the "
+           "SM path (vector moves)">,
+    Option<"copyEngine", "copy-engine", "bool", "false",
+           "Copy contiguous, dependency-free source-to-destination runs (a "
+           "rank's own or a peer's over NVLink) with the copy engine before "
+           "the kernel, instead of with TMA moves">,
+    Option<"engineMinBytes", "engine-min-bytes", "int64_t", "1048576",
+           "The smallest run the copy engine takes">,
+    Option<"bufferAlign", "buffer-align", "int64_t", "16",
+           "The alignment (bytes, a power of two) promised for every "
+           "caller buffer; below 16 no TMA move touches one">
+];
+
+def OrderReductions : Pass<"m2n-order-reductions"> {
+  let summary = "Order the reductions a vector reduction overlaps";
+  let description = [{
+    TMA reductions are atomic per element, so several steps may reduce onto
+    the same bytes at once; a reduction on the SM path (a vector move: load,
+    combine, store) is not. Which reduction steps take the SM path is the
+    lowering's choice (misaligned runs, reductions TMA lacks, casts), made
+    with the options below, the same as m2n-lower-schedule's: this pass
+    lowers each `m2n.schedule` whose reduction steps overlap and gives every
+    reduction step onto bytes such a step also reduces a dependency on the
+    one before it (in the order the executing rank's items list them), so
+    the schedule that is lowered says which reductions wait
+    (`m2n::orderReductions`). Step numbers are kept: run m2n-order-steps
+    after it. The lowering refuses a vector reduction left unordered.
+
+    ```mlir
+    m2n.step 0 add src(1) [0:3] -> dst(0) [0:3] via nvlink
+    m2n.step 1 add src(2) [0:3] -> dst(0) [0:3] via nvlink
+    // with 12-byte runs (not TMA's 16-byte multiples) becomes
+    m2n.step 0 add src(1) [0:3] -> dst(0) [0:3] via nvlink
+    m2n.step 1 add src(2) [0:3] -> dst(0) [0:3] via nvlink after [0]
+    ```
+  }];
+  let options = LoweringOptions;
+  let dependentDialects = ["::mlir::m2n::M2NDialect"];
+}
+
 def OrderSteps : Pass<"m2n-order-steps"> {
   let summary = "Number the steps of every schedule in emission order";
   let description = [{
@@ -111,7 +159,8 @@ def LowerSchedule : Pass<"m2n-lower-schedule"> {
   let summary = "Lower every m2n.schedule to per-rank programs (m2n.program)";
   let description = [{
     Replaces each `m2n.schedule`, staged and ordered
-    (`m2n-stage-network-steps`, `m2n-order-steps`), by an `m2n.program` with
+    (`m2n-stage-network-steps`, `m2n-order-reductions`, `m2n-order-steps`),
+    by an `m2n.program` with
     the same operands and result (`m2n::lowerPreparedSchedule`): every
     step's contiguous runs or
     tiles become moves of one mechanism each, chosen by the cost rule of
@@ -119,24 +168,7 @@ def LowerSchedule : Pass<"m2n-lower-schedule"> {
     the SM path, the copy engine), network steps become receives, and the
     dependencies become counters, signals and waits.
   }];
-  let options = [
-    Option<"stageBytes", "stage-bytes", "int64_t", "65536",
-           "The largest move: bytes per shared-memory stage of the kernel">,
-    Option<"tileBelowRunBytes", "tile-below-run-bytes", "int64_t", "16384",
-           "Boxes whose contiguous runs are shorter move as TMA tensor tiles">,
-    Option<"vectorBelowBytes", "vector-below-bytes", "int64_t", "0",
-           "Runs (or aligned middles of runs) shorter than this move on the "
-           "SM path (vector moves)">,
-    Option<"copyEngine", "copy-engine", "bool", "false",
-           "Copy contiguous, dependency-free source-to-destination runs (a "
-           "rank's own or a peer's over NVLink) with the copy engine before "
-           "the kernel, instead of with TMA moves">,
-    Option<"engineMinBytes", "engine-min-bytes", "int64_t", "1048576",
-           "The smallest run the copy engine takes">,
-    Option<"bufferAlign", "buffer-align", "int64_t", "16",
-           "The alignment (bytes, a power of two) promised for every "
-           "caller buffer; below 16 no TMA move touches one">
-  ];
+  let options = LoweringOptions;
   let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }
 

@@ -20,56 +20,64 @@ namespace mlir::m2n {
 using namespace mlir;
 using namespace mlir::m2n;
 
+FailureOr<LoweringInputs> mlir::m2n::loweringInputsOf(ScheduleOp schedule) {
+  DistType src = schedule.getInput().getType();
+  DistType dst = schedule.getResult().getType();
+  std::optional<::m2n::ElementType> type = toElementType(dst.getElementType());
+  std::optional<::m2n::ElementType> sourceType =
+      toElementType(src.getElementType());
+  if (!type || !sourceType)
+    return schedule.emitError("element type ")
+           << (type ? src : dst).getElementType() << " has no executor yet";
+  LoweringInputs inputs{toSchedule(schedule), toLayout(src.getLayout()),
+                        toLayout(dst.getLayout()),
+                        std::vector<int64_t>(src.getShape().begin(),
+                                             src.getShape().end()),
+                        *type, std::nullopt};
+  if (*sourceType != *type) {
+    inputs.cast = ::m2n::ElementCast{*sourceType, 1.0f};
+    if (FloatAttr scale = schedule.getScaleAttr())
+      inputs.cast->scale = static_cast<float>(scale.getValueAsDouble());
+  }
+  return inputs;
+}
+
+std::optional<std::string>
+mlir::m2n::checkLoweringOptions(const ::m2n::LoweringOptions &options) {
+  if (std::optional<std::string> wrong =
+          ::m2n::checkBufferAlignment(options.bufferAlignment))
+    return "buffer-align: " + *wrong;
+  if (options.tileBelowRunBytes < 0 || options.vectorBelowBytes < 0 ||
+      options.engineMinBytes < 0)
+    return "tile-below-run-bytes, vector-below-bytes and engine-min-bytes "
+           "must not be negative";
+  return std::nullopt;
+}
+
 namespace {
 struct LowerSchedulePass
     : public mlir::m2n::impl::LowerScheduleBase<LowerSchedulePass> {
   using LowerScheduleBase::LowerScheduleBase;
+  template <typename LoweringPass>
+  friend ::m2n::LoweringOptions
+  mlir::m2n::loweringOptionsOf(const LoweringPass &pass);
 
   void runOnOperation() override {
-    ::m2n::LoweringOptions options;
-    options.maxItemBytes = stageBytes;
-    options.tileBelowRunBytes = tileBelowRunBytes;
-    options.vectorBelowBytes = vectorBelowBytes;
-    options.copyEngine = copyEngine;
-    options.engineMinBytes = engineMinBytes;
-    options.bufferAlignment = bufferAlign;
-    if (std::optional<std::string> wrong =
-            ::m2n::checkBufferAlignment(bufferAlign)) {
-      getOperation()->emitError("m2n-lower-schedule: buffer-align: ") << *wrong;
-      return signalPassFailure();
-    }
-    if (tileBelowRunBytes < 0 || vectorBelowBytes < 0 || engineMinBytes < 0) {
-      getOperation()->emitError("m2n-lower-schedule: tile-below-run-bytes, "
-                               "vector-below-bytes and engine-min-bytes must "
-                               "not be negative");
+    const ::m2n::LoweringOptions options = loweringOptionsOf(*this);
+    if (std::optional<std::string> wrong = checkLoweringOptions(options)) {
+      getOperation()->emitError("m2n-lower-schedule: ") << *wrong;
       return signalPassFailure();
     }
     SmallVector<ScheduleOp> schedules;
     getOperation()->walk([&](ScheduleOp op) { schedules.push_back(op); });
     for (ScheduleOp schedule : schedules) {
-      DistType src = schedule.getInput().getType();
-      DistType dst = schedule.getResult().getType();
-      std::optional<::m2n::ElementType> type =
-          toElementType(dst.getElementType());
-      std::optional<::m2n::ElementType> sourceType =
-          toElementType(src.getElementType());
-      if (!type || !sourceType) {
-        schedule.emitError("element type ")
-            << (type ? src : dst).getElementType() << " has no executor yet";
+      FailureOr<LoweringInputs> in = loweringInputsOf(schedule);
+      if (failed(in))
         return signalPassFailure();
-      }
-      std::optional<::m2n::ElementCast> cast;
-      if (*sourceType != *type) {
-        cast = ::m2n::ElementCast{*sourceType, 1.0f};
-        if (FloatAttr scale = schedule.getScaleAttr())
-          cast->scale = static_cast<float>(scale.getValueAsDouble());
-      }
-      std::vector<int64_t> shape(src.getShape().begin(), src.getShape().end());
       ::m2n::TransferProgram program;
       if (std::optional<std::string> error = ::m2n::lowerPreparedSchedule(
-              toSchedule(schedule), toLayout(src.getLayout()),
-              toLayout(dst.getLayout()), shape, *type, options, program,
-              cast)) {
+              in->schedule, in->src, in->dst, in->shape, in->type, options,
+              program, in->cast)) {
         schedule.emitError("cannot lower the schedule to per-rank programs: ")
             << *error;
         return signalPassFailure();

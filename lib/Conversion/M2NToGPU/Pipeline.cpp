@@ -5,8 +5,8 @@
 // them:
 //   expand collectives -> share identical reshards (m2n.reshard_fn) ->
 //   per function, in parallel: plan -> verify plan -> route over the
-//   topology -> stage network steps -> order steps -> verify schedule ->
-//   lower to per-rank programs -> verify programs;
+//   topology -> stage network steps -> order reductions -> order steps ->
+//   verify schedule -> lower to per-rank programs -> verify programs;
 //   then the transfer kernel -> NVVM -> PTX (-> write the artifact).
 //
 //===----------------------------------------------------------------------===//
@@ -121,6 +121,20 @@ void mlir::m2n::addKernelToBinaryPasses(OpPassManager &pm, StringRef chip,
 }
 
 namespace {
+/// The options of a pass that takes the lowering's (Passes.td's
+/// LoweringOptions), from the pipeline's.
+template <typename PassOptions>
+PassOptions loweringOptionsOf(const M2NPipelineOptions &options) {
+  PassOptions lower;
+  lower.stageBytes = options.stageBytes;
+  lower.tileBelowRunBytes = options.tileBelowRunBytes;
+  lower.vectorBelowBytes = options.vectorBelowBytes;
+  lower.copyEngine = options.copyEngine;
+  lower.engineMinBytes = options.engineMinBytes;
+  lower.bufferAlign = options.bufferAlign;
+  return lower;
+}
+
 void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   pm.addPass(mlir::m2n::createExpandCollectives());
   pm.addPass(mlir::m2n::createOutlineReshards());
@@ -135,17 +149,14 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   route.reduceShare = options.reduceShare;
   reshard.addPass(mlir::m2n::createRouteTopology(route));
   reshard.addPass(mlir::m2n::createStageNetworkSteps());
+  reshard.addPass(mlir::m2n::createOrderReductions(
+      loweringOptionsOf<mlir::m2n::OrderReductionsOptions>(options)));
   reshard.addPass(mlir::m2n::createOrderSteps());
   // The schedule that is lowered (routed, or written by hand) is proven to
   // deliver the destination first.
   reshard.addPass(mlir::m2n::createVerifySchedule());
-  mlir::m2n::LowerScheduleOptions lower;
-  lower.stageBytes = options.stageBytes;
-  lower.tileBelowRunBytes = options.tileBelowRunBytes;
-  lower.vectorBelowBytes = options.vectorBelowBytes;
-  lower.copyEngine = options.copyEngine;
-  lower.engineMinBytes = options.engineMinBytes;
-  lower.bufferAlign = options.bufferAlign;
+  mlir::m2n::LowerScheduleOptions lower =
+      loweringOptionsOf<mlir::m2n::LowerScheduleOptions>(options);
   reshard.addPass(mlir::m2n::createLowerSchedule(lower));
   reshard.addPass(mlir::m2n::createVerifyProgram());
   pm.addPass(mlir::m2n::createMergeGroups());

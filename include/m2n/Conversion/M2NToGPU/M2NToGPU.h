@@ -18,10 +18,42 @@ namespace mlir::m2n {
 #define GEN_PASS_DECL_IMPORTSHARD
 #define GEN_PASS_DECL_LOWERSCHEDULE
 #define GEN_PASS_DECL_MERGEGROUPS
+#define GEN_PASS_DECL_ORDERREDUCTIONS
 #define GEN_PASS_DECL_ORDERSTEPS
 #define GEN_PASS_DECL_STAGENETWORKSTEPS
 #define GEN_PASS_DECL_WRITEARTIFACT
 #include "m2n/Conversion/Passes.h.inc"
+
+class ScheduleOp;
+
+/// What the lowering of an m2n.schedule takes, in m2n's C++ types.
+struct LoweringInputs {
+  ::m2n::Schedule schedule;
+  ::m2n::Layout src, dst;
+  std::vector<int64_t> shape;
+  ::m2n::ElementType type; // The destination's.
+  std::optional<::m2n::ElementCast> cast;
+};
+/// The LoweringInputs of `schedule`; fails, on the op, for an element type
+/// without an executor.
+FailureOr<LoweringInputs> loweringInputsOf(ScheduleOp schedule);
+
+/// The lowering's options from a pass that declares them
+/// (m2n-lower-schedule, m2n-order-reductions: Passes.td's LoweringOptions).
+template <typename LoweringPass>
+::m2n::LoweringOptions loweringOptionsOf(const LoweringPass &pass) {
+  ::m2n::LoweringOptions options;
+  options.maxItemBytes = pass.stageBytes;
+  options.tileBelowRunBytes = pass.tileBelowRunBytes;
+  options.vectorBelowBytes = pass.vectorBelowBytes;
+  options.copyEngine = pass.copyEngine;
+  options.engineMinBytes = pass.engineMinBytes;
+  options.bufferAlignment = pass.bufferAlign;
+  return options;
+}
+/// Why `options` cannot lower anything, or std::nullopt.
+std::optional<std::string>
+checkLoweringOptions(const ::m2n::LoweringOptions &options);
 
 /// Name of the gpu.module holding m2n's kernels, and of the transfer kernel.
 constexpr llvm::StringLiteral kKernelModuleName = "m2n_kernels";
