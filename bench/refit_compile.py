@@ -18,6 +18,11 @@ Rows (wall times, best and median of --repeat):
   baseline    the same refit through the older binary's --compile (the
               direct compiler, DirectCompile.cpp, removed by issue 30), as
               it reports itself
+  processes   wall times of whole processes measured the same way on both
+              sides: `m2n-refit --compile` now and the older binary's
+              (JSON in, artifact out, process start and the kernel's PTX
+              included); the m2n-opt row is also compared with the older
+              process (the last column)
 The artifacts of m2n-opt and the API must be the same bytes.
 """
 import argparse
@@ -78,13 +83,24 @@ def main():
                 r"threads: (\d+) ms .*?first run, which built the kernel: (\d+) ms")
             rows.append(("baseline: the direct compiler (removed)", obest, None, ofirst,
                          old.stat().st_size))
+            new_runs = [timed([build / "m2n-refit", *REFIT, "--compile", tmp / "p.m2n"])
+                        for _ in range(args.repeat)]
+            old_runs = [timed([args.baseline, *REFIT, "--compile", old])
+                        for _ in range(args.repeat)]
+            rows.append(("process: m2n-refit --compile", min(new_runs),
+                         statistics.median(new_runs), None, size))
+            rows.append(("process: the direct compiler's m2n-refit --compile", min(old_runs),
+                         statistics.median(old_runs), None, old.stat().st_size))
     print("DeepSeek-V3 refit, 1025 tensors, 256 ranks (trainer tp=8,pp=8,dp=2,ep=16 -> "
           "generator tp=8,dp=16, gb200-nvl72-x4), chunk-bytes=0")
-    print("| path | best ms | median ms | first run ms | artifact MB | best / baseline |")
-    print("|---|---|---|---|---|---|")
+    print("| path | best ms | median ms | first run ms | artifact MB | best / baseline "
+          "| best / baseline process |")
+    print("|---|---|---|---|---|---|---|")
     base = rows[2][1] if args.baseline else None
-    for name, b, med, fst, sz in rows:
-        ratio = f"{b / base:.2f}x" if base else "-"
+    process = rows[4][1] if args.baseline else None
+    for i, (name, b, med, fst, sz) in enumerate(rows):
+        ratio = f"{b / base:.2f}x" if base and i < 3 else "-"
+        ratio += f" | {b / process:.2f}x" if process and i in (0, 3, 4) else " | -"
         print(f"| {name} | {b:.0f} | {med:.0f} | " if med is not None else f"| {name} | {b:.0f} | - | ",
               end="")
         print(f"{fst:.0f} | " if fst is not None else "- | ", end="")
