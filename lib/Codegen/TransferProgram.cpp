@@ -244,7 +244,8 @@ bool overlaps(const Box &a, const Box &b) {
 /// The dependencies `schedule` lacks for that: (earlier, later) pairs of
 /// reduction steps onto overlapping bytes of one buffer, one of them lowered
 /// to vector items in `program`, the later (in the order the executing
-/// rank's items list them) not yet after the earlier.
+/// rank's items list them) that does not wait for the earlier, directly or
+/// through other steps.
 std::vector<std::pair<int64_t, int64_t>>
 missingReductionOrder(const Schedule &schedule,
                       const TransferProgram &program) {
@@ -264,16 +265,37 @@ missingReductionOrder(const Schedule &schedule,
       if (m.step >= 0 && schedule.steps[m.step].reduction &&
           seen.insert(m.step).second)
         steps.push_back(m.step);
-    for (size_t j = 0; j < steps.size(); ++j)
+    for (size_t j = 0; j < steps.size(); ++j) {
+      // What step j waits for, directly or through other steps: computed
+      // once it overlaps an earlier reduction (a hand-written schedule may
+      // order them through a chain).
+      std::vector<char> ancestors;
+      auto waitsFor = [&](int64_t step) {
+        if (ancestors.empty()) {
+          ancestors.assign(schedule.steps.size(), 0);
+          std::vector<int64_t> stack(schedule.steps[steps[j]].deps);
+          while (!stack.empty()) {
+            int64_t dep = stack.back();
+            stack.pop_back();
+            if (dep < 0 || dep >= static_cast<int64_t>(ancestors.size()) ||
+                ancestors[dep])
+              continue;
+            ancestors[dep] = 1;
+            for (int64_t next : schedule.steps[dep].deps)
+              stack.push_back(next);
+          }
+        }
+        return ancestors[step] != 0;
+      };
       for (size_t i = 0; i < j; ++i) {
         const Step &earlier = schedule.steps[steps[i]];
         const Step &later = schedule.steps[steps[j]];
         if ((vectorSteps.count(steps[i]) || vectorSteps.count(steps[j])) &&
             earlier.to == later.to && overlaps(earlier.toBox, later.toBox) &&
-            std::find(later.deps.begin(), later.deps.end(), steps[i]) ==
-                later.deps.end())
+            !waitsFor(steps[i]))
           missing.emplace_back(steps[i], steps[j]);
       }
+    }
   }
   return missing;
 }
