@@ -133,3 +133,24 @@ func.func @send(%arg0: tensor<4xf32>) -> tensor<4xf32> {
   %1 = shard.send %arg0 on @grid grid_axes = [0] destination = [1] : (tensor<4xf32>) -> tensor<4xf32>
   return %1 : tensor<4xf32>
 }
+
+// -----
+
+// expected-error@+1 {{grid axis 0 has 0 devices; an m2n mesh axis has at least one}}
+shard.grid @grid(shape = 0)
+func.func @empty_grid(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  %s0 = shard.sharding @grid split_axes = [[0]] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<8xf32>
+  %s1 = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
+
+// -----
+
+// expected-error@+1 {{grid @g has more than 2147483648 devices, the most one communicator holds}}
+shard.grid @g(shape = 2x4294967296)
+func.func @huge_grid(%x: tensor<7xi16>) -> tensor<7xi16> {
+  %0 = shard.broadcast %x on @g grid_axes = [1, 0] root = [3, 1] : (tensor<7xi16>) -> tensor<7xi16>
+  return %0 : tensor<7xi16>
+}

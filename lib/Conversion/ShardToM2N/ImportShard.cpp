@@ -56,6 +56,22 @@ FailureOr<ArrayRef<int64_t>> staticGridShape(shard::GridOp grid) {
     if (ShapedType::isDynamic(size))
       return grid.emitError("grid axis ")
              << axis << " is dynamic; m2n needs static grid shapes";
+  // Upstream's verifier lets an axis of 0 devices and any product through;
+  // an m2n mesh has at least one device an axis, and its devices are ranks
+  // of one communicator.
+  int64_t devices = 1;
+  for (auto [axis, size] : llvm::enumerate(grid.getShape())) {
+    if (size < 1)
+      return grid.emitError("grid axis ")
+             << axis << " has " << size
+             << " devices; an m2n mesh axis has at least one";
+    if (devices > ::m2n::kMaxCommunicatorRanks / size)
+      return grid.emitError("grid @")
+             << grid.getSymName() << " has more than "
+             << ::m2n::kMaxCommunicatorRanks
+             << " devices, the most one communicator holds";
+    devices *= size;
+  }
   return grid.getShape();
 }
 
