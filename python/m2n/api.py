@@ -59,6 +59,11 @@ class _Tensor:
                             f"(supported: {', '.join(_IR_TYPES)})")
 
 
+def _check_comm(comm, what: str) -> None:
+    if not isinstance(comm, Communicator):
+        raise TypeError(f"{what}: comm must be an m2n.Communicator, got {type(comm).__name__}")
+
+
 def _per_rank(tensors, comm: Communicator, what: str) -> List[Optional[_Tensor]]:
     if tensors is None or not isinstance(tensors, (list, tuple)):
         raise TypeError(f"{what}: a communicator of {comm.size} local ranks takes a list of "
@@ -299,7 +304,8 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
     rank's buffers changed, unless stable_buffers=True promises that every
     rank reuses the buffers of its first call."""
     _check_options(options)
-    if isinstance(comm, Communicator) and comm.backend == "cuda-processes":
+    _check_comm(comm, "reshard")
+    if comm.backend == "cuda-processes":
         # Each process sees only its own tensors, so it could not tell a
         # cast from the dtypes alone: refused until the processes agree on
         # both dtypes.
@@ -571,7 +577,8 @@ def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
                    "dst_placements"} - set(call)
         if missing:
             raise TypeError(f"calls[{i}]: missing {', '.join(sorted(missing))}")
-    if isinstance(comm, Communicator) and comm.backend == "cuda-processes":
+    _check_comm(comm, "reshard_many")
+    if comm.backend == "cuda-processes":
         for call in calls:
             reshard(comm=comm, stream=stream, options=options, **call)
         return
@@ -781,9 +788,10 @@ _collective_layouts = {}
 
 def _layouts(comm: Communicator, mesh: Optional[Mesh], src: Placement, dst: Placement):
     """(mesh, [src], [dst]) of a collective, built once per shape of call."""
-    key = (comm.size, mesh, src, dst)
+    key = (getattr(comm, "size", None), mesh, src, dst)
     layouts = _collective_layouts.get(key)
     if layouts is None:
+        _check_comm(comm, "collective")
         layouts = (mesh if mesh is not None else Mesh([comm.size]), (src,), (dst,))
         _collective_layouts[key] = layouts
     return layouts

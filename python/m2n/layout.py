@@ -6,8 +6,27 @@ the attributes of m2n's IR (`#m2n.mesh<...>`, `shard<d>`, ...).
 """
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Optional, Sequence, Tuple, Union
+
+
+def _index(value, what: str) -> int:
+    """`value` as an int: Python and numpy integers only (operator.index), so
+    that 2.7, "2" or True are refused instead of rounded or parsed."""
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an integer, got {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an integer, got {value!r} "
+                        f"({type(value).__name__})") from None
+
+
+def _indices(values, what: str) -> Tuple[int, ...]:
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{what} must be a sequence of integers, got {values!r}")
+    return tuple(_index(v, f"{what}[{i}]") for i, v in enumerate(values))
 
 
 @dataclass(frozen=True)
@@ -21,16 +40,17 @@ class Mesh:
 
     def __init__(self, dims: Sequence[int], start_rank: int = 0,
                  ranks: Union[Sequence[int], None] = None):
-        dims = tuple(int(d) for d in dims)
+        dims = _indices(dims, "mesh dims")
         if not dims or any(d <= 0 for d in dims):
             raise ValueError(f"mesh dims must be positive, got {list(dims)}")
+        start_rank = _index(start_rank, "start_rank")
         if start_rank < 0:
             raise ValueError(f"start_rank must not be negative, got {start_rank}")
         size = 1
         for d in dims:
             size *= d
         if ranks is not None:
-            ranks = tuple(int(r) for r in ranks)
+            ranks = _indices(ranks, "mesh ranks")
             if len(ranks) != size:
                 raise ValueError(f"mesh {list(dims)} needs {size} ranks, got {len(ranks)}")
             if len(set(ranks)) != size or min(ranks) < 0:
@@ -66,6 +86,9 @@ class Mesh:
 class Shard:
     """The tensor dimension `dim` is split across the mesh axis."""
     dim: int
+
+    def __post_init__(self):
+        object.__setattr__(self, "dim", _index(self.dim, "Shard dim"))
 
     def ir(self) -> str:
         return f"shard<{self.dim}>"

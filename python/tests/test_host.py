@@ -304,6 +304,29 @@ def test_wrong_number_of_placements():
                     dst_placements=[Replicate()])
 
 
+@pytest.mark.parametrize("make", [
+    lambda: Mesh([2.7]), lambda: Mesh("22"), lambda: Mesh([2], ranks=[0.5, 1.5]),
+    lambda: Mesh([True, 2]), lambda: Mesh([2], start_rank=1.0), lambda: Shard("0"),
+    lambda: Shard(0.0), lambda: Mesh(4)])
+def test_non_integers_are_refused_not_coerced(make):
+    with pytest.raises(TypeError, match="integer"):
+        make()
+
+
+def test_numpy_integers_are_integers():
+    assert Mesh([np.int64(2)], ranks=[np.int32(0), np.int32(3)]).dims == (2,)
+    assert Shard(np.int8(1)).dim == 1
+
+
+def test_comm_must_be_a_communicator():
+    src = [np.zeros(4, np.float32)] * 2
+    dst = [np.zeros(8, np.float32), np.zeros(8, np.float32)]
+    with pytest.raises(TypeError, match="m2n.Communicator, got str"):
+        m2n.all_gather(src, dst, "comm")
+    with pytest.raises(TypeError, match="m2n.Communicator, got str"):
+        m2n.reshard_many([], "comm")
+
+
 def test_shape_mismatch():
     src, _ = arrays()
     dst = [np.zeros((4, 5), np.float32), np.zeros((4, 4), np.float32)]
