@@ -143,6 +143,13 @@ int main(int argc, char **argv) {
   llvm::outs() << "m2n-run: compiled in " << llvm::format("%.1f", compileMs)
                << " ms; seed " << seed << "; backend " << backend << "\n";
 
+  // A file with nothing to run checks nothing: not a pass.
+  if (m2n_artifact_reshard_count(artifact) == 0) {
+    llvm::errs() << "m2n-run: " << inputFilename
+                 << " holds no reshard to run and check\n";
+    m2n_artifact_destroy(artifact);
+    return 1;
+  }
   int passed = 0, failedCount = 0;
   // Runs reshards `members` as one launch (a group when more than one),
   // checks every member's destination and prints one line.
