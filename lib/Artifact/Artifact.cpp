@@ -274,7 +274,8 @@ static std::optional<std::string> checkRanks(const TransferProgram &program) {
   return std::nullopt;
 }
 
-std::string serializeProgram(const CompiledReshard &r) {
+std::string serializeProgram(const CompiledReshard &r,
+                             const KernelLaunch &kernel) {
   Writer w;
   {
     w.put<uint32_t>(static_cast<uint32_t>(r.type));
@@ -305,6 +306,11 @@ std::string serializeProgram(const CompiledReshard &r) {
     for (const auto &[rank, program] : r.program.ranks) {
       w.put<int64_t>(rank);
       w.put<int64_t>(program.counters);
+      const RankLaunch launch =
+          program.launch.value_or(chooseLaunch(kernel, program.demand()));
+      w.put<uint32_t>(launch.threads);
+      w.put<uint32_t>(launch.walkers);
+      w.put<uint64_t>(launch.stageBytes);
       w.put<uint32_t>(program.items.size());
       for (const Movement &m : program.items)
         w.movement(m);
@@ -376,7 +382,7 @@ std::string serializeArtifact(const Artifact &artifact) {
   tensors.reserve(artifact.reshards.size());
   for (const CompiledReshard &r : artifact.reshards) {
     tensors.emplace_back(r.name, static_cast<uint32_t>(programs.size()));
-    programs.push_back(serializeProgram(r));
+    programs.push_back(serializeProgram(r, artifact.kernel));
   }
   std::vector<std::string_view> views(programs.begin(), programs.end());
   return assembleArtifact(artifact, views, tensors);
@@ -421,29 +427,11 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
   result.kernel.stageBytes = r.get<uint64_t>("the stage size");
   result.kernel.stages = r.get<uint32_t>("the stage count");
   result.kernel.walkers = r.get<uint32_t>("the walkers per CTA");
-  if (!r.error && (result.kernel.walkers < 1 ||
-                   result.kernel.walkers > kMaxWalkers ||
-                   result.kernel.stages < 1 ||
-                   result.kernel.stages > kMaxKernelBarriers))
-    r.fail("artifact has " + std::to_string(result.kernel.walkers) +
-           " walkers per CTA and " + std::to_string(result.kernel.stages) +
-           " stages (walkers 1-" + std::to_string(kMaxWalkers) + ", stages 1-" +
-           std::to_string(kMaxKernelBarriers) + ")");
-  // The launch the runtime computes from these (launchShape) divides by
-  // the stage memory and multiplies by the threads: bounded here.
-  if (!r.error &&
-      ((result.kernel.threads != 32 && result.kernel.threads != 128) ||
-       result.kernel.ctas < 1 || result.kernel.ctas > kMaxCtas ||
-       result.kernel.stageBytes < 16 || result.kernel.stageBytes % 16 ||
-       result.kernel.stageBytes > kMaxStageMemory ||
-       sharedMemoryBudget(result.kernel) > kMaxStageMemory))
-    r.fail("artifact's kernel has " + std::to_string(result.kernel.threads) +
-           " threads, " + std::to_string(result.kernel.ctas) + " CTAs and " +
-           std::to_string(result.kernel.stages) + " stages of " +
-           std::to_string(result.kernel.stageBytes) +
-           " bytes (threads 32 or 128, CTAs 1-" + std::to_string(kMaxCtas) +
-           ", stages of a positive multiple of 16 bytes within " +
-           std::to_string(kMaxStageMemory) + " bytes of shared memory)");
+  // Everything the runtime computes from these (launchShape, the shared
+  // memory of a launch) is bounded here.
+  if (!r.error)
+    if (std::optional<std::string> wrong = checkKernelLaunch(result.kernel))
+      r.fail("artifact's kernel: " + *wrong);
   // The reshards (a name and a program index), then each program once.
   uint32_t reshards = r.count("reshards", 12);
   std::vector<std::pair<std::string, uint32_t>> tensors;
@@ -518,6 +506,11 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
       int64_t rank = r.get<int64_t>("a rank");
       RankProgram &program = c.program.ranks[rank];
       program.counters = r.get<int64_t>("a counter count");
+      RankLaunch launch;
+      launch.threads = r.get<uint32_t>("a launch's threads");
+      launch.walkers = r.get<uint32_t>("a launch's walkers");
+      launch.stageBytes = r.get<uint64_t>("a launch's stage bytes");
+      program.launch = launch;
       uint32_t items = r.count("items", 64);
       for (uint32_t m = 0; m < items && !r.error; ++m)
         program.items.push_back(r.movement());
@@ -547,6 +540,17 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
       if (std::optional<std::string> wrong = verifyTransferProgram(
               c.program, c.src, c.dst, c.shape))
         r.fail(c.name + ": " + *wrong);
+    // Each rank's launch runs its items and fits the kernel.
+    for (const auto &[rank, program] : c.program.ranks) {
+      if (r.error)
+        break;
+      std::optional<std::string> wrong =
+          checkLaunch(*program.launch, program.demand());
+      if (!wrong)
+        wrong = checkLaunch(result.kernel, *program.launch);
+      if (wrong)
+        r.fail(c.name + ": rank " + std::to_string(rank) + ": " + *wrong);
+    }
     programBytes.push_back(r.position() - start);
     programs.push_back(std::move(c));
   }
@@ -626,30 +630,84 @@ uint64_t sharedMemoryBudget(const KernelLaunch &kernel) {
   return (kernel.stageBytes + 127) / 128 * 128 * kernel.stages;
 }
 
-LaunchShape launchShape(const KernelLaunch &kernel, const RankProgram &rank,
-                        uint32_t maxThreads) {
+std::optional<std::string> checkKernelLaunch(const KernelLaunch &kernel) {
+  if ((kernel.threads != 32 && kernel.threads != 128) || kernel.ctas < 1 ||
+      kernel.ctas > kMaxCtas || kernel.walkers < 1 ||
+      kernel.walkers > kMaxWalkers || kernel.stages < 1 ||
+      kernel.stages > kMaxKernelBarriers || kernel.stageBytes < 16 ||
+      kernel.stageBytes % 16 || kernel.stageBytes > kMaxStageMemory)
+    return "a kernel of " + std::to_string(kernel.threads) + " threads, " +
+           std::to_string(kernel.ctas) + " CTAs, " +
+           std::to_string(kernel.walkers) + " walkers and " +
+           std::to_string(kernel.stages) + " stages of " +
+           std::to_string(kernel.stageBytes) +
+           " bytes: threads must be 32 or 128, CTAs 1-" +
+           std::to_string(kMaxCtas) + ", walkers 1-" +
+           std::to_string(kMaxWalkers) + ", stages 1-" +
+           std::to_string(kMaxKernelBarriers) +
+           " and stage bytes a positive multiple of 16";
+  if (sharedMemoryBudget(kernel) > kMaxStageMemory)
+    return std::to_string(kernel.stages) + " stages of " +
+           std::to_string(kernel.stageBytes) +
+           " bytes (each rounded up to 128) take " +
+           std::to_string(sharedMemoryBudget(kernel)) +
+           " bytes of shared memory, more than the " +
+           std::to_string(kMaxStageMemory) + " a CTA may use";
+  return std::nullopt;
+}
+
+std::optional<std::string> checkLaunch(const KernelLaunch &kernel,
+                                       const RankLaunch &launch) {
   const uint64_t compiledStage = (kernel.stageBytes + 127) / 128 * 128;
-  LaunchShape shape{32, 1, compiledStage, kernel.stages};
-  int64_t largest = 0;
-  for (const Movement &m : rank.items) {
-    if (m.mechanism == Mechanism::Vector && m.bytes > 0) {
-      shape.threads = kernel.threads;
-      return shape;
-    }
-    largest = std::max(largest, m.bytes);
+  if (launch.threads != 32 && launch.threads != kernel.threads)
+    return "launch " + launch.str() +
+           (kernel.threads == 32
+                ? ": the kernel has no SM path, its blocks are 32 threads"
+                : ": the kernel's blocks are 32 or " +
+                      std::to_string(kernel.threads) + " threads");
+  if (launch.stageBytes > compiledStage ||
+      launch.stageBytes * kernel.stages * launch.walkers >
+          sharedMemoryBudget(kernel) ||
+      uint64_t{launch.walkers} * kernel.stages > kMaxKernelBarriers)
+    return "launch " + launch.str() + " does not fit the kernel's " +
+           std::to_string(kernel.stages) + " stages of " +
+           std::to_string(compiledStage) + " B a walker (" +
+           std::to_string(sharedMemoryBudget(kernel)) +
+           " B of shared memory, " + std::to_string(kMaxKernelBarriers) +
+           " barriers)";
+  return std::nullopt;
+}
+
+RankLaunch chooseLaunch(const KernelLaunch &kernel, const LaunchDemand &demand) {
+  const uint64_t compiledStage = (kernel.stageBytes + 127) / 128 * 128;
+  RankLaunch launch{32, 1, compiledStage};
+  // A kernel no loader accepts (a corrupted-artifact test's) gets the
+  // plainest launch rather than arithmetic on its fields.
+  if (checkKernelLaunch(kernel))
+    return launch;
+  if (demand.vector) {
+    launch.threads = kernel.threads;
+    return launch;
   }
-  const uint64_t stage =
-      std::max<uint64_t>(128, (static_cast<uint64_t>(largest) + 127) / 128 * 128);
+  const uint64_t stage = std::max<uint64_t>(
+      128, (static_cast<uint64_t>(demand.largestItem) + 127) / 128 * 128);
   if (kernel.walkers <= 1 || kernel.stages < 1 || stage >= compiledStage)
-    return shape;
+    return launch;
   const uint64_t walkers = std::min<uint64_t>(
       {kernel.walkers, sharedMemoryBudget(kernel) / (stage * kernel.stages),
-       kMaxKernelBarriers / kernel.stages, maxThreads / 32});
+       kMaxKernelBarriers / kernel.stages});
   if (walkers > 1) {
-    shape.walkers = static_cast<uint32_t>(walkers);
-    shape.stageBytes = stage;
+    launch.walkers = static_cast<uint32_t>(walkers);
+    launch.stageBytes = stage;
   }
-  return shape;
+  return launch;
+}
+
+LaunchShape launchShape(const KernelLaunch &kernel, const RankLaunch &launch,
+                        uint32_t maxThreads) {
+  return {launch.threads,
+          std::max<uint32_t>(1, std::min(launch.walkers, maxThreads / 32)),
+          launch.stageBytes, kernel.stages};
 }
 
 std::string describeArtifact(const Artifact &artifact, bool withPtx) {
@@ -711,11 +769,13 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
       os << ", " << program.counters << " counters";
       if (!program.engineCopies.empty())
         os << ", " << program.engineCopies.size() << " copy-engine copies";
-      LaunchShape shape = launchShape(artifact.kernel, program);
-      os << "; launch " << shape.walkers << " walker"
-         << (shape.walkers > 1 ? "s" : "") << " x " << shape.threads
-         << " threads, " << shape.stages << " stages of " << shape.stageBytes
-         << " B\n";
+      if (program.launch)
+        os << "; launch " << program.launch->walkers << " walker"
+           << (program.launch->walkers > 1 ? "s" : "") << " x "
+           << program.launch->threads << " threads, "
+           << artifact.kernel.stages << " stages of "
+           << program.launch->stageBytes << " B";
+      os << '\n';
       for (const Movement &m : program.engineCopies)
         os << "    engine " << m.str(r.type) << '\n';
       for (const Movement &m : program.items)
@@ -731,13 +791,14 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
       os << (m ? ", " : "") << artifact.reshards.at(group.members[m]).name;
     os << ")\n";
     for (const auto &[rank, program] : group.program->ranks) {
-      LaunchShape shape = launchShape(artifact.kernel, program);
       os << "  rank " << rank << ": " << program.items.size()
          << " item movements, " << program.receives.size()
-         << " receive movements, "
-         << program.counters << " counters; launch " << shape.walkers
-         << " walker" << (shape.walkers > 1 ? "s" : "") << " x "
-         << shape.threads << " threads\n";
+         << " receive movements, " << program.counters << " counters";
+      if (program.launch)
+        os << "; launch " << program.launch->walkers << " walker"
+           << (program.launch->walkers > 1 ? "s" : "") << " x "
+           << program.launch->threads << " threads";
+      os << '\n';
     }
   }
   if (withPtx)

@@ -575,6 +575,45 @@ groupLayout(const std::vector<const RankCounters *> &memberCounters) {
   return layout;
 }
 
+std::string RankLaunch::str() const {
+  return std::to_string(walkers) + (walkers > 1 ? " walkers x " : " walker x ") +
+         std::to_string(threads) + " threads, stages of " +
+         std::to_string(stageBytes) + " B";
+}
+
+LaunchDemand RankProgram::demand() const {
+  LaunchDemand demand;
+  for (const Movement &m : items)
+    demand.add(m.mechanism, m.bytes);
+  return demand;
+}
+
+std::optional<std::string> checkLaunch(const RankLaunch &launch,
+                                       const LaunchDemand &demand) {
+  if ((launch.threads != 32 && launch.threads != 128) || launch.walkers < 1 ||
+      launch.walkers > kMaxWalkers || launch.stageBytes < 128 ||
+      launch.stageBytes % 128)
+    return "launch " + launch.str() + ": threads must be 32 or 128, walkers 1-" +
+           std::to_string(kMaxWalkers) +
+           " and stages a positive multiple of 128 bytes";
+  if (launch.threads == 128 && launch.walkers != 1)
+    return "launch " + launch.str() +
+           ": a block of 128 threads (the SM path's) runs one walker";
+  if (demand.vector && launch.threads != 128)
+    return "launch " + launch.str() +
+           " cannot run vector items: they take one walker of 128 threads";
+  if (static_cast<uint64_t>(demand.largestItem) > launch.stageBytes)
+    return "launch " + launch.str() + " cannot run an item of " +
+           std::to_string(demand.largestItem) +
+           " bytes: an item goes through one stage";
+  return std::nullopt;
+}
+
+RankLaunch combineLaunches(const RankLaunch &a, const RankLaunch &b) {
+  return {std::max(a.threads, b.threads), std::min(a.walkers, b.walkers),
+          std::max(a.stageBytes, b.stageBytes)};
+}
+
 TransferProgram
 mergePrograms(const std::vector<const TransferProgram *> &members) {
   TransferProgram merged;
@@ -647,7 +686,16 @@ mergePrograms(const std::vector<const TransferProgram *> &members) {
       merged.maps.push_back(map);
     }
     for (const auto &[rank, program] : member.ranks) {
-      RankProgram &into = merged.ranks[rank];
+      auto [at, first] = merged.ranks.try_emplace(rank);
+      RankProgram &into = at->second;
+      // The members' launches combined (a member without one leaves the
+      // merged rank without one).
+      if (first)
+        into.launch = program.launch;
+      else if (into.launch && program.launch)
+        into.launch = combineLaunches(*into.launch, *program.launch);
+      else
+        into.launch.reset();
       for (const Movement &m : program.items)
         into.items.push_back(renumber(m));
       for (const Movement &m : program.receives)

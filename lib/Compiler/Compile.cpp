@@ -75,8 +75,8 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
     return mlir::success();
   });
 
-  // Launch and lowering parameters of the artifact come from the same
-  // option string as the pipeline's, parsed the same way.
+  // Every parameter is the pipeline's: the launch is in the module once
+  // m2n-choose-launch ran.
   if (options.contains("artifact=")) {
     errors << "the artifact option writes a file; the compiler API returns "
               "the artifact instead\n";
@@ -94,10 +94,6 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
   if (!options.empty())
     pipeline += "{" + options.str() + "}";
   if (failed(mlir::parsePassPipeline(pipeline, pm, errors)))
-    return result;
-  mlir::FailureOr<mlir::m2n::ArtifactOptions> artifactOptions =
-      mlir::m2n::parseArtifactOptions(options, errors);
-  if (failed(artifactOptions))
     return result;
 
   const bool threaded = context.isMultithreadingEnabled();
@@ -135,7 +131,7 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
   if (failed(pm.run(*module)))
     return result;
   mlir::FailureOr<std::string> bytes =
-      mlir::m2n::buildArtifact(*module, *artifactOptions);
+      mlir::m2n::buildArtifact(*module);
   if (failed(bytes))
     return result;
   result.artifact = std::move(*bytes);

@@ -64,9 +64,10 @@ struct ReshardState {
   std::map<int64_t, char *> ownScratch;      // By scratch index.
   std::map<int64_t, Item *> tables;          // Local ranks.
   std::map<int64_t, uint64_t> itemCounts;    // Local ranks.
-  /// Local ranks: the launch of the rank's kernel (m2n::launchShape): the
-  /// artifact's block where an item is a vector item, else walkers of one
-  /// warp each (an elected thread issues every TMA op of its share).
+  /// Local ranks: the launch of the rank's kernel, the program's own
+  /// (RankProgram::launch, m2n::launchShape): the SM path's block where an
+  /// item is a vector item, else walkers of one warp each (an elected
+  /// thread issues every TMA op of its share).
   std::map<int64_t, m2n::LaunchShape> shapes;
   /// Local ranks: copy-engine copies (destination, source, bytes) enqueued
   /// on the rank's stream before its kernel.

@@ -612,8 +612,14 @@ m2n_status buildTables(m2n_cuda_context context, ReshardState &state) {
     M2N_CUDA(cudaMemcpy(state.tables[rank], items.data(),
                         items.size() * sizeof(Item), cudaMemcpyHostToDevice));
     state.itemCounts[rank] = items.size();
+    // The launch the compiler chose (m2n-choose-launch; a group's combined
+    // from its members' by mergePrograms), within the loaded kernel's block.
+    if (!rankProgram.launch)
+      return fail(M2N_INTERNAL_ERROR,
+                  "rank " + std::to_string(rank) + "'s program has no launch");
     state.shapes[rank] = m2n::launchShape(context->artifact->artifact.kernel,
-                                          rankProgram, context->maxThreads);
+                                          *rankProgram.launch,
+                                          context->maxThreads);
     std::vector<std::array<uint64_t, 3>> &copies = state.engineCopies[rank];
     copies.clear();
     for (const m2n::Movement &m : rankProgram.engineCopies)

@@ -15,7 +15,9 @@
 // CHIP: m2n-pipeline: chip=sm_80: the transfer kernel needs TMA (cp.async.bulk, mbarrier transactions), sm_90 (Hopper) or newer, e.g. chip=sm_90a
 // CHIP-NAME: m2n-pipeline: chip=gfx90a: the transfer kernel needs TMA
 
-// IR: module attributes {gpu.container_module, m2n.kernel_ops = {bulk = array<i32: 0, 3>, tile = array<i32>, vector = array<i32>}
+// The kernel's launch and every rank's are decided in IR (m2n-choose-launch):
+// 16-byte items on rank 4 run 8 walkers of 128-byte stages.
+// IR: module attributes {gpu.container_module, m2n.kernel_launch = #m2n.kernel_launch<ctas = 16, threads = 32, stages = 3, stage_bytes = 65536, walkers = 8>, m2n.kernel_ops = {bulk = array<i32: 0, 3>, tile = array<i32>, vector = array<i32>}
 // Each distinct reshard is one m2n.reshard_fn that its tensors call.
 // IR-LABEL: func.func @example_a
 // IR: m2n.call @[[A:reshard_[0-9]+]](%{{.*}}) on %{{.*}}
@@ -26,7 +28,7 @@
 // IR-NOT: m2n.all_reduce
 // IR: m2n.reshard_fn @[[A]] {
 // IR: m2n.program %{{.*}} on %{{.*}} strategy = "hierarchical"
-// IR-NEXT: m2n.rank 4 counters = 2 {
+// IR-NEXT: m2n.rank 4 counters = 2 launch <threads = 32, walkers = 8, stage_bytes = 128> {
 // IR-NEXT: m2n.move network copy src(0)+0 -> dst(4)+0 16B signal 4:0 step 0
 // IR: m2n.yield
 // IR: m2n.reshard_fn @[[B]] {

@@ -5,7 +5,7 @@
 // RUN: m2n-artifact-dump %t.tiles.m2n | FileCheck %s --check-prefix=TILES
 // The reader written from docs/artifact.md reads repeated movements too:
 // RUN: %python %S/../Tools/m2n-artifact-dump/read_artifact.py %t.tiles.m2n | FileCheck %s --check-prefix=DOC
-// DOC: rank 0: 1 counters, 3 items, 0 receives, 0 engine copies
+// DOC: rank 0: 1 counters, 3 items, 0 receives, 0 engine copies; launch
 // RUN: m2n-opt %s "--m2n-pipeline=artifact=%t.bulk.m2n tile-below-run-bytes=0" -o /dev/null
 // RUN: m2n-artifact-dump %t.bulk.m2n | FileCheck %s --check-prefix=BULK
 

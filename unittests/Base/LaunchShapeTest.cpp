@@ -1,9 +1,11 @@
-//===- LaunchShapeTest.cpp - how the runtime launches a rank's table ------===//
+//===- LaunchShapeTest.cpp - how a rank's table is launched ---------------===//
 
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Artifact/KernelABI.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 using namespace m2n;
 
@@ -28,6 +30,12 @@ KernelLaunch kernel(uint32_t walkers, uint32_t stages = 3,
   k.stages = stages;
   k.stageBytes = stageBytes;
   return k;
+}
+
+/// What the runtime launches for `rank` once m2n-choose-launch chose.
+LaunchShape launchShape(const KernelLaunch &k, const RankProgram &rank,
+                        uint32_t maxThreads = 1024) {
+  return m2n::launchShape(k, chooseLaunch(k, rank.demand()), maxThreads);
 }
 
 TEST(LaunchShapeTest, VectorItemsTakeTheWholeBlockAndOneWalker) {
@@ -63,7 +71,7 @@ TEST(LaunchShapeTest, WalkersShareTheCompiledSharedMemory) {
 TEST(LaunchShapeTest, WalkersAreBoundedByTheBarriersAndTheOption) {
   // 8 stages each: 64 barriers hold 8 walkers.
   LaunchShape shape =
-      launchShape(kernel(16, 8, 8192), itemsOf({{Mechanism::Bulk, 128}}));
+      launchShape(kernel(8, 8, 8192), itemsOf({{Mechanism::Bulk, 128}}));
   EXPECT_EQ(shape.walkers * shape.stages, kMaxKernelBarriers);
   EXPECT_EQ(launchShape(kernel(1), itemsOf({{Mechanism::Bulk, 128}})),
             (LaunchShape{32, 1, 65536, 3}));
@@ -85,7 +93,7 @@ TEST(LaunchShapeTest, WalkersFitTheBlockTheKernelAllows) {
   EXPECT_EQ(launchShape(kernel(8), itemsOf({{Mechanism::Bulk, 128}}), 96),
             (LaunchShape{32, 3, 128, 3}));
   EXPECT_EQ(launchShape(kernel(8), itemsOf({{Mechanism::Bulk, 128}}), 32),
-            (LaunchShape{32, 1, 65536, 3}));
+            (LaunchShape{32, 1, 128, 3}));
 }
 
 TEST(LaunchShapeTest, StagesAreLaidOut128BytesApart) {
@@ -95,6 +103,120 @@ TEST(LaunchShapeTest, StagesAreLaidOut128BytesApart) {
   EXPECT_EQ(launchShape(k, itemsOf({{Mechanism::Tile, 1040}})),
             (LaunchShape{32, 1, 1152, 3}));
   EXPECT_EQ(sharedMemoryBudget(k), 3u * 1152);
+}
+
+TEST(LaunchShapeTest, ChosenLaunchesPassTheRule) {
+  // Whatever chooseLaunch gives passes both checks the verifier and the
+  // loader make.
+  for (uint32_t walkers = 1; walkers <= kMaxWalkers; ++walkers)
+    for (uint32_t stages = 1; stages <= 8; ++stages)
+      for (uint64_t stageBytes : {128u, 1040u, 8192u, 65536u})
+        for (int64_t bytes : {0, 16, 100, 1000, 8192, 30000, 65536})
+          for (bool vector : {false, true}) {
+            KernelLaunch k = kernel(walkers, stages, stageBytes);
+            if (checkKernelLaunch(k) ||
+                static_cast<uint64_t>(bytes) > (stageBytes + 127) / 128 * 128)
+              continue;
+            LaunchDemand demand{vector, bytes};
+            RankLaunch launch = chooseLaunch(k, demand);
+            EXPECT_EQ(checkLaunch(launch, demand), std::nullopt);
+            EXPECT_EQ(checkLaunch(k, launch), std::nullopt);
+          }
+}
+
+TEST(LaunchShapeTest, TheRuleRefusesWhatCannotRun) {
+  KernelLaunch k = kernel(8);
+  auto refused = [](const std::optional<std::string> &why,
+                    const char *expected) {
+    ASSERT_TRUE(why) << expected;
+    EXPECT_NE(why->find(expected), std::string::npos) << *why;
+  };
+  refused(checkLaunch(RankLaunch{64, 1, 128}, {}), "threads must be 32 or 128");
+  refused(checkLaunch(RankLaunch{32, 0, 128}, {}), "walkers 1-8");
+  refused(checkLaunch(RankLaunch{32, 9, 128}, {}), "walkers 1-8");
+  refused(checkLaunch(RankLaunch{32, 1, 100}, {}), "multiple of 128");
+  refused(checkLaunch(RankLaunch{128, 2, 128}, {}), "runs one walker");
+  refused(checkLaunch(RankLaunch{32, 1, 65536}, {true, 16}),
+          "cannot run vector items");
+  refused(checkLaunch(RankLaunch{32, 8, 128}, {false, 256}),
+          "cannot run an item of 256 bytes");
+  KernelLaunch narrow = k;
+  narrow.threads = 32;
+  refused(checkLaunch(narrow, RankLaunch{128, 1, 65536}),
+          "its blocks are 32 threads");
+  refused(checkLaunch(k, RankLaunch{32, 1, 65536 + 128}), "does not fit");
+  refused(checkLaunch(k, RankLaunch{32, 4, 65536}), "does not fit");
+  // 8 stages of 128 bytes: 64 barriers hold 8 walkers, not more.
+  refused(checkLaunch(kernel(8, 8, 8192), RankLaunch{32, 9, 128}),
+          "does not fit");
+  EXPECT_EQ(checkLaunch(k, RankLaunch{32, 8, 8192}), std::nullopt);
+}
+
+TEST(LaunchShapeTest, CombinedLaunchesAreTheMergedItemsLaunch) {
+  // A group rank's launch, combined from its members', is what
+  // chooseLaunch gives their items together: random members, seed printed.
+  const unsigned seed = 20261204;
+  std::srand(seed);
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  for (int trial = 0; trial < 2000; ++trial) {
+    KernelLaunch k = kernel(1 + std::rand() % kMaxWalkers, 1 + std::rand() % 8,
+                            128 * (1 + std::rand() % 512));
+    if (checkKernelLaunch(k))
+      continue;
+    const int64_t compiled = static_cast<int64_t>((k.stageBytes + 127) / 128 * 128);
+    LaunchDemand merged;
+    std::optional<RankLaunch> combined;
+    for (int member = 0, members = 1 + std::rand() % 4; member < members;
+         ++member) {
+      LaunchDemand demand;
+      for (int item = 0, items = std::rand() % 3; item < items; ++item) {
+        const int64_t bytes = std::rand() % (compiled + 1);
+        const Mechanism mechanism =
+            std::rand() % 8 ? Mechanism::Bulk : Mechanism::Vector;
+        demand.add(mechanism, bytes);
+        merged.add(mechanism, bytes);
+      }
+      RankLaunch own = chooseLaunch(k, demand);
+      combined = combined ? combineLaunches(*combined, own) : own;
+    }
+    EXPECT_EQ(*combined, chooseLaunch(k, merged)) << "trial " << trial;
+  }
+}
+
+TEST(LaunchShapeTest, ArtifactsKeepTheirLaunches) {
+  Artifact artifact;
+  artifact.ptx = "ptx";
+  artifact.chip = "sm_90a";
+  artifact.kernel.walkers = 8;
+  CompiledReshard reshard;
+  reshard.name = "@f#0";
+  reshard.shape = {64};
+  reshard.src.mesh = Mesh::contiguous({1});
+  reshard.src.placements = {Placement::replicate()};
+  reshard.dst = reshard.src;
+  reshard.strategy = "flat";
+  reshard.program.ranks[0].launch = RankLaunch{32, 2, 4096};
+  artifact.reshards.push_back(reshard);
+  Artifact back;
+  ASSERT_EQ(deserializeArtifact(serializeArtifact(artifact), back),
+            std::nullopt);
+  ASSERT_TRUE(back.reshards.at(0).program.ranks.at(0).launch);
+  EXPECT_EQ(*back.reshards[0].program.ranks.at(0).launch,
+            (RankLaunch{32, 2, 4096}));
+  // A launch that does not fit the kernel, or a rank without one, which is
+  // given chooseLaunch's.
+  artifact.reshards[0].program.ranks[0].launch = RankLaunch{32, 8, 65536};
+  std::optional<std::string> error =
+      deserializeArtifact(serializeArtifact(artifact), back);
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("@f#0: rank 0: launch 8 walkers x 32 threads"),
+            std::string::npos)
+      << *error;
+  artifact.reshards[0].program.ranks[0].launch.reset();
+  ASSERT_EQ(deserializeArtifact(serializeArtifact(artifact), back),
+            std::nullopt);
+  EXPECT_EQ(*back.reshards[0].program.ranks.at(0).launch,
+            chooseLaunch(artifact.kernel, {}));
 }
 
 TEST(LaunchShapeTest, ArtifactsKeepTheirWalkersAndRefuseBadOnes) {
@@ -111,7 +233,8 @@ TEST(LaunchShapeTest, ArtifactsKeepTheirWalkersAndRefuseBadOnes) {
     std::optional<std::string> error =
         deserializeArtifact(serializeArtifact(artifact), back);
     ASSERT_TRUE(error);
-    EXPECT_NE(error->find("walkers per CTA"), std::string::npos) << *error;
+    EXPECT_NE(error->find(std::to_string(bad) + " walkers"), std::string::npos)
+        << *error;
   }
 }
 

@@ -42,6 +42,9 @@ exampleArtifact(const m2n::CompiledReshard &reshard = exampleReshard()) {
   m2n::Artifact artifact;
   artifact.ptx = "// no kernel needed on the host";
   artifact.chip = "sm_90a";
+  // A kernel with the SM path (kernel-ops=all): the reshard may hold
+  // vector items, whose launch takes 128 threads.
+  artifact.kernel.threads = 128;
   artifact.reshards.push_back(reshard);
   return m2n::serializeArtifact(artifact);
 }

@@ -30,7 +30,7 @@
 
 namespace m2n {
 
-constexpr uint32_t kArtifactVersion = 11;
+constexpr uint32_t kArtifactVersion = 12;
 /// The most bytes of serialized programs the reshards of a loaded artifact
 /// may stand for, each reshard counting its program once: 4 GiB (a
 /// DeepSeek-V3 refit: 81 MB, or 904 MB in 4 MiB chunks). The loader gives
@@ -52,17 +52,38 @@ struct KernelLaunch {
 /// SMs (an H200 has 132), and a bound on what a file may ask for.
 constexpr uint32_t kMaxCtas = 65536;
 
-/// The most walkers a CTA may run: 8 warps (256 threads) fit every build of
-/// the kernel (the one with every op has 166 registers a thread, 384
-/// threads a block on H200); measured up to 8 (engine-2026-12-02.md).
-constexpr uint32_t kMaxWalkers = 8;
-
 /// The shared memory a launch of `kernel` may use: its stages, each rounded
 /// up to 128 bytes (TMA tiles land on 128-byte aligned shared memory).
 uint64_t sharedMemoryBudget(const KernelLaunch &kernel);
 
-/// How the runtime launches the kernel for one rank's table: blocks of
-/// (threads, walkers), each walker with `stages` stages of `stageBytes`.
+/// Why `kernel` cannot be launched, or std::nullopt: threads 32 or 128,
+/// 1-kMaxCtas CTAs, 1-kMaxWalkers walkers, 1-kMaxKernelBarriers stages of a
+/// positive multiple of 16 bytes within kMaxStageMemory of shared memory.
+std::optional<std::string> checkKernelLaunch(const KernelLaunch &kernel);
+
+/// Why `launch` does not fit `kernel`, or std::nullopt: threads 32 or the
+/// kernel's, stages no larger than the compiled ones (rounded up to 128),
+/// walkers whose stages fit the compiled shared memory
+/// (sharedMemoryBudget) and whose barriers the kernel has
+/// (kMaxKernelBarriers). With checkLaunch(RankLaunch, LaunchDemand): the
+/// one rule the IR verifier, the artifact loader and the runtime follow.
+std::optional<std::string> checkLaunch(const KernelLaunch &kernel,
+                                       const RankLaunch &launch);
+
+/// The launch m2n-choose-launch gives a rank whose items ask `demand` of
+/// `kernel`: a table with vector items (every thread of a CTA takes part)
+/// or items as large as the compiled stage gets one walker with the
+/// kernel's threads and stages; any other as many walkers (at most
+/// kernel.walkers) as stages sized to its largest item, rounded up to 128
+/// bytes, fit in the compiled shared memory: one thread issues ~1M items/s
+/// (bench/results/engine-2026-12-02.md), so tables of small items are
+/// bounded by issue, not bytes. `demand.largestItem` must fit the compiled
+/// stage.
+RankLaunch chooseLaunch(const KernelLaunch &kernel, const LaunchDemand &demand);
+
+/// How the runtime launches a rank's table: its launch with the kernel's
+/// stages, the walkers clamped to the block the loaded kernel allows
+/// (`maxThreads`, from its registers).
 struct LaunchShape {
   uint32_t threads = 32, walkers = 1;
   uint64_t stageBytes = 65536;
@@ -73,16 +94,7 @@ struct LaunchShape {
            stageBytes == o.stageBytes && stages == o.stages;
   }
 };
-
-/// The launch of `rank`'s items under `kernel`: a table with vector items
-/// (every thread of a CTA takes part) or a single walker as compiled; any
-/// other gets as many walkers (at most kernel.walkers) as stages sized to
-/// its largest item, rounded up to 128 bytes, fit in the compiled shared
-/// memory (sharedMemoryBudget): one thread issues ~1M items/s
-/// (bench/results/engine-2026-12-02.md), so tables of small items are
-/// bounded by issue, not bytes. `maxThreads`: the block size the loaded
-/// kernel allows (its registers); the walkers stay within it.
-LaunchShape launchShape(const KernelLaunch &kernel, const RankProgram &rank,
+LaunchShape launchShape(const KernelLaunch &kernel, const RankLaunch &launch,
                         uint32_t maxThreads = 1024);
 
 struct CompiledReshard {
@@ -114,14 +126,17 @@ struct Artifact {
   std::vector<CompiledGroup> groups;
 };
 
-/// The artifact's bytes (each reshard with a program of its own).
+/// The artifact's bytes (each reshard with a program of its own). A rank
+/// without a launch (a program built in C++) is given chooseLaunch's.
 std::string serializeArtifact(const Artifact &artifact);
 /// The same in parts, for writers whose reshards share programs (the
 /// tensors of one m2n.reshard_fn): the bytes of one reshard's program (all
 /// of CompiledReshard but its name), and the artifact of `artifact`'s
 /// kernel whose reshards are `tensors`, each a name and the index of its
-/// program in `programs` (artifact.reshards is not read).
-std::string serializeProgram(const CompiledReshard &reshard);
+/// program in `programs` (artifact.reshards is not read). A rank without a
+/// launch is given chooseLaunch(kernel, ...)'s.
+std::string serializeProgram(const CompiledReshard &reshard,
+                             const KernelLaunch &kernel);
 /// Groups are written from artifact.groups (names and members).
 std::string
 assembleArtifact(const Artifact &artifact,

@@ -18,6 +18,7 @@
 #include "m2n/Base/ElementType.h"
 #include "m2n/Base/Layout.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -159,6 +160,56 @@ struct Movement {
   bool waitsOrderOnlyTheStore() const { return src.kind == BufferKind::Source; }
 };
 
+/// The most walkers a CTA may run: 8 warps (256 threads) fit every build of
+/// the kernel (the one with every op has 166 registers a thread, 384
+/// threads a block on H200); measured up to 8 (engine-2026-12-02.md).
+constexpr uint32_t kMaxWalkers = 8;
+
+/// How a rank's transfer kernel is launched (m2n-choose-launch decides it,
+/// the IR and the artifact record it, the runtime launches it): blocks of
+/// (threads, walkers), every walker (issuing warp) with the kernel's stages
+/// of `stageBytes` each.
+struct RankLaunch {
+  uint32_t threads = 32, walkers = 1;
+  uint64_t stageBytes = 65536;
+  bool operator==(const RankLaunch &o) const {
+    return threads == o.threads && walkers == o.walkers &&
+           stageBytes == o.stageBytes;
+  }
+  bool operator!=(const RankLaunch &o) const { return !(*this == o); }
+  /// "1 walker x 32 threads, stages of 65536 B".
+  std::string str() const;
+};
+
+/// What a rank's kernel items ask of its launch: whether one is a vector
+/// item (moved by every thread of the block) and the largest item's bytes
+/// (one item goes through one stage).
+struct LaunchDemand {
+  bool vector = false;
+  int64_t largestItem = 0;
+  void add(Mechanism mechanism, int64_t bytes) {
+    vector |= mechanism == Mechanism::Vector && bytes > 0;
+    largestItem = std::max(largestItem, bytes);
+  }
+};
+
+/// Why `launch` cannot run items of `demand`, or std::nullopt: threads 32
+/// or 128 (128, the SM path's block, with one walker; needed where there
+/// are vector items), 1 to
+/// kMaxWalkers walkers, stages a positive multiple of 128 bytes (TMA tiles
+/// land 128-byte aligned) that hold the largest item. Whether the launch
+/// fits the compiled kernel is checkLaunch(KernelLaunch, ...).
+std::optional<std::string> checkLaunch(const RankLaunch &launch,
+                                       const LaunchDemand &demand);
+
+/// The launch of a rank that runs the members of a group one after the
+/// other, whose launches are `members`: the most threads, the fewest
+/// walkers and the largest stages. It runs every member's items, fits
+/// wherever each member's does (fewer walkers of larger stages use no
+/// more shared memory than the member with those stages), and is what
+/// m2n::chooseLaunch gives the merged items.
+RankLaunch combineLaunches(const RankLaunch &a, const RankLaunch &b);
+
 struct RankProgram {
   /// Items of this rank's transfer kernel, in a topological order.
   std::vector<Movement> items;
@@ -169,6 +220,11 @@ struct RankProgram {
   /// (LoweringOptions::copyEngine): contiguous runs, adjacent runs merged.
   std::vector<Movement> engineCopies;
   int64_t counters = 0;
+  /// The launch of this rank's kernel; a program lowered but not yet given
+  /// one (m2n-choose-launch) has none.
+  std::optional<RankLaunch> launch;
+  /// What the items ask of the launch.
+  LaunchDemand demand() const;
 };
 
 struct TransferProgram {

@@ -15,7 +15,7 @@ def ConvertToGPU : Pass<"m2n-convert-to-gpu", "::mlir::ModuleOp"> {
     (`kernel-ops=used`; run `m2n-lower-schedule` first) or to every op
     (`kernel-ops=all`). The op codes are
     recorded as the module attribute `m2n.kernel_ops`; `m2n-write-artifact`
-    refuses items the kernel cannot run. The module is marked
+    refuses items the kernel cannot run, `m2n-choose-launch` reads them. The module is marked
     `gpu.container_module`; `nvvm-attach-target` adds the NVVM target.
 
     Per CTA, one thread walks the rank's table of work items: it waits for
@@ -43,29 +43,50 @@ def ConvertToGPU : Pass<"m2n-convert-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
-def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
-  let summary = "Write the executable artifact: PTX, launch and per-rank programs";
+def ChooseLaunch : Pass<"m2n-choose-launch", "::mlir::ModuleOp"> {
+  let summary = "Decide how every rank's transfer kernel is launched";
   let description = [{
-    Translates every `m2n.program` (the program level, from
-    `m2n-lower-schedule`; it lowers nothing itself), checks that the kernel
-    implements every move's op (`m2n.kernel_ops`) and that no move is larger
-    than a stage, and writes them, with
-    the PTX of `gpu.binary @m2n_kernels` (gpu-module-to-binary with
-    format=isa) and the kernel's launch configuration, as a versioned
-    artifact (docs/artifact.md) to `path`, atomically (a temporary file,
-    then a rename). `m2n-artifact-dump` prints it.
+    Writes the kernel's launch as the module attribute `m2n.kernel_launch`
+    (`#m2n.kernel_launch<ctas, threads, stages, stage_bytes, walkers>`:
+    `threads` is 128 where the kernel has vector ops, `m2n.kernel_ops` of
+    `m2n-convert-to-gpu`, else 32) and every rank's as `launch <...>` on its
+    `m2n.rank` (m2n::chooseLaunch): one walker of the kernel's threads for a
+    table with vector items or items as large as a stage, else as many
+    walkers of stages sized to its largest item as the compiled shared
+    memory holds. A merged group's `m2n.group_rank` gets its members'
+    launches of that rank combined. The artifact stores them and the
+    runtime launches them as they are; the verifiers check that every
+    launch runs its items and fits the kernel. A move larger than a stage
+    is refused (lower with the same `stage-bytes`).
   }];
   let options = [
-    Option<"path", "path", "std::string", "\"\"", "Artifact file to write">,
     Option<"maxCtas", "max-ctas", "unsigned", "16",
            "CTAs per rank (the SM budget of a reshard)">,
     Option<"stages", "stages", "unsigned", "3",
-           "Shared-memory stages per CTA">,
+           "Shared-memory stages per walker">,
     Option<"stageBytes", "stage-bytes", "int64_t", "65536",
            "Bytes per stage, the largest work item">,
     Option<"walkers", "walkers", "unsigned", "8",
            "Walkers (issuing warps) a CTA may run for a table without "
            "vector items (1-8)">
+  ];
+  let dependentDialects = ["::mlir::m2n::M2NDialect"];
+}
+
+def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
+  let summary = "Write the executable artifact: PTX, launches and per-rank programs";
+  let description = [{
+    Translates every `m2n.program` (the program level, from
+    `m2n-lower-schedule`; it decides nothing itself), checks that the kernel
+    implements every move's op (`m2n.kernel_ops`) and that every rank has its
+    launch (`m2n-choose-launch`), and writes them, with the PTX of
+    `gpu.binary @m2n_kernels` (gpu-module-to-binary with format=isa) and
+    `m2n.kernel_launch`, as a versioned artifact (docs/artifact.md) to
+    `path`, atomically (a temporary file, then a rename).
+    `m2n-artifact-dump` prints it.
+  }];
+  let options = [
+    Option<"path", "path", "std::string", "\"\"", "Artifact file to write">
   ];
 }
 

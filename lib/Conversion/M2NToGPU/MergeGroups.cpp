@@ -63,8 +63,9 @@ struct MergeGroupsPass
           members.push_back(member);
           bases.push_back(base);
         }
+        // The launch is m2n-choose-launch's.
         builder.create<GroupRankOp>(group.getLoc(), rank, layout.counters,
-                                    members, bases);
+                                    members, bases, LaunchAttr());
       }
       return WalkResult::skip();
     });

@@ -7,10 +7,12 @@
 //   per function, in parallel: plan -> verify plan -> route over the
 //   topology -> stage network steps -> order reductions -> order steps ->
 //   verify schedule -> lower to per-rank programs -> verify programs;
-//   then the transfer kernel -> NVVM -> PTX (-> write the artifact).
+//   then merge groups -> the transfer kernel -> choose every rank's launch
+//   -> NVVM -> PTX (-> write the artifact).
 //
 //===----------------------------------------------------------------------===//
 
+#include "m2n/Artifact/Artifact.h"
 #include "m2n/Base/Strategy.h"
 #include "m2n/Route/Router.h"
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
@@ -135,6 +137,17 @@ PassOptions loweringOptionsOf(const M2NPipelineOptions &options) {
   return lower;
 }
 
+/// m2n-choose-launch's options, from the pipeline's (the stages are the
+/// pass's default).
+mlir::m2n::ChooseLaunchOptions
+chooseLaunchOptionsOf(const M2NPipelineOptions &options) {
+  mlir::m2n::ChooseLaunchOptions launch;
+  launch.maxCtas = options.maxCtas;
+  launch.stageBytes = options.stageBytes;
+  launch.walkers = options.walkers;
+  return launch;
+}
+
 void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   pm.addPass(mlir::m2n::createExpandCollectives());
   pm.addPass(mlir::m2n::createOutlineReshards());
@@ -161,38 +174,17 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   reshard.addPass(mlir::m2n::createVerifyProgram());
   pm.addPass(mlir::m2n::createMergeGroups());
   pm.addPass(mlir::m2n::createConvertToGPU());
+  pm.addPass(mlir::m2n::createChooseLaunch(chooseLaunchOptionsOf(options)));
   mlir::m2n::addKernelToBinaryPasses(pm, options.chip, options.format,
                                      options.features);
 
   if (!options.artifact.empty()) {
     mlir::m2n::WriteArtifactOptions write;
     write.path = options.artifact;
-    write.maxCtas = options.maxCtas;
-    write.stageBytes = options.stageBytes;
-    write.walkers = options.walkers;
     pm.addPass(mlir::m2n::createWriteArtifact(write));
   }
 }
 } // namespace
-
-/// How the artifact's kernel is launched, from the pipeline's options.
-static mlir::m2n::ArtifactOptions
-artifactOptionsOf(const M2NPipelineOptions &options) {
-  mlir::m2n::ArtifactOptions artifact;
-  artifact.maxCtas = options.maxCtas;
-  artifact.stageBytes = options.stageBytes;
-  artifact.walkers = options.walkers;
-  return artifact;
-}
-
-FailureOr<mlir::m2n::ArtifactOptions>
-mlir::m2n::parseArtifactOptions(StringRef pipelineOptions,
-                                llvm::raw_ostream &errors) {
-  M2NPipelineOptions options;
-  if (failed(options.parseFromString(pipelineOptions, errors)))
-    return failure();
-  return artifactOptionsOf(options);
-}
 
 /// The sm number of a chip name ("sm_90a" -> 90), or std::nullopt.
 static std::optional<int> smVersion(StringRef chip) {
@@ -240,8 +232,16 @@ void mlir::m2n::registerM2NPipeline() {
           return errorHandler("m2n-pipeline: buffer-align=" +
                               std::to_string(options.bufferAlign) + ": " +
                               *wrong);
-        if (std::optional<std::string> wrong =
-                mlir::m2n::checkArtifactOptions(artifactOptionsOf(options)))
+        // The kernel's launch m2n-choose-launch will check, refused before
+        // any pass runs (the threads are the kernel's; 32 is always one).
+        mlir::m2n::ChooseLaunchOptions launch = chooseLaunchOptionsOf(options);
+        ::m2n::KernelLaunch kernel;
+        kernel.ctas = launch.maxCtas;
+        kernel.stages = launch.stages;
+        kernel.stageBytes =
+            launch.stageBytes < 0 ? 0 : static_cast<uint64_t>(launch.stageBytes);
+        kernel.walkers = launch.walkers;
+        if (std::optional<std::string> wrong = ::m2n::checkKernelLaunch(kernel))
           return errorHandler("m2n-pipeline: " + *wrong);
         buildM2NPipeline(pm, options);
         return success();

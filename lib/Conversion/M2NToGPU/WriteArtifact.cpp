@@ -2,6 +2,7 @@
 
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
+#include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/Threading.h"
@@ -14,56 +15,19 @@ namespace mlir::m2n {
 } // namespace mlir::m2n
 
 using namespace mlir;
+using namespace mlir::m2n;
 
-std::optional<std::string>
-mlir::m2n::checkItemsFitStages(const ::m2n::CompiledReshard &reshard,
-                               int64_t stageBytes) {
-  // A kernel move goes through one stage.
-  for (const auto &[rank, rankProgram] : reshard.program.ranks)
-      for (const ::m2n::Movement &m : rankProgram.items)
-        if (m.bytes > stageBytes)
-          return "the transfer kernel cannot run " + reshard.name +
-                 "'s move " + m.str(reshard.type) + " of " +
-                 std::to_string(m.bytes) + " bytes through stages of " +
-                 std::to_string(stageBytes) +
-                 ": lower with m2n-lower-schedule{stage-bytes=" +
-                 std::to_string(stageBytes) + "}";
-  return std::nullopt;
-}
-
-std::optional<std::string>
-mlir::m2n::checkArtifactOptions(const ArtifactOptions &options) {
-  if (options.stages < 1 || options.stages > 8 || options.stageBytes < 16 ||
-      options.stageBytes % 16 || options.maxCtas < 1 || options.walkers < 1 ||
-      options.walkers > ::m2n::kMaxWalkers)
-    return "stages must be 1-8, stage-bytes a positive multiple of 16, "
-           "max-ctas positive and walkers 1-" +
-           std::to_string(::m2n::kMaxWalkers);
-  ::m2n::KernelLaunch kernel;
-  setKernelLaunch(options, kernel);
-  if (::m2n::sharedMemoryBudget(kernel) > ::m2n::kMaxStageMemory)
-    return "stages x stage-bytes (each rounded up to 128) is " +
-           std::to_string(::m2n::sharedMemoryBudget(kernel)) +
-           " bytes of shared memory, more than the " +
-           std::to_string(::m2n::kMaxStageMemory) + " a CTA may use";
-  return std::nullopt;
-}
-
-void mlir::m2n::setKernelLaunch(const ArtifactOptions &options,
-                                ::m2n::KernelLaunch &kernel) {
-  kernel.ctas = options.maxCtas;
-  kernel.stages = options.stages;
-  kernel.stageBytes = options.stageBytes;
-  kernel.walkers = options.walkers;
-}
-
-FailureOr<std::string>
-mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
-  const int64_t stageBytes = settings.stageBytes;
-  if (std::optional<std::string> wrong = checkArtifactOptions(settings))
-    return module.emitError("m2n-write-artifact: ") << *wrong;
+FailureOr<std::string> mlir::m2n::buildArtifact(ModuleOp module) {
   ::m2n::Artifact artifact;
-  setKernelLaunch(settings, artifact.kernel);
+  auto launch = module->getAttrOfType<KernelLaunchAttr>(
+      M2NDialect::getKernelLaunchAttrName());
+  if (!launch) {
+    module.emitError("no ")
+        << M2NDialect::getKernelLaunchAttrName()
+        << ": run m2n-choose-launch first (the launch is the compiler's)";
+    return failure();
+  }
+  artifact.kernel = launch.getKernelLaunch();
 
   auto binary =
       module.lookupSymbol<gpu::BinaryOp>(mlir::m2n::kKernelModuleName);
@@ -91,9 +55,13 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
   if (failed(table))
     return failure();
   for (const ::m2n::CompiledReshard &reshard : table->programs)
-    if (std::optional<std::string> wrong =
-            checkItemsFitStages(reshard, stageBytes))
-      return module.emitError(*wrong);
+    for (const auto &[rank, program] : reshard.program.ranks)
+      if (!program.launch) {
+        module.emitError("rank ")
+            << rank << " of " << reshard.name
+            << " has no launch: run m2n-choose-launch on the lowered module";
+        return failure();
+      }
 
   // The kernel was specialized by m2n-convert-to-gpu: every item must be one
   // it implements (the two passes lowered with the same options).
@@ -113,13 +81,10 @@ mlir::m2n::buildArtifact(ModuleOp module, const ArtifactOptions &settings) {
              "kernel-ops=all)";
       return failure();
     }
-  // Vector items are moved by every thread of a CTA.
-  artifact.kernel.threads = ops->vector.empty() ? 32 : 128;
-
   // Each program once; every tensor is a name and the index of its program.
   std::vector<std::string> programs(table->programs.size());
   mlir::parallelFor(module.getContext(), 0, programs.size(), [&](size_t i) {
-    programs[i] = ::m2n::serializeProgram(table->programs[i]);
+    programs[i] = ::m2n::serializeProgram(table->programs[i], artifact.kernel);
   });
   std::vector<std::pair<std::string, uint32_t>> tensors;
   tensors.reserve(table->tensors.size());
@@ -143,12 +108,7 @@ struct WriteArtifactPass
       module.emitError("m2n-write-artifact needs a path");
       return signalPassFailure();
     }
-    mlir::m2n::ArtifactOptions settings;
-    settings.maxCtas = maxCtas;
-    settings.stages = stages;
-    settings.stageBytes = stageBytes;
-    settings.walkers = walkers;
-    FailureOr<std::string> bytes = mlir::m2n::buildArtifact(module, settings);
+    FailureOr<std::string> bytes = mlir::m2n::buildArtifact(module);
     if (failed(bytes))
       return signalPassFailure();
     // Write atomically: readers never see a partial artifact.

@@ -17,7 +17,7 @@
 // A group is merged once its members are programs:
 // RUN: not m2n-opt %s --m2n-merge-groups 2>&1 | FileCheck %s --check-prefix=NOTLOWERED
 // and the artifact writer takes only merged groups:
-// RUN: not m2n-opt %s "--pass-pipeline=builtin.module(m2n-expand-collectives,m2n-plan-intersections,m2n-route-topology,m2n-lower-schedule,m2n-convert-to-gpu,nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa},m2n-write-artifact{path=%t/unmerged.m2n})" 2>&1 | FileCheck %s --check-prefix=UNMERGED
+// RUN: not m2n-opt %s "--pass-pipeline=builtin.module(m2n-expand-collectives,m2n-plan-intersections,m2n-route-topology,m2n-lower-schedule,m2n-convert-to-gpu,m2n-choose-launch,nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa},m2n-write-artifact{path=%t/unmerged.m2n})" 2>&1 | FileCheck %s --check-prefix=UNMERGED
 
 #lo = #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>
 #lo_r = #m2n.layout<#m2n.mesh<[2]>, [replicate]>
@@ -41,24 +41,28 @@ func.func @refit(%c: !m2n.comm<4>, %a: !m2n.dist<8xf32, #lo>, %b: !m2n.dist<8xf3
 // CHECK-NEXT: m2n.group "refit"(%[[A]], %[[H]], %[[B]], %[[W]]) : {{.*}} merged {
 // Ranks 0 and 1 run every member: one counter each of @reshard_0 (twice)
 // and @reshard_2, none of @reshard_1 there.
-// CHECK-NEXT:   m2n.group_rank 0 counters = 3 members = [0, 1, 2, 3] counter_bases = [0, 1, 1, 2]
-// CHECK-NEXT:   m2n.group_rank 1 counters = 3 members = [0, 1, 2, 3] counter_bases = [0, 1, 1, 2]
+// Their launch combines the members' (m2n-choose-launch): the bf16
+// tensor's 16-byte rows land on ranks 0 and 1 by the SM path (one walker of
+// 128 threads), the f32 tables run 8 walkers of 128-byte stages.
+// CHECK-NEXT:   m2n.group_rank 0 counters = 3 members = [0, 1, 2, 3] counter_bases = [0, 1, 1, 2] launch <threads = 128, walkers = 1, stage_bytes = 65536>
+// CHECK-NEXT:   m2n.group_rank 1 counters = 3 members = [0, 1, 2, 3] counter_bases = [0, 1, 1, 2] launch <threads = 128, walkers = 1, stage_bytes = 65536>
 // Ranks 2 and 3 hold only the bf16 tensor's source and the all-gather.
-// CHECK-NEXT:   m2n.group_rank 2 counters = 2 members = [1, 3] counter_bases = [0, 1]
-// CHECK-NEXT:   m2n.group_rank 3 counters = 2 members = [1, 3] counter_bases = [0, 1]
+// CHECK-NEXT:   m2n.group_rank 2 counters = 2 members = [1, 3] counter_bases = [0, 1] launch <threads = 32, walkers = 8, stage_bytes = 128>
+// CHECK-NEXT:   m2n.group_rank 3 counters = 2 members = [1, 3] counter_bases = [0, 1] launch <threads = 32, walkers = 8, stage_bytes = 128>
 // CHECK-NEXT: }
 // CHECK:      m2n.reshard_fn @reshard_0
-// CHECK:        m2n.rank 0 counters = 1
+// CHECK:        m2n.rank 0 counters = 1 launch <threads = 32, walkers = 8, stage_bytes = 128>
 // CHECK:      m2n.reshard_fn @reshard_1
-// CHECK:        m2n.rank 2 counters = 1
+// CHECK:        m2n.rank 0 counters = 0 launch <threads = 128, walkers = 1, stage_bytes = 65536>
+// CHECK:        m2n.rank 2 counters = 1 launch <threads = 32, walkers = 8, stage_bytes = 128>
 // CHECK:      m2n.reshard_fn @reshard_2
 // CHECK-NOT:  m2n.reshard_fn
 
 // DUMP:      group refit: 4 members (@refit#0, @refit#1, @refit#2, @refit#3)
-// DUMP-NEXT:   rank 0: {{[0-9]+}} item movements, 0 receive movements, 3 counters; launch
-// DUMP-NEXT:   rank 1: {{.*}} 3 counters
-// DUMP-NEXT:   rank 2: {{.*}} 2 counters
-// DUMP-NEXT:   rank 3: {{.*}} 2 counters
+// DUMP-NEXT:   rank 0: {{[0-9]+}} item movements, 0 receive movements, 3 counters; launch 1 walker x 128 threads
+// DUMP-NEXT:   rank 1: {{.*}} 3 counters; launch 1 walker x 128 threads
+// DUMP-NEXT:   rank 2: {{.*}} 2 counters; launch 8 walkers x 32 threads
+// DUMP-NEXT:   rank 3: {{.*}} 2 counters; launch 8 walkers x 32 threads
 
 // DOC: group refit: @refit#0, @refit#1, @refit#2, @refit#3
 

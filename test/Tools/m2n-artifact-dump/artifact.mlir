@@ -14,20 +14,20 @@
 // RUN: %python %S/read_artifact.py %t/a.m2n | FileCheck %s --check-prefix=DOC
 // DOC: kernel: 8 CTAs x 32 threads, 3 stages of 65536 bytes, up to 8 walkers
 // DOC-NEXT: reshard @transpose#0: f32[8x16] hierarchical, buffers aligned to 16
-// DOC-NEXT: rank 0: 1 counters, 5 items, 0 receives, 0 engine copies
-// DOC-NEXT: rank 1: 1 counters, 5 items, 0 receives, 0 engine copies
+// DOC-NEXT: rank 0: 1 counters, 5 items, 0 receives, 0 engine copies; launch 8 x 32 threads, stages of 128 B
+// DOC-NEXT: rank 1: 1 counters, 5 items, 0 receives, 0 engine copies; launch 8 x 32 threads, stages of 128 B
 // DOC-NEXT: reshard @all_reduce#1: f32[64] hierarchical, buffers aligned to 16
-// DOC-NEXT: rank 0: 5 counters, 9 items, 0 receives, 0 engine copies
+// DOC-NEXT: rank 0: 5 counters, 9 items, 0 receives, 0 engine copies; launch
 // RUN: head -c 100 %t/a.m2n > %t/truncated.m2n
 // RUN: not m2n-artifact-dump %t/truncated.m2n 2>&1 | FileCheck %s --check-prefix=TRUNCATED
 // RUN: %python -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[-5] ^= 1; open(sys.argv[2], 'wb').write(b)" %t/a.m2n %t/flipped.m2n
 // RUN: not m2n-artifact-dump %t/flipped.m2n 2>&1 | FileCheck %s --check-prefix=CORRUPTED
-// RUN: %python -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[4] = 12; open(sys.argv[2], 'wb').write(b)" %t/a.m2n %t/version.m2n
+// RUN: %python -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[4] = 13; open(sys.argv[2], 'wb').write(b)" %t/a.m2n %t/version.m2n
 // RUN: not m2n-artifact-dump %t/version.m2n 2>&1 | FileCheck %s --check-prefix=VERSION
 // RUN: not m2n-artifact-dump %s 2>&1 | FileCheck %s --check-prefix=MAGIC
 // RUN: not m2n-artifact-dump %t/missing.m2n 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// CHECK: m2n artifact version 11, chip sm_90a, PTX {{[0-9]+}} bytes
+// CHECK: m2n artifact version 12, chip sm_90a, PTX {{[0-9]+}} bytes
 // CHECK-NEXT: kernel m2n_transfer: 8 CTAs x 32 threads, 3 stages of 65536 bytes, up to 8 walkers
 // CHECK-NEXT: reshard @transpose#0: f32[8x16] hierarchical
 // CHECK-NEXT: src mesh [2] ranks [0, 1], [shard<0>]
@@ -40,7 +40,7 @@
 // CHECK-NEXT: map2 over src(1) [4x16] box [2x8]
 // CHECK-NEXT: map3 over dst(1) [8x8] box [2x8]
 // Items of at most 64 bytes: 8 walkers per CTA, each with 3 stages of 128
-// bytes (m2n::launchShape).
+// bytes (m2n-choose-launch wrote it, the artifact stores it).
 // CHECK-NEXT: rank 0: 5 items, 0 network receives, 1 counters; launch 8 walkers x 32 threads, 3 stages of 128 B
 // Local and NVLink steps interleave in proportion to their bytes. Reads of
 // the peer's buffer tell the peer (read-done); each rank's last item waits
@@ -67,7 +67,7 @@
 
 // TRUNCATED: m2n-artifact-dump: {{.*}}truncated.m2n: artifact truncated: the header announces {{[0-9]+}} payload bytes, the file has 76
 // CORRUPTED: m2n-artifact-dump: {{.*}}flipped.m2n: artifact corrupted: checksum mismatch
-// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 12 is not supported (this build reads version 11)
+// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 13 is not supported (this build reads version 12)
 // MAGIC: m2n-artifact-dump: {{.*}}artifact.mlir: not an m2n artifact (bad magic)
 // MISSING: m2n-artifact-dump: cannot open '{{.*}}missing.m2n'
 

@@ -76,7 +76,7 @@ def main():
         sys.exit("bad magic")
     version, size, checksum = struct.unpack_from("<IQQ", data, 4)
     payload = data[24:]
-    if version != 11 or size != len(payload) or fnv1a(payload) != checksum:
+    if version != 12 or size != len(payload) or fnv1a(payload) != checksum:
         sys.exit(f"bad header: version {version}, size {size}, checksum {checksum:#x}")
     r = Reader(payload)
     r.string(), r.string(), r.string()  # ptx, chip, kernel name
@@ -105,9 +105,11 @@ def main():
                  f"buffers aligned to {alignment}"]
         for _ in range(r.take("I")):
             rank, counters = r.take("q"), r.take("q")
+            threads, walkers, stage = r.take("I"), r.take("I"), r.take("Q")
             lists = [[r.movement() for _ in range(r.take("I"))] for _ in range(3)]
             lines.append(f"  rank {rank}: {counters} counters, {len(lists[0])} items, "
-                         f"{len(lists[1])} receives, {len(lists[2])} engine copies")
+                         f"{len(lists[1])} receives, {len(lists[2])} engine copies; "
+                         f"launch {walkers} x {threads} threads, stages of {stage} B")
         programs.append(lines)
     for name, program in reshards:
         if program >= len(programs):

@@ -13,6 +13,7 @@
 
 namespace mlir::m2n {
 
+#define GEN_PASS_DECL_CHOOSELAUNCH
 #define GEN_PASS_DECL_CONVERTTOGPU
 #define GEN_PASS_DECL_IMPORTSDY
 #define GEN_PASS_DECL_IMPORTSHARD
@@ -65,25 +66,6 @@ constexpr llvm::StringLiteral kTransferKernelName = "m2n_transfer";
 constexpr llvm::StringLiteral kKernelOpsAttrName = "m2n.kernel_ops";
 // (The m2n dialect verifies it: M2NDialect::getKernelOpsAttrName.)
 
-/// How the kernel is launched (m2n-write-artifact and the compiler API take
-/// them from the same --m2n-pipeline options).
-struct ArtifactOptions {
-  unsigned maxCtas = 16;      // CTAs per rank.
-  unsigned stages = 3;        // Shared-memory stages per CTA (per walker).
-  int64_t stageBytes = 65536; // Bytes per stage: the largest work item.
-  /// Walkers (issuing warps) a CTA may run for a table without vector
-  /// items (m2n::launchShape); 8: where one thread's ~1M items/s bound a
-  /// table of small items, 8 reach the SM's TMA rate from 8 KiB items on.
-  unsigned walkers = 8;
-};
-
-/// Why `options` cannot describe a launch, or std::nullopt.
-std::optional<std::string> checkArtifactOptions(const ArtifactOptions &options);
-
-/// The artifact's kernel launch from `options` (the threads aside).
-void setKernelLaunch(const ArtifactOptions &options,
-                     ::m2n::KernelLaunch &kernel);
-
 /// The programs of a module and the tensors that run them.
 struct ProgramTable {
   /// Each distinct program once: an m2n.reshard_fn's, or an m2n.program's
@@ -100,26 +82,14 @@ struct ProgramTable {
 /// lowered to an m2n.program yet or a group is not merged.
 FailureOr<ProgramTable> collectPrograms(ModuleOp module);
 
-/// The artifact of a module through m2n-convert-to-gpu and
-/// gpu-module-to-binary (PTX): its programs, the PTX and the launch.
-FailureOr<std::string> buildArtifact(ModuleOp module,
-                                     const ArtifactOptions &settings);
-
-/// The ArtifactOptions of an --m2n-pipeline option string ("max-ctas=8
-/// copy-engine=true ..."), parsed the way the pipeline parses it.
-FailureOr<ArtifactOptions> parseArtifactOptions(StringRef pipelineOptions,
-                                                llvm::raw_ostream &errors);
+/// The artifact of a module through m2n-convert-to-gpu, m2n-choose-launch
+/// and gpu-module-to-binary (PTX): its programs, the PTX and the launches.
+FailureOr<std::string> buildArtifact(ModuleOp module);
 
 /// The pipeline's passes from the kernel module to its binary:
 /// nvvm-attach-target, the NVVM conversions, gpu-module-to-binary.
 void addKernelToBinaryPasses(OpPassManager &pm, StringRef chip,
                              StringRef format, StringRef features);
-
-/// What the artifact checks of each reshard before it is written: every
-/// kernel item fits through one stage. Returns a message naming the first
-/// that does not.
-std::optional<std::string>
-checkItemsFitStages(const ::m2n::CompiledReshard &reshard, int64_t stageBytes);
 
 /// The kernel-ops attribute (kKernelOpsAttrName) of `ops`, and back.
 DictionaryAttr kernelOpsAttr(MLIRContext *context, const ::m2n::KernelOps &ops);

@@ -218,6 +218,8 @@ static std::optional<::m2n::CounterRef> toCounterRef(ArrayRef<int64_t> pair) {
     } else if (auto rank = dyn_cast<RankOp>(op)) {
       ::m2n::RankProgram &rankProgram = reshard.program.ranks[rank.getRank()];
       rankProgram.counters = rank.getCounters();
+      if (LaunchAttr launch = rank.getLaunchAttr())
+        rankProgram.launch = launch.getRankLaunch();
       for (MoveOp move : rank.getBody().front().getOps<MoveOp>()) {
         ::m2n::Movement m = toMovement(move);
         switch (move.getMechanism()) {
@@ -270,7 +272,11 @@ void buildProgram(OpBuilder &builder, Location loc,
                         toBufferKind(map.buffer.kind), map.buffer.rank,
                         map.buffer.scratch, map.extents.vec(), map.box.vec());
   for (const auto &[rank, rankProgram] : program.ranks) {
-    auto rankOp = RankOp::create(builder, loc, rank, rankProgram.counters);
+    auto rankOp = RankOp::create(
+        builder, loc, rank, rankProgram.counters,
+        rankProgram.launch
+            ? LaunchAttr::get(builder.getContext(), *rankProgram.launch)
+            : LaunchAttr());
     rankOp.getBody().push_back(new Block());
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToEnd(&rankOp.getBody().front());

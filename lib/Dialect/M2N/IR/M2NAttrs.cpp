@@ -451,3 +451,33 @@ LogicalResult TopologyAttr::verify(function_ref<InFlightDiagnostic()> emitError,
 ArrayRef<int64_t> TopologyAttr::getDomain(int64_t index) const {
   return cast<DenseI64ArrayAttr>(getDomains()[index]).asArrayRef();
 }
+
+//===----------------------------------------------------------------------===//
+// Launch
+//===----------------------------------------------------------------------===//
+
+// The fields alone; what a rank's items need of its launch is the RankOp's
+// check, what the kernel allows the module's (m2n::checkLaunch, both).
+LogicalResult LaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                 uint32_t threads, uint32_t walkers,
+                                 uint64_t stageBytes) {
+  if (std::optional<std::string> wrong = ::m2n::checkLaunch(
+          ::m2n::RankLaunch{threads, walkers, stageBytes}, {}))
+    return emitError() << *wrong;
+  return success();
+}
+
+LogicalResult
+KernelLaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         uint32_t ctas, uint32_t threads, uint32_t stages,
+                         uint64_t stageBytes, uint32_t walkers) {
+  ::m2n::KernelLaunch kernel;
+  kernel.ctas = ctas;
+  kernel.threads = threads;
+  kernel.stages = stages;
+  kernel.stageBytes = stageBytes;
+  kernel.walkers = walkers;
+  if (std::optional<std::string> wrong = ::m2n::checkKernelLaunch(kernel))
+    return emitError() << *wrong;
+  return success();
+}

@@ -67,6 +67,47 @@ LogicalResult M2NDialect::verifyOperationAttribute(Operation *op,
              << attr.getValue();
     return success();
   }
+  if (attr.getName() == getKernelLaunchAttrName()) {
+    auto launch = dyn_cast<KernelLaunchAttr>(attr.getValue());
+    if (!launch || !isa<ModuleOp>(op))
+      return op->emitError("'")
+             << getKernelLaunchAttrName()
+             << "' must be a #m2n.kernel_launch attribute of a module";
+    const ::m2n::KernelLaunch kernel = launch.getKernelLaunch();
+    // The SM path's block is the kernel's only where it has vector ops.
+    if (auto ops = op->getAttrOfType<DictionaryAttr>(getKernelOpsAttrName()))
+      if (auto vector = dyn_cast_if_present<DenseI32ArrayAttr>(
+              ops.get("vector")))
+        if (kernel.threads != (vector.empty() ? 32u : 128u))
+          return op->emitError("'")
+                 << getKernelLaunchAttrName() << "' has "
+                 << kernel.threads << " threads but the kernel "
+                 << (vector.empty() ? "has no" : "has") << " vector ops ("
+                 << (vector.empty() ? 32 : 128) << ")";
+    // Every rank's launch fits the kernel (the moves are not visited).
+    Operation *wrong = nullptr;
+    std::string message;
+    op->walk<WalkOrder::PreOrder>([&](Operation *inner) {
+      LaunchAttr rankLaunch;
+      if (auto rank = dyn_cast<RankOp>(inner))
+        rankLaunch = rank.getLaunchAttr();
+      else if (auto groupRank = dyn_cast<GroupRankOp>(inner))
+        rankLaunch = groupRank.getLaunchAttr();
+      else
+        return WalkResult::advance();
+      if (rankLaunch)
+        if (std::optional<std::string> bad =
+                ::m2n::checkLaunch(kernel, rankLaunch.getRankLaunch())) {
+          wrong = inner;
+          message = *bad;
+          return WalkResult::interrupt();
+        }
+      return WalkResult::skip();
+    });
+    if (wrong)
+      return wrong->emitOpError() << message;
+    return success();
+  }
   return op->emitError("unknown m2n attribute '")
          << attr.getName().getValue() << "'";
 }

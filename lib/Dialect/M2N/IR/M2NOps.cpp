@@ -855,6 +855,12 @@ LogicalResult ProgramOp::verify() {
         if (move.getRepeats().size() % 4)
           return move.emitOpError("has a malformed repeat list");
       }
+      // The launch runs every item; whether it fits the kernel is the
+      // module's m2n.kernel_launch check.
+      if (LaunchAttr launch = rank.getLaunchAttr())
+        if (std::optional<std::string> wrong = ::m2n::checkLaunch(
+                launch.getRankLaunch(), rank.getLaunchDemand()))
+          return rank.emitOpError() << *wrong;
     } else {
       return op.emitOpError("is not allowed in an m2n.program body; only "
                             "m2n.scratch, m2n.tensor_map and m2n.rank are");
@@ -1110,6 +1116,18 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 // Groups
 //===----------------------------------------------------------------------===//
 
+::m2n::LaunchDemand RankOp::getLaunchDemand() {
+  ::m2n::LaunchDemand demand;
+  for (MoveOp move : getBody().front().getOps<MoveOp>())
+    if (move.getMechanism() != MechanismKind::Engine &&
+        move.getMechanism() != MechanismKind::Network)
+      demand.add(move.getMechanism() == MechanismKind::Vector
+                     ? ::m2n::Mechanism::Vector
+                     : ::m2n::Mechanism::Bulk,
+                 move.getBytes());
+  return demand;
+}
+
 ::m2n::RankCounters ProgramOp::getRankCounters() {
   ::m2n::RankCounters counters;
   for (auto rank : getBody().front().getOps<RankOp>())
@@ -1228,6 +1246,9 @@ LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
     memberCounters.push_back(&countersOf[getMemberProgram(index, symbols)]);
   std::map<int64_t, ::m2n::GroupRank> layout =
       ::m2n::groupLayout(memberCounters);
+  // Each member program's launches by rank, read once (a refit's group has
+  // 1025 members on 116 programs).
+  llvm::DenseMap<Operation *, llvm::DenseMap<int64_t, LaunchAttr>> launchesOf;
   for (auto rank : getRanks().front().getOps<GroupRankOp>()) {
     auto expected = layout.find(rank.getRank());
     if (expected == layout.end())
@@ -1245,6 +1266,31 @@ LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
              << " counters, members and bases "
              << describeMembers(expected->second.members);
     layout.erase(expected);
+    if (LaunchAttr launch = rank.getLaunchAttr()) {
+      std::optional<::m2n::RankLaunch> combined;
+      for (int64_t member : rank.getMembers()) {
+        ProgramOp program = getMemberProgram(member, symbols);
+        auto [launches, fresh] = launchesOf.try_emplace(program);
+        if (fresh)
+          for (auto memberRank : program.getBody().front().getOps<RankOp>())
+            launches->second[memberRank.getRank()] =
+                memberRank.getLaunchAttr();
+        LaunchAttr own = launches->second.lookup(rank.getRank());
+        if (!own)
+          return rank.emitOpError()
+                 << "has a launch but member " << member
+                 << "'s program of rank " << rank.getRank()
+                 << " has none: run m2n-choose-launch on the whole module";
+        combined = combined ? ::m2n::combineLaunches(*combined,
+                                                     own.getRankLaunch())
+                            : own.getRankLaunch();
+      }
+      if (combined && *combined != launch.getRankLaunch())
+        return rank.emitOpError()
+               << "launch " << launch.getRankLaunch().str()
+               << " is not its members' launches combined: expected "
+               << combined->str();
+    }
   }
   if (!layout.empty())
     return emitOpError() << "lists no m2n.group_rank for rank "

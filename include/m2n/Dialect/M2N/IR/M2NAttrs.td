@@ -205,4 +205,83 @@ def M2N_TopologyAttr : M2N_Attr<"Topology", "topology"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Launch
+//===----------------------------------------------------------------------===//
+
+def M2N_LaunchAttr : M2N_Attr<"Launch", "launch"> {
+  let summary = "How one rank's transfer kernel is launched";
+  let description = [{
+    Written by `--m2n-choose-launch` on every `m2n.rank` and
+    `m2n.group_rank`, stored in the artifact and launched by the runtime as
+    it is: blocks of (`threads`, `walkers`), every walker (an issuing warp)
+    with the kernel's stages of `stage_bytes` each. 128 threads is the SM
+    path's block (vector items) and runs one walker; a table of small items
+    runs several walkers of smaller stages.
+
+    ```mlir
+    m2n.rank 0 counters = 1 launch <threads = 32, walkers = 8, stage_bytes = 128> { ... }
+    ```
+  }];
+  let parameters = (ins
+    AttrParameter<"uint32_t", "threads of a walker: 32, or 128 (the SM path)">:$threads,
+    AttrParameter<"uint32_t", "walkers (issuing warps) of a block">:$walkers,
+    AttrParameter<"uint64_t", "bytes of each of a walker's stages">:$stage_bytes
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "const ::m2n::RankLaunch &":$launch), [{
+      return $_get($_ctxt, launch.threads, launch.walkers, launch.stageBytes);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    ::m2n::RankLaunch getRankLaunch() const {
+      return {getThreads(), getWalkers(), getStageBytes()};
+    }
+  }];
+}
+
+def M2N_KernelLaunchAttr : M2N_Attr<"KernelLaunch", "kernel_launch"> {
+  let summary = "How the transfer kernel of a module is launched";
+  let description = [{
+    The module attribute `m2n.kernel_launch` (`--m2n-choose-launch`): the
+    CTAs every rank's kernel launches, the block size of the SM path
+    (`threads`: 128 when the kernel has vector ops, else 32), the compiled
+    shared-memory stages a CTA holds (`stages` of `stage_bytes`) and the most
+    walkers a rank's launch may run. Every `launch` of the module fits it.
+
+    ```mlir
+    module attributes {m2n.kernel_launch = #m2n.kernel_launch<ctas = 16,
+        threads = 32, stages = 3, stage_bytes = 65536, walkers = 8>} { ... }
+    ```
+  }];
+  let parameters = (ins
+    AttrParameter<"uint32_t", "CTAs a rank's kernel launches">:$ctas,
+    AttrParameter<"uint32_t", "the SM path's block: 128 with vector ops, else 32">:$threads,
+    AttrParameter<"uint32_t", "shared-memory stages of a walker">:$stages,
+    AttrParameter<"uint64_t", "bytes of a compiled stage">:$stage_bytes,
+    AttrParameter<"uint32_t", "the most walkers a rank's launch may run">:$walkers
+  );
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+  let builders = [
+    AttrBuilder<(ins "const ::m2n::KernelLaunch &":$kernel), [{
+      return $_get($_ctxt, kernel.ctas, kernel.threads, kernel.stages,
+                   kernel.stageBytes, kernel.walkers);
+    }]>
+  ];
+  let extraClassDeclaration = [{
+    ::m2n::KernelLaunch getKernelLaunch() const {
+      ::m2n::KernelLaunch kernel;
+      kernel.ctas = getCtas();
+      kernel.threads = getThreads();
+      kernel.stages = getStages();
+      kernel.stageBytes = getStageBytes();
+      kernel.walkers = getWalkers();
+      return kernel;
+    }
+  }];
+}
+
 #endif // M2N_DIALECT_M2N_IR_M2NATTRS_TD

@@ -61,6 +61,12 @@ def M2N_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral getKernelOpsAttrName() {
       return ::llvm::StringLiteral("m2n.kernel_ops");
     }
+
+    /// Name of the discardable module attribute that holds the transfer
+    /// kernel's `#m2n.kernel_launch` (m2n-choose-launch).
+    static constexpr ::llvm::StringLiteral getKernelLaunchAttrName() {
+      return ::llvm::StringLiteral("m2n.kernel_launch");
+    }
   }];
 }
 

@@ -3,6 +3,7 @@
 #ifndef M2N_DIALECT_M2N_IR_M2NDIALECT_H
 #define M2N_DIALECT_M2N_IR_M2NDIALECT_H
 
+#include "m2n/Artifact/Artifact.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/DialectImplementation.h"

@@ -403,11 +403,23 @@ def M2N_RankOp : M2N_Op<"rank", [HasParent<"ProgramOp">, SingleBlock,
     `m2n.rank 3 counters = 2 { ... }`: rank 3 owns counters 3:0 and 3:1
     (peer-visible, raised by the moves that signal them) and executes the
     moves of the body in order: copy-engine copies first (before its kernel),
-    network receives, and its kernel's work items.
+    network receives, and its kernel's work items. `launch <...>`
+    (`#m2n.launch`, written by `--m2n-choose-launch`) is how its kernel is
+    launched; it must run every item (vector items take one walker of 128
+    threads, every item fits a stage).
   }];
-  let arguments = (ins M2N_I64Attr:$rank, M2N_I64Attr:$counters);
+  let arguments = (ins M2N_I64Attr:$rank, M2N_I64Attr:$counters,
+                       OptionalAttr<M2N_LaunchAttr>:$launch);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = "$rank `counters` `=` $counters attr-dict-with-keyword $body";
+  let assemblyFormat = [{
+    $rank `counters` `=` $counters (`launch` $launch^)? attr-dict-with-keyword
+    $body
+  }];
+  let extraClassDeclaration = [{
+    /// What the rank's kernel items ask of its launch (the program's
+    /// verifier checks the launch against it).
+    ::m2n::LaunchDemand getLaunchDemand();
+  }];
 }
 
 def M2N_MoveOp : M2N_Op<"move", [HasParent<"RankOp">]> {
@@ -571,14 +583,17 @@ def M2N_GroupRankOp : M2N_Op<"group_rank", [HasParent<"GroupOp">]> {
     members in the group's order (no rank may run a later member before an
     earlier one: the queues then stay subsequences of one topological order
     and the group cannot deadlock); the verifier checks the bases against
-    the members' programs.
+    the members' programs. `launch <...>` (`--m2n-choose-launch`) is the
+    members' launches of the rank combined (m2n::combineLaunches: the most
+    threads, the fewest walkers, the largest stages).
   }];
   let arguments = (ins I64Prop:$rank, I64Prop:$counters,
                        ArrayProp<I64Prop>:$members,
-                       ArrayProp<I64Prop>:$counter_bases);
+                       ArrayProp<I64Prop>:$counter_bases,
+                       OptionalAttr<M2N_LaunchAttr>:$launch);
   let assemblyFormat = [{
     $rank `counters` `=` $counters `members` `=` $members
-    `counter_bases` `=` $counter_bases attr-dict
+    `counter_bases` `=` $counter_bases (`launch` $launch^)? attr-dict
   }];
 }
 
