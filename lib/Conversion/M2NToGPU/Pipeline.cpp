@@ -175,6 +175,8 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   pm.addPass(mlir::m2n::createMergeGroups());
   pm.addPass(mlir::m2n::createConvertToGPU());
   pm.addPass(mlir::m2n::createChooseLaunch(chooseLaunchOptionsOf(options)));
+  // The merged groups, their launches included, checked once.
+  pm.addPass(mlir::m2n::createVerifyGroups());
   mlir::m2n::addKernelToBinaryPasses(pm, options.chip, options.format,
                                      options.features);
 

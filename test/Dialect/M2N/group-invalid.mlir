@@ -1,6 +1,7 @@
 // Every diagnostic of m2n.group and m2n.group_rank: the members (results
 // of reshards of the group's block, distinct, independent, one
-// communicator) and a merged body that must be the members' layout.
+// communicator) and the structure of a merged body (whether it is the
+// members' merge is --m2n-verify-groups's: verify-groups.mlir).
 // RUN: m2n-opt %s --split-input-file --verify-diagnostics
 
 !s = !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
@@ -51,19 +52,6 @@ func.func @f(%c: !m2n.comm<2>, %e: !m2n.comm<2>, %x: !s, %y: !s) {
   %1 = m2n.reshard %y on %e : !m2n.comm<2>, !s -> !d
   // expected-error@+1 {{'m2n.group' op member 1 runs on another communicator than member 0}}
   m2n.group "g"(%0, %1) : !d, !d
-  return
-}
-
-// -----
-
-!s = !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
-!d = !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
-func.func @f(%c: !m2n.comm<2>, %x: !s) {
-  %0 = m2n.reshard %x on %c : !m2n.comm<2>, !s -> !d
-  // expected-error@+1 {{'m2n.group' op is merged but member 0 is not lowered to a program}}
-  m2n.group "g"(%0) : !d merged {
-    m2n.group_rank 0 counters = 1 members = [0] counter_bases = [0]
-  }
   return
 }
 
@@ -133,69 +121,6 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
     // expected-error@+1 {{'m2n.rank' op is not an m2n.group_rank: a merged group lists the program of each rank}}
     m2n.rank 0 counters = 1 {
     }
-  }
-  return
-}
-
-// -----
-
-!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
-!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
-func.func @f(%c: !m2n.comm<2>, %x: !s, %y: !s) {
-  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
-    m2n.rank 0 counters = 1 {
-      m2n.move bulk copy src(0)+0 -> dst(0)+0 32B
-    }
-  }
-  %1 = m2n.program %y on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
-    m2n.rank 0 counters = 2 {
-      m2n.move bulk copy src(0)+0 -> dst(0)+0 32B
-    }
-    m2n.rank 1 counters = 0 {
-      m2n.move bulk copy src(1)+0 -> dst(1)+0 32B
-    }
-  }
-  m2n.group "g"(%0, %1) : !d, !d merged {
-    // expected-error@+1 {{'m2n.group_rank' op is not the merge of the members' programs of rank 0: expected 3 counters, members and bases [0 from 0, 1 from 1]}}
-    m2n.group_rank 0 counters = 3 members = [0, 1] counter_bases = [0, 0]
-  }
-  return
-}
-
-// -----
-
-!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
-!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
-func.func @f(%c: !m2n.comm<2>, %x: !s) {
-  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
-    m2n.rank 0 counters = 1 {
-      m2n.move bulk copy src(0)+0 -> dst(0)+0 32B
-    }
-    m2n.rank 1 counters = 0 {
-      m2n.move bulk copy src(1)+0 -> dst(1)+0 32B
-    }
-  }
-  // expected-error@+1 {{'m2n.group' op lists no m2n.group_rank for rank 1, which member 0 runs on}}
-  m2n.group "g"(%0) : !d merged {
-    m2n.group_rank 0 counters = 1 members = [0] counter_bases = [0]
-  }
-  return
-}
-
-// -----
-
-!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
-!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
-func.func @f(%c: !m2n.comm<2>, %x: !s) {
-  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
-    m2n.rank 0 counters = 1 {
-      m2n.move bulk copy src(0)+0 -> dst(0)+0 32B
-    }
-  }
-  m2n.group "g"(%0) : !d merged {
-    m2n.group_rank 0 counters = 1 members = [0] counter_bases = [0]
-    // expected-error@+1 {{'m2n.group_rank' op rank 1 runs no member's program}}
-    m2n.group_rank 1 counters = 1 members = [0] counter_bases = [0]
   }
   return
 }

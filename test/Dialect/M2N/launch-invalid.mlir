@@ -1,7 +1,7 @@
 // The launch of a rank (`launch <...>` on m2n.rank and m2n.group_rank) and
 // of the kernel (the module's m2n.kernel_launch) are checked by the rule the
 // artifact loader uses (m2n::checkLaunch): a launch runs its rank's items,
-// fits the kernel, and a group rank's combines its members'.
+// fits the kernel (a group rank's combining its members' is verify-groups.mlir's).
 // RUN: m2n-opt %s --split-input-file --verify-diagnostics
 
 !s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
@@ -111,44 +111,4 @@ module attributes {m2n.kernel_launch = #m2n.kernel_launch<ctas = 16, threads = 1
 
 // expected-error@+1 {{'m2n.kernel_launch' must be a #m2n.kernel_launch attribute of a module}}
 module attributes {m2n.kernel_launch = 3 : i64} {
-}
-
-// -----
-
-// A group rank's launch must be its members' combined.
-!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
-!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
-func.func @f(%c: !m2n.comm<2>, %x: !s, %y: !s) {
-  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
-    m2n.rank 0 counters = 0 launch <threads = 32, walkers = 8, stage_bytes = 128> {
-      m2n.move bulk copy src(0)+0 -> dst(0)+0 32B
-    }
-  }
-  %1 = m2n.program %y on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
-    m2n.rank 0 counters = 0 launch <threads = 32, walkers = 4, stage_bytes = 16384> {
-      m2n.move bulk copy src(0)+0 -> dst(0)+0 32B
-    }
-  }
-  m2n.group "g"(%0, %1) : !d, !d merged {
-    // expected-error@+1 {{'m2n.group_rank' op launch 8 walkers x 32 threads, stages of 128 B is not its members' launches combined: expected 4 walkers x 32 threads, stages of 16384 B}}
-    m2n.group_rank 0 counters = 0 members = [0, 1] counter_bases = [0, 0] launch <threads = 32, walkers = 8, stage_bytes = 128>
-  }
-  return
-}
-
-// -----
-
-!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
-!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
-func.func @f(%c: !m2n.comm<2>, %x: !s) {
-  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
-    m2n.rank 0 counters = 0 {
-      m2n.move bulk copy src(0)+0 -> dst(0)+0 32B
-    }
-  }
-  m2n.group "g"(%0) : !d merged {
-    // expected-error@+1 {{'m2n.group_rank' op has a launch but member 0's program of rank 0 has none: run m2n-choose-launch on the whole module}}
-    m2n.group_rank 0 counters = 0 members = [0] counter_bases = [0] launch <threads = 32, walkers = 8, stage_bytes = 128>
-  }
-  return
 }

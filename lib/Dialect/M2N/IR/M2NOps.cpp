@@ -827,11 +827,14 @@ LogicalResult ProgramOp::verify() {
                << "rank " << rank.getRank() << " has two programs";
       if (rank.getCounters() < 0)
         return rank.emitOpError() << "counters must be non-negative";
+      // What the launch must hold, gathered on the way (one walk).
+      ::m2n::LaunchDemand demand;
       for (Operation &inner : rank.getBody().front()) {
         auto move = dyn_cast<MoveOp>(inner);
         if (!move)
           return inner.emitOpError("is not allowed in an m2n.rank body; only "
                                    "m2n.move is");
+        move.addLaunchDemand(demand);
         if (move.getReduction() &&
             move.getReduction() != src.getLayout().getPartialReduction())
           return move.emitOpError()
@@ -858,8 +861,8 @@ LogicalResult ProgramOp::verify() {
       // The launch runs every item; whether it fits the kernel is the
       // module's m2n.kernel_launch check.
       if (LaunchAttr launch = rank.getLaunchAttr())
-        if (std::optional<std::string> wrong = ::m2n::checkLaunch(
-                launch.getRankLaunch(), rank.getLaunchDemand()))
+        if (std::optional<std::string> wrong =
+                ::m2n::checkLaunch(launch.getRankLaunch(), demand))
           return rank.emitOpError() << *wrong;
     } else {
       return op.emitOpError("is not allowed in an m2n.program body; only "
@@ -1116,15 +1119,20 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 // Groups
 //===----------------------------------------------------------------------===//
 
+void MoveOp::addLaunchDemand(::m2n::LaunchDemand &demand) {
+  // Copy-engine copies and receives are not kernel items.
+  if (getMechanism() != MechanismKind::Engine &&
+      getMechanism() != MechanismKind::Network)
+    demand.add(getMechanism() == MechanismKind::Vector
+                   ? ::m2n::Mechanism::Vector
+                   : ::m2n::Mechanism::Bulk,
+               getBytes());
+}
+
 ::m2n::LaunchDemand RankOp::getLaunchDemand() {
   ::m2n::LaunchDemand demand;
   for (MoveOp move : getBody().front().getOps<MoveOp>())
-    if (move.getMechanism() != MechanismKind::Engine &&
-        move.getMechanism() != MechanismKind::Network)
-      demand.add(move.getMechanism() == MechanismKind::Vector
-                     ? ::m2n::Mechanism::Vector
-                     : ::m2n::Mechanism::Bulk,
-                 move.getBytes());
+    move.addLaunchDemand(demand);
   return demand;
 }
 
@@ -1226,7 +1234,7 @@ describeMembers(const std::vector<std::pair<int64_t, int64_t>> &members) {
   return text + "]";
 }
 
-LogicalResult GroupOp::verifySymbolUses(SymbolTableCollection &symbols) {
+LogicalResult GroupOp::verifyMerge(SymbolTableCollection &symbols) {
   if (!isMerged())
     return success();
   // The merged program must be the one the members' programs give.

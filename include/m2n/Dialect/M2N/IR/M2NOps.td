@@ -456,6 +456,11 @@ def M2N_MoveOp : M2N_Op<"move", [HasParent<"RankOp">]> {
                        ArrayProp<I64Prop>:$read_done, I64Prop:$step,
                        ArrayProp<I64Prop>:$repeats);
   let hasCustomAssemblyFormat = 1;
+  let extraClassDeclaration = [{
+    /// Adds what this move asks of its rank's launch (a kernel item's
+    /// mechanism and bytes; nothing for copy-engine copies and receives).
+    void addLaunchDemand(::m2n::LaunchDemand &demand);
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -532,8 +537,7 @@ def M2N_CallOp : M2N_Op<"call", [Pure,
 // Groups
 //===----------------------------------------------------------------------===//
 
-def M2N_GroupOp : M2N_Op<"group", [SingleBlock, NoTerminator,
-    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+def M2N_GroupOp : M2N_Op<"group", [SingleBlock, NoTerminator]> {
   let summary = "Reshards launched together, as one program per rank";
   let description = [{
     `m2n.group "refit"(%0, %1, %2) : ...` names reshards (the results of
@@ -547,7 +551,9 @@ def M2N_GroupOp : M2N_Op<"group", [SingleBlock, NoTerminator,
     program: one `m2n.group_rank` per rank that runs anything, listing the
     members it runs in their order and where each member's counters of that
     rank begin. The artifact holds the group under its name; the runtime
-    binds and launches it as one program.
+    binds and launches it as one program. The op verifier checks the
+    structure; that the body is the merge of the members' programs is
+    `--m2n-verify-groups`'s check (a whole group's, run once).
 
     ```mlir
     m2n.group "refit"(%0, %1) : !m2n.dist<8xf32, #a>, !m2n.dist<8xf32, #b> merged {
@@ -570,6 +576,10 @@ def M2N_GroupOp : M2N_Op<"group", [SingleBlock, NoTerminator,
     /// m2n.reshard_fn it calls); null while it is not lowered.
     ProgramOp getMemberProgram(unsigned index,
                                ::mlir::SymbolTableCollection &symbols);
+    /// Whether the merged body is the members' programs merged
+    /// (m2n::groupLayout) with their launches combined; diagnostics on the
+    /// group rank that differs. Success for a group not merged yet.
+    ::mlir::LogicalResult verifyMerge(::mlir::SymbolTableCollection &symbols);
   }];
 }
 
@@ -582,7 +592,7 @@ def M2N_GroupRankOp : M2N_Op<"group_rank", [HasParent<"GroupOp">]> {
     3 counters: member 0's from 0:0, member 2's from 0:2. Every rank runs its
     members in the group's order (no rank may run a later member before an
     earlier one: the queues then stay subsequences of one topological order
-    and the group cannot deadlock); the verifier checks the bases against
+    and the group cannot deadlock); `--m2n-verify-groups` checks the bases against
     the members' programs. `launch <...>` (`--m2n-choose-launch`) is the
     members' launches of the rank combined (m2n::combineLaunches: the most
     threads, the fewest walkers, the largest stages).

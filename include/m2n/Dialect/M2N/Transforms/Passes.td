@@ -154,6 +154,22 @@ def VerifyProgram : Pass<"m2n-verify-program"> {
   }];
 }
 
+def VerifyGroups : Pass<"m2n-verify-groups"> {
+  let summary = "Check that every merged m2n.group is its members' programs merged";
+  let description = [{
+    For every `m2n.group` that `--m2n-merge-groups` merged, checks that each
+    member is lowered to a program and that the `m2n.group_rank` ops are
+    exactly the merge of the members' programs (m2n::groupLayout: one per
+    rank that runs a member, the members in the group's order, each
+    member's counter base, the rank's counters) and that a group rank's
+    launch is its members' launches of that rank combined
+    (m2n::combineLaunches). The op verifier checks only the structure of
+    the group, so that verifying a whole refit's module (one group of 1025
+    members) after every pass stays cheap; the pipeline runs this pass
+    once, after m2n-choose-launch. Changes nothing.
+  }];
+}
+
 def RouteTopology : Pass<"m2n-route-topology"> {
   let summary = "Give every transfer of every m2n.plan a path over the topology";
   let description = [{
