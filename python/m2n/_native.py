@@ -29,14 +29,23 @@ class CompileError(RuntimeError):
 
 
 def _library_dirs():
-    if os.environ.get("M2N_LIB_DIR"):
-        yield Path(os.environ["M2N_LIB_DIR"])
     here = Path(__file__).resolve().parent
     yield here / "lib"                       # an installed package
     yield here.parent.parent / "build" / "lib"  # a source checkout
 
 
 def _load(name: str) -> ctypes.CDLL:
+    chosen = os.environ.get("M2N_LIB_DIR")
+    if chosen:
+        # A directory the user named is the only one: falling back to another
+        # build would run code they did not ask for.
+        path = Path(chosen) / name
+        if not path.exists():
+            raise ImportError(f"M2N_LIB_DIR={chosen}: no {name} there (unset "
+                              f"M2N_LIB_DIR to use the package's own)")
+        library = ctypes.CDLL(str(path))
+        library.m2n_path = path
+        return library
     tried = []
     for directory in _library_dirs():
         path = directory / name

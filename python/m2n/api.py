@@ -826,4 +826,12 @@ def all_to_all(src, dst, comm: Communicator, stream=None, *, split_dim: int,
                concat_dim: int, mesh: Optional[Mesh] = None, **kwargs) -> None:
     """Shard(concat_dim) -> Shard(split_dim): each rank splits its part along
     split_dim and gathers the others' along concat_dim."""
+    if split_dim == concat_dim and not isinstance(split_dim, bool):
+        # Shard(d) -> Shard(d) is no layout change (m2n.all_to_all refuses it
+        # too); torch's equal-dim all_to_all permutes chunks, which no layout
+        # pair expresses: say so instead of returning the input.
+        raise ValueError(
+            f"all_to_all: split_dim and concat_dim are both {split_dim}: "
+            f"Shard({split_dim}) -> Shard({split_dim}) moves nothing; an "
+            f"all_to_all splits one dimension and concatenates another")
     _collective(src, dst, comm, stream, mesh, Shard(concat_dim), Shard(split_dim), kwargs)

@@ -808,3 +808,27 @@ def test_bad_arguments_are_type_or_value_errors():
             call()
         except (TypeError, ValueError, m2n.CompileError, m2n.M2NError):
             pass
+
+
+def test_all_to_all_of_one_dim_is_refused():
+    # Shard(0) -> Shard(0) is no all_to_all (it returned the input before).
+    comm = m2n.Communicator.host(2)
+    src = [np.ones((2, 4), np.float32) for _ in range(2)]
+    dst = [np.zeros((2, 4), np.float32) for _ in range(2)]
+    with pytest.raises(ValueError, match="split_dim and concat_dim are both 0"):
+        m2n.all_to_all(src, dst, comm, split_dim=0, concat_dim=0)
+    assert not dst[0].any() and not dst[1].any()
+
+
+def test_a_wrong_lib_dir_is_an_import_error(tmp_path):
+    # The directory named in M2N_LIB_DIR is the only one tried (it fell back
+    # to the checkout's build before).
+    import subprocess
+    import sys
+    env = dict(os.environ, M2N_LIB_DIR=str(tmp_path),
+               PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    run = subprocess.run([sys.executable, "-c",
+                          "import m2n._native as n; n.compiler()"],
+                         env=env, capture_output=True, text=True)
+    assert run.returncode != 0
+    assert f"M2N_LIB_DIR={tmp_path}: no libm2n_compiler.so there" in run.stderr
