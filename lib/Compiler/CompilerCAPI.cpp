@@ -11,6 +11,7 @@
 #include <exception>
 #include <new>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 namespace {
@@ -51,6 +52,10 @@ int m2n_compile(const char *ir, const char *options, const char *dump_path,
   // No C++ exception crosses the C API: running out of memory (a huge
   // tensor's schedule) or any other throw becomes an error message.
   m2n::CompileResult result;
+  // One compile at a time: the shared context's diagnostic handler and
+  // IR-printing state are per compile (callers may be threads).
+  static std::mutex compiling;
+  std::lock_guard<std::mutex> hold(compiling);
   try {
     result = m2n::compileToArtifact(context(), ir, options ? options : "",
                                     dump_path ? dump_path : "");

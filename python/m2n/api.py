@@ -7,6 +7,7 @@ sequences of comm.size entries, None for a rank outside that mesh.
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import struct
 import weakref
@@ -280,6 +281,24 @@ def _pointer(t) -> int:
     return interface["data"][0] if interface is not None else t.data_ptr()
 
 
+def _one_call_at_a_time(comm_index: int):
+    """Runs the call under its communicator's lock (argument `comm_index`,
+    or comm=): threads sharing a communicator share its prepared calls."""
+    def wrap(function):
+        @functools.wraps(function)
+        def serialized(*args, **kwargs):
+            comm = kwargs["comm"] if "comm" in kwargs else (
+                args[comm_index] if len(args) > comm_index else None)
+            lock = getattr(comm, "_lock", None) if isinstance(comm, Communicator) else None
+            if lock is None:  # Not a communicator: the call says why.
+                return function(*args, **kwargs)
+            with lock:
+                return function(*args, **kwargs)
+        return serialized
+    return wrap
+
+
+@_one_call_at_a_time(2)
 def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
             src_placements: Sequence[Placement], dst_mesh: Mesh,
             dst_placements: Sequence[Placement], global_shape: Optional[Sequence[int]] = None,
@@ -550,6 +569,7 @@ def _check_options(options) -> None:
                         f"'max-ctas=8'), got {type(options).__name__} {options!r}")
 
 
+@_one_call_at_a_time(1)
 def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
                  options: str = "", group: bool = True) -> None:
     """Runs many reshards as one: one compilation (one artifact, one

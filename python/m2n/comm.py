@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import ctypes
+import threading
 from typing import Dict, Optional, Sequence, Tuple
 
 from . import _native
@@ -40,6 +41,10 @@ class Communicator:
         # By artifact key: the runtime context and the artifact it runs.
         self._contexts: Dict[str, Tuple[ctypes.c_void_p, object]] = {}
         self._allgather = None
+        # Threads may share a communicator: its calls (binding buffers into
+        # a prepared call's pointer arrays, then the launch) run one at a
+        # time, as a torch ProcessGroup's do.
+        self._lock = threading.RLock()
 
     @classmethod
     def host(cls, size: int) -> "Communicator":

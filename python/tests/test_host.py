@@ -832,3 +832,61 @@ def test_a_wrong_lib_dir_is_an_import_error(tmp_path):
                          env=env, capture_output=True, text=True)
     assert run.returncode != 0
     assert f"M2N_LIB_DIR={tmp_path}: no libm2n_compiler.so there" in run.stderr
+
+
+def test_threads_sharing_a_communicator():
+    # Four threads on one Communicator and one prepared call (the same
+    # shapes), each with its own arrays: every call fills its own
+    # destinations (the shared pointer arrays corrupted the heap before).
+    import threading
+    comm = m2n.Communicator.host(2)
+    wrong, errors = [], []
+
+    def work(t):
+        try:
+            for i in range(60):
+                src = [np.full((64, 16), 1000 * t + 10 * i + r, np.float32) for r in range(2)]
+                dst = [np.zeros((128, 16), np.float32) for _ in range(2)]
+                if i % 2:
+                    m2n.all_gather(src, dst, comm, dim=0)
+                else:
+                    m2n.reshard_many([dict(src=src, dst=dst, src_mesh=Mesh([2]),
+                                           src_placements=[Shard(0)], dst_mesh=Mesh([2]),
+                                           dst_placements=[Replicate()])], comm)
+                if not all((d == np.concatenate(src)).all() for d in dst):
+                    wrong.append((t, i))
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for x in threads:
+        x.start()
+    for x in threads:
+        x.join()
+    assert not errors and not wrong
+
+
+def test_threads_compiling_at_once():
+    # Cold compiles from four threads (one communicator each, shapes of
+    # their own) share the compiler's one context: one compile at a time.
+    import threading
+    m2n.jit.clear_memory_cache()
+    results, errors = {}, []
+
+    def work(t):
+        try:
+            comm = m2n.Communicator.host(2)
+            w = rng.standard_normal((2 * (t + 3), 5)).astype(np.float32)
+            src = [w[: t + 3].copy(), w[t + 3:].copy()]
+            dst = [np.zeros_like(w) for _ in range(2)]
+            m2n.all_gather(src, dst, comm, dim=0)
+            results[t] = all((d == w).all() for d in dst)
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for x in threads:
+        x.start()
+    for x in threads:
+        x.join()
+    assert not errors and results == {t: True for t in range(4)}
