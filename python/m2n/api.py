@@ -477,8 +477,8 @@ class _Call:
         for mesh, name in ((src_mesh, "src_mesh"), (dst_mesh, "dst_mesh")):
             if not isinstance(mesh, Mesh):
                 raise TypeError(f"{name} must be an m2n.Mesh, got {type(mesh).__name__}")
-            if max(mesh.rank_list()) >= comm.size:
-                raise ValueError(f"{name} uses rank {max(mesh.rank_list())}, the communicator "
+            if mesh.max_rank >= comm.size:
+                raise ValueError(f"{name} uses rank {mesh.max_rank}, the communicator "
                                  f"has {comm.size} ranks")
         first = next((t for t in sources + destinations if t is not None), None)
         if first is None and (global_shape is None or dtype is None):

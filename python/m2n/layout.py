@@ -70,8 +70,20 @@ class Mesh:
         return self.ranks if self.ranks is not None else tuple(
             range(self.start_rank, self.start_rank + self.size))
 
+    @property
+    def max_rank(self) -> int:
+        """The largest rank, without listing a contiguous mesh's ranks."""
+        return max(self.ranks) if self.ranks is not None else self.start_rank + self.size - 1
+
+    def index(self, rank: int) -> Optional[int]:
+        """Rank `rank`'s row-major position in the mesh, or None outside it."""
+        if self.ranks is not None:
+            return self.ranks.index(rank) if rank in self.ranks else None
+        position = rank - self.start_rank
+        return position if 0 <= position < self.size else None
+
     def __contains__(self, rank: int) -> bool:
-        return rank in self.rank_list()
+        return self.index(rank) is not None
 
     def ir(self) -> str:
         dims = ", ".join(str(d) for d in self.dims)
@@ -154,10 +166,9 @@ def local_box(mesh: Mesh, placements: Sequence[Placement], global_shape: Sequenc
     Replicate and Partial leave the extent whole."""
     shape = tuple(int(n) for n in global_shape)
     layout_ir(mesh, placements, len(shape))  # Checks the placements.
-    ranks = mesh.rank_list()
-    if rank not in ranks:
+    index = mesh.index(rank)
+    if index is None:
         return None
-    index = ranks.index(rank)
     coords = []
     for size in reversed(mesh.dims):  # Row-major: the last axis is fastest.
         coords.append(index % size)

@@ -890,3 +890,24 @@ def test_threads_compiling_at_once():
     for x in threads:
         x.join()
     assert not errors and results == {t: True for t in range(4)}
+
+
+def test_a_huge_mesh_is_refused_without_listing_its_ranks():
+    # Mesh([8192, 8192]) on 2 ranks listed 2^26 ranks (2.7 GB, 14 s) before
+    # its ValueError; the check needs only the largest rank.
+    import tracemalloc
+    comm = m2n.Communicator.host(2)
+    big = Mesh([8192, 8192])
+    assert big.max_rank == 2**26 - 1 and 2**26 - 1 in big and 2**26 not in big
+    assert big.index(5) == 5 and Mesh([2], ranks=[3, 1]).index(1) == 1
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match="dst_mesh uses rank 67108863, the communicator "
+                                             "has 2 ranks"):
+            m2n.reshard([np.zeros(4, np.float32)] * 2,
+                        [np.zeros(8, np.float32), np.zeros(8, np.float32)], comm,
+                        src_mesh=Mesh([2]), src_placements=[Shard(0)],
+                        dst_mesh=big, dst_placements=[Replicate(), Replicate()])
+        assert tracemalloc.get_traced_memory()[1] < 64 << 20
+    finally:
+        tracemalloc.stop()
