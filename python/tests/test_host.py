@@ -834,11 +834,20 @@ def test_a_wrong_lib_dir_is_an_import_error(tmp_path):
     assert f"M2N_LIB_DIR={tmp_path}: no libm2n_compiler.so there" in run.stderr
 
 
+def _in_threads(work, count):
+    """Runs work(0) .. work(count - 1) at once, one thread each."""
+    import threading
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(count)]
+    for x in threads:
+        x.start()
+    for x in threads:
+        x.join()
+
+
 def test_threads_sharing_a_communicator():
     # Four threads on one Communicator and one prepared call (the same
     # shapes), each with its own arrays: every call fills its own
     # destinations (the shared pointer arrays corrupted the heap before).
-    import threading
     comm = m2n.Communicator.host(2)
     wrong, errors = [], []
 
@@ -858,18 +867,13 @@ def test_threads_sharing_a_communicator():
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for x in threads:
-        x.start()
-    for x in threads:
-        x.join()
+    _in_threads(work, 4)
     assert not errors and not wrong
 
 
 def test_threads_compiling_at_once():
     # Cold compiles from four threads (one communicator each, shapes of
     # their own) share the compiler's one context: one compile at a time.
-    import threading
     m2n.jit.clear_memory_cache()
     results, errors = {}, []
 
@@ -884,11 +888,7 @@ def test_threads_compiling_at_once():
         except Exception as e:  # noqa: BLE001 - reported below
             errors.append(e)
 
-    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
-    for x in threads:
-        x.start()
-    for x in threads:
-        x.join()
+    _in_threads(work, 4)
     assert not errors and results == {t: True for t in range(4)}
 
 

@@ -57,6 +57,11 @@ struct Placement {
 
 /// A row-major grid of communicator ranks.
 struct Mesh {
+  /// The most ranks a mesh holds: every rank's part is computed, and its
+  /// rank list held, so a mesh is bounded well below the 2^31 ranks a
+  /// communicator may number (2^20 is several times the largest cluster).
+  static constexpr int64_t kMaxSize = int64_t(1) << 20;
+
   std::vector<int64_t> shape;
   /// Communicator rank at every grid position, row-major.
   std::vector<int64_t> ranks;

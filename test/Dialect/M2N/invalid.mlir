@@ -24,6 +24,12 @@
 
 // -----
 
+// A mesh is laid out rank by rank: 2^31 ranks took 16 GB in the verifier.
+// expected-error@+1 {{mesh of 2147483648 ranks: m2n lays out meshes of at most 1048576 ranks (2^20; their ranks may be numbered up to 2147483647)}}
+#m = #m2n.mesh<[65536, 32768]>
+
+// -----
+
 // expected-error@+1 {{mesh base rank must be non-negative, got -1}}
 #m = #m2n.mesh<[2], base = -1>
 

@@ -62,6 +62,10 @@ TEST_F(MeshTest, VerifierRejectsBadMeshes) {
   check({2}, 0, {0, -1}, "negative rank -1");
   check({2}, 0, {1, 1}, "rank 1 more than once");
   check({1 << 16, 1 << 16}, 0, {}, "more than 2147483648 ranks");
+  check({1 << 10, 1 << 11}, 0, {}, "at most 1048576 ranks");
+  // The largest mesh, on the last ranks a communicator numbers.
+  EXPECT_TRUE(MeshAttr::getChecked(emitter(), &ctx, {1 << 20},
+                                   (int64_t{1} << 31) - (1 << 20), {}));
 }
 
 using LayoutTest = M2NTest;

@@ -102,6 +102,11 @@ LogicalResult MeshAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                          << " ranks";
     numRanks *= size;
   }
+  if (numRanks > ::m2n::Mesh::kMaxSize)
+    return emitError() << "mesh of " << numRanks << " ranks: m2n lays out "
+                       << "meshes of at most " << ::m2n::Mesh::kMaxSize
+                       << " ranks (2^20; their ranks may be numbered up to "
+                       << kMaxMeshRanks - 1 << ")";
   if (ranks.empty()) {
     if (base < 0)
       return emitError() << "mesh base rank must be non-negative, got "
