@@ -60,6 +60,11 @@ static cl::opt<std::string> saveArtifact(
     "save-artifact", cl::value_desc("FILE"),
     cl::desc("Also write the compiled artifact to FILE"), cl::init(""),
     cl::cat(::m2n::tools::category()));
+static cl::opt<uint64_t> maxBufferBytes(
+    "max-buffer-bytes",
+    cl::desc("Refuse a reshard whose source and destination buffers of all "
+             "ranks together take more host memory than this (default 8 GiB)"),
+    cl::init(uint64_t(8) << 30), cl::cat(::m2n::tools::category()));
 static cl::opt<int> benchRuns(
     "bench", cl::desc("Run each reshard N times and report the median"),
     cl::init(1),
@@ -160,6 +165,24 @@ int main(int argc, char **argv) {
       int needed = 0;
       (void)m2n_artifact_reshard_ranks(artifact, member, &needed);
       ranks = std::max(ranks, needed);
+    }
+    // Every rank's buffers live in this process: a tensor too large for
+    // the machine is a message, not an out-of-memory abort.
+    uint64_t bufferBytes = 0;
+    for (int member : members)
+      for (int rank = 0; rank < ranks; ++rank) {
+        size_t srcBytes = 0, dstBytes = 0;
+        (void)m2n_artifact_buffer_bytes(artifact, member, rank, &srcBytes,
+                                        &dstBytes);
+        bufferBytes += uint64_t(srcBytes) + dstBytes;
+      }
+    if (bufferBytes > maxBufferBytes) {
+      llvm::outs() << llvm::format("%-32s %s", name.c_str(), "FAIL") << "  "
+                   << "its buffers take " << bufferBytes
+                   << " bytes of host memory, more than --max-buffer-bytes="
+                   << maxBufferBytes.getValue() << "\n";
+      ++failedCount;
+      return;
     }
     m2n::run::Buffers src(members.size() * ranks), dst(members.size() * ranks);
     int64_t movedBytes = 0;
