@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Runs the README's tour (its first ```sh block) as written, from the
+source root, with the tools of this build and a scratch directory for
+/tmp: a command that stops working fails the test with its output.
+
+    readme_tour.py README.md BIN_DIR SCRATCH_DIR
+"""
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+
+def main():
+    readme, bin_dir, scratch = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+    scratch.mkdir(parents=True, exist_ok=True)
+    lines = readme.read_text().splitlines()
+    start = lines.index("```sh") + 1
+    block = lines[start:lines.index("```", start)]
+    commands = [line.split("  #")[0].strip() for line in block if line.strip()]
+    if not commands:
+        sys.exit("no command in the README's first sh block")
+    for command in commands:
+        command = command.replace("build/bin/", bin_dir.rstrip("/") + "/")
+        command = command.replace("/tmp/", str(scratch) + "/")
+        run = subprocess.run(command, shell=True, cwd=readme.parent,
+                             capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit(f"README command failed ({run.returncode}): {command}\n"
+                     f"{run.stdout[-2000:]}{run.stderr[-2000:]}")
+        print(f"ok: {shlex.split(command)[0].rsplit('/', 1)[-1]}")
+    print(f"{len(commands)} README commands ran")
+
+
+if __name__ == "__main__":
+    main()
