@@ -7,8 +7,10 @@ m2n/lib. No build requirement is downloaded: it needs only the standard
 library, CMake and the compiler toolchain the README's apt line installs.
 
 Settings (environment):
-  M2N_CMAKE_BUILD_DIR  the CMake build directory (default: build-pip in the
-                       checkout; an existing one is built incrementally)
+  M2N_CMAKE_BUILD_DIR  the CMake build directory (default: one per checkout
+                       under $XDG_CACHE_HOME/m2n, ~/.cache/m2n, so the
+                       checkout stays clean; an existing one is built
+                       incrementally)
   M2N_CMAKE_ARGS       extra arguments for the CMake configure step
 """
 from __future__ import annotations
@@ -59,9 +61,20 @@ def _tag() -> str:
     return f"py3-none-{platform}"
 
 
+def _default_build_dir() -> Path:
+    """A build folder of this checkout in the user's cache, not in the tree."""
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    checkout = hashlib.sha256(str(ROOT).encode()).hexdigest()[:12]
+    return cache / "m2n" / f"cmake-build-{checkout}"
+
+
 def _build_libraries() -> Path:
     """Configures and builds the libraries; returns the build's lib dir."""
-    build = Path(os.environ.get("M2N_CMAKE_BUILD_DIR") or ROOT / "build-pip")
+    build = Path(os.environ.get("M2N_CMAKE_BUILD_DIR") or _default_build_dir())
+    # pip shows a backend's output only with -v: say once where the minutes go.
+    print(f"m2n: building libm2n_compiler.so and libm2n_runtime.so with CMake in "
+          f"{build} (several minutes the first time; pip install -v shows the "
+          f"build)", file=sys.stderr)
     if not (build / "CMakeCache.txt").exists():
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
         subprocess.run(
