@@ -71,7 +71,8 @@ def _default_build_dir() -> Path:
 def _build_libraries() -> Path:
     """Configures and builds the libraries; returns the build's lib dir."""
     build = Path(os.environ.get("M2N_CMAKE_BUILD_DIR") or _default_build_dir())
-    # pip shows a backend's output only with -v: say once where the minutes go.
+    # Where the minutes go (pip prints a backend's output with -v and when
+    # the build fails; docs/python.md points users at -v).
     print(f"m2n: building libm2n_compiler.so and libm2n_runtime.so with CMake in "
           f"{build} (several minutes the first time; pip install -v shows the "
           f"build)", file=sys.stderr)
