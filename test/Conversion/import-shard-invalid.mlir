@@ -109,6 +109,26 @@ func.func @dynamic_root(%arg0: tensor<4xf32>, %r: index) -> tensor<4xf32> {
 
 // -----
 
+// Upstream's ops.mlir @all_reduce and @reduce_scatter_static_dimensions:
+// the result in a wider type became an f32 m2n op cast to f64.
+shard.grid @grid(shape = 4)
+func.func @all_reduce_wider(%arg0: tensor<4xf32>) -> tensor<4xf64> {
+  // expected-error@+1 {{converts 'f32' to 'f64'; m2n moves and reduces in the tensor's own element type}}
+  %1 = shard.all_reduce %arg0 on @grid grid_axes = [0] : tensor<4xf32> -> tensor<4xf64>
+  return %1 : tensor<4xf64>
+}
+
+// -----
+
+shard.grid @grid(shape = 4)
+func.func @reduce_scatter_wider(%arg0: tensor<4xf32>) -> tensor<1xf64> {
+  // expected-error@+1 {{converts 'f32' to 'f64'; m2n moves and reduces in the tensor's own element type}}
+  %1 = shard.reduce_scatter %arg0 on @grid grid_axes = [0] scatter_axis = 0 : tensor<4xf32> -> tensor<1xf64>
+  return %1 : tensor<1xf64>
+}
+
+// -----
+
 shard.grid @grid(shape = 4)
 func.func @accumulate_wider(%arg0: tensor<4xf32>) -> tensor<4xf64> {
   // expected-error@+1 {{converts 'f32' to 'f64'; m2n moves and reduces in the tensor's own element type}}

@@ -229,6 +229,18 @@ FailureOr<CollectiveImport> importGroups(Operation *op, StringRef gridName,
   return result;
 }
 
+/// Upstream lets a collective's result have another element type (its
+/// accumulation type); m2n's keep the operand's, so that is a diagnostic,
+/// not a cast of the moved values to the result's type.
+LogicalResult checkSameElementType(Operation *op, RankedTensorType input,
+                                   RankedTensorType output) {
+  if (input.getElementType() == output.getElementType())
+    return success();
+  return op->emitError("converts ")
+         << input.getElementType() << " to " << output.getElementType()
+         << "; m2n moves and reduces in the tensor's own element type";
+}
+
 /// Imports one collective over the group's tensor of `groupShape`: the
 /// group axes take `group(batch)` (with `batch` leading dimensions added),
 /// `buildOp` creates the m2n op on the distributed input.
@@ -244,6 +256,8 @@ LogicalResult importCollective(Operation *op, Value input, Type resultType,
       !outputType.hasStaticShape())
     return op->emitError("collectives on memrefs or on tensors with dynamic "
                          "shapes cannot be imported");
+  if (failed(checkSameElementType(op, inputType, outputType)))
+    return failure();
   if (gridAxes.empty()) { // A group of one device: nothing moves.
     if (inputType != outputType)
       return op->emitError("a collective over no grid axes must keep its type");
@@ -466,11 +480,8 @@ LogicalResult importRooted(Operation *op, Value input, Type resultType,
       from.groupShape.empty() != to.groupShape.empty())
     return op->emitError("collectives on memrefs or on tensors with dynamic "
                          "shapes cannot be imported");
-  if (inputType.getElementType() != outputType.getElementType())
-    return op->emitError("converts ")
-           << inputType.getElementType() << " to "
-           << outputType.getElementType()
-           << "; m2n moves and reduces in the tensor's own element type";
+  if (failed(checkSameElementType(op, inputType, outputType)))
+    return failure();
   if (!rootDynamic.empty())
     return op->emitError("a dynamic root cannot be imported (plans are "
                          "computed at compile time)");
