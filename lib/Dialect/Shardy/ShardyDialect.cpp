@@ -12,6 +12,7 @@
 #include "m2n/Dialect/Shardy/ShardyDialect.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -583,6 +584,28 @@ LogicalResult AllToAllOp::verify() {
     if (!parts || parts.size() != 3 || !isa<DimShardingAttr>(parts[0]) ||
         !isa<IntegerAttr>(parts[1]) || !isa<IntegerAttr>(parts[2]))
       return emitOpError("each parameter is [axes, source dim, target dim]");
+  }
+  // Shardy's rules: a dimension is the source or the target of at most one
+  // parameter (never both), and the parameters follow their source dims.
+  llvm::SmallDenseSet<int64_t> used;
+  for (Attribute param : getParams()) {
+    auto parts = cast<ArrayAttr>(param);
+    for (int64_t dim : {cast<IntegerAttr>(parts[1]).getInt(),
+                        cast<IntegerAttr>(parts[2]).getInt()})
+      if (!used.insert(dim).second)
+        return emitOpError(
+                   "overlapping source/target dimensions in all-to-all "
+                   "params: ")
+               << dim;
+  }
+  int64_t previous = -1;
+  for (Attribute param : getParams()) {
+    int64_t source = cast<IntegerAttr>(cast<ArrayAttr>(param)[1]).getInt();
+    if (source < previous)
+      return emitOpError("source dimensions are not sorted in ascending "
+                         "order: ")
+             << source << " appears after " << previous;
+    previous = source;
   }
   return success();
 }

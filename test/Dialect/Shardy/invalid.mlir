@@ -1,4 +1,5 @@
-// Malformed Shardy syntax: a parse error that names what is wrong.
+// Malformed Shardy syntax (a parse error that names what is wrong) and ops
+// Shardy's own verifier refuses (the same diagnostic).
 // RUN: m2n-opt %s --split-input-file --verify-diagnostics
 
 sdy.mesh @mesh = <["x"=2]>
@@ -67,4 +68,51 @@ func.func @f(%arg0: tensor<4x4xf32>) {
   // expected-error@+1 {{'sdy.all_gather' op needs one axis list per dimension of the tensor}}
   %0 = sdy.all_gather [{}] %arg0 out_sharding=<mesh<["x"=2]>, [{}, {}]> : tensor<4x4xf32>
   return
+}
+
+// -----
+
+// Shardy's all_to_all rules (its collective_verification tests): each
+// dimension is the source or target of one parameter, sources ascending.
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @a2a_same_target(%arg0 : tensor<8x4x4xf32> {sdy.sharding=#sdy.sharding<@mesh, [{"x"}, {}, {"y"}]>}) -> tensor<8x4x4xf32> {
+  // expected-error@+1 {{overlapping source/target dimensions in all-to-all params: 1}}
+  %0 = sdy.all_to_all [{"x"}: 0->1, {"y"}: 2->1] %arg0 out_sharding=<@mesh, [{}, {"x", "y"}, {}]> : tensor<8x4x4xf32>
+  return %0 : tensor<8x4x4xf32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @a2a_same_source(%arg0 : tensor<8x4x4xf32> {sdy.sharding=#sdy.sharding<@mesh, [{"x", "y"}, {}, {}]>}) -> tensor<8x4x4xf32> {
+  // expected-error@+1 {{overlapping source/target dimensions in all-to-all params: 0}}
+  %0 = sdy.all_to_all [{"x"}: 0->1, {"y"}: 0->2] %arg0 out_sharding=<@mesh, [{}, {"x"}, {"y"}]> : tensor<8x4x4xf32>
+  return %0 : tensor<8x4x4xf32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @a2a_swapped(%arg0 : tensor<8x4xf32> {sdy.sharding=#sdy.sharding<@mesh, [{"y"}, {"x"}]>}) -> tensor<8x4xf32> {
+  // expected-error@+1 {{overlapping source/target dimensions in all-to-all params: 0}}
+  %0 = sdy.all_to_all [{"x"}: 1->0, {"y"}: 0->1] %arg0 out_sharding=<@mesh, [{"x"}, {"y"}]> : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @a2a_one_dim(%arg0 : tensor<8x4xf32> {sdy.sharding=#sdy.sharding<@mesh, [{"y"}, {}]>}) -> tensor<8x4xf32> {
+  // expected-error@+1 {{overlapping source/target dimensions in all-to-all params: 0}}
+  %0 = sdy.all_to_all [{"y"}: 0->0] %arg0 out_sharding=<@mesh, [{"y"}, {}]> : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2, "y"=2]>
+func.func @a2a_descending(%arg0 : tensor<8x4x4x4xf32> {sdy.sharding=#sdy.sharding<@mesh, [{"x"}, {}, {"y"}, {}]>}) -> tensor<8x4x4x4xf32> {
+  // expected-error@+1 {{source dimensions are not sorted in ascending order: 0 appears after 2}}
+  %0 = sdy.all_to_all [{"y"}: 2->1, {"x"}: 0->3] %arg0 out_sharding=<@mesh, [{}, {"y"}, {}, {"x"}]> : tensor<8x4x4x4xf32>
+  return %0 : tensor<8x4x4x4xf32>
 }

@@ -35,7 +35,7 @@ func.func @shardings(
 // CHECK: sdy.sharding_constraint %{{.*}} <@mesh, [{}, {}], unreduced={"x"}> : tensor<16x8xf32>
 // CHECK: sdy.all_gather [{}, {"x"}] %{{.*}} out_sharding=<@mesh, [{"y"}, {}]> : tensor<16x8xf32>
 // CHECK: sdy.all_slice [{"x"}, {}] %{{.*}} out_sharding=<@mesh, [{"y", "x"}, {}]> : tensor<16x8xf32>
-// CHECK: sdy.all_to_all [{"y"}: 1->0, {"x"}: 0->1] %{{.*}} out_sharding=<@mesh, [{}, {}]> : tensor<16x8xf32>
+// CHECK: sdy.all_to_all [{"x"}: 0->1] %{{.*}} out_sharding=<@mesh, [{}, {}]> : tensor<16x8xf32>
 // CHECK: sdy.collective_permute %{{.*}} out_sharding=<@mesh, [{"y"}, {}]> : tensor<16x8xf32>
 // CHECK: sdy.all_reduce {"y"} %{{.*}} out_sharding=<@mesh, [{}, {"x"}]> : tensor<16x8xf32>
 // CHECK: sdy.all_reduce max {"y"} %{{.*}} out_sharding=<@mesh, [{}, {"x"}]> : tensor<16x8xf32>
@@ -45,7 +45,7 @@ func.func @ops(%arg0: tensor<16x8xf32>) {
   %1 = sdy.sharding_constraint %0 <@mesh, [{}, {}], unreduced={"x"}> : tensor<16x8xf32>
   %2 = sdy.all_gather [{}, {"x"}] %1 out_sharding=<@mesh, [{"y"}, {}]> : tensor<16x8xf32>
   %3 = sdy.all_slice [{"x"}, {}] %2 out_sharding=<@mesh, [{"y", "x"}, {}]> : tensor<16x8xf32>
-  %4 = sdy.all_to_all [{"y"}: 1->0, {"x"}: 0->1] %3 out_sharding=<@mesh, [{}, {}]> : tensor<16x8xf32>
+  %4 = sdy.all_to_all [{"x"}: 0->1] %3 out_sharding=<@mesh, [{}, {}]> : tensor<16x8xf32>
   %5 = sdy.collective_permute %4 out_sharding=<@mesh, [{"y"}, {}]> : tensor<16x8xf32>
   %6 = sdy.all_reduce {"y"} %5 out_sharding=<@mesh, [{}, {"x"}]> :  tensor<16x8xf32>
   %7 = sdy.all_reduce max {"y"} %6 out_sharding=<@mesh, [{}, {"x"}]> :  tensor<16x8xf32>
@@ -85,4 +85,12 @@ func.func @fragments(%arg0: !mpmd.mesh_tensor<"m1", tensor<4x8xf32>, sharding=<@
     mpmd.return %b : tensor<4x8xf32>
   } : (!mpmd.mesh_tensor<"m1", tensor<4x8xf32>, sharding=<@mesh, [{"x"}, {}]>>) -> (!mpmd.mesh_tensor<"m1", tensor<4x8xf32>, sharding=<@mesh, [{"x"}, {}]>>)
   return
+}
+
+// Two parameters, sources ascending, every dimension used once.
+// CHECK-LABEL: func.func @two_params
+// CHECK: sdy.all_to_all [{"x"}: 0->1, {"y"}: 2->3] %{{.*}} out_sharding=<@mesh, [{}, {"x"}, {}, {"y"}]> : tensor<8x4x4x4xf32>
+func.func @two_params(%arg0: tensor<8x4x4x4xf32>) -> tensor<8x4x4x4xf32> {
+  %0 = sdy.all_to_all [{"x"}: 0->1, {"y"}: 2->3] %arg0 out_sharding=<@mesh, [{}, {"x"}, {}, {"y"}]> : tensor<8x4x4x4xf32>
+  return %0 : tensor<8x4x4x4xf32>
 }
