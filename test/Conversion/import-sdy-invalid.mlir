@@ -206,3 +206,52 @@ func.func @operand_sharding_of_another_rank(%arg0: tensor<8x8xf32> {sdy.sharding
   %0 = sdy.all_slice [{}, {"x"}] %arg0 out_sharding=<@mesh, [{"x"}, {"x"}]> : tensor<8x8xf32>
   return %0 : tensor<8x8xf32>
 }
+
+// -----
+
+// Shardy's collective_permute rules (its collective_verification tests):
+// the operand's mesh axes, and every dimension split over as many devices.
+sdy.mesh @mesh1 = <["x"=2, "y"=4]>
+sdy.mesh @mesh2 = <["x"=4, "y"=2]>
+func.func @permute_to_other_axes(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh2, [{"x"}, {"y"}]>}) -> tensor<16x8xf32> {
+  // expected-error@+1 {{result mesh has different axes than operand mesh}}
+  %0 = sdy.collective_permute %arg0 out_sharding=<@mesh1, [{"y"}, {"x"}]> : tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+sdy.mesh @mesh1 = <["x"=2, "y"=4]>
+sdy.mesh @mesh2 = <["x"=2, "y"=4]>
+func.func @permute_to_a_renamed_mesh(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh1, [{"x"}, {"y"}]>}) -> tensor<16x8xf32> {
+  // expected-error@+1 {{result mesh name is different but same device ids as operand}}
+  %0 = sdy.collective_permute %arg0 out_sharding=<@mesh2, [{"x"}, {"y"}]> : tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2, "y"=2, "z"=2, "w"=4]>
+func.func @permute_changes_a_dims_split(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {"z"}]>}) -> tensor<16x8xf32> {
+  // expected-error@+1 {{sharded size of result doesn't match operand on dimension 1: 4 != 2}}
+  %0 = sdy.collective_permute %arg0 out_sharding=<@mesh, [{"y", "x"}, {"w"}]> : tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2, "y"=2, "z"=4, "w"=4]>
+func.func @permute_changes_a_split_of_subaxes(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"z":(1)2, "w"}, {"x", "y"}]>}) -> tensor<16x8xf32> {
+  // expected-error@+1 {{sharded size of result doesn't match operand on dimension 0: 4 != 8}}
+  %0 = sdy.collective_permute %arg0 out_sharding=<@mesh, [{"w":(2)2, "z":(1)2}, {"y", "x"}]> : tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+
+// -----
+
+sdy.mesh @mesh = <["x"=2, "y"=4, "z"=2]>
+func.func @permute_moves_devices_between_dims(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {"z"}]>}) -> tensor<16x8xf32> {
+  // expected-error@+1 {{sharded size of result doesn't match operand on dimension 0: 2 != 8}}
+  %0 = sdy.collective_permute %arg0 out_sharding=<@mesh, [{"x"}, {"y", "z"}]> : tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}

@@ -282,6 +282,50 @@ sdy::TensorShardingAttr replicated(MLIRContext *ctx, sdy::MeshAttr mesh,
 
 /// The dimension shardings after a collective's parameters are applied to
 /// its operand's (Shardy's rules), compared with out_sharding's.
+/// The devices a dimension is split over: its axes' sizes multiplied.
+int64_t shardedSize(sdy::MeshAttr mesh, sdy::DimShardingAttr dim) {
+  int64_t size = 1;
+  for (sdy::AxisRefAttr axis : dim.getAxes()) {
+    int64_t index = mesh.axisIndex(axis.getName().getValue());
+    size *= axis.isWhole() ? (index < 0 ? 1 : mesh.getAxisSizes()[index])
+                           : axis.getSize();
+  }
+  return size;
+}
+
+/// Shardy's rules for sdy.collective_permute: the result on a mesh of the
+/// operand's axes (not another name for the same devices), and every
+/// dimension split over as many devices as before (only which device holds
+/// which piece changes).
+LogicalResult checkPermute(Operation *op, sdy::TensorShardingAttr operand,
+                           sdy::TensorShardingAttr out) {
+  FailureOr<PlacedMesh> from = sdyMeshOf(op, operand);
+  FailureOr<PlacedMesh> to = sdyMeshOf(op, out);
+  if (failed(from) || failed(to))
+    return failure();
+  if (from->mesh.getAxisNames() != to->mesh.getAxisNames() ||
+      from->mesh.getAxisSizes() != to->mesh.getAxisSizes())
+    return op->emitError("result mesh has different axes than operand mesh");
+  if (operand.getMesh() != out.getMesh() &&
+      from->mesh.getDeviceIds() == to->mesh.getDeviceIds())
+    return op->emitError("result mesh name is different but same device ids "
+                         "as operand");
+  if (operand.getDims().size() != out.getDims().size())
+    return op->emitError("out_sharding has ")
+           << out.getDims().size() << " dimensions, the operand's sharding "
+           << operand.getDims().size();
+  for (auto [dim, pair] :
+       llvm::enumerate(llvm::zip_equal(operand.getDims(), out.getDims()))) {
+    int64_t before = shardedSize(from->mesh, std::get<0>(pair));
+    int64_t after = shardedSize(to->mesh, std::get<1>(pair));
+    if (before != after)
+      return op->emitError("sharded size of result doesn't match operand on "
+                           "dimension ")
+             << dim << ": " << after << " != " << before;
+  }
+  return success();
+}
+
 LogicalResult checkCollective(Operation *op, sdy::TensorShardingAttr operand,
                               sdy::TensorShardingAttr out) {
   if (isa<sdy::ReshardOp, sdy::ShardingConstraintOp>(op))
@@ -410,7 +454,7 @@ LogicalResult checkCollective(Operation *op, sdy::TensorShardingAttr operand,
     return op->emitError("out_sharding's unreduced axes are not the "
                          "operand's, less those the op reduces");
   if (isa<sdy::CollectivePermuteOp>(op))
-    return success(); // Its out_sharding alone says where axes go.
+    return checkPermute(op, operand, out); // Its out_sharding says the rest.
   for (auto [dim, axes] : llvm::enumerate(dims))
     if (dim >= out.getDims().size() ||
         !llvm::equal(axes, out.getDims()[dim].getAxes()))
