@@ -27,14 +27,8 @@ struct MergeGroupsPass
     SymbolTableCollection symbols;
     // Each shared program's counters once, however many members run it.
     llvm::DenseMap<Operation *, ::m2n::RankCounters> countersOf;
-    WalkResult walk = getOperation().walk<WalkOrder::PreOrder>(
-        [&](Operation *op) {
-      // Groups live beside their members; nothing inside a reshard does.
-      if (isa<ReshardFnOp, PlanOp, ScheduleOp, ProgramOp>(op))
-        return WalkResult::skip();
-      auto group = dyn_cast<GroupOp>(op);
-      if (!group)
-        return WalkResult::advance();
+    WalkResult walk =
+        GroupOp::walkGroups(getOperation(), [&](GroupOp group) {
       std::vector<Operation *> programs;
       for (unsigned index = 0; index < group.getMembers().size(); ++index) {
         ProgramOp program = group.getMemberProgram(index, symbols);
@@ -67,7 +61,7 @@ struct MergeGroupsPass
         builder.create<GroupRankOp>(group.getLoc(), rank, layout.counters,
                                     members, bases, LaunchAttr());
       }
-      return WalkResult::skip();
+      return WalkResult::advance();
     });
     if (walk.wasInterrupted())
       signalPassFailure();

@@ -280,8 +280,6 @@ sdy::TensorShardingAttr replicated(MLIRContext *ctx, sdy::MeshAttr mesh,
                                       StringAttr::get(ctx, "sum"));
 }
 
-/// The dimension shardings after a collective's parameters are applied to
-/// its operand's (Shardy's rules), compared with out_sharding's.
 /// The devices a dimension is split over: its axes' sizes multiplied.
 int64_t shardedSize(sdy::MeshAttr mesh, sdy::DimShardingAttr dim) {
   int64_t size = 1;
@@ -326,6 +324,8 @@ LogicalResult checkPermute(Operation *op, sdy::TensorShardingAttr operand,
   return success();
 }
 
+/// The dimension shardings after a collective's parameters are applied to
+/// its operand's (Shardy's rules), compared with out_sharding's.
 LogicalResult checkCollective(Operation *op, sdy::TensorShardingAttr operand,
                               sdy::TensorShardingAttr out) {
   if (isa<sdy::ReshardOp, sdy::ShardingConstraintOp>(op))

@@ -1234,6 +1234,18 @@ describeMembers(const std::vector<std::pair<int64_t, int64_t>> &members) {
   return text + "]";
 }
 
+WalkResult GroupOp::walkGroups(Operation *root,
+                               function_ref<WalkResult(GroupOp)> visit) {
+  return root->walk<WalkOrder::PreOrder>([&](Operation *op) {
+    if (isa<ReshardFnOp, PlanOp, ScheduleOp, ProgramOp>(op))
+      return WalkResult::skip();
+    if (auto group = dyn_cast<GroupOp>(op))
+      return visit(group).wasInterrupted() ? WalkResult::interrupt()
+                                           : WalkResult::skip();
+    return WalkResult::advance();
+  });
+}
+
 LogicalResult GroupOp::verifyMerge(SymbolTableCollection &symbols) {
   if (!isMerged())
     return success();

@@ -17,14 +17,8 @@ struct VerifyGroupsPass
   void runOnOperation() override {
     SymbolTableCollection symbols;
     bool failedAny = false;
-    getOperation()->walk<WalkOrder::PreOrder>([&](Operation *op) {
-      // Groups live beside their members; nothing inside a reshard does.
-      if (isa<ReshardFnOp, PlanOp, ScheduleOp, ProgramOp>(op))
-        return WalkResult::skip();
-      if (auto group = dyn_cast<GroupOp>(op)) {
-        failedAny |= failed(group.verifyMerge(symbols));
-        return WalkResult::skip();
-      }
+    GroupOp::walkGroups(getOperation(), [&](GroupOp group) {
+      failedAny |= failed(group.verifyMerge(symbols));
       return WalkResult::advance();
     });
     if (failedAny)

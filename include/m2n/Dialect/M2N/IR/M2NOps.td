@@ -580,6 +580,11 @@ def M2N_GroupOp : M2N_Op<"group", [SingleBlock, NoTerminator]> {
     /// (m2n::groupLayout) with their launches combined; diagnostics on the
     /// group rank that differs. Success for a group not merged yet.
     ::mlir::LogicalResult verifyMerge(::mlir::SymbolTableCollection &symbols);
+    /// Visits every group under `root` (groups live beside their members:
+    /// the walk skips reshard bodies); stops when `visit` interrupts.
+    static ::mlir::WalkResult
+    walkGroups(::mlir::Operation *root,
+               ::llvm::function_ref<::mlir::WalkResult(GroupOp)> visit);
   }];
 }
 
