@@ -5,6 +5,7 @@ source root, with the tools of this build and a scratch directory for
 
     readme_tour.py README.md BIN_DIR SCRATCH_DIR
 """
+import re
 import shlex
 import subprocess
 import sys
@@ -21,8 +22,12 @@ def main():
     if not commands:
         sys.exit("no command in the README's first sh block")
     for command in commands:
-        command = command.replace("build/bin/", bin_dir.rstrip("/") + "/")
-        command = command.replace("/tmp/", str(scratch) + "/")
+        # Only paths as the README spells them (at a word's start), /tmp/
+        # first: the checkout, and so the tools, may lie under /tmp.
+        command = re.sub(r"(?<![\w/.])/tmp/", lambda _: str(scratch) + "/",
+                         command)
+        command = re.sub(r"(?<![\w/.])build/bin/",
+                         lambda _: bin_dir.rstrip("/") + "/", command)
         run = subprocess.run(command, shell=True, cwd=readme.parent,
                              capture_output=True, text=True)
         if run.returncode != 0:
