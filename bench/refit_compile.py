@@ -11,6 +11,9 @@ Rows (wall times, best and median of --repeat):
               -o /dev/null`: a process that parses the emitted module,
               runs the pipeline with every verifier, prints the lowered
               module (to /dev/null) and writes the artifact
+  m2n-opt, kernel cache warm
+              the same with kernel-cache-dir=D, D filled by a run before:
+              the kernel's PTX is read back instead of built by LLVM
   api         `m2n-refit --compile`: the compiler API in process (what the
               Python JIT calls), as m2n-refit reports it: the best of
               --repeat runs after a first one, and that first run (which
@@ -69,10 +72,18 @@ def main():
             [build / "m2n-refit", *REFIT, "--emit-mlir", ir, "--compile", api,
              "--repeat", str(args.repeat)],
             r"through --m2n-pipeline: (\d+) ms .*?first run, which built the kernel: (\d+) ms")
-        runs = [timed([build / "m2n-opt", ir, f"--m2n-pipeline=chunk-bytes=0 artifact={opt}",
-                       "-o", "/dev/null"]) for _ in range(args.repeat)]
+        def m2n_opt(extra=""):
+            return timed([build / "m2n-opt", ir,
+                          f"--m2n-pipeline=chunk-bytes=0 artifact={opt} {extra}",
+                          "-o", "/dev/null"])
+        runs = [m2n_opt() for _ in range(args.repeat)]
         if api.read_bytes() != opt.read_bytes():
             sys.exit("m2n-opt and the compiler API wrote different artifacts")
+        cache = f"kernel-cache-dir={tmp / 'kernels'}"
+        m2n_opt(cache)
+        cached = [m2n_opt(cache) for _ in range(args.repeat)]
+        if api.read_bytes() != opt.read_bytes():
+            sys.exit("m2n-opt with the kernel cache wrote a different artifact")
         size = api.stat().st_size
         rows = [("m2n-opt --m2n-pipeline (a process)", min(runs), statistics.median(runs), None, size),
                 ("compiler API (m2n-refit --compile)", best, None, first, size)]
@@ -91,6 +102,8 @@ def main():
                          statistics.median(new_runs), None, size))
             rows.append(("process: the direct compiler's m2n-refit --compile", min(old_runs),
                          statistics.median(old_runs), None, old.stat().st_size))
+        rows.append(("m2n-opt, kernel cache warm (a process)", min(cached),
+                     statistics.median(cached), None, size))
     print("DeepSeek-V3 refit, 1025 tensors, 256 ranks (trainer tp=8,pp=8,dp=2,ep=16 -> "
           "generator tp=8,dp=16, gb200-nvl72-x4), chunk-bytes=0")
     print("| path | best ms | median ms | first run ms | artifact MB | best / baseline "
@@ -99,8 +112,8 @@ def main():
     base = rows[2][1] if args.baseline else None
     process = rows[4][1] if args.baseline else None
     for i, (name, b, med, fst, sz) in enumerate(rows):
-        ratio = f"{b / base:.2f}x" if base and i < 3 else "-"
-        ratio += f" | {b / process:.2f}x" if process and i in (0, 3, 4) else " | -"
+        ratio = f"{b / base:.2f}x" if base and i in (0, 1, 2, 5) else "-"
+        ratio += f" | {b / process:.2f}x" if process and i in (0, 3, 4, 5) else " | -"
         print(f"| {name} | {b:.0f} | {med:.0f} | " if med is not None else f"| {name} | {b:.0f} | - | ",
               end="")
         print(f"{fst:.0f} | " if fst is not None else "- | ", end="")

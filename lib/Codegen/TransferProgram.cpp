@@ -222,11 +222,34 @@ static FailureOrOrder
 emissionOrder(const Schedule &schedule,
               std::vector<std::vector<int64_t>> &dependents);
 
+/// `schedule`'s emission order and each step's dependents, computed once
+/// for the checks and the lowering.
+struct OrderedSteps {
+  std::vector<int64_t> order;
+  std::vector<std::vector<int64_t>> dependents;
+};
+
+static std::optional<std::string>
+lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
+                  const Layout &src, const Layout &dst,
+                  const std::vector<int64_t> &shape, ElementType type,
+                  const LoweringOptions &options,
+                  std::optional<ElementCast> cast, TransferProgram &program);
+
+/// lowerScheduleOnce in `schedule`'s emission order, or why it has none.
 static std::optional<std::string>
 lowerScheduleOnce(const Schedule &schedule, const Layout &src,
                   const Layout &dst, const std::vector<int64_t> &shape,
                   ElementType type, const LoweringOptions &options,
-                  std::optional<ElementCast> cast, TransferProgram &program);
+                  std::optional<ElementCast> cast, TransferProgram &program) {
+  OrderedSteps ordered;
+  FailureOrOrder order = emissionOrder(schedule, ordered.dependents);
+  if (std::string *error = std::get_if<std::string>(&order))
+    return *error;
+  ordered.order = std::move(std::get<std::vector<int64_t>>(order));
+  return lowerScheduleOnce(schedule, ordered, src, dst, shape, type, options,
+                           cast, program);
+}
 
 namespace {
 
@@ -328,6 +351,23 @@ bool hasOverlappingReductions(const Schedule &schedule) {
 /// network steps (whose kernel items the lowering orders itself) and those
 /// with a missing step or a cycle (the lowering names the problem) are
 /// returned as they are.
+bool isInEmissionOrder(const Schedule &schedule) {
+  if (std::none_of(schedule.steps.begin(), schedule.steps.end(),
+                   [](const Step &step) {
+                     return step.link == LinkClass::Network;
+                   }))
+    return true;
+  std::vector<std::vector<int64_t>> dependents;
+  FailureOrOrder order = emissionOrder(schedule, dependents);
+  const auto *steps = std::get_if<std::vector<int64_t>>(&order);
+  if (!steps)
+    return true;
+  for (size_t at = 0; at < steps->size(); ++at)
+    if ((*steps)[at] != static_cast<int64_t>(at))
+      return false;
+  return true;
+}
+
 Schedule inEmissionOrder(Schedule schedule) {
   if (std::none_of(schedule.steps.begin(), schedule.steps.end(),
                    [](const Step &step) {
@@ -523,22 +563,26 @@ lowerPreparedSchedule(const Schedule &schedule, const Layout &src,
              ") is not one contiguous copy between whole NCCL buffers: " +
              "stage it first (m2n-stage-network-steps)";
   }
+  OrderedSteps ordered;
+  FailureOrOrder order = emissionOrder(schedule, ordered.dependents);
+  if (std::string *error = std::get_if<std::string>(&order))
+    return *error;
+  ordered.order = std::move(std::get<std::vector<int64_t>>(order));
   // ... and numbered in emission order (m2n-order-steps), the order the
   // runtime posts network steps in and every rank's items follow: another
   // numbering could make a network stream wait for what waits behind it.
   if (std::any_of(schedule.steps.begin(), schedule.steps.end(),
                   [](const Step &step) {
                     return step.link == LinkClass::Network;
-                  })) {
-    Schedule ordered = inEmissionOrder(schedule);
-    for (size_t i = 0; i < schedule.steps.size(); ++i)
-      if (!(schedule.steps[i] == ordered.steps[i]))
+                  }))
+    for (size_t i = 0; i < ordered.order.size(); ++i)
+      if (ordered.order[i] != static_cast<int64_t>(i))
         return "step " + std::to_string(i) + " (" + schedule.steps[i].str() +
                ") is not where the emission order puts it: number the "
                "steps first (m2n-order-steps)";
-  }
-  if (std::optional<std::string> error = lowerScheduleOnce(
-          schedule, src, dst, shape, type, options, cast, program))
+  if (std::optional<std::string> error =
+          lowerScheduleOnce(schedule, ordered, src, dst, shape, type, options,
+                            cast, program))
     return error;
   // ... and its reductions ordered where a vector reduction needs it
   // (m2n-order-reductions).
@@ -665,9 +709,10 @@ emissionOrder(const Schedule &schedule,
 }
 
 static std::optional<std::string>
-lowerScheduleOnce(const Schedule &schedule, const Layout &src,
-                  const Layout &dst, const std::vector<int64_t> &shape,
-                  ElementType type, const LoweringOptions &options,
+lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
+                  const Layout &src, const Layout &dst,
+                  const std::vector<int64_t> &shape, ElementType type,
+                  const LoweringOptions &options,
                   std::optional<ElementCast> cast, TransferProgram &program) {
   program = TransferProgram();
   program.type = type;
@@ -688,11 +733,8 @@ lowerScheduleOnce(const Schedule &schedule, const Layout &src,
   // Buffer shapes.
   const BufferShapes shapeOf(src, dst, shape, schedule.scratches);
 
-  std::vector<std::vector<int64_t>> dependents;
-  FailureOrOrder order = emissionOrder(schedule, dependents);
-  if (std::string *error = std::get_if<std::string>(&order))
-    return *error;
-  const std::vector<int64_t> &steps = std::get<std::vector<int64_t>>(order);
+  const std::vector<std::vector<int64_t>> &dependents = ordered.dependents;
+  const std::vector<int64_t> &steps = ordered.order;
 
   // Each step with dependents signals a counter on its executor once per
   // movement; `signalled[i]` is (counter, number of movements).

@@ -38,6 +38,7 @@
 #include "mlir/Dialect/Index/IR/IndexDialect.h"
 
 int main(int argc, char **argv) {
+  m2n::tools::keepFreedMemory();
   mlir::DialectRegistry registry;
   registry.insert<mlir::m2n::M2NDialect, mlir::func::FuncDialect,
                   mlir::arith::ArithDialect, mlir::memref::MemRefDialect,

@@ -294,6 +294,7 @@ std::optional<std::string> compileRefit(mlir::MLIRContext &context,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  tools::keepFreedMemory();
   tools::parseCommandLine(argc, argv,
                           "m2n-refit: plan a whole-model refit from a model "
                           "description and two parallel configurations\n");

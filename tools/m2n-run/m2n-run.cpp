@@ -73,6 +73,7 @@ static cl::opt<int> benchRuns(
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  m2n::tools::keepFreedMemory();
   mlir::registerMLIRContextCLOptions();
   ::m2n::tools::parseCommandLine(
       argc, argv,

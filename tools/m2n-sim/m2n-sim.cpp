@@ -111,6 +111,7 @@ static std::optional<int64_t> bufferBytes(const ::m2n::Layout &layout,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
+  ::m2n::tools::keepFreedMemory();
   mlir::registerMLIRContextCLOptions();
   ::m2n::tools::parseCommandLine(argc, argv, "m2n reference executor\n");
 

@@ -113,6 +113,10 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
 /// cycle, are returned as they are. (--m2n-order-steps.)
 Schedule inEmissionOrder(Schedule schedule);
 
+/// Whether inEmissionOrder would return `schedule` as it is (without
+/// building the copy).
+bool isInEmissionOrder(const Schedule &schedule);
+
 /// `schedule` with the dependencies a vector reduction needs: reduction
 /// steps onto overlapping bytes of one buffer of which the lowering (with
 /// `options`) moves one on the SM path (load, combine, store: not atomic,

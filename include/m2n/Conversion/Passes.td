@@ -73,6 +73,37 @@ def ChooseLaunch : Pass<"m2n-choose-launch", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }
 
+def SerializeKernels : Pass<"m2n-serialize-kernels", "::mlir::ModuleOp"> {
+  let summary = "gpu-module-to-binary, with the binaries kept by the kernel module's text";
+  let description = [{
+    Turns every `gpu.module` with targets (the kernel module after
+    `nvvm-attach-target` and the NVVM conversions) into a `gpu.binary`, as
+    `gpu-module-to-binary` does, and keeps each binary under a 128-bit hash
+    of the module's text, the format, m2n's commit and LLVM's version: in
+    the process (the compiler API compiles many reshards whose kernel is the
+    same module) and, with `cache-dir`, in one file per binary there, so
+    that the next process starts with it. A module seen before gets its
+    binary back without running LLVM (about 70 ms on the transfer kernel);
+    the bytes are the ones its build wrote (without the build's timings,
+    which gpu-module-to-binary records: the output is the same whether the
+    binary was built or kept). A cache file that does not
+    parse is rebuilt; one that cannot be written is skipped: the cache never
+    makes a compile fail. `-mlir-pass-statistics` counts hits and builds.
+  }];
+  let options = [
+    Option<"format", "format", "std::string", "\"isa\"",
+           "gpu-module-to-binary's format: isa (PTX), bin, fatbin">,
+    Option<"cacheDir", "cache-dir", "std::string", "\"\"",
+           "A directory that keeps the binaries between processes "
+           "(none: only in the process)">
+  ];
+  let statistics = [
+    Statistic<"reused", "reused", "Kernel modules whose binary was kept">,
+    Statistic<"built", "built", "Kernel modules built by LLVM">
+  ];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+}
+
 def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
   let summary = "Write the executable artifact: PTX, launches and per-rank programs";
   let description = [{

@@ -25,10 +25,8 @@ struct OrderStepsPass
   void runOnOperation() override {
     getOperation()->walk([&](ScheduleOp op) {
       ::m2n::Schedule schedule = toSchedule(op);
-      ::m2n::Schedule ordered = ::m2n::inEmissionOrder(schedule);
-      const bool same = schedule.steps == ordered.steps;
-      if (!same)
-        replaceScheduleBody(op, ordered);
+      if (!::m2n::isInEmissionOrder(schedule))
+        replaceScheduleBody(op, ::m2n::inEmissionOrder(std::move(schedule)));
     });
   }
 };

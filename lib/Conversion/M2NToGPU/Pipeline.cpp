@@ -8,7 +8,7 @@
 //   topology -> stage network steps -> order reductions -> order steps ->
 //   verify schedule -> lower to per-rank programs -> verify programs;
 //   then merge groups -> the transfer kernel -> choose every rank's launch
-//   -> NVVM -> PTX (-> write the artifact).
+//   -> NVVM -> PTX, kept by the kernel's text (-> write the artifact).
 //
 //===----------------------------------------------------------------------===//
 
@@ -97,12 +97,19 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
       *this, "format",
       llvm::cl::desc("gpu-module-to-binary format: isa (PTX), bin, fatbin"),
       llvm::cl::init("isa")};
+  Option<std::string> kernelCacheDir{
+      *this, "kernel-cache-dir",
+      llvm::cl::desc("A directory that keeps the kernel's binary between "
+                     "processes (m2n-serialize-kernels; none: only in the "
+                     "process)"),
+      llvm::cl::init("")};
 };
 
 } // namespace
 
 void mlir::m2n::addKernelToBinaryPasses(OpPassManager &pm, StringRef chip,
-                                        StringRef format, StringRef features) {
+                                        StringRef format, StringRef features,
+                                        StringRef cacheDir) {
   GpuNVVMAttachTargetOptions target;
   target.moduleMatcher = mlir::m2n::kKernelModuleName.str();
   target.chip = chip.str();
@@ -117,9 +124,10 @@ void mlir::m2n::addKernelToBinaryPasses(OpPassManager &pm, StringRef chip,
   kernels.addPass(createConvertNVVMToLLVMPass());
   kernels.addPass(createReconcileUnrealizedCastsPass());
 
-  GpuModuleToBinaryPassOptions binary;
-  binary.compilationTarget = format.str();
-  pm.addPass(createGpuModuleToBinaryPass(binary));
+  mlir::m2n::SerializeKernelsOptions binary;
+  binary.format = format.str();
+  binary.cacheDir = cacheDir.str();
+  pm.addPass(mlir::m2n::createSerializeKernels(binary));
 }
 
 namespace {
@@ -178,7 +186,7 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   // The merged groups, their launches included, checked once.
   pm.addPass(mlir::m2n::createVerifyGroups());
   mlir::m2n::addKernelToBinaryPasses(pm, options.chip, options.format,
-                                     options.features);
+                                     options.features, options.kernelCacheDir);
 
   if (!options.artifact.empty()) {
     mlir::m2n::WriteArtifactOptions write;

@@ -21,6 +21,7 @@ namespace mlir::m2n {
 #define GEN_PASS_DECL_MERGEGROUPS
 #define GEN_PASS_DECL_ORDERREDUCTIONS
 #define GEN_PASS_DECL_ORDERSTEPS
+#define GEN_PASS_DECL_SERIALIZEKERNELS
 #define GEN_PASS_DECL_STAGENETWORKSTEPS
 #define GEN_PASS_DECL_WRITEARTIFACT
 #include "m2n/Conversion/Passes.h.inc"
@@ -87,9 +88,12 @@ FailureOr<ProgramTable> collectPrograms(ModuleOp module);
 FailureOr<std::string> buildArtifact(ModuleOp module);
 
 /// The pipeline's passes from the kernel module to its binary:
-/// nvvm-attach-target, the NVVM conversions, gpu-module-to-binary.
+/// nvvm-attach-target, the NVVM conversions, m2n-serialize-kernels
+/// (gpu-module-to-binary, its binaries kept in the process and, with
+/// `cacheDir`, in that directory).
 void addKernelToBinaryPasses(OpPassManager &pm, StringRef chip,
-                             StringRef format, StringRef features);
+                             StringRef format, StringRef features,
+                             StringRef cacheDir = "");
 
 /// The kernel-ops attribute (kKernelOpsAttrName) of `ops`, and back.
 DictionaryAttr kernelOpsAttr(MLIRContext *context, const ::m2n::KernelOps &ops);

@@ -220,6 +220,8 @@ static std::optional<::m2n::CounterRef> toCounterRef(ArrayRef<int64_t> pair) {
       rankProgram.counters = rank.getCounters();
       if (LaunchAttr launch = rank.getLaunchAttr())
         rankProgram.launch = launch.getRankLaunch();
+      // Most moves are kernel items.
+      rankProgram.items.reserve(rank.getBody().front().getOperations().size());
       for (MoveOp move : rank.getBody().front().getOps<MoveOp>()) {
         ::m2n::Movement m = toMovement(move);
         switch (move.getMechanism()) {
