@@ -522,7 +522,7 @@ checkTransferProgram(const TransferProgram &program, const Layout &src,
                              kWritesSource);
     }
   }
-  return std::nullopt;
+  return checkProgramOrder(program, src, dst, shape);
 }
 
 std::vector<std::pair<int64_t, const Movement *>>

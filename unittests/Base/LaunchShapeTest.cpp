@@ -196,6 +196,12 @@ TEST(LaunchShapeTest, ArtifactsKeepTheirLaunches) {
   reshard.dst = reshard.src;
   reshard.strategy = "flat";
   reshard.program.ranks[0].launch = RankLaunch{32, 2, 4096};
+  // The one move the destination needs (a program must write it whole).
+  Movement copy;
+  copy.src = {BufferKind::Source, 0};
+  copy.dst = {BufferKind::Destination, 0};
+  copy.bytes = 256;
+  reshard.program.ranks[0].items.push_back(copy);
   artifact.reshards.push_back(reshard);
   Artifact back;
   ASSERT_EQ(deserializeArtifact(serializeArtifact(artifact), back),
@@ -216,7 +222,8 @@ TEST(LaunchShapeTest, ArtifactsKeepTheirLaunches) {
   ASSERT_EQ(deserializeArtifact(serializeArtifact(artifact), back),
             std::nullopt);
   EXPECT_EQ(*back.reshards[0].program.ranks.at(0).launch,
-            chooseLaunch(artifact.kernel, {}));
+            chooseLaunch(artifact.kernel,
+                         artifact.reshards[0].program.ranks[0].demand()));
 }
 
 TEST(LaunchShapeTest, ArtifactsKeepTheirWalkersAndRefuseBadOnes) {

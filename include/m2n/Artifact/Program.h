@@ -370,6 +370,24 @@ std::optional<ProgramIssue>
 checkTransferProgram(const TransferProgram &program, const Layout &src,
                      const Layout &dst, const std::vector<int64_t> &shape);
 
+/// The most move instances (repeats expanded) checkProgramOrder expands:
+/// 16M kernel items and transfers, far beyond what a reshard lowers to
+/// (one item carries up to a stage of bytes).
+constexpr int64_t kMaxOrderedInstances = int64_t{1} << 24;
+
+/// What the waits of a program checkTransferProgram accepts must order
+/// (ProgramOrder.cpp), byte by byte: every destination byte copied by
+/// exactly one move, each scratch byte at most once; every reduction after
+/// the copy of its bytes, and one on the SM path ordered against every
+/// other reduction of its bytes; every read of a destination or scratch
+/// byte after every move that writes it; no cycle of waits. A move is after
+/// another when it waits, directly or through other moves, for a counter
+/// the other adds to (a rank's copy-engine copies come before its kernel).
+/// checkTransferProgram runs it last.
+std::optional<ProgramIssue>
+checkProgramOrder(const TransferProgram &program, const Layout &src,
+                  const Layout &dst, const std::vector<int64_t> &shape);
+
 } // namespace m2n
 
 #endif // M2N_ARTIFACT_PROGRAM_H

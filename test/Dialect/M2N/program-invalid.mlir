@@ -428,3 +428,132 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
   }
   return
 }
+
+// -----
+
+// The order the waits prove (m2n::checkProgramOrder). A read of a
+// destination another move writes, without waiting for it (the repro of
+// 2026-12-03: m2n-run FAILed on it):
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) -> !d {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 1 {
+      // expected-error @below {{reads bytes [0, 64) of dst(1) without waiting for rank 1: copy vector src(0)+0 -> dst(1)+0 64B signal 1:0 read-done 0:0, which writes them}}
+      m2n.move vector copy dst(1)+0 -> dst(0)+0 64B read_done 1:1 step 1
+      m2n.move vector copy src(0)+0 -> src(0)+0 0B wait 0:0>=1
+    }
+    m2n.rank 1 counters = 2 {
+      m2n.move vector copy src(0)+0 -> dst(1)+0 64B signal 1:0 read_done 0:0 step 0
+      m2n.move vector copy dst(1)+0 -> dst(1)+0 0B wait 1:1>=1
+    }
+  }
+  return %0 : !d
+}
+
+// -----
+
+// ... with the wait: valid.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) -> !d {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 1 {
+      m2n.move vector copy dst(1)+0 -> dst(0)+0 64B wait 1:0>=1 read_done 1:1 step 1
+      m2n.move vector copy src(0)+0 -> src(0)+0 0B wait 0:0>=1
+    }
+    m2n.rank 1 counters = 2 {
+      m2n.move vector copy src(0)+0 -> dst(1)+0 64B signal 1:0 read_done 0:0 step 0
+      m2n.move vector copy dst(1)+0 -> dst(1)+0 0B wait 1:1>=1
+    }
+  }
+  return %0 : !d
+}
+
+// -----
+
+// Destination bytes no move writes.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) -> !d {
+  // expected-error @below {{no move copies bytes [32, 64) of dst(0): every destination byte is written once}}
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 1 {
+      m2n.move vector copy src(0)+0 -> dst(0)+0 32B step 1
+    }
+    m2n.rank 1 counters = 1 {
+      m2n.move vector copy src(0)+0 -> dst(1)+0 64B step 0
+    }
+  }
+  return %0 : !d
+}
+
+// -----
+
+// Bytes written twice.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>
+func.func @f(%c: !m2n.comm<1>, %x: !s) -> !d {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<1>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 48B
+      // expected-error @below {{copies onto bytes [32, 48) of dst(0), which rank 0: copy src(0)+0 -> dst(0)+0 48B copies onto too: every byte is written once}}
+      m2n.move bulk copy src(0)+32 -> dst(0)+32 32B
+    }
+  }
+  return %0 : !d
+}
+
+// -----
+
+// Reductions of a partial sum that do not wait for the copy they reduce
+// into (and, on the SM path, for each other).
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) -> !d {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      m2n.move vector copy src(0)+0 -> dst(0)+0 64B step 0
+      // expected-error @below {{reduces onto bytes [0, 64) of dst(0) without waiting for rank 0: copy vector src(0)+0 -> dst(0)+0 64B, which copies them first}}
+      m2n.move vector reduce<sum> src(1)+0 -> dst(0)+0 64B step 1
+    }
+    m2n.rank 1 counters = 0 {
+      m2n.move vector reduce<sum> src(1)+0 -> dst(0)+0 64B step 2
+    }
+  }
+  return %0 : !d
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) -> !d {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 1 {
+      m2n.move vector copy src(0)+0 -> dst(0)+0 64B signal 0:0 step 0
+      m2n.move vector reduce<sum> src(1)+0 -> dst(0)+0 64B wait 0:0>=1 step 1
+    }
+    m2n.rank 1 counters = 0 {
+      // expected-error @below {{reduces on the SM path (load, combine, store) onto bytes [0, 64) of dst(0), which rank 0: add.f32 vector src(1)+0 -> dst(0)+0 64B wait 0:0>=1 reduces onto too, and neither waits for the other}}
+      m2n.move vector reduce<sum> src(1)+0 -> dst(0)+0 64B wait 0:0>=1 step 2
+    }
+  }
+  return %0 : !d
+}
+
+// -----
+
+// Waits in a cycle: neither move ever runs.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>
+func.func @f(%c: !m2n.comm<1>, %x: !s) -> !d {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<1>, !s -> !d {
+    m2n.rank 0 counters = 2 {
+      // expected-error @below {{never runs: its waits depend on each other in a cycle (or on a move that never runs)}}
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 32B signal 0:0 wait 0:1>=1
+      m2n.move bulk copy src(0)+32 -> dst(0)+32 32B signal 0:1 wait 0:0>=1
+    }
+  }
+  return %0 : !d
+}

@@ -146,8 +146,12 @@ def VerifyProgram : Pass<"m2n-verify-program"> {
     inside existing buffers (tiles through tensor maps of their own
     buffers), every counter it names existing and every wait value exactly
     what one execution adds, every reduction one its mechanism has, over
-    whole elements, copy-engine copies plain copies, repeats well formed.
-    A problem of one move is reported on that move. The op verifier checks
+    whole elements, copy-engine copies plain copies, repeats well formed;
+    then what the waits order (`m2n::checkProgramOrder`): every destination
+    byte copied by exactly one move, every reduction after that copy (one on
+    the SM path ordered against every other reduction of its bytes), every
+    read of a destination or scratch byte after every move that writes it,
+    no cycle of waits. A problem of one move is reported on that move. The op verifier checks
     only the structure of each op, so that verifying a whole refit's module
     after every pass stays cheap; the pipeline runs this pass once, after
     the lowering. Changes nothing.

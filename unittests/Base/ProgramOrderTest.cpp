@@ -1,0 +1,233 @@
+//===- ProgramOrderTest.cpp - the waits a program needs, proven ------------===//
+//
+// Hand-written programs of one small reshard (f32[8], sharded over two
+// ranks, to replicated on both), each with one thing wrong, and the message
+// checkTransferProgram (its last part, checkProgramOrder) names it by.
+//
+//===----------------------------------------------------------------------===//
+
+#include "m2n/Artifact/Program.h"
+
+#include <gtest/gtest.h>
+
+using namespace m2n;
+
+namespace {
+
+BufferRef source(int64_t rank) { return {BufferKind::Source, rank}; }
+BufferRef destination(int64_t rank) { return {BufferKind::Destination, rank}; }
+BufferRef scratch(int64_t rank, int64_t index) {
+  return {BufferKind::Scratch, rank, index};
+}
+
+Movement copy(BufferRef from, int64_t fromOffset, BufferRef to,
+              int64_t toOffset, int64_t bytes = 16) {
+  Movement m;
+  m.src = from;
+  m.srcOffset = fromOffset;
+  m.dst = to;
+  m.dstOffset = toOffset;
+  m.bytes = bytes;
+  return m;
+}
+
+Movement signalling(Movement m, int64_t rank, int64_t index) {
+  m.signal = CounterRef{rank, index};
+  return m;
+}
+
+Movement waiting(Movement m, int64_t rank, int64_t index, uint64_t value = 1) {
+  m.waits.push_back({CounterRef{rank, index}, value});
+  return m;
+}
+
+Movement reducing(Movement m, Mechanism mechanism = Mechanism::Bulk) {
+  m.reduction = Reduction::Sum;
+  m.mechanism = mechanism;
+  return m;
+}
+
+struct Reshard {
+  Layout src, dst;
+  std::vector<int64_t> shape{8};
+  TransferProgram program;
+
+  Reshard() {
+    src.mesh = Mesh::contiguous({2});
+    src.placements = {Placement::shard(0)};
+    dst.mesh = Mesh::contiguous({2});
+    dst.placements = {Placement::replicate()};
+    program.type = ElementType::F32;
+    program.ranks[0].counters = 2;
+    program.ranks[1].counters = 2;
+  }
+
+  /// Rank `rank` copies both halves into its destination.
+  void gatherOn(int64_t rank) {
+    program.ranks[rank].items.push_back(copy(source(0), 0, destination(rank), 0));
+    program.ranks[rank].items.push_back(
+        copy(source(1), 0, destination(rank), 16));
+  }
+
+  std::string problem() const {
+    std::optional<ProgramIssue> issue =
+        checkTransferProgram(program, src, dst, shape);
+    return issue ? issue->message : "";
+  }
+};
+
+void expectProblem(const Reshard &reshard, const std::string &expected) {
+  const std::string problem = reshard.problem();
+  EXPECT_NE(problem.find(expected), std::string::npos)
+      << "expected \"" << expected << "\", got \"" << problem << "\"";
+}
+
+TEST(ProgramOrderTest, AGatherIsValid) {
+  Reshard reshard;
+  reshard.gatherOn(0);
+  reshard.gatherOn(1);
+  EXPECT_EQ(reshard.problem(), "");
+}
+
+TEST(ProgramOrderTest, EveryDestinationByteIsCopied) {
+  Reshard reshard;
+  reshard.gatherOn(0);
+  reshard.program.ranks[1].items.push_back(
+      copy(source(0), 0, destination(1), 0));
+  expectProblem(reshard, "no move copies bytes [16, 32) of dst(1): every "
+                         "destination byte is written once");
+}
+
+TEST(ProgramOrderTest, EveryByteIsCopiedOnce) {
+  Reshard reshard;
+  reshard.gatherOn(0);
+  reshard.gatherOn(1);
+  Movement again = copy(source(1), 0, destination(1), 8, 16);
+  again.mechanism = Mechanism::Vector; // Any offset on the SM path.
+  reshard.program.ranks[1].items.push_back(again);
+  expectProblem(reshard, "copies onto bytes [8, 16) of dst(1), which rank 1: "
+                         "copy src(0)+0 -> dst(1)+0 16B copies onto too: "
+                         "every byte is written once");
+  // A repeat that writes its bytes again, found without expanding it.
+  reshard = Reshard();
+  reshard.gatherOn(0);
+  reshard.gatherOn(1);
+  reshard.program.ranks[1].items[0].repeats = {{1 << 20, 0, 0, -1}};
+  expectProblem(reshard, "writes the same bytes 1048576 times (a repeat of "
+                         "destination stride 0)");
+}
+
+TEST(ProgramOrderTest, StagedBytesAreReadAfterTheyAreWritten) {
+  Reshard reshard;
+  reshard.gatherOn(0);
+  reshard.program.scratches.push_back({1, Dims{4}});
+  auto &items = reshard.program.ranks[1].items;
+  items.push_back(signalling(copy(source(0), 0, scratch(1, 0), 0), 1, 0));
+  items.push_back(copy(source(1), 0, destination(1), 16));
+  items.push_back(copy(scratch(1, 0), 0, destination(1), 0));
+  expectProblem(reshard, "rank 1: copy scratch0(1)+0 -> dst(1)+0 16B reads "
+                         "bytes [0, 16) of scratch0(1) without waiting for "
+                         "rank 1: copy src(0)+0 -> scratch0(1)+0 16B signal "
+                         "1:0, which writes them");
+  items.back() = waiting(items.back(), 1, 0);
+  EXPECT_EQ(reshard.problem(), "");
+  // Through another move: the wait is proven transitively.
+  items.back() = waiting(copy(scratch(1, 0), 0, destination(1), 0), 1, 1);
+  items[1] = signalling(waiting(items[1], 1, 0), 1, 1);
+  EXPECT_EQ(reshard.problem(), "");
+  // Bytes of a scratch nothing writes.
+  reshard = Reshard();
+  reshard.gatherOn(0);
+  reshard.program.scratches.push_back({1, Dims{4}});
+  reshard.program.ranks[1].items.push_back(
+      copy(scratch(1, 0), 0, destination(1), 0));
+  reshard.program.ranks[1].items.push_back(
+      copy(source(1), 0, destination(1), 16));
+  expectProblem(reshard, "reads bytes [0, 16) of scratch0(1), which no move "
+                         "writes");
+}
+
+TEST(ProgramOrderTest, ReductionsFollowTheCopyTheyReduceInto) {
+  Reshard reshard;
+  reshard.gatherOn(0);
+  reshard.gatherOn(1);
+  auto &items = reshard.program.ranks[1].items;
+  items[0] = signalling(items[0], 1, 0);
+  items.push_back(reducing(copy(source(1), 0, destination(1), 0)));
+  expectProblem(reshard, "rank 1: add.f32 src(1)+0 -> dst(1)+0 16B reduces "
+                         "onto bytes [0, 16) of dst(1) without waiting for "
+                         "rank 1: copy src(0)+0 -> dst(1)+0 16B signal 1:0, "
+                         "which copies them first");
+  items.back() = waiting(items.back(), 1, 0);
+  EXPECT_EQ(reshard.problem(), "");
+  // TMA reductions are atomic: two of them need no order between them.
+  items.push_back(
+      waiting(reducing(copy(source(1), 0, destination(1), 0)), 1, 0));
+  EXPECT_EQ(reshard.problem(), "");
+  // One on the SM path (load, combine, store) does.
+  items.back().mechanism = Mechanism::Vector;
+  expectProblem(reshard, "reduces on the SM path (load, combine, store) onto "
+                         "bytes [0, 16) of dst(1)");
+  items.back() = waiting(items.back(), 1, 1);
+  items[2] = signalling(items[2], 1, 1);
+  EXPECT_EQ(reshard.problem(), "");
+}
+
+TEST(ProgramOrderTest, AReductionNeedsACopyFirst) {
+  Reshard reshard;
+  reshard.gatherOn(0);
+  reshard.gatherOn(1);
+  reshard.program.scratches.push_back({1, Dims{4}});
+  reshard.program.ranks[1].items.push_back(
+      reducing(copy(source(0), 0, scratch(1, 0), 0)));
+  expectProblem(reshard, "reduces onto bytes [0, 16) of scratch0(1), which no "
+                         "move copies first");
+}
+
+TEST(ProgramOrderTest, WaitsInACycleNeverRun) {
+  Reshard reshard;
+  reshard.gatherOn(0);
+  auto &items = reshard.program.ranks[1].items;
+  items.push_back(waiting(signalling(copy(source(0), 0, destination(1), 0), 1,
+                                     0),
+                          1, 1));
+  items.push_back(waiting(signalling(copy(source(1), 0, destination(1), 16),
+                                     1, 1),
+                          1, 0));
+  expectProblem(reshard, "never runs: its waits depend on each other in a "
+                         "cycle");
+}
+
+TEST(ProgramOrderTest, CopyEngineCopiesComeBeforeTheKernel) {
+  Reshard reshard;
+  reshard.gatherOn(0);
+  reshard.program.scratches.push_back({1, Dims{4}});
+  reshard.program.ranks[1].engineCopies.push_back(
+      copy(source(0), 0, scratch(1, 0), 0));
+  reshard.program.ranks[1].items.push_back(
+      copy(scratch(1, 0), 0, destination(1), 0));
+  reshard.program.ranks[1].items.push_back(
+      copy(source(1), 0, destination(1), 16));
+  EXPECT_EQ(reshard.problem(), "");
+  // ... but not before another rank's.
+  reshard.program.ranks[0].items[0] = copy(scratch(1, 0), 0, destination(0), 0);
+  expectProblem(reshard, "rank 0: copy scratch0(1)+0 -> dst(0)+0 16B reads "
+                         "bytes [0, 16) of scratch0(1) without waiting for "
+                         "rank 1: copy-engine copy");
+}
+
+TEST(ProgramOrderTest, MoreInstancesThanItExpandsAreRefused) {
+  // 2^25 distinct 16-byte instances inside a 512 MiB destination.
+  Reshard reshard;
+  reshard.shape = {int64_t{1} << 27};
+  reshard.src.mesh = Mesh::contiguous({1});
+  reshard.dst.mesh = Mesh::contiguous({1});
+  reshard.program.ranks.erase(1);
+  Movement whole = copy(source(0), 0, destination(0), 0);
+  whole.repeats = {{int64_t{1} << 25, 16, 16, -1}};
+  reshard.program.ranks[0].items.push_back(whole);
+  expectProblem(reshard, "the program has 33554432 move instances, more than "
+                         "the 16777216 whose order m2n proves");
+}
+
+} // namespace
