@@ -158,6 +158,8 @@ def test_jit_caches_in_memory_and_on_disk(fresh_cache, tmp_path):
     assert m2n.stats.compiles == before + 1
     files = list(fresh_cache.glob("*.m2n"))
     assert len(files) == 1 and not list(fresh_cache.glob("*.tmp"))
+    # The kernel's binary is kept beside the artifacts, for the next process.
+    assert len(list((fresh_cache / "kernels").glob("*.objects"))) == 1
     # Warm: no compilation, not even a lookup of the artifact cache.
     m2n.all_gather(src, dst, comm)
     assert m2n.stats.compiles == before + 1

@@ -123,6 +123,11 @@ struct SerializeKernelsPass
       if (it != cache.objects.end())
         text = it->second;
     }
+    // Built earlier in this process: the directory keeps it too.
+    if (!text.empty() && !cacheDir.empty() &&
+        !llvm::sys::fs::exists(cachePath(cacheDir, key)) &&
+        !llvm::sys::fs::create_directories(cacheDir))
+      writeAtomically(cachePath(cacheDir, key), text);
     if (text.empty() && !cacheDir.empty()) {
       auto file = llvm::MemoryBuffer::getFile(cachePath(cacheDir, key));
       if (!file)
