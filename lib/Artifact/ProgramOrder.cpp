@@ -507,6 +507,24 @@ std::optional<ProgramIssue> OrderCheck::run() {
           copies.begin(), copies.end(),
           [&](const Write &w) { return w.end <= begin; });
     };
+    // Over the copies of [begin, end): the first that `node` does not come
+    // after, else where they stop covering the range (`end`: all of it).
+    struct Cover {
+      const Write *unordered;
+      int64_t covered;
+    };
+    auto coverOf = [&](int64_t begin, int64_t end, uint32_t node) -> Cover {
+      int64_t at = begin;
+      for (auto copy = copiesFrom(begin);
+           copy != copies.end() && copy->begin < end; ++copy) {
+        if (copy->begin > at)
+          break;
+        if (!before(copy->node, node))
+          return {&*copy, at};
+        at = copy->end;
+      }
+      return {nullptr, at};
+    };
     // Reductions: after the copies of their bytes, all of them there; a
     // vector reduction (load, combine, store) ordered against every other
     // reduction of its bytes.
@@ -515,22 +533,16 @@ std::optional<ProgramIssue> OrderCheck::run() {
       reach[i] = std::max(i ? reach[i - 1] : 0, reductions[i].end);
     for (size_t i = 0; i < reductions.size(); ++i) {
       const Write &r = reductions[i];
-      int64_t at = r.begin;
-      for (auto copy = copiesFrom(r.begin);
-           copy != copies.end() && copy->begin < r.end; ++copy) {
-        if (copy->begin > at)
-          break;
-        if (!before(copy->node, r.node))
-          return issue(r.node,
-                       "reduces onto " +
-                           bytesOf(buffer, std::max(r.begin, copy->begin),
-                                   std::min(r.end, copy->end)) +
-                           " without waiting for " + name(copy->node) +
-                           ", which copies them first");
-        at = copy->end;
-      }
-      if (at < r.end)
-        return issue(r.node, "reduces onto " + bytesOf(buffer, at, r.end) +
+      const Cover cover = coverOf(r.begin, r.end, r.node);
+      if (const Write *copy = cover.unordered)
+        return issue(r.node, "reduces onto " +
+                                 bytesOf(buffer, std::max(r.begin, copy->begin),
+                                         std::min(r.end, copy->end)) +
+                                 " without waiting for " + name(copy->node) +
+                                 ", which copies them first");
+      if (cover.covered < r.end)
+        return issue(r.node, "reduces onto " +
+                                 bytesOf(buffer, cover.covered, r.end) +
                                  ", which no move copies first");
       for (size_t j = i + 1; j < reductions.size() &&
                              reductions[j].begin < r.end;
@@ -558,22 +570,17 @@ std::optional<ProgramIssue> OrderCheck::run() {
     for (const Run &read : readsIt->second) {
       if (read.end <= read.begin)
         continue;
-      int64_t at = read.begin;
-      for (auto copy = copiesFrom(read.begin);
-           copy != copies.end() && copy->begin < read.end; ++copy) {
-        if (copy->begin > at)
-          break;
-        if (!before(copy->node, read.node))
-          return issue(read.node,
-                       "reads " +
-                           bytesOf(buffer, std::max(read.begin, copy->begin),
-                                   std::min(read.end, copy->end)) +
-                           " without waiting for " + name(copy->node) +
-                           ", which writes them");
-        at = copy->end;
-      }
-      if (at < read.end)
-        return issue(read.node, "reads " + bytesOf(buffer, at, read.end) +
+      const Cover cover = coverOf(read.begin, read.end, read.node);
+      if (const Write *copy = cover.unordered)
+        return issue(read.node,
+                     "reads " +
+                         bytesOf(buffer, std::max(read.begin, copy->begin),
+                                 std::min(read.end, copy->end)) +
+                         " without waiting for " + name(copy->node) +
+                         ", which writes them");
+      if (cover.covered < read.end)
+        return issue(read.node, "reads " +
+                                    bytesOf(buffer, cover.covered, read.end) +
                                     ", which no move writes");
       auto first = std::partition_point(
           reach.begin(), reach.end(),

@@ -345,21 +345,27 @@ bool hasOverlappingReductions(const Schedule &schedule) {
 
 } // namespace
 
-/// `schedule` with its steps numbered in emission order (emissionOrder),
-/// the order in which the runtime posts network steps (by step), so that
-/// network streams and CTAs work through one order. Schedules without
-/// network steps (whose kernel items the lowering orders itself) and those
-/// with a missing step or a cycle (the lowering names the problem) are
-/// returned as they are.
-bool isInEmissionOrder(const Schedule &schedule) {
+/// The emission order of `schedule` when it has network steps (whose step
+/// numbers the runtime posts transfers by) and one exists; std::nullopt
+/// for the rest, which stay as they are (the lowering orders a schedule
+/// without network steps itself and names a missing step or a cycle).
+static std::optional<std::vector<int64_t>>
+networkEmissionOrder(const Schedule &schedule) {
   if (std::none_of(schedule.steps.begin(), schedule.steps.end(),
                    [](const Step &step) {
                      return step.link == LinkClass::Network;
                    }))
-    return true;
+    return std::nullopt;
   std::vector<std::vector<int64_t>> dependents;
   FailureOrOrder order = emissionOrder(schedule, dependents);
-  const auto *steps = std::get_if<std::vector<int64_t>>(&order);
+  auto *steps = std::get_if<std::vector<int64_t>>(&order);
+  if (!steps)
+    return std::nullopt;
+  return std::move(*steps);
+}
+
+bool isInEmissionOrder(const Schedule &schedule) {
+  std::optional<std::vector<int64_t>> steps = networkEmissionOrder(schedule);
   if (!steps)
     return true;
   for (size_t at = 0; at < steps->size(); ++at)
@@ -368,15 +374,11 @@ bool isInEmissionOrder(const Schedule &schedule) {
   return true;
 }
 
+/// `schedule` with its steps numbered in emission order (emissionOrder),
+/// the order in which the runtime posts network steps (by step), so that
+/// network streams and CTAs work through one order.
 Schedule inEmissionOrder(Schedule schedule) {
-  if (std::none_of(schedule.steps.begin(), schedule.steps.end(),
-                   [](const Step &step) {
-                     return step.link == LinkClass::Network;
-                   }))
-    return schedule;
-  std::vector<std::vector<int64_t>> dependents;
-  FailureOrOrder order = emissionOrder(schedule, dependents);
-  const auto *steps = std::get_if<std::vector<int64_t>>(&order);
+  std::optional<std::vector<int64_t>> steps = networkEmissionOrder(schedule);
   if (!steps)
     return schedule;
   std::vector<int64_t> position(steps->size());
