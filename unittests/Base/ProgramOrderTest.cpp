@@ -230,4 +230,25 @@ TEST(ProgramOrderTest, MoreInstancesThanItExpandsAreRefused) {
                          "the 16777216 whose order m2n proves");
 }
 
+TEST(ProgramOrderTest, TheBoundIsOnTheWholeProgramNotEachRank) {
+  // Four ranks of 2^23 instances each, every rank within its own bound
+  // (kMaxRankItems): the program's 2^25 are refused before any expansion
+  // (the 2026-12-03 campaign's 64 ranks x 2^22 grew the host backend to
+  // "out of memory").
+  Reshard reshard;
+  reshard.shape = {int64_t{1} << 27};
+  reshard.src.mesh = Mesh::contiguous({4});
+  reshard.dst.mesh = Mesh::contiguous({4});
+  reshard.src.placements = {Placement::shard(0)};
+  reshard.dst.placements = {Placement::shard(0)};
+  reshard.program.ranks.clear();
+  for (int64_t rank = 0; rank < 4; ++rank) {
+    Movement part = copy(source(rank), 0, destination(rank), 0);
+    part.repeats = {{int64_t{1} << 23, 16, 16, -1}};
+    reshard.program.ranks[rank].items.push_back(part);
+  }
+  expectProblem(reshard, "the program has 33554432 move instances, more than "
+                         "the 16777216 whose order m2n proves");
+}
+
 } // namespace
