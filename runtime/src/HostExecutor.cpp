@@ -5,47 +5,88 @@
 #include "m2n/Base/CheckedMath.h"
 
 #include <cstring>
-#include <deque>
 #include <map>
-#include <new>
+#include <vector>
 
 namespace m2n {
+
+namespace {
+
+/// Every `stride`-th instance of a list of movements, from instance `first`
+/// on, in the order expanding their repeats would give (the last repeat
+/// level fastest), without expanding them: a queue of a CTA (the kernel
+/// deals instances round-robin) or of the network receives (stride 1).
+class InstanceQueue {
+public:
+  InstanceQueue(std::vector<const Movement *> movements, int64_t first,
+                int64_t stride)
+      : movements(std::move(movements)), instance(first), stride(stride) {
+    settle();
+  }
+
+  bool empty() const { return at == movements.size(); }
+  /// The instance at the head of the queue (repeats resolved).
+  const Movement &front() {
+    if (!current)
+      current = instanceAt(*movements[at], instance);
+    return *current;
+  }
+  void pop() {
+    instance += stride;
+    settle();
+  }
+
+private:
+  /// Moves `at` to the movement that holds `instance`.
+  void settle() {
+    current.reset();
+    while (at < movements.size() && instance >= movements[at]->instances()) {
+      instance -= movements[at]->instances();
+      ++at;
+    }
+  }
+  static Movement instanceAt(const Movement &m, int64_t linear) {
+    if (m.repeats.empty())
+      return m;
+    std::vector<int64_t> index(m.repeats.size());
+    for (size_t level = m.repeats.size(); level-- > 0;) {
+      index[level] = linear % m.repeats[level].count;
+      linear /= m.repeats[level].count;
+    }
+    return m.instance(index);
+  }
+
+  std::vector<const Movement *> movements;
+  size_t at = 0;
+  int64_t instance, stride;
+  std::optional<Movement> current;
+};
+
+} // namespace
 
 std::optional<std::string> executeProgram(const TransferProgram &program,
                                           const BufferResolver &resolve,
                                           int64_t ctasPerRank) {
   if (ctasPerRank < 1)
     return std::string("a rank needs at least one CTA");
-  // Repeated movements run as their instances, dealt to CTAs one by one
-  // as the kernel's items are.
-  for (const auto &[rank, rankProgram] : program.ranks)
-    for (const auto *movements : {&rankProgram.items, &rankProgram.receives})
-      for (const Movement &m : *movements)
-        if (!m.repeats.empty()) {
-          TransferProgram expanded;
-          try {
-            expanded = program;
-            expandRepeats(expanded);
-          } catch (const std::bad_alloc &) {
-            return "not enough host memory to expand the program's " +
-                   std::to_string(program.itemCount()) + " items";
-          }
-          return executeProgram(expanded, resolve, ctasPerRank);
-        }
   std::map<std::pair<int64_t, int64_t>, uint64_t> counters;
-  // Queues: per rank, ctasPerRank item queues; one queue of every network
+  // Queues: per rank, ctasPerRank queues of kernel item instances, dealt
+  // one by one as the kernel's items are; one queue of every network
   // receive in the order the runtime posts them, as on one GPU (one
-  // stream).
-  std::vector<std::deque<const Movement *>> queues;
+  // stream). Repeated movements are walked, not expanded: a program of
+  // millions of instances needs no more memory than its movements.
+  std::vector<InstanceQueue> queues;
   for (const auto &[rank, rankProgram] : program.ranks) {
-    size_t first = queues.size();
-    queues.resize(first + ctasPerRank);
-    for (size_t i = 0; i < rankProgram.items.size(); ++i)
-      queues[first + i % ctasPerRank].push_back(&rankProgram.items[i]);
+    std::vector<const Movement *> items;
+    for (const Movement &m : rankProgram.items)
+      items.push_back(&m);
+    for (int64_t cta = 0; cta < ctasPerRank; ++cta)
+      queues.emplace_back(items, cta, ctasPerRank);
   }
-  queues.emplace_back();
+  std::vector<const Movement *> receives;
   for (const auto &[rank, receive] : networkOrder(program))
-    queues.back().push_back(receive);
+    receives.push_back(receive);
+  queues.emplace_back(std::move(receives), 0, 1);
 
   auto run = [&](const Movement &m) -> std::optional<std::string> {
     const ElementType type = program.typeOf(m.dst);
@@ -122,7 +163,7 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
     progress = false;
     for (auto &queue : queues) {
       while (!queue.empty()) {
-        const Movement &m = *queue.front();
+        const Movement &m = queue.front();
         bool ready = true;
         for (const CounterWait &wait : m.waits)
           ready &= counters[{wait.counter.rank, wait.counter.index}] >=
@@ -131,15 +172,15 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
           break;
         if (auto error = run(m))
           return error;
-        queue.pop_front();
+        queue.pop();
         progress = true;
       }
     }
   }
-  for (const auto &queue : queues)
+  for (auto &queue : queues)
     if (!queue.empty())
       return "deadlock: " +
-             queue.front()->str(program.typeOf(queue.front()->dst)) +
+             queue.front().str(program.typeOf(queue.front().dst)) +
              " never became ready";
   return std::nullopt;
 }

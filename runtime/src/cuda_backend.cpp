@@ -559,7 +559,7 @@ m2n_status buildTables(m2n_cuda_context context, ReshardState &state) {
     try {
       items.reserve(instances);
     } catch (const std::bad_alloc &) {
-      return fail(M2N_UNSUPPORTED,
+      return fail(M2N_OUT_OF_MEMORY,
                   "binding " + state.name + ": not enough host memory for " +
                       std::to_string(instances) + " kernel items of rank " +
                       std::to_string(rank));

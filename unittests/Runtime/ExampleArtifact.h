@@ -11,14 +11,15 @@
 
 #include <string>
 
-/// One reshard: rows of a 4 x 8 f32 tensor on ranks 0-1 to columns on ranks
-/// 1-2 (built with the compiler's plain C++ stages), lowered with `options`.
+/// One reshard: rows of a 4 x `columns` f32 tensor on ranks 0-1 to columns
+/// on ranks 1-2 (built with the compiler's plain C++ stages), lowered with
+/// `options`.
 inline m2n::CompiledReshard
-exampleReshard(const m2n::LoweringOptions &options = {}) {
+exampleReshard(const m2n::LoweringOptions &options = {}, int64_t columns = 8) {
   m2n::CompiledReshard reshard;
   reshard.name = "@test#0";
   reshard.type = m2n::ElementType::F32;
-  reshard.shape = {4, 8};
+  reshard.shape = {4, columns};
   reshard.src = {m2n::Mesh::contiguous({2}, 0), {m2n::Placement::shard(0)}};
   reshard.dst = {m2n::Mesh::contiguous({2}, 1), {m2n::Placement::shard(1)}};
   reshard.strategy = "hierarchical";

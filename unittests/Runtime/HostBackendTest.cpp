@@ -10,6 +10,11 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -405,5 +410,75 @@ TEST(RepeatedMovementsTest, LoadCompactAndExecuteExpanded) {
             std::string::npos)
       << m2n_last_error();
 }
-} // namespace
 
+// The host backend walks repeated movements instance by instance instead of
+// expanding them: a reshard of 2^21 16-byte instances runs (values checked)
+// in a fraction of the memory its expansion would take. Run in a child
+// process so that its peak resident memory is its own.
+TEST(RepeatedMovementsTest, HostBackendWalksInstancesWithoutExpandingThem) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's shadow memory hides the peak";
+#endif
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||     \
+    __has_feature(memory_sanitizer)
+  GTEST_SKIP() << "a sanitizer's shadow memory hides the peak";
+#endif
+#endif
+  m2n::LoweringOptions options;
+  options.maxItemBytes = 16;
+  options.tileBelowRunBytes = 0;
+  const int64_t columns = int64_t{1} << 21;
+  m2n::CompiledReshard reshard = exampleReshard(options, columns);
+  const int64_t instances = reshard.program.itemCount();
+  ASSERT_GE(instances, int64_t{1} << 21);
+  const int64_t bufferBytes = 2 * 4 * columns * sizeof(float);
+  const int64_t bound = bufferBytes + (int64_t{96} << 20);
+  // What expanding the repeats would hold, the movements alone.
+  ASSERT_GT(instances * static_cast<int64_t>(sizeof(m2n::Movement)), 2 * bound);
+  const std::string bytes = exampleArtifact(reshard);
+  reshard = {};
+
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // Exit codes: 0 moved and checked, 1 a failed call, 2 a wrong value.
+    m2n_artifact artifact = nullptr;
+    if (m2n_artifact_load(bytes.data(), bytes.size(), &artifact) != M2N_SUCCESS)
+      _exit(1);
+    const int64_t half = 2 * columns; // Elements of two rows or columns.
+    std::vector<float> rows0(half), rows1(half), cols1(half), cols2(half);
+    for (int64_t i = 0; i < half; ++i) {
+      rows0[i] = static_cast<float>(i);
+      rows1[i] = static_cast<float>(half + i);
+    }
+    std::memset(cols1.data(), 0xFF, half * sizeof(float));
+    std::memset(cols2.data(), 0xFF, half * sizeof(float));
+    const void *src[3] = {rows0.data(), rows1.data(), nullptr};
+    void *dst[3] = {nullptr, cols1.data(), cols2.data()};
+    const size_t side = half * sizeof(float);
+    size_t srcBytes[3] = {side, side, 0}, dstBytes[3] = {0, side, side};
+    if (m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes) !=
+        M2N_SUCCESS)
+      _exit(1);
+    const int64_t width = columns / 2;
+    for (int64_t row = 0; row < 4; ++row)
+      for (int64_t col = 0; col < width; ++col)
+        if (cols1[row * width + col] !=
+                static_cast<float>(row * columns + col) ||
+            cols2[row * width + col] !=
+                static_cast<float>(row * columns + width + col))
+          _exit(2);
+    m2n_artifact_destroy(artifact);
+    _exit(0);
+  }
+  int status = 0;
+  struct rusage usage {};
+  ASSERT_EQ(wait4(child, &status, 0, &usage), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "1: a call failed, 2: a wrong value";
+  // ru_maxrss is in KiB on Linux.
+  EXPECT_LT(static_cast<int64_t>(usage.ru_maxrss) * 1024, bound)
+      << instances << " instances";
+}
+} // namespace
