@@ -90,6 +90,17 @@ int main(int argc, char **argv) {
         return arg.contains("mlir-print-op-on-diagnostic");
       }))
     args.push_back(quiet.data());
+  // The printed module was verified after the last pass (and after
+  // parsing): printing it does not verify it a third time (a whole-model
+  // refit's lowered module takes ~15 ms per verification). Only while the
+  // user keeps both verifications on.
+  std::string assumeVerified = "--mlir-print-assume-verified";
+  if (llvm::none_of(args, [](llvm::StringRef arg) {
+        return arg.contains("verify-each") ||
+               arg.contains("disable-verifier-on-parsing") ||
+               arg.contains("mlir-print-assume-verified");
+      }))
+    args.push_back(assumeVerified.data());
   int count = static_cast<int>(args.size());
   auto [input, output] = mlir::parseCLIOptions(count, args.data(), helpHeader);
   return mlir::asMainReturnCode(
