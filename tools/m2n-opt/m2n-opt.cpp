@@ -75,6 +75,7 @@ int main(int argc, char **argv) {
       registry);
   m2n::tools::hideMlirOptionsExcept(
       {"o", "split-input-file", "verify-diagnostics", "pass-pipeline",
+       "allow-unregistered-dialect",
        "mlir-print-ir-after-all", "mlir-print-ir-after-failure",
        "mlir-print-local-scope", "mlir-print-op-generic",
        "mlir-print-op-on-diagnostic", "mlir-timing", "show-dialects"},
