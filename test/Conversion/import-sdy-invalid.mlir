@@ -64,6 +64,16 @@ func.func @gather_not_minor(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@
 
 // -----
 
+// "y":(1)2 is the major half of "y": gathering it would leave a hole.
+sdy.mesh @mesh = <["x"=2, "y"=4]>
+func.func @gather_major_part(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}]>}) -> tensor<8xf32> {
+  // expected-error@+1 {{gathers axes that are not the minor-most of dimension 0}}
+  %0 = sdy.all_gather [{"y":(1)2}] %arg0 out_sharding=<@mesh, [{"x", "y":(2)2}]> : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
 sdy.mesh @mesh = <["x"=2, "y"=4]>
 func.func @out_sharding_mismatch(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>}) -> tensor<8xf32> {
   // expected-error@+1 {{out_sharding does not match what the op's axes make of its operand's sharding (dimension 0)}}

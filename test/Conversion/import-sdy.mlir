@@ -10,8 +10,8 @@
 // RUN: m2n-opt %t.mlir "--m2n-pipeline=artifact=%t.m2n" -o /dev/null
 // RUN: m2n-opt %m2n_src_root/examples/integration/mpmd_refit.mlir --m2n-import-sdy | m2n-run - | FileCheck %s --check-prefix=EXAMPLE
 
-// SIM: m2n-sim: PASS: 15 plans
-// EXEC: 15 passed, 0 failed
+// SIM: m2n-sim: PASS: 19 plans
+// EXEC: 19 passed, 0 failed
 // EXAMPLE: 3 passed, 0 failed
 
 sdy.mesh @mesh = <["x"=2, "y"=4]>
@@ -110,3 +110,35 @@ func.func @refit(%w: !mpmd.mesh_tensor<"train", tensor<64x32xbf16>, sharding=<@m
   %2 = mpmd.transfer %1 : (!mpmd.mesh_tensor<"gen", tensor<32xf32>>) -> !mpmd.mesh_tensor<"train", tensor<32xf32>, sharding=<@mesh, [{"tp", "dp"}]>>
   return %0, %2 : !mpmd.mesh_tensor<"gen", tensor<64x32xbf16>, sharding=<@mesh, [{}, {"tp"}]>>, !mpmd.mesh_tensor<"train", tensor<32xf32>, sharding=<@mesh, [{"tp", "dp"}]>>
 }
+
+// Gathered, sliced or moved axes may be parts of a dimension's axes (as in
+// Shardy's collective_parse_print): "x":(4)2 is the minor half of "x" on 8
+// devices, so gathering it with "z" leaves "x":(1)4.
+sdy.mesh @eight = <["x"=8, "y"=2, "z"=2]>
+// CHECK-LABEL: func.func @gather_suffix_of_a_whole_axis
+// CHECK: #m2n.mesh<[8, 2, 2]>, [shard<1>, shard<0>, shard<1>]>> -> !m2n.dist<4x32xf32, #m2n.layout<#m2n.mesh<[4, 2, 2, 2]>, [shard<1>, replicate, shard<0>, replicate]>>
+func.func @gather_suffix_of_a_whole_axis(%arg0: tensor<4x32xf32> {sdy.sharding = #sdy.sharding<@eight, [{"y"}, {"x", "z"}]>}) -> tensor<4x32xf32> {
+  %0 = sdy.all_gather [{}, {"x":(4)2, "z"}] %arg0 out_sharding=<@eight, [{"y"}, {"x":(1)4}]> : tensor<4x32xf32>
+  return %0 : tensor<4x32xf32>
+}
+// CHECK-LABEL: func.func @gather_suffix_of_a_sub_axis
+// CHECK: [shard<1>, replicate, shard<0>, shard<1>]>> -> !m2n.dist<4x32xf32, #m2n.layout<#m2n.mesh<[2, 4, 2, 2], ranks = [0, 16, 2, 18,{{.*}}]>, [shard<1>, replicate, shard<0>, shard<1>]>>
+func.func @gather_suffix_of_a_sub_axis(%arg0: tensor<4x32xf32> {sdy.sharding = #sdy.sharding<@eight, [{"y"}, {"z", "x":(1)4}]>}) -> tensor<4x32xf32> {
+  %0 = sdy.all_gather [{}, {"x":(2)2}] %arg0 out_sharding=<@eight, [{"y"}, {"z", "x":(1)2}]> : tensor<4x32xf32>
+  return %0 : tensor<4x32xf32>
+}
+// Slicing by the rest of "x" makes it whole again.
+// CHECK-LABEL: func.func @slice_completes_an_axis
+// CHECK: #m2n.mesh<[4, 2, 2, 2]>, [shard<1>, replicate, shard<0>, replicate]>> -> !m2n.dist<4x32xf32, #m2n.layout<#m2n.mesh<[8, 2, 2]>, [shard<1>, shard<0>, replicate]>>
+func.func @slice_completes_an_axis(%arg0: tensor<4x32xf32> {sdy.sharding = #sdy.sharding<@eight, [{"y"}, {"x":(1)4}]>}) -> tensor<4x32xf32> {
+  %0 = sdy.all_slice [{}, {"x":(4)2}] %arg0 out_sharding=<@eight, [{"y"}, {"x"}]> : tensor<4x32xf32>
+  return %0 : tensor<4x32xf32>
+}
+// CHECK-LABEL: func.func @all_to_all_of_a_suffix
+// CHECK: #m2n.mesh<[8, 2, 2]>, [shard<0>, replicate, replicate]>> -> !m2n.dist<16x8xf32, #m2n.layout<#m2n.mesh<[4, 2, 2, 2]>, [shard<0>, shard<1>, replicate, replicate]>>
+func.func @all_to_all_of_a_suffix(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@eight, [{"x"}, {}]>}) -> tensor<16x8xf32> {
+  %0 = sdy.all_to_all [{"x":(4)2}: 0->1] %arg0 out_sharding=<@eight, [{"x":(1)4}, {"x":(4)2}]> : tensor<16x8xf32>
+  return %0 : tensor<16x8xf32>
+}
+// A part that does not end the dimension is refused
+// (import-sdy-invalid.mlir).

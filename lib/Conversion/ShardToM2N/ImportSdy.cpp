@@ -324,47 +324,101 @@ LogicalResult checkPermute(Operation *op, sdy::TensorShardingAttr operand,
   return success();
 }
 
+/// A mesh axis or the part of it `"x":(pre)size` names, with a whole axis
+/// as (1, its size): collectives compare axis lists by the devices they
+/// split, so that `"x"` ends with `"x":(4)2` on an axis of 8.
+struct AxisPart {
+  StringAttr name;
+  int64_t pre, size;
+  bool operator==(const AxisPart &other) const {
+    return name == other.name && pre == other.pre && size == other.size;
+  }
+};
+using AxisParts = SmallVector<AxisPart>;
+
+AxisParts axisParts(sdy::MeshAttr mesh, ArrayRef<sdy::AxisRefAttr> axes) {
+  AxisParts parts;
+  for (sdy::AxisRefAttr axis : axes) {
+    int64_t index = mesh.axisIndex(axis.getName().getValue());
+    int64_t whole = index < 0 ? 1 : mesh.getAxisSizes()[index];
+    parts.push_back(axis.isWhole()
+                        ? AxisPart{axis.getName(), 1, whole}
+                        : AxisPart{axis.getName(), axis.getPreSize(),
+                                   axis.getSize()});
+  }
+  return parts;
+}
+
+/// Adjacent parts of one axis that abut, major first, as one part: the
+/// form in which two lists that split the same devices are equal.
+AxisParts merged(ArrayRef<AxisPart> parts) {
+  AxisParts out;
+  for (const AxisPart &part : parts) {
+    if (!out.empty() && out.back().name == part.name &&
+        out.back().pre * out.back().size == part.pre)
+      out.back().size *= part.size;
+    else
+      out.push_back(part);
+  }
+  return out;
+}
+
 /// The dimension shardings after a collective's parameters are applied to
 /// its operand's (Shardy's rules), compared with out_sharding's.
 LogicalResult checkCollective(Operation *op, sdy::TensorShardingAttr operand,
                               sdy::TensorShardingAttr out) {
   if (isa<sdy::ReshardOp, sdy::ShardingConstraintOp>(op))
     return success(); // Any sharding may follow any other.
-  SmallVector<SmallVector<sdy::AxisRefAttr>> dims;
+  FailureOr<PlacedMesh> placed = sdyMeshOf(op, operand);
+  if (failed(placed))
+    return failure();
+  const sdy::MeshAttr mesh = placed->mesh;
+  SmallVector<AxisParts> dims;
   for (sdy::DimShardingAttr dim : operand.getDims())
-    dims.emplace_back(dim.getAxes().begin(), dim.getAxes().end());
+    dims.push_back(axisParts(mesh, dim.getAxes()));
   // The op's per-dimension axis lists (one per dimension of the operand's
   // sharding, which its verifier does not know).
-  auto perDim = [&](ArrayAttr attr)
-      -> FailureOr<SmallVector<SmallVector<sdy::AxisRefAttr>>> {
+  auto perDim = [&](ArrayAttr attr) -> FailureOr<SmallVector<AxisParts>> {
     if (attr.size() != dims.size())
       return op->emitError("needs one axis list per dimension");
-    SmallVector<SmallVector<sdy::AxisRefAttr>> axes;
-    for (Attribute dim : attr) {
-      ArrayRef<sdy::AxisRefAttr> list =
-          cast<sdy::DimShardingAttr>(dim).getAxes();
-      axes.emplace_back(list.begin(), list.end());
-    }
+    SmallVector<AxisParts> axes;
+    for (Attribute dim : attr)
+      axes.push_back(
+          axisParts(mesh, cast<sdy::DimShardingAttr>(dim).getAxes()));
     return axes;
   };
   // all_slice and reduce_scatter append their axes to each dimension's.
   auto appendToDims = [&](ArrayAttr attr) -> LogicalResult {
-    FailureOr<SmallVector<SmallVector<sdy::AxisRefAttr>>> axes = perDim(attr);
+    FailureOr<SmallVector<AxisParts>> axes = perDim(attr);
     if (failed(axes))
       return failure();
     for (auto [dim, list] : llvm::enumerate(*axes))
       llvm::append_range(dims[dim], list);
     return success();
   };
-  auto removeSuffix = [&](int64_t dim,
-                          ArrayRef<sdy::AxisRefAttr> axes) -> LogicalResult {
-    auto &have = dims[dim];
-    if (axes.size() > have.size() ||
-        !llvm::equal(axes, ArrayRef(have).take_back(axes.size())))
-      return op->emitError("gathers axes that are not the minor-most of "
-                           "dimension ")
-             << dim;
-    have.resize(have.size() - axes.size());
+  // Gathered axes are the minor-most devices of their dimension: a suffix
+  // of its parts, where a part may end another ("x":(4)2 of "x" on 8).
+  auto removeSuffix = [&](int64_t dim, AxisParts axes) -> LogicalResult {
+    AxisParts &have = dims[dim];
+    while (!axes.empty()) {
+      AxisPart &last = have.empty() ? axes.back() : have.back();
+      AxisPart &gathered = axes.back();
+      if (have.empty() || last.name != gathered.name ||
+          last.pre * last.size != gathered.pre * gathered.size)
+        return op->emitError("gathers axes that are not the minor-most of "
+                             "dimension ")
+               << dim;
+      if (last.size == gathered.size) {
+        have.pop_back();
+        axes.pop_back();
+      } else if (last.size > gathered.size) { // The major rest stays.
+        last.size /= gathered.size;
+        axes.pop_back();
+      } else { // The rest of the gathered part is the next one's.
+        gathered.size /= last.size;
+        have.pop_back();
+      }
+    }
     return success();
   };
   // m2n reduces contributions: the axes a collective reduces must be the
@@ -396,7 +450,7 @@ LogicalResult checkCollective(Operation *op, sdy::TensorShardingAttr operand,
   LogicalResult applied =
       TypeSwitch<Operation *, LogicalResult>(op)
           .Case([&](sdy::AllGatherOp gather) -> LogicalResult {
-            FailureOr<SmallVector<SmallVector<sdy::AxisRefAttr>>> axes =
+            FailureOr<SmallVector<AxisParts>> axes =
                 perDim(gather.getGatheringAxes());
             if (failed(axes))
               return failure();
@@ -424,9 +478,10 @@ LogicalResult checkCollective(Operation *op, sdy::TensorShardingAttr operand,
                 return op->emitError("moves axes between dimensions ")
                        << from << " and " << to << " of a rank-" << dims.size()
                        << " tensor";
-              if (failed(removeSuffix(from, axes)))
+              AxisParts moved = axisParts(mesh, axes);
+              if (failed(removeSuffix(from, moved)))
                 return failure();
-              llvm::append_range(dims[to], axes);
+              llvm::append_range(dims[to], moved);
             }
             return success();
           })
@@ -457,7 +512,8 @@ LogicalResult checkCollective(Operation *op, sdy::TensorShardingAttr operand,
     return checkPermute(op, operand, out); // Its out_sharding says the rest.
   for (auto [dim, axes] : llvm::enumerate(dims))
     if (dim >= out.getDims().size() ||
-        !llvm::equal(axes, out.getDims()[dim].getAxes()))
+        merged(axes) !=
+            merged(axisParts(mesh, out.getDims()[dim].getAxes())))
       return op->emitError("out_sharding does not match what the op's axes "
                            "make of its operand's sharding (dimension ")
              << dim << ")";
