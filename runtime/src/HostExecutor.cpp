@@ -25,10 +25,14 @@ public:
   }
 
   bool empty() const { return at == movements.size(); }
-  /// The instance at the head of the queue (repeats resolved).
+  /// The instance at the head of the queue (repeats resolved; a movement
+  /// without repeats is its own instance, not copied).
   const Movement &front() {
+    const Movement &m = *movements[at];
+    if (m.repeats.empty())
+      return m;
     if (!current)
-      current = instanceAt(*movements[at], instance);
+      current = instanceAt(m, instance);
     return *current;
   }
   void pop() {
@@ -46,8 +50,6 @@ private:
     }
   }
   static Movement instanceAt(const Movement &m, int64_t linear) {
-    if (m.repeats.empty())
-      return m;
     std::vector<int64_t> index(m.repeats.size());
     for (size_t level = m.repeats.size(); level-- > 0;) {
       index[level] = linear % m.repeats[level].count;
