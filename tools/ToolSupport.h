@@ -17,25 +17,70 @@
 #include "llvm/Support/raw_ostream.h"
 
 #if defined(__GLIBC__)
+#include <atomic>
+#include <cstdint>
+#include <cstdlib>
 #include <malloc.h>
+#include <sys/mman.h>
+#include <thread>
+#include <vector>
 #endif
 
 namespace m2n::tools {
 
 /// Keeps the memory a tool's process frees for its next allocation instead
-/// of handing it back to the kernel. glibc returns the top of a heap past
-/// 128 KiB free and serves blocks past its mmap threshold with their own
-/// mapping: a compile that builds and drops a whole refit's schedules
-/// (hundreds of MB over its run, 200 MB at peak) faulted each page in
-/// again and again, ~35k page faults and 10% of an m2n-opt run on
-/// DeepSeek-V3. A tool exits after one job, so it keeps what it took;
-/// libraries (the compiler API in a user's process) leave the allocator
-/// alone.
+/// of handing it back to the kernel, and backs the heap with transparent
+/// huge pages. glibc returns the top of a heap past 128 KiB free and serves
+/// blocks past its mmap threshold with their own mapping: a compile that
+/// builds and drops a whole refit's schedules (200 MB at peak) faulted each
+/// page in again and again. Even kept, each 4 KiB page faults once: ~24k
+/// faults, a quarter of an m2n-opt run on DeepSeek-V3 on the CI machine
+/// (a VM, where a fault is dear). Where the kernel gives huge pages only on
+/// request (transparent_hugepage=madvise, Debian's default), the tool asks
+/// for them: for the main heap (a 512 MiB stretch reserved and freed at
+/// start, kept by the trim threshold; untouched pages cost nothing) and for
+/// the heaps glibc gives other threads (64 MiB aligned, reused by later
+/// threads once a thread exits): ~4k faults instead. A tool exits after one
+/// job, so it keeps what it took; libraries (the compiler API in a user's
+/// process) leave the allocator alone.
 inline void keepFreedMemory() {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, 64 << 20);
+  constexpr uintptr_t kHugePage = uintptr_t(2) << 20;
+  auto adviseHugePages = [](uintptr_t begin, uintptr_t end) {
+    begin = (begin + kHugePage - 1) & ~(kHugePage - 1);
+    end &= ~(kHugePage - 1);
+    // Only a hint: an error (no THP in this kernel) changes nothing.
+    if (end > begin)
+      madvise(reinterpret_cast<void *>(begin), end - begin, MADV_HUGEPAGE);
+  };
+  constexpr size_t kMainHeap = size_t(512) << 20; // Below the trim threshold.
+  if (void *block = std::malloc(kMainHeap)) {
+    uintptr_t begin = reinterpret_cast<uintptr_t>(block);
+    adviseHugePages(begin, begin + kMainHeap);
+    std::free(block);
+  }
+  // glibc's per-thread heaps are HEAP_MAX_SIZE (64 MiB) aligned regions;
+  // as many as MLIR's thread pool has threads, each made by a thread that
+  // waits for the others (an exited thread's heap goes to the next one).
+  constexpr uintptr_t kThreadHeap = uintptr_t(64) << 20;
+  const unsigned count = std::thread::hardware_concurrency();
+  std::atomic<unsigned> allocated{0};
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < count; ++t)
+    threads.emplace_back([&] {
+      void *probe = std::malloc(64);
+      uintptr_t heap = reinterpret_cast<uintptr_t>(probe) & ~(kThreadHeap - 1);
+      adviseHugePages(heap, heap + kThreadHeap);
+      ++allocated;
+      while (allocated.load() < count)
+        std::this_thread::yield();
+      std::free(probe);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
 #endif
 }
 

@@ -101,7 +101,7 @@ void forEachRun(const Dims &extents, const Dims &corner, const Dims &sizes,
 /// again) add none, and only the rest are expanded.
 template <typename Fn>
 void forEachRepeatedRun(int64_t offset, int64_t bytes,
-                        const std::vector<Repeat> &repeats,
+                        const Repeats &repeats,
                         int64_t Repeat::*strideOf, Fn fn) {
   std::vector<const Repeat *> levels;
   for (const Repeat &r : repeats)

@@ -17,7 +17,7 @@
 
 // The kernel's launch and every rank's are decided in IR (m2n-choose-launch):
 // 16-byte items on rank 4 run 8 walkers of 128-byte stages.
-// IR: module attributes {gpu.container_module, m2n.kernel_launch = #m2n.kernel_launch<ctas = 16, threads = 32, stages = 3, stage_bytes = 65536, walkers = 8>, m2n.kernel_ops = {bulk = array<i32: 0, 3>, tile = array<i32>, vector = array<i32>}
+// IR: module attributes {m2n.kernel_launch = #m2n.kernel_launch<ctas = 16, threads = 32, stages = 3, stage_bytes = 65536, walkers = 8>, m2n.kernel_ops = {bulk = array<i32: 0, 3>, tile = array<i32>, vector = array<i32>}
 // Each distinct reshard is one m2n.reshard_fn that its tensors call.
 // IR-LABEL: func.func @example_a
 // IR: m2n.call @[[A:reshard_[0-9]+]](%{{.*}}) on %{{.*}}

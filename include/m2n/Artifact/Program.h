@@ -16,6 +16,7 @@
 
 #include "m2n/Base/Buffer.h"
 #include "m2n/Base/ElementType.h"
+#include "m2n/Base/InlineList.h"
 #include "m2n/Base/Layout.h"
 
 #include <algorithm>
@@ -94,6 +95,9 @@ struct Repeat {
   }
 };
 
+/// A movement's repeat levels, outermost first (most have one or two).
+using Repeats = InlineList<Repeat, 2>;
+
 /// One contiguous run, from a byte offset of one buffer to a byte offset of
 /// another; or, for a tile, one box through two tensor maps. With repeats,
 /// a regular pattern of such runs or tiles (the rows of a box, the stage-
@@ -115,7 +119,7 @@ struct Movement {
   /// program's).
   std::optional<Reduction> reduction;
   std::optional<CounterRef> signal;
-  std::vector<CounterWait> waits;
+  InlineList<CounterWait, 2> waits;
   /// A kernel item that reads another rank's buffer increments this counter
   /// of that rank once its bytes have been read; that rank's kernel ends
   /// only when every such read is done (its "reads-done" item), so that its
@@ -125,7 +129,7 @@ struct Movement {
   /// Outermost level first; empty: one instance. Every instance signals,
   /// waits and reports reads as the movement says: a dependent waits for
   /// one increment per instance.
-  std::vector<Repeat> repeats;
+  Repeats repeats;
 
   /// The number of instances: the product of the repeat counts.
   int64_t instances() const;

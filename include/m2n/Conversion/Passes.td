@@ -15,8 +15,9 @@ def ConvertToGPU : Pass<"m2n-convert-to-gpu", "::mlir::ModuleOp"> {
     (`kernel-ops=used`; run `m2n-lower-schedule` first) or to every op
     (`kernel-ops=all`). The op codes are
     recorded as the module attribute `m2n.kernel_ops`; `m2n-write-artifact`
-    refuses items the kernel cannot run, `m2n-choose-launch` reads them. The module is marked
-    `gpu.container_module`; `nvvm-attach-target` adds the NVVM target.
+    refuses items the kernel cannot run, `m2n-choose-launch` reads them. `nvvm-attach-target` adds the NVVM
+    target. The module is not marked `gpu.container_module`: no
+    `gpu.launch_func` launches the kernel (the runtime does).
 
     Per CTA, one thread walks the rank's table of work items: it waits for
     each item's dependencies on peer-visible counters (bounded by a timeout

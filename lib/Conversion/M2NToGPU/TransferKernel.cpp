@@ -1118,8 +1118,9 @@ LogicalResult mlir::m2n::buildTransferKernel(ModuleOp module,
   MLIRContext *ctx = module.getContext();
   ctx->loadDialect<gpu::GPUDialect, NVVM::NVVMDialect, LLVM::LLVMDialect,
                    scf::SCFDialect, arith::ArithDialect, func::FuncDialect>();
-  module->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
-                  UnitAttr::get(ctx));
+  // Not marked gpu.container_module: nothing launches the kernel through
+  // gpu.launch_func (the runtime does), and that attribute's verifier walks
+  // every op of the module (~70k in a lowered refit) on each verification.
   ImplicitLocOpBuilder b(NameLoc::get(StringAttr::get(ctx, "m2n_transfer")),
                          ctx);
   b.setInsertionPointToEnd(module.getBody());

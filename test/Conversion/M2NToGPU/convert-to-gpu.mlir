@@ -13,7 +13,7 @@
 // RUN: not m2n-opt %s --m2n-plan-intersections --m2n-route-topology --m2n-convert-to-gpu 2>&1 | FileCheck %s --check-prefix=NOTLOWERED
 // NOTLOWERED: error: the schedule is not lowered to per-rank programs: run m2n-lower-schedule first
 
-// CHECK: module attributes {gpu.container_module, m2n.kernel_ops = {
+// CHECK: module attributes {m2n.kernel_ops = {
 // The m2n IR stays as it was; the kernel module is added after it, without
 // a target.
 // CHECK: func.func @f

@@ -446,7 +446,8 @@ void TransferOp::print(OpAsmPrinter &printer) {
   printBox(printer, getSrcOffsets(), getSizes());
   printer << " to " << getDstRank() << ' ';
   printBox(printer, getDstOffsets(), getSizes());
-  printer.printOptionalAttrDict((*this)->getAttrs());
+  printer.printOptionalAttrDict(
+      (*this)->getDiscardableAttrDictionary().getValue());
 }
 
 LogicalResult TransferOp::verify() {
@@ -769,8 +770,10 @@ void StepOp::print(OpAsmPrinter &printer) {
     llvm::interleaveComma(getDeps(), printer);
     printer << ']';
   }
-  // The step's own data are properties: only discardable attributes remain.
-  printer.printOptionalAttrDict((*this)->getAttrs());
+  // The step's own data are properties: only discardable attributes remain
+  // (getAttrs() would build a dictionary with the inherent ones, per op).
+  printer.printOptionalAttrDict(
+      (*this)->getDiscardableAttrDictionary().getValue());
 }
 
 //===----------------------------------------------------------------------===//
@@ -913,9 +916,7 @@ void TensorMapOp::print(OpAsmPrinter &printer) {
   printer << " box ";
   printInt64List(printer, getBox());
   printer.printOptionalAttrDict(
-      (*this)->getAttrs(), {getIdAttrName(), getKindAttrName(),
-                            getRankAttrName(), getScratchAttrName(),
-                            getExtentsAttrName(), getBoxAttrName()});
+      (*this)->getDiscardableAttrDictionary().getValue());
 }
 
 /// Parses `R:I`.
@@ -1065,8 +1066,10 @@ void MoveOp::print(OpAsmPrinter &printer) {
     printer << " read_done " << readDone[0] << ':' << readDone[1];
   if (getStep() >= 0)
     printer << " step " << getStep();
-  // The move's own data are properties: only discardable attributes remain.
-  printer.printOptionalAttrDict((*this)->getAttrs());
+  // The move's own data are properties: only discardable attributes remain
+  // (getAttrs() would build a dictionary with the inherent ones, per op).
+  printer.printOptionalAttrDict(
+      (*this)->getDiscardableAttrDictionary().getValue());
 }
 
 //===----------------------------------------------------------------------===//
