@@ -22,9 +22,8 @@ using namespace mlir;
 FailureOr<mlir::m2n::ProgramTable>
 mlir::m2n::collectPrograms(ModuleOp module) {
   ProgramTable table;
-  // First the distinct program ops and who runs them, then their C++ form,
-  // converted in parallel (reading IR from several threads is safe).
-  SmallVector<mlir::m2n::ProgramOp> programs;
+  // The distinct program ops and who runs them.
+  std::vector<mlir::m2n::ProgramOp> &programs = table.programs;
   llvm::DenseMap<Operation *, size_t> programOf; // reshard_fn -> program
   SymbolTableCollection symbols;
   auto notLowered = [](Operation *op) {
@@ -95,16 +94,13 @@ mlir::m2n::collectPrograms(ModuleOp module) {
   });
   if (walk.wasInterrupted())
     return failure();
-  table.programs.resize(programs.size());
-  mlir::parallelFor(module.getContext(), 0, programs.size(), [&](size_t i) {
-    table.programs[i] = mlir::m2n::toCompiledReshard(programs[i]);
-  });
   // Each program is named after the first tensor that runs it.
+  table.programNames.resize(programs.size());
   std::vector<bool> named(programs.size(), false);
   for (const auto &[tensor, program] : table.tensors)
     if (!named[program]) {
       named[program] = true;
-      table.programs[program].name = tensor;
+      table.programNames[program] = tensor;
     }
   return table;
 }

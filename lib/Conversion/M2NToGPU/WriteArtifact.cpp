@@ -2,6 +2,7 @@
 
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
+#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -54,15 +55,6 @@ FailureOr<std::string> mlir::m2n::buildArtifact(ModuleOp module) {
   FailureOr<ProgramTable> table = mlir::m2n::collectPrograms(module);
   if (failed(table))
     return failure();
-  for (const ::m2n::CompiledReshard &reshard : table->programs)
-    for (const auto &[rank, program] : reshard.program.ranks)
-      if (!program.launch) {
-        module.emitError("rank ")
-            << rank << " of " << reshard.name
-            << " has no launch: run m2n-choose-launch on the lowered module";
-        return failure();
-      }
-
   // The kernel was specialized by m2n-convert-to-gpu: every item must be one
   // it implements (the two passes lowered with the same options).
   std::optional<::m2n::KernelOps> ops = mlir::m2n::parseKernelOpsAttr(
@@ -73,19 +65,37 @@ FailureOr<std::string> mlir::m2n::buildArtifact(ModuleOp module) {
         << " attribute: the kernel must come from m2n-convert-to-gpu";
     return failure();
   }
-  for (const ::m2n::CompiledReshard &reshard : table->programs)
+
+  // Each program once; every tensor is a name and the index of its program.
+  // Each is converted, checked and serialized in one go, its C++ form
+  // dropped before the next: the threads reuse the same memory instead of
+  // holding every program's movements at once.
+  const size_t count = table->programs.size();
+  std::vector<std::string> programs(count), problems(count);
+  mlir::parallelFor(module.getContext(), 0, count, [&](size_t i) {
+    ::m2n::CompiledReshard reshard = toCompiledReshard(table->programs[i]);
+    reshard.name = table->programNames[i];
+    for (const auto &[rank, program] : reshard.program.ranks)
+      if (!program.launch) {
+        problems[i] = "rank " + std::to_string(rank) + " of " + reshard.name +
+                      " has no launch: run m2n-choose-launch on the lowered "
+                      "module";
+        return;
+      }
     if (std::optional<std::string> missing = ops->missing(reshard.program)) {
-      module.emitError("the transfer kernel cannot run ")
-          << reshard.name << "'s item " << *missing
-          << ": run m2n-convert-to-gpu on the lowered programs (or with "
-             "kernel-ops=all)";
+      problems[i] = "the transfer kernel cannot run " + reshard.name +
+                    "'s item " + *missing +
+                    ": run m2n-convert-to-gpu on the lowered programs (or "
+                    "with kernel-ops=all)";
+      return;
+    }
+    programs[i] = ::m2n::serializeProgram(reshard, artifact.kernel);
+  });
+  for (const std::string &problem : problems)
+    if (!problem.empty()) {
+      module.emitError(problem);
       return failure();
     }
-  // Each program once; every tensor is a name and the index of its program.
-  std::vector<std::string> programs(table->programs.size());
-  mlir::parallelFor(module.getContext(), 0, programs.size(), [&](size_t i) {
-    programs[i] = ::m2n::serializeProgram(table->programs[i], artifact.kernel);
-  });
   std::vector<std::pair<std::string, uint32_t>> tensors;
   tensors.reserve(table->tensors.size());
   for (auto &[name, program] : table->tensors)

@@ -6,6 +6,7 @@
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Artifact/KernelABI.h"
 #include "m2n/Codegen/TransferProgram.h"
+#include "m2n/Dialect/M2N/IR/M2NOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
@@ -70,8 +71,11 @@ constexpr llvm::StringLiteral kKernelOpsAttrName = "m2n.kernel_ops";
 /// The programs of a module and the tensors that run them.
 struct ProgramTable {
   /// Each distinct program once: an m2n.reshard_fn's, or an m2n.program's
-  /// in a function (named after its first tensor).
-  std::vector<::m2n::CompiledReshard> programs;
+  /// in a function, and its name (its first tensor's). Converted to C++
+  /// (toCompiledReshard) one at a time by whoever reads them: a refit's
+  /// programs together are tens of MB of movements.
+  std::vector<ProgramOp> programs;
+  std::vector<std::string> programNames;
   /// Every tensor's reshard in walk order (an m2n.call, or an m2n.program
   /// in a function), named "@func#index", and the program it runs.
   std::vector<std::pair<std::string, size_t>> tensors;

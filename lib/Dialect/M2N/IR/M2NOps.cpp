@@ -555,6 +555,9 @@ LogicalResult ScheduleOp::verify() {
     }
   }
 
+  // Local buffer shapes by mesh index, each computed once: a refit's
+  // schedules have thousands of steps per rank, verified after each pass.
+  llvm::DenseMap<int64_t, ::m2n::Dims> srcShapes, dstShapes;
   // The shape of a buffer, or an error naming why it does not exist.
   auto bufferShape = [&](StepOp step, BufferKind kind, int64_t rank,
                          int64_t scratchId,
@@ -562,16 +565,18 @@ LogicalResult ScheduleOp::verify() {
     switch (kind) {
     case BufferKind::Source:
     case BufferKind::Destination: {
-      const ::m2n::Layout &layout =
-          kind == BufferKind::Source ? srcLayout : dstLayout;
+      const bool source = kind == BufferKind::Source;
       std::optional<int64_t> index =
-          (kind == BufferKind::Source ? srcIndex : dstIndex).indexOf(rank);
+          (source ? srcIndex : dstIndex).indexOf(rank);
       if (!index)
         return step.emitOpError()
                << side << " rank " << rank << " is not in the "
-               << (kind == BufferKind::Source ? "source" : "destination")
-               << " mesh";
-      return layout.localBox(shape, *index).sizes;
+               << (source ? "source" : "destination") << " mesh";
+      auto [it, fresh] = (source ? srcShapes : dstShapes).try_emplace(*index);
+      if (fresh)
+        it->second =
+            (source ? srcLayout : dstLayout).localBox(shape, *index).sizes;
+      return it->second;
     }
     case BufferKind::Scratch:
       if (scratchId < 0 || scratchId >= static_cast<int64_t>(scratches.size()))
