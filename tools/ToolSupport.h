@@ -26,6 +26,17 @@
 #include <vector>
 #endif
 
+// Under a sanitizer, malloc is the sanitizer's: glibc's knobs and heap
+// layout do not apply (and a 512 MiB block would be poisoned byte by byte).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define M2N_TOOL_OWN_ALLOCATOR 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) ||     \
+    __has_feature(memory_sanitizer)
+#define M2N_TOOL_OWN_ALLOCATOR 1
+#endif
+#endif
+
 namespace m2n::tools {
 
 /// Keeps the memory a tool's process frees for its next allocation instead
@@ -44,7 +55,7 @@ namespace m2n::tools {
 /// job, so it keeps what it took; libraries (the compiler API in a user's
 /// process) leave the allocator alone.
 inline void keepFreedMemory() {
-#if defined(__GLIBC__)
+#if defined(__GLIBC__) && !defined(M2N_TOOL_OWN_ALLOCATOR)
   mallopt(M_MMAP_THRESHOLD, 1 << 30);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
   mallopt(M_TOP_PAD, 64 << 20);
