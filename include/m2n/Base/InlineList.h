@@ -36,9 +36,16 @@ public:
       : InlineList(values.begin(), values.end()) {}
   InlineList(const std::vector<T> &values)
       : InlineList(values.begin(), values.end()) {}
-  template <typename It> InlineList(It first, It last) { assign(first, last); }
+  // Iterators only: (count, value) goes to the constructors that take them.
+  template <typename It,
+            typename = std::enable_if_t<!std::is_integral_v<It>>>
+  InlineList(It first, It last) {
+    assign(first, last);
+  }
 
-  template <typename It> void assign(It first, It last) {
+  template <typename It,
+            typename = std::enable_if_t<!std::is_integral_v<It>>>
+  void assign(It first, It last) {
     clear();
     for (; first != last; ++first)
       push_back(*first);
@@ -86,6 +93,12 @@ public:
       std::copy(heap.begin(), heap.end(), inlineValues);
       heap.clear();
     }
+  }
+  void resize(size_t newCount, const T &value = T()) {
+    while (count > newCount)
+      pop_back();
+    while (count < newCount)
+      push_back(value);
   }
   void clear() {
     count = 0;

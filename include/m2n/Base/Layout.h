@@ -19,6 +19,8 @@
 #ifndef M2N_BASE_LAYOUT_H
 #define M2N_BASE_LAYOUT_H
 
+#include "m2n/Base/InlineList.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <initializer_list>
@@ -114,67 +116,14 @@ struct Interval {
 /// Chunk `index` of `parts` of an extent `size`, as torch.chunk cuts it.
 Interval chunkOf(int64_t size, int64_t parts, int64_t index);
 
-/// A short list of extents or coordinates, stored inline up to kInline
-/// entries. Plans hold one box per transfer and hundreds of thousands of
-/// transfers; keeping boxes off the heap makes planning several times faster.
-class Dims {
+/// A short list of extents or coordinates, stored inline up to 6 entries.
+/// Plans hold one box per transfer and hundreds of thousands of transfers;
+/// keeping boxes off the heap makes planning several times faster.
+class Dims : public InlineList<int64_t, 6> {
 public:
-  static constexpr size_t kInline = 6;
-
+  using InlineList::InlineList;
   Dims() = default;
   explicit Dims(size_t count, int64_t value = 0) { resize(count, value); }
-  Dims(std::initializer_list<int64_t> values) : Dims(values.begin(), values.end()) {}
-  Dims(const std::vector<int64_t> &values) : Dims(values.begin(), values.end()) {}
-  template <typename It> Dims(It first, It last) {
-    for (; first != last; ++first)
-      push_back(*first);
-  }
-
-  size_t size() const { return count; }
-  bool empty() const { return count == 0; }
-  int64_t *data() { return count <= kInline ? inlineValues : heap.data(); }
-  const int64_t *data() const {
-    return count <= kInline ? inlineValues : heap.data();
-  }
-  int64_t *begin() { return data(); }
-  int64_t *end() { return data() + count; }
-  const int64_t *begin() const { return data(); }
-  const int64_t *end() const { return data() + count; }
-  int64_t &operator[](size_t i) { return data()[i]; }
-  int64_t operator[](size_t i) const { return data()[i]; }
-
-  void push_back(int64_t value) {
-    if (count == kInline)
-      heap.assign(inlineValues, inlineValues + kInline);
-    if (count >= kInline)
-      heap.push_back(value);
-    else
-      inlineValues[count] = value;
-    ++count;
-  }
-  void resize(size_t newCount, int64_t value = 0) {
-    while (count > newCount)
-      pop_back();
-    while (count < newCount)
-      push_back(value);
-  }
-  void pop_back() {
-    --count;
-    if (count >= kInline)
-      heap.pop_back();
-    if (count == kInline)
-      heap.clear();
-  }
-  std::vector<int64_t> vec() const { return {begin(), end()}; }
-  bool operator==(const Dims &other) const {
-    return count == other.count && std::equal(begin(), end(), other.begin());
-  }
-  bool operator!=(const Dims &other) const { return !(*this == other); }
-
-private:
-  size_t count = 0;
-  int64_t inlineValues[kInline] = {};
-  std::vector<int64_t> heap; // All values, once there are more than kInline.
 };
 
 /// An axis-aligned box: per dimension an offset and a size.
