@@ -339,8 +339,8 @@ int main(int argc, char **argv) {
       it.dst = reinterpret_cast<uint64_t>(buffers.dst + i * c.itemBytes);
       it.bytes = c.itemBytes;
       it.op = kernelOpCode(c.op);
-      it.kind = static_cast<uint32_t>(isVector(c.op) ? m2n::KernelItemKind::Vector
-                                                     : m2n::KernelItemKind::Bulk);
+      it.kind = static_cast<uint32_t>(isVector(c.op) ? m2n::Mechanism::Vector
+                                                     : m2n::Mechanism::Bulk);
     }
     if (count > buffers.itemCapacity) {
       if (buffers.items)

@@ -173,7 +173,7 @@ public:
     m.dstOffset = get<int64_t>("a destination offset");
     m.bytes = get<int64_t>("a byte count");
     uint8_t mechanism = get<uint8_t>("a mechanism");
-    if (mechanism > static_cast<uint8_t>(Mechanism::Vector))
+    if (mechanism >= kMechanismCount)
       fail("artifact names an unknown mechanism " + std::to_string(mechanism));
     m.mechanism = static_cast<Mechanism>(mechanism);
     if (m.isTile()) {

@@ -112,6 +112,9 @@ uint32_t kernelOp(const Movement &movement, ElementType type) {
     return tileOp(movement.reduction);
   case Mechanism::Vector:
     return vectorOp(movement.reduction, type);
+  case Mechanism::Engine:
+  case Mechanism::Network:
+    break; // Not kernel items: no op code.
   }
   return 0;
 }
@@ -147,6 +150,9 @@ void KernelOps::add(const Movement &m, const TransferProgram &program) {
   case Mechanism::Vector:
     vector.insert(op);
     break;
+  case Mechanism::Engine:
+  case Mechanism::Network:
+    break; // Not kernel items.
   }
 }
 

@@ -21,8 +21,19 @@ const char *toString(Mechanism mechanism) {
     return "tile";
   case Mechanism::Vector:
     return "vector";
+  case Mechanism::Engine:
+    return "engine";
+  case Mechanism::Network:
+    return "network";
   }
   return "?";
+}
+
+std::optional<Mechanism> parseMechanism(std::string_view name) {
+  for (uint8_t value = 0; value < kMechanismCount; ++value)
+    if (name == toString(static_cast<Mechanism>(value)))
+      return static_cast<Mechanism>(value);
+  return std::nullopt;
 }
 
 bool tmaBulkReduces(Reduction reduction, ElementType type) {
@@ -100,7 +111,9 @@ static std::string coordsStr(const Dims &coords) {
 std::string Movement::str(ElementType type) const {
   std::ostringstream os;
   os << opName(reduction, type);
-  if (mechanism != Mechanism::Bulk)
+  // Kernel items name the mechanism but bulk; receives and copy-engine
+  // copies are named by the list that holds them.
+  if (mechanism == Mechanism::Tile || mechanism == Mechanism::Vector)
     os << ' ' << toString(mechanism);
   if (isTile())
     os << ' ' << src.str() << " map" << srcMap << coordsStr(srcCoords) << " -> "
@@ -411,6 +424,25 @@ checkTransferProgram(const TransferProgram &program, const Layout &src,
     return programIssue(std::string("no cast from ") +
                         toString(*program.sourceType) + " to " +
                         toString(program.type));
+  // A movement's list is its mechanism's: the kernel walks bulk, tile and
+  // vector items, NCCL carries network receives, the copy engine copies.
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (auto [list, movements] : listsOf(rankProgram))
+      for (size_t index = 0; index < movements->size(); ++index) {
+        const Mechanism mechanism = (*movements)[index].mechanism;
+        const bool fits = list == List::Items ? isKernelMechanism(mechanism)
+                          : list == List::Receives
+                              ? mechanism == Mechanism::Network
+                              : mechanism == Mechanism::Engine;
+        if (!fits)
+          return movementIssue(
+              program, rank, list, index, (*movements)[index],
+              list == List::Items ? "is not a kernel item (bulk, tile or "
+                                    "vector) but sits among them"
+              : list == List::Receives
+                  ? "is not a network receive but sits among them"
+                  : "is not a copy-engine copy but sits among them");
+      }
   if (std::optional<ProgramIssue> issue = checkBounds(program, src, dst, shape))
     return issue;
   auto exists = [&](const CounterRef &counter) {
@@ -436,8 +468,7 @@ checkTransferProgram(const TransferProgram &program, const Layout &src,
           ok = ok && (!m.readDone || exists(*m.readDone));
           if (!ok)
             return wrong("names a counter that does not exist");
-          // Network receives go through NCCL, which only copies: their
-          // mechanism is unused.
+          // Network receives go through NCCL, which only copies.
           const bool kernelItem = list == List::Items;
           if (!kernelItem && m.reduction)
             return wrong("a network receive reduces, but NCCL receives only "
@@ -513,7 +544,7 @@ checkTransferProgram(const TransferProgram &program, const Layout &src,
     }
     for (size_t index = 0; index < rankProgram.engineCopies.size(); ++index) {
       const Movement &copy = rankProgram.engineCopies[index];
-      if (copy.mechanism != Mechanism::Bulk || copy.reduction || copy.signal ||
+      if (copy.reduction || copy.signal ||
           !copy.waits.empty() || copy.readDone || program.casts(copy))
         return movementIssue(program, rank, List::EngineCopies, index, copy,
                              "is not a plain copy");

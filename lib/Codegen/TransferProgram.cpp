@@ -780,6 +780,7 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
         step.to.kind == BufferKind::Destination && pattern.runs() == 1 &&
         pattern.elements * elementBytes >= options.engineMinBytes) {
       Movement copy;
+      copy.mechanism = Mechanism::Engine;
       copy.src = step.from;
       copy.srcOffset = pattern.from * elementBytes;
       copy.dst = step.to;
@@ -883,6 +884,7 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
     // Network transfers go through NCCL: one per contiguous run.
     if (network) {
       Movement movement;
+      movement.mechanism = Mechanism::Network;
       movement.src = step.from;
       movement.srcOffset = pattern.from * elementBytes;
       movement.dst = step.to;

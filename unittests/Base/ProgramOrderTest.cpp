@@ -202,8 +202,9 @@ TEST(ProgramOrderTest, CopyEngineCopiesComeBeforeTheKernel) {
   Reshard reshard;
   reshard.gatherOn(0);
   reshard.program.scratches.push_back({1, Dims{4}});
-  reshard.program.ranks[1].engineCopies.push_back(
-      copy(source(0), 0, scratch(1, 0), 0));
+  Movement engineCopy = copy(source(0), 0, scratch(1, 0), 0);
+  engineCopy.mechanism = Mechanism::Engine;
+  reshard.program.ranks[1].engineCopies.push_back(engineCopy);
   reshard.program.ranks[1].items.push_back(
       copy(scratch(1, 0), 0, destination(1), 0));
   reshard.program.ranks[1].items.push_back(

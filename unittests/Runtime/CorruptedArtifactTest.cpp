@@ -90,6 +90,15 @@ const std::vector<Corruption> &corruptions() {
          firstItem(r).bytes = 6;
        },
        "reduces a partial element"},
+      {"NetworkReceiveAmongKernelItems", // The kernel has no such item.
+       [](auto &r) { firstItem(r).mechanism = m2n::Mechanism::Network; },
+       "is not a kernel item (bulk, tile or vector) but sits among them"},
+      {"KernelItemAmongEngineCopies",
+       [](auto &r) {
+         m2n::RankProgram &rank = r.program.ranks.begin()->second;
+         rank.engineCopies.push_back(rank.items.front());
+       },
+       "is not a copy-engine copy but sits among them"},
       {"ScratchBeyondTheCap", // std::bad_alloc escaped m2n_host_execute.
        [](auto &r) { r.program.scratches.push_back({0, {int64_t{1} << 39}}); },
        "is larger than 1099511627776 bytes"},

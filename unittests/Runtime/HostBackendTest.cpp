@@ -259,6 +259,7 @@ TEST(RuntimeArtifactTest, RejectsCountersThatDoNotExist) {
 
   reshard = exampleReshard();
   m2n::Movement copy = reshard.program.ranks.begin()->second.items.front();
+  copy.mechanism = m2n::Mechanism::Engine;
   copy.signal = m2n::CounterRef{copy.dst.rank, 0};
   reshard.program.ranks.begin()->second.engineCopies.push_back(copy);
   bytes = exampleArtifact(reshard);

@@ -28,16 +28,14 @@ struct KernelItem {
   uint32_t bytes, op;   // Bytes moved; the op code of the item's kind.
   uint64_t signal;      // Counter to increment once the bytes landed, or 0.
   uint64_t wait0, value0, wait1, value1; // Counters and values (x epoch).
-  uint32_t kind, rank;  // KernelItemKind; tile rank (1-5).
+  uint32_t kind, rank;  // The item's Mechanism (bulk, tile or vector, as
+                        // Program.h numbers them); tile rank (1-5).
   int32_t srcCoords[5], dstCoords[5]; // Tile corners, innermost first.
   uint32_t flags;       // KernelItemFlags.
   float scale;          // Cast items: the factor (castElement); else 0.
   uint64_t readDone;    // A peer's counter to increment once the bytes are
                         // read (the item reads that peer's buffer), or 0.
 };
-
-/// KernelItem::kind: the item's Mechanism.
-enum class KernelItemKind : uint32_t { Bulk = 0, Tile = 1, Vector = 2 };
 
 /// Bits of KernelItem::flags.
 enum KernelItemFlags : uint32_t {

@@ -24,13 +24,19 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace m2n {
 
-/// How the kernel moves a movement's bytes (LoweringOptions says which
-/// movement gets which).
+/// How a movement's bytes move: the one mechanism enum of m2n (the
+/// dialect's `m2n.move` stores it as a property; the kernel's work items
+/// carry the three kernel mechanisms' values in KernelItem::kind). Plain
+/// C++, as the runtime builds without LLVM. Where it lands: kernel items
+/// (RankProgram::items) are Bulk, Tile or Vector, network receives Network,
+/// copy-engine copies Engine; LoweringOptions says which movement gets
+/// which.
 enum class Mechanism : uint8_t {
   /// One TMA bulk copy or bulk reduction of contiguous bytes
   /// (`cp.async.bulk`, `cp.reduce.async.bulk`): 16-byte aligned addresses
@@ -43,8 +49,21 @@ enum class Mechanism : uint8_t {
   /// bytes with the widest vectors the addresses allow: any alignment, any
   /// size, every reduction on every element type.
   Vector = 2,
+  /// A copy the copy engine makes before the kernel (cudaMemcpyAsync).
+  Engine = 3,
+  /// A receive the runtime posts through NCCL (its sender posts the send).
+  Network = 4,
 };
+constexpr uint8_t kMechanismCount = 5;
+/// "bulk", "tile", "vector", "engine", "network".
 const char *toString(Mechanism mechanism);
+/// The mechanism toString names `name`, or std::nullopt.
+std::optional<Mechanism> parseMechanism(std::string_view name);
+/// Whether the transfer kernel moves it (bulk, tile, vector).
+constexpr bool isKernelMechanism(Mechanism mechanism) {
+  return mechanism == Mechanism::Bulk || mechanism == Mechanism::Tile ||
+         mechanism == Mechanism::Vector;
+}
 
 /// Whether TMA bulk reductions (non-tensor) cover `reduction` on `type`.
 /// They exist for add on f32, f64, f16, bf16, s32, u64 (i64 sums) and
@@ -68,6 +87,9 @@ struct CounterRef {
 struct CounterWait {
   CounterRef counter;
   uint64_t value = 0;
+  bool operator==(const CounterWait &other) const {
+    return counter == other.counter && value == other.value;
+  }
 };
 
 /// A TMA tensor map the runtime encodes over a buffer: the buffer's extents
@@ -154,8 +176,9 @@ struct Movement {
 
   bool isTile() const { return mechanism == Mechanism::Tile; }
   bool isCopy() const { return !reduction; }
-  /// E.g. "add.f32 src(1)+0 -> dst(0)+0 64B wait 0:0>=1"; mechanisms other
-  /// than bulk are named after the op ("copy vector ...", "copy tile ...").
+  /// E.g. "add.f32 src(1)+0 -> dst(0)+0 64B wait 0:0>=1"; tiles and vector
+  /// items are named after the op ("copy vector ...", "copy tile ..."),
+  /// receives and copy-engine copies by the list that holds them.
   std::string str(ElementType type) const;
 
   /// Whether the waits order only the store: the source is a reshard source,

@@ -33,8 +33,7 @@ LogicalResult chooseRankLaunches(ProgramOp program,
   MLIRContext *context = program.getContext();
   for (RankOp rank : program.getBody().front().getOps<RankOp>()) {
     for (MoveOp move : rank.getBody().front().getOps<MoveOp>())
-      if (move.getMechanism() != MechanismKind::Engine &&
-          move.getMechanism() != MechanismKind::Network &&
+      if (::m2n::isKernelMechanism(move.getMechanism()) &&
           static_cast<uint64_t>(move.getBytes()) > compiledStage)
         return move.emitOpError()
                << "moves " << move.getBytes()

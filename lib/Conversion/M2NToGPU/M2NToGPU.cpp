@@ -174,16 +174,10 @@ struct ConvertToGPUPass
         if (src.getElementType() != dst.getElementType())
           types.sourceType = mlir::m2n::toElementType(src.getElementType());
         program.walk([&](mlir::m2n::MoveOp move) {
-          mlir::m2n::MechanismKind mechanism = move.getMechanism();
-          if (mechanism == mlir::m2n::MechanismKind::Engine ||
-              mechanism == mlir::m2n::MechanismKind::Network)
+          if (!::m2n::isKernelMechanism(move.getMechanism()))
             return;
           ::m2n::Movement item;
-          item.mechanism =
-              mechanism == mlir::m2n::MechanismKind::Tile ? ::m2n::Mechanism::Tile
-              : mechanism == mlir::m2n::MechanismKind::Vector
-                  ? ::m2n::Mechanism::Vector
-                  : ::m2n::Mechanism::Bulk;
+          item.mechanism = move.getMechanism();
           if (std::optional<mlir::m2n::ReductionKind> kind = move.getReduction())
             item.reduction = mlir::m2n::toReduction(*kind);
           item.src.kind = mlir::m2n::toBufferRef(move.getSrcKind(), 0, -1).kind;

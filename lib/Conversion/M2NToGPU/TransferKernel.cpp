@@ -400,7 +400,7 @@ void KernelBuilder::buildIssue() {
     if (hasVectors())
       loads = both(loads, cmp(arith::CmpIPredicate::ne, kind,
                               c32(static_cast<int64_t>(
-                                  ::m2n::KernelItemKind::Vector))));
+                                  ::m2n::Mechanism::Vector))));
     ifElse(
         loads,
         [&] {
@@ -418,7 +418,7 @@ void KernelBuilder::buildIssue() {
           if (hasTiles())
             ifElse(
                 cmp(arith::CmpIPredicate::eq, kind,
-                    c32(static_cast<int64_t>(::m2n::KernelItemKind::Tile))),
+                    c32(static_cast<int64_t>(::m2n::Mechanism::Tile))),
                 [&] {
                   loadTile(record, stage, bar);
                   return SmallVector<Value>{};
@@ -920,7 +920,7 @@ void KernelBuilder::buildKernel() {
           Value op = field(record, offsetof(KernelItem, op), i32);
           Value isVector = cmp(
               arith::CmpIPredicate::eq, kind,
-              c32(static_cast<int64_t>(::m2n::KernelItemKind::Vector)));
+              c32(static_cast<int64_t>(::m2n::Mechanism::Vector)));
           Value readDone =
               pointerField(record, offsetof(KernelItem, readDone), global);
           Value readsPeer =
@@ -986,7 +986,7 @@ void KernelBuilder::buildKernel() {
                   if (hasTiles())
                     ifElse(cmp(arith::CmpIPredicate::eq, kind,
                                c32(static_cast<int64_t>(
-                                   ::m2n::KernelItemKind::Tile))),
+                                   ::m2n::Mechanism::Tile))),
                            [&] {
                              storeTile(record, stage, op);
                              return SmallVector<Value>{};

@@ -1,6 +1,7 @@
 // RUN: m2n-opt %s | m2n-opt --mlir-print-local-scope | FileCheck %s
 // RUN: m2n-opt %s --mlir-print-op-generic | m2n-opt --mlir-print-local-scope | FileCheck %s
 // RUN: m2n-opt %s --mlir-print-op-generic | FileCheck %s --check-prefix=GENERIC
+// RUN: m2n-opt %s --emit-bytecode | m2n-opt --mlir-print-local-scope | FileCheck %s
 // RUN: m2n-opt %s | FileCheck %s --check-prefix=ALIAS
 
 // Meshes, layouts and topologies print as aliases.
@@ -158,6 +159,37 @@ func.func @schedule(%c: !m2n.comm<4>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh
 func.func @sized_domains(%c: !m2n.comm<4>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>) {
   %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domain_size = 2, nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<4>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 1>, [replicate]>> {
     m2n.step 0 copy src(0) [0:4] -> dst(1) [0:4] via nvlink
+  }
+  return
+}
+
+
+// The program level: a move of every mechanism, with repeats, waits,
+// counters; its mechanism, counters, waits and repeats are typed properties
+// (the artifact's C++ types), in the generic form as strings and arrays.
+// CHECK-LABEL: func.func @program
+// CHECK: m2n.rank 0 counters = 2 {
+// CHECK-NEXT: m2n.move engine copy src(0)+0 -> dst(0)+0 128B step 0
+// CHECK-NEXT: m2n.move network copy src(1)+0 -> dst(0)+0 64B times 2 by (+64,+64) signal 0:0 step 1
+// CHECK-NEXT: m2n.move vector reduce<sum> src(1)+0 -> dst(0)+0 64B wait 0:0>=2 wait 0:1>=1 read_done 1:0 step 2
+// CHECK-NEXT: m2n.move tile reduce<sum> src(1) map 0 (0) -> dst(0) map 1 (0) 64B times 2 along 0 by (+16,+16) signal 0:1
+// GENERIC-LABEL: sym_name = "program"
+// GENERIC: "m2n.move"() <{{.*}}mechanism = "engine", read_done = [], reduction = [], repeats = [], signal = [],
+// GENERIC: "m2n.move"() <{{.*}}mechanism = "network", read_done = [], reduction = [], repeats = [array<i64: 2, 64, 64, -1>], signal = [array<i64: 0, 0>],
+// GENERIC: "m2n.move"() <{{.*}}mechanism = "vector", read_done = [array<i64: 1, 0>], {{.*}}waits = [array<i64: 0, 0, 2>, array<i64: 0, 1, 1>]}>
+// GENERIC: "m2n.move"() <{{.*}}mechanism = "tile", {{.*}}repeats = [array<i64: 2, 16, 16, 0>], signal = [array<i64: 0, 1>],
+func.func @program(%c: !m2n.comm<2>, %x: !m2n.dist<32xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !m2n.dist<32xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>> -> !m2n.dist<32xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>> {
+    m2n.tensor_map 0 of src(1) [32] box [16]
+    m2n.tensor_map 1 of dst(0) [32] box [16]
+    m2n.rank 0 counters = 2 {
+      m2n.move engine copy src(0)+0 -> dst(0)+0 128B step 0
+      m2n.move network copy src(1)+0 -> dst(0)+0 64B times 2 by (+64,+64) signal 0:0 step 1
+      m2n.move vector reduce<sum> src(1)+0 -> dst(0)+0 64B wait 0:0>=2 wait 0:1>=1 read_done 1:0 step 2
+      m2n.move tile reduce<sum> src(1) map 0 (0) -> dst(0) map 1 (0) 64B times 2 along 0 by (+16,+16) signal 0:1
+    }
+    m2n.rank 1 counters = 1 {
+    }
   }
   return
 }

@@ -557,3 +557,90 @@ func.func @f(%c: !m2n.comm<1>, %x: !s) -> !d {
   }
   return %0 : !d
 }
+
+// -----
+
+// A move signals one counter and reports its reads to one.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 2 {
+      // expected-error@+1 {{a move signals one counter}}
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 16B signal 0:0 signal 0:1
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 2 {
+      // expected-error@+1 {{a move reports its reads to one counter}}
+      m2n.move bulk copy src(1)+0 -> dst(0)+0 16B read_done 1:0 read_done 1:1
+    }
+  }
+  return
+}
+
+// -----
+
+// The generic form: the mechanism is one of the five names; counters, waits
+// and repeats are arrays of 2, 3 and 4 integers.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{expected a mechanism: "bulk", "tile", "vector", "engine" or "network"}}
+      "m2n.move"() <{bytes = 16 : i64, dst_coords = [], dst_kind = 1 : i32, dst_map = -1 : i64, dst_offset = 0 : i64, dst_rank = 0 : i64, dst_scratch = -1 : i64, mechanism = "teleport", read_done = [], reduction = [], repeats = [], signal = [], src_coords = [], src_kind = 0 : i32, src_map = -1 : i64, src_offset = 0 : i64, src_rank = 0 : i64, src_scratch = -1 : i64, step = 0 : i64, waits = []}> : () -> ()
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 1 {
+      // expected-error@+1 {{expected a wait [rank, index, value] as array<i64: 3 values>}}
+      "m2n.move"() <{bytes = 16 : i64, dst_coords = [], dst_kind = 1 : i32, dst_map = -1 : i64, dst_offset = 0 : i64, dst_rank = 0 : i64, dst_scratch = -1 : i64, mechanism = "bulk", read_done = [], reduction = [], repeats = [], signal = [], src_coords = [], src_kind = 0 : i32, src_map = -1 : i64, src_offset = 0 : i64, src_rank = 0 : i64, src_scratch = -1 : i64, step = 0 : i64, waits = [array<i64: 0, 0>]}> : () -> ()
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 1 {
+      // expected-error@+1 {{expected a counter [rank, index] as array<i64: 2 values>}}
+      "m2n.move"() <{bytes = 16 : i64, dst_coords = [], dst_kind = 1 : i32, dst_map = -1 : i64, dst_offset = 0 : i64, dst_rank = 0 : i64, dst_scratch = -1 : i64, mechanism = "bulk", read_done = [], reduction = [], repeats = [array<i64: 2, 16, 16>], signal = [array<i64: 0, 0, 0>], src_coords = [], src_kind = 0 : i32, src_map = -1 : i64, src_offset = 0 : i64, src_rank = 0 : i64, src_scratch = -1 : i64, step = 0 : i64, waits = []}> : () -> ()
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 1 {
+      // expected-error@+1 {{expected a repeat [count, source stride, destination stride, dim] as array<i64: 4 values>}}
+      "m2n.move"() <{bytes = 16 : i64, dst_coords = [], dst_kind = 1 : i32, dst_map = -1 : i64, dst_offset = 0 : i64, dst_rank = 0 : i64, dst_scratch = -1 : i64, mechanism = "bulk", read_done = [], reduction = [], repeats = [array<i64: 2, 16, 16>], signal = [], src_coords = [], src_kind = 0 : i32, src_map = -1 : i64, src_offset = 0 : i64, src_rank = 0 : i64, src_scratch = -1 : i64, step = 0 : i64, waits = []}> : () -> ()
+    }
+  }
+  return
+}

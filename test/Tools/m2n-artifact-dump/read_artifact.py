@@ -76,7 +76,7 @@ def main():
         sys.exit("bad magic")
     version, size, checksum = struct.unpack_from("<IQQ", data, 4)
     payload = data[24:]
-    if version != 12 or size != len(payload) or fnv1a(payload) != checksum:
+    if version != 13 or size != len(payload) or fnv1a(payload) != checksum:
         sys.exit(f"bad header: version {version}, size {size}, checksum {checksum:#x}")
     r = Reader(payload)
     r.string(), r.string(), r.string()  # ptx, chip, kernel name
@@ -107,6 +107,11 @@ def main():
             rank, counters = r.take("q"), r.take("q")
             threads, walkers, stage = r.take("I"), r.take("I"), r.take("Q")
             lists = [[r.movement() for _ in range(r.take("I"))] for _ in range(3)]
+            # Each list holds its own mechanisms: kernel items 0-2 (bulk,
+            # tile, vector), network receives 4, copy-engine copies 3.
+            for mechanisms, movements in zip(({0, 1, 2}, {4}, {3}), lists):
+                if any(m not in mechanisms for m, _ in movements):
+                    sys.exit(f"rank {rank}: a movement outside its mechanism's list")
             lines.append(f"  rank {rank}: {counters} counters, {len(lists[0])} items, "
                          f"{len(lists[1])} receives, {len(lists[2])} engine copies; "
                          f"launch {walkers} x {threads} threads, stages of {stage} B")

@@ -141,24 +141,9 @@ BufferKind toBufferKind(::m2n::BufferKind kind) {
 // Program level
 //===----------------------------------------------------------------------===//
 
-static std::optional<::m2n::CounterRef> toCounterRef(ArrayRef<int64_t> pair) {
-  if (pair.size() != 2)
-    return std::nullopt;
-  return ::m2n::CounterRef{pair[0], pair[1]};
-}
-
 ::m2n::Movement toMovement(MoveOp move) {
   ::m2n::Movement m;
-  switch (move.getMechanism()) {
-  case MechanismKind::Tile:
-    m.mechanism = ::m2n::Mechanism::Tile;
-    break;
-  case MechanismKind::Vector:
-    m.mechanism = ::m2n::Mechanism::Vector;
-    break;
-  default:
-    m.mechanism = ::m2n::Mechanism::Bulk;
-  }
+  m.mechanism = move.getMechanism();
   if (std::optional<ReductionKind> kind = move.getReduction())
     m.reduction = toReduction(*kind);
   m.src = toBufferRef(move.getSrcKind(), move.getSrcRank(),
@@ -174,17 +159,11 @@ static std::optional<::m2n::CounterRef> toCounterRef(ArrayRef<int64_t> pair) {
                             move.getSrcCoords().end());
   m.dstCoords = ::m2n::Dims(move.getDstCoords().begin(),
                             move.getDstCoords().end());
-  m.signal = toCounterRef(move.getSignal());
-  ArrayRef<int64_t> waits = move.getWaits();
-  for (size_t w = 0; w + 2 < waits.size(); w += 3)
-    m.waits.push_back({::m2n::CounterRef{waits[w], waits[w + 1]},
-                       static_cast<uint64_t>(waits[w + 2])});
-  m.readDone = toCounterRef(move.getReadDone());
+  m.signal = move.getSignal();
+  m.waits.assign(move.getWaits().begin(), move.getWaits().end());
+  m.readDone = move.getReadDone();
   m.step = move.getStep();
-  ArrayRef<int64_t> repeats = move.getRepeats();
-  for (size_t r = 0; r + 3 < repeats.size(); r += 4)
-    m.repeats.push_back(
-        {repeats[r], repeats[r + 1], repeats[r + 2], repeats[r + 3]});
+  m.repeats.assign(move.getRepeats().begin(), move.getRepeats().end());
   return m;
 }
 
@@ -224,11 +203,11 @@ static std::optional<::m2n::CounterRef> toCounterRef(ArrayRef<int64_t> pair) {
       rankProgram.items.reserve(rank.getBody().front().getOperations().size());
       for (MoveOp move : rank.getBody().front().getOps<MoveOp>()) {
         ::m2n::Movement m = toMovement(move);
-        switch (move.getMechanism()) {
-        case MechanismKind::Engine:
+        switch (m.mechanism) {
+        case ::m2n::Mechanism::Engine:
           rankProgram.engineCopies.push_back(std::move(m));
           break;
-        case MechanismKind::Network:
+        case ::m2n::Mechanism::Network:
           rankProgram.receives.push_back(std::move(m));
           break;
         default:
@@ -241,27 +220,18 @@ static std::optional<::m2n::CounterRef> toCounterRef(ArrayRef<int64_t> pair) {
 }
 
 static void buildMove(OpBuilder &builder, Location loc,
-                      const ::m2n::Movement &m, MechanismKind mechanism) {
+                      const ::m2n::Movement &m) {
   std::optional<ReductionKind> reduction;
   if (m.reduction)
     reduction = toReductionKind(*m.reduction);
-  auto pair = [](const std::optional<::m2n::CounterRef> &counter) {
-    return counter ? SmallVector<int64_t>{counter->rank, counter->index}
-                   : SmallVector<int64_t>{};
-  };
-  SmallVector<int64_t> repeats;
-  for (const ::m2n::Repeat &r : m.repeats)
-    repeats.append({r.count, r.srcStride, r.dstStride, r.dim});
-  SmallVector<int64_t> waits;
-  for (const ::m2n::CounterWait &wait : m.waits)
-    waits.append({wait.counter.rank, wait.counter.index,
-                  static_cast<int64_t>(wait.value)});
-  MoveOp::create(builder, loc, mechanism, reduction, toBufferKind(m.src.kind),
-                 m.src.rank, m.src.scratch, m.srcOffset,
-                 toBufferKind(m.dst.kind), m.dst.rank, m.dst.scratch,
-                 m.dstOffset, m.bytes, m.srcMap, m.srcCoords, m.dstMap,
-                 m.dstCoords, pair(m.signal), waits, pair(m.readDone),
-                 m.step, repeats);
+  MoveOp::create(builder, loc, m.mechanism, reduction,
+                 toBufferKind(m.src.kind), m.src.rank, m.src.scratch,
+                 m.srcOffset, toBufferKind(m.dst.kind), m.dst.rank,
+                 m.dst.scratch, m.dstOffset, m.bytes, m.srcMap, m.srcCoords,
+                 m.dstMap, m.dstCoords, m.signal,
+                 ArrayRef<::m2n::CounterWait>(m.waits.begin(), m.waits.end()),
+                 m.readDone, m.step,
+                 ArrayRef<::m2n::Repeat>(m.repeats.begin(), m.repeats.end()));
 }
 
 void buildProgram(OpBuilder &builder, Location loc,
@@ -282,15 +252,11 @@ void buildProgram(OpBuilder &builder, Location loc,
     rankOp.getBody().push_back(new Block());
     OpBuilder::InsertionGuard guard(builder);
     builder.setInsertionPointToEnd(&rankOp.getBody().front());
-    for (const ::m2n::Movement &m : rankProgram.engineCopies)
-      buildMove(builder, loc, m, MechanismKind::Engine);
-    for (const ::m2n::Movement &m : rankProgram.receives)
-      buildMove(builder, loc, m, MechanismKind::Network);
-    for (const ::m2n::Movement &m : rankProgram.items)
-      buildMove(builder, loc, m,
-                m.mechanism == ::m2n::Mechanism::Tile     ? MechanismKind::Tile
-                : m.mechanism == ::m2n::Mechanism::Vector ? MechanismKind::Vector
-                                                          : MechanismKind::Bulk);
+    // Each list holds its own mechanism (checkTransferProgram).
+    for (const auto *list :
+         {&rankProgram.engineCopies, &rankProgram.receives, &rankProgram.items})
+      for (const ::m2n::Movement &m : *list)
+        buildMove(builder, loc, m);
   }
 }
 

@@ -849,22 +849,15 @@ LogicalResult ProgramOp::verify() {
                  << "reduces with '"
                  << stringifyReductionKind(*move.getReduction())
                  << "' but the source layout does not";
-        bool tile = move.getMechanism() == MechanismKind::Tile;
+        bool tile = move.getMechanism() == ::m2n::Mechanism::Tile;
         if (tile != (move.getSrcMap() >= 0 && move.getDstMap() >= 0))
           return move.emitOpError("names tensor maps exactly when it is a "
                                   "tile");
-        if (move.getWaits().size() % 3 ||
-            (move.getSignal().size() != 0 && move.getSignal().size() != 2) ||
-            (move.getReadDone().size() != 0 &&
-             move.getReadDone().size() != 2))
-          return move.emitOpError("has a malformed counter reference");
         // The kernel's work item holds two (as checkTransferProgram says).
-        if (move.getWaits().size() > 6)
+        if (move.getWaits().size() > 2)
           return move.emitOpError()
-                 << "waits for " << move.getWaits().size() / 3
+                 << "waits for " << move.getWaits().size()
                  << " counters; a move waits for at most two";
-        if (move.getRepeats().size() % 4)
-          return move.emitOpError("has a malformed repeat list");
       }
       // The launch runs every item; whether it fits the kernel is the
       // module's m2n.kernel_launch check.
@@ -926,10 +919,9 @@ void TensorMapOp::print(OpAsmPrinter &printer) {
 
 /// Parses `R:I`.
 static ParseResult parseCounterRef(OpAsmParser &parser,
-                                   SmallVectorImpl<int64_t> &values) {
-  return failure(parser.parseInteger(values.emplace_back()) ||
-                 parser.parseColon() ||
-                 parser.parseInteger(values.emplace_back()));
+                                   ::m2n::CounterRef &counter) {
+  return failure(parser.parseInteger(counter.rank) || parser.parseColon() ||
+                 parser.parseInteger(counter.index));
 }
 
 ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
@@ -939,8 +931,8 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
   StringRef mechanismName;
   if (parser.parseKeyword(&mechanismName))
     return failure();
-  std::optional<MechanismKind> mechanism =
-      symbolizeMechanismKind(mechanismName);
+  std::optional<::m2n::Mechanism> mechanism =
+      ::m2n::parseMechanism(mechanismName);
   if (!mechanism)
     return parser.emitError(mechanismLoc, "unknown mechanism '")
            << mechanismName
@@ -948,7 +940,7 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
   std::optional<ReductionKind> reduction;
   if (parseCopyOrReduce(parser, reduction))
     return failure();
-  const bool tile = *mechanism == MechanismKind::Tile;
+  const bool tile = *mechanism == ::m2n::Mechanism::Tile;
   // `src(1)+0` or, for tiles, `src(1) map 0 (0, 16)`.
   auto endpoint = [&](BufferKind &kind, int64_t &rank, int64_t &scratch,
                       int64_t &offset, int64_t &map,
@@ -968,35 +960,45 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
   BufferKind srcKind, dstKind;
   int64_t srcRank, srcScratch, srcOffset, srcMap, dstRank, dstScratch,
       dstOffset, dstMap, bytes, step = -1;
-  SmallVector<int64_t> srcCoords, dstCoords, signal, waits, readDone;
+  SmallVector<int64_t> srcCoords, dstCoords;
+  std::optional<::m2n::CounterRef> signal, readDone;
+  SmallVector<::m2n::CounterWait, 2> waits;
   if (endpoint(srcKind, srcRank, srcScratch, srcOffset, srcMap, srcCoords) ||
       parser.parseArrow() ||
       endpoint(dstKind, dstRank, dstScratch, dstOffset, dstMap, dstCoords) ||
       parser.parseInteger(bytes) || parser.parseKeyword("B"))
     return failure();
   // `times N [along K] by (+S,+D)`, one per repeat level.
-  SmallVector<int64_t> repeats;
+  SmallVector<::m2n::Repeat, 2> repeats;
   while (succeeded(parser.parseOptionalKeyword("times"))) {
-    int64_t count, dim = -1, srcStride, dstStride;
-    if (parser.parseInteger(count) ||
+    ::m2n::Repeat &level = repeats.emplace_back();
+    if (parser.parseInteger(level.count) ||
         (succeeded(parser.parseOptionalKeyword("along")) &&
-         parser.parseInteger(dim)) ||
+         parser.parseInteger(level.dim)) ||
         parser.parseKeyword("by") || parser.parseLParen() ||
-        parseByteOffset(parser, srcStride) || parser.parseComma() ||
-        parseByteOffset(parser, dstStride) || parser.parseRParen())
+        parseByteOffset(parser, level.srcStride) || parser.parseComma() ||
+        parseByteOffset(parser, level.dstStride) || parser.parseRParen())
       return failure();
-    repeats.append({count, srcStride, dstStride, dim});
   }
+  // `signal` and `read_done` once each, any number of `wait`s (the
+  // verifier says how many the kernel takes).
   while (true) {
+    SMLoc loc = parser.getCurrentLocation();
     if (succeeded(parser.parseOptionalKeyword("signal"))) {
-      if (parseCounterRef(parser, signal))
+      if (signal)
+        return parser.emitError(loc, "a move signals one counter");
+      if (parseCounterRef(parser, signal.emplace()))
         return failure();
     } else if (succeeded(parser.parseOptionalKeyword("wait"))) {
-      if (parseCounterRef(parser, waits) || parser.parseGreater() ||
-          parser.parseEqual() || parser.parseInteger(waits.emplace_back()))
+      ::m2n::CounterWait &wait = waits.emplace_back();
+      if (parseCounterRef(parser, wait.counter) || parser.parseGreater() ||
+          parser.parseEqual() || parser.parseInteger(wait.value))
         return failure();
     } else if (succeeded(parser.parseOptionalKeyword("read_done"))) {
-      if (parseCounterRef(parser, readDone))
+      if (readDone)
+        return parser.emitError(loc, "a move reports its reads to one "
+                                     "counter");
+      if (parseCounterRef(parser, readDone.emplace()))
         return failure();
     } else if (succeeded(parser.parseOptionalKeyword("step"))) {
       if (parser.parseInteger(step))
@@ -1023,18 +1025,19 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
   move.src_coords.assign(srcCoords.begin(), srcCoords.end());
   move.dst_map = dstMap;
   move.dst_coords.assign(dstCoords.begin(), dstCoords.end());
-  move.signal.assign(signal.begin(), signal.end());
+  move.signal = signal;
   move.waits.assign(waits.begin(), waits.end());
-  move.read_done.assign(readDone.begin(), readDone.end());
+  move.read_done = readDone;
   move.step = step;
   move.repeats.assign(repeats.begin(), repeats.end());
   return success();
 }
 
 void MoveOp::print(OpAsmPrinter &printer) {
-  printer << ' ' << stringifyMechanismKind(getMechanism());
+  const ::m2n::Mechanism mechanism = getMechanism();
+  printer << ' ' << ::m2n::toString(mechanism);
   printCopyOrReduce(printer, getReduction());
-  const bool tile = getMechanism() == MechanismKind::Tile;
+  const bool tile = mechanism == ::m2n::Mechanism::Tile;
   auto endpoint = [&](BufferKind kind, int64_t rank, int64_t scratch,
                       int64_t offset, int64_t map, ArrayRef<int64_t> coords) {
     printer << ' ';
@@ -1053,22 +1056,19 @@ void MoveOp::print(OpAsmPrinter &printer) {
   endpoint(getDstKind(), getDstRank(), getDstScratch(), getDstOffset(),
            getDstMap(), getDstCoords());
   printer << ' ' << getBytes() << 'B';
-  ArrayRef<int64_t> repeats = getRepeats();
-  for (size_t r = 0; r + 3 < repeats.size(); r += 4) {
-    printer << " times " << repeats[r];
-    if (repeats[r + 3] >= 0)
-      printer << " along " << repeats[r + 3];
-    printer << " by (+" << repeats[r + 1] << ",+" << repeats[r + 2] << ')';
+  for (const ::m2n::Repeat &level : getRepeats()) {
+    printer << " times " << level.count;
+    if (level.dim >= 0)
+      printer << " along " << level.dim;
+    printer << " by (+" << level.srcStride << ",+" << level.dstStride << ')';
   }
-  ArrayRef<int64_t> signal = getSignal(), waits = getWaits(),
-                    readDone = getReadDone();
-  if (signal.size() == 2)
-    printer << " signal " << signal[0] << ':' << signal[1];
-  for (size_t w = 0; w + 2 < waits.size(); w += 3)
-    printer << " wait " << waits[w] << ':' << waits[w + 1]
-            << ">=" << waits[w + 2];
-  if (readDone.size() == 2)
-    printer << " read_done " << readDone[0] << ':' << readDone[1];
+  if (std::optional<::m2n::CounterRef> signal = getSignal())
+    printer << " signal " << signal->rank << ':' << signal->index;
+  for (const ::m2n::CounterWait &wait : getWaits())
+    printer << " wait " << wait.counter.rank << ':' << wait.counter.index
+            << ">=" << wait.value;
+  if (std::optional<::m2n::CounterRef> readDone = getReadDone())
+    printer << " read_done " << readDone->rank << ':' << readDone->index;
   if (getStep() >= 0)
     printer << " step " << getStep();
   // The move's own data are properties: only discardable attributes remain
@@ -1129,12 +1129,8 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 void MoveOp::addLaunchDemand(::m2n::LaunchDemand &demand) {
   // Copy-engine copies and receives are not kernel items.
-  if (getMechanism() != MechanismKind::Engine &&
-      getMechanism() != MechanismKind::Network)
-    demand.add(getMechanism() == MechanismKind::Vector
-                   ? ::m2n::Mechanism::Vector
-                   : ::m2n::Mechanism::Bulk,
-               getBytes());
+  if (::m2n::isKernelMechanism(getMechanism()))
+    demand.add(getMechanism(), getBytes());
 }
 
 ::m2n::LaunchDemand RankOp::getLaunchDemand() {

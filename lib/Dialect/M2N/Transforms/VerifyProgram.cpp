@@ -15,11 +15,11 @@ using namespace mlir::m2n;
 namespace {
 /// The list of a rank's program a move of `mechanism` belongs to (the
 /// lowering's and toCompiledReshard's split, in order within each).
-::m2n::ProgramIssue::List listOf(MechanismKind mechanism) {
+::m2n::ProgramIssue::List listOf(::m2n::Mechanism mechanism) {
   switch (mechanism) {
-  case MechanismKind::Engine:
+  case ::m2n::Mechanism::Engine:
     return ::m2n::ProgramIssue::List::EngineCopies;
-  case MechanismKind::Network:
+  case ::m2n::Mechanism::Network:
     return ::m2n::ProgramIssue::List::Receives;
   default:
     return ::m2n::ProgramIssue::List::Items;

@@ -100,18 +100,6 @@ def M2N_LinkClass : I32EnumAttr<"LinkClass",
   let cppNamespace = "::mlir::m2n";
 }
 
-def M2N_MechanismKind : I32EnumAttr<"MechanismKind",
-    "how a program's move is carried out", [
-      I32EnumAttrCase<"Bulk", 0, "bulk">,
-      I32EnumAttrCase<"Tile", 1, "tile">,
-      I32EnumAttrCase<"Vector", 2, "vector">,
-      I32EnumAttrCase<"Engine", 3, "engine">,
-      I32EnumAttrCase<"Network", 4, "network">
-    ]> {
-  let genSpecializedAttr = 0;
-  let cppNamespace = "::mlir::m2n";
-}
-
 def M2N_ReductionKindAttr : EnumAttr<M2N_Dialect, M2N_ReductionKind,
                                    "reduction"> {
   let assemblyFormat = "`<` $value `>`";
@@ -120,10 +108,6 @@ def M2N_BufferKindAttr : EnumAttr<M2N_Dialect, M2N_BufferKind, "buffer"> {
   let assemblyFormat = "`<` $value `>`";
 }
 def M2N_LinkClassAttr : EnumAttr<M2N_Dialect, M2N_LinkClass, "link"> {
-  let assemblyFormat = "`<` $value `>`";
-}
-def M2N_MechanismKindAttr : EnumAttr<M2N_Dialect, M2N_MechanismKind,
-                                     "mechanism"> {
   let assemblyFormat = "`<` $value `>`";
 }
 
@@ -146,5 +130,24 @@ class M2N_Type<string name, string typeMnemonic, list<Trait> traits = []>
 
 class M2N_Op<string mnemonic, list<Trait> traits = []>
     : Op<M2N_Dialect, mnemonic, traits>;
+
+//===----------------------------------------------------------------------===//
+// m2n.move's typed properties
+//===----------------------------------------------------------------------===//
+
+// The artifact's own C++ types (m2n/Artifact/Program.h), stored in the op as
+// they are: one definition of a mechanism, a counter, a wait and a repeat
+// for the IR, the artifact and the runtime. Attribute form, bytecode and
+// hash: m2n/Dialect/M2N/IR/M2NProperties.h.
+class M2N_ArtifactProp<string cppType, string desc>
+    : Property<"::m2n::" # cppType, desc> {
+  let hashProperty = "::m2n::hash_value($_storage)";
+}
+def M2N_MechanismProp : M2N_ArtifactProp<"Mechanism", "a move's mechanism">;
+def M2N_CounterRefProp
+    : M2N_ArtifactProp<"CounterRef", "a counter (rank, index)">;
+def M2N_CounterWaitProp
+    : M2N_ArtifactProp<"CounterWait", "a wait (counter, value)">;
+def M2N_RepeatProp : M2N_ArtifactProp<"Repeat", "a repeat level">;
 
 #endif // M2N_DIALECT_M2N_IR_M2NBASE_TD

@@ -12,6 +12,7 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "m2n/Artifact/Program.h"
+#include "m2n/Dialect/M2N/IR/M2NProperties.h"
 
 #include <map>
 

@@ -442,8 +442,9 @@ def M2N_MoveOp : M2N_Op<"move", [HasParent<"RankOp">]> {
     schedule step it comes from.
   }];
   // Properties, not attributes: a refit's program has ~50k moves, and
-  // plain integers in the op need no uniquing, hashing or constraint check.
-  let arguments = (ins EnumProp<M2N_MechanismKind>:$mechanism,
+  // plain values in the op need no uniquing, hashing or constraint check.
+  // Mechanism, counters, waits and repeats are the artifact's C++ types.
+  let arguments = (ins M2N_MechanismProp:$mechanism,
                        OptionalProp<EnumProp<M2N_ReductionKind>>:$reduction,
                        EnumProp<M2N_BufferKind>:$src_kind, I64Prop:$src_rank,
                        I64Prop:$src_scratch, I64Prop:$src_offset,
@@ -452,9 +453,10 @@ def M2N_MoveOp : M2N_Op<"move", [HasParent<"RankOp">]> {
                        I64Prop:$bytes,
                        I64Prop:$src_map, ArrayProp<I64Prop>:$src_coords,
                        I64Prop:$dst_map, ArrayProp<I64Prop>:$dst_coords,
-                       ArrayProp<I64Prop>:$signal, ArrayProp<I64Prop>:$waits,
-                       ArrayProp<I64Prop>:$read_done, I64Prop:$step,
-                       ArrayProp<I64Prop>:$repeats);
+                       OptionalProp<M2N_CounterRefProp>:$signal,
+                       ArrayProp<M2N_CounterWaitProp>:$waits,
+                       OptionalProp<M2N_CounterRefProp>:$read_done,
+                       I64Prop:$step, ArrayProp<M2N_RepeatProp>:$repeats);
   let hasCustomAssemblyFormat = 1;
   let extraClassDeclaration = [{
     /// Adds what this move asks of its rank's launch (a kernel item's
