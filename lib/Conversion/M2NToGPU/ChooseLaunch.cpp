@@ -101,10 +101,18 @@ struct ChooseLaunchPass
     for (GroupOp group : groups) {
       if (!group.isMerged())
         continue; // m2n-write-artifact says so.
+      // Each member's program looked up once, not once per rank that runs
+      // it (a refit's group: ~1000 members on 256 ranks).
+      SmallVector<ProgramOp> memberPrograms;
+      for (unsigned index = 0; index < group.getMembers().size(); ++index)
+        memberPrograms.push_back(group.getMemberProgram(index, symbols));
       for (auto rank : group.getRanks().front().getOps<GroupRankOp>()) {
         std::optional<::m2n::RankLaunch> combined;
         for (int64_t member : rank.getMembers()) {
-          ProgramOp program = group.getMemberProgram(member, symbols);
+          ProgramOp program =
+              member >= 0 && static_cast<size_t>(member) < memberPrograms.size()
+                  ? memberPrograms[member]
+                  : ProgramOp();
           if (!program)
             continue; // The group's verifier names it.
           auto [launches, fresh] = launchesOf.try_emplace(program);

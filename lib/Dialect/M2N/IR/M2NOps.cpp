@@ -382,7 +382,7 @@ static ParseResult parseCopyOrReduce(OpAsmParser &parser,
   return success();
 }
 
-static void printCopyOrReduce(OpAsmPrinter &printer,
+static void printCopyOrReduce(llvm::raw_ostream &printer,
                               std::optional<ReductionKind> reduction) {
   if (reduction)
     printer << " reduce<" << stringifyReductionKind(*reduction) << ">";
@@ -441,7 +441,7 @@ ParseResult TransferOp::parse(OpAsmParser &parser, OperationState &result) {
 }
 
 void TransferOp::print(OpAsmPrinter &printer) {
-  printCopyOrReduce(printer, getReduction());
+  printCopyOrReduce(printer.getStream(), getReduction());
   printer << " from " << getSrcRank() << ' ';
   printBox(printer, getSrcOffsets(), getSizes());
   printer << " to " << getDstRank() << ' ';
@@ -693,7 +693,7 @@ static ParseResult parseBufferRef(OpAsmParser &parser, BufferKind &kind,
                  parser.parseRParen());
 }
 
-static void printBufferRef(OpAsmPrinter &printer, BufferKind kind,
+static void printBufferRef(llvm::raw_ostream &printer, BufferKind kind,
                            int64_t rank, int64_t scratch) {
   switch (kind) {
   case BufferKind::Source:
@@ -760,13 +760,15 @@ ParseResult StepOp::parse(OpAsmParser &parser, OperationState &result) {
 
 void StepOp::print(OpAsmPrinter &printer) {
   printer << ' ' << getId();
-  printCopyOrReduce(printer, getReduction());
+  printCopyOrReduce(printer.getStream(), getReduction());
   printer << ' ';
-  printBufferRef(printer, getFromKind(), getFromRank(), getFromScratch());
+  printBufferRef(printer.getStream(), getFromKind(), getFromRank(),
+                 getFromScratch());
   printer << ' ';
   printBox(printer, getFromOffsets(), getSizes());
   printer << " -> ";
-  printBufferRef(printer, getToKind(), getToRank(), getToScratch());
+  printBufferRef(printer.getStream(), getToKind(), getToRank(),
+                 getToScratch());
   printer << ' ';
   printBox(printer, getToOffsets(), getSizes());
   printer << " via " << stringifyLinkClass(getLink());
@@ -810,6 +812,9 @@ LogicalResult ProgramOp::verify() {
                          << " has no executor yet";
   int64_t scratches = 0, maps = 0;
   llvm::SmallDenseSet<int64_t> ranks;
+  // Read once: a refit's program has ~50k moves, verified after every pass.
+  const std::optional<ReductionKind> partial =
+      src.getLayout().getPartialReduction();
   for (Operation &op : getBody().front()) {
     if (auto scratch = dyn_cast<ScratchOp>(op)) {
       if (failed(verifyScratch(scratch, scratches++, comm)))
@@ -843,8 +848,7 @@ LogicalResult ProgramOp::verify() {
           return inner.emitOpError("is not allowed in an m2n.rank body; only "
                                    "m2n.move is");
         move.addLaunchDemand(demand);
-        if (move.getReduction() &&
-            move.getReduction() != src.getLayout().getPartialReduction())
+        if (move.getReduction() && move.getReduction() != partial)
           return move.emitOpError()
                  << "reduces with '"
                  << stringifyReductionKind(*move.getReduction())
@@ -908,7 +912,7 @@ ParseResult TensorMapOp::parse(OpAsmParser &parser, OperationState &result) {
 
 void TensorMapOp::print(OpAsmPrinter &printer) {
   printer << ' ' << getId() << " of ";
-  printBufferRef(printer, getKind(), getRank(), getScratch());
+  printBufferRef(printer.getStream(), getKind(), getRank(), getScratch());
   printer << ' ';
   printInt64List(printer, getExtents());
   printer << " box ";
@@ -1034,43 +1038,46 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
 }
 
 void MoveOp::print(OpAsmPrinter &printer) {
+  // Straight to the stream: a refit's module prints ~50k moves, and each
+  // OpAsmPrinter insertion is a virtual call.
+  llvm::raw_ostream &os = printer.getStream();
   const ::m2n::Mechanism mechanism = getMechanism();
-  printer << ' ' << ::m2n::toString(mechanism);
-  printCopyOrReduce(printer, getReduction());
+  os << ' ' << ::m2n::toString(mechanism);
+  printCopyOrReduce(os, getReduction());
   const bool tile = mechanism == ::m2n::Mechanism::Tile;
   auto endpoint = [&](BufferKind kind, int64_t rank, int64_t scratch,
                       int64_t offset, int64_t map, ArrayRef<int64_t> coords) {
-    printer << ' ';
-    printBufferRef(printer, kind, rank, scratch);
+    os << ' ';
+    printBufferRef(os, kind, rank, scratch);
     if (!tile) {
-      printer << '+' << offset;
+      os << '+' << offset;
       return;
     }
-    printer << " map " << map << " (";
-    llvm::interleaveComma(coords, printer);
-    printer << ')';
+    os << " map " << map << " (";
+    llvm::interleaveComma(coords, os);
+    os << ')';
   };
   endpoint(getSrcKind(), getSrcRank(), getSrcScratch(), getSrcOffset(),
            getSrcMap(), getSrcCoords());
-  printer << " ->";
+  os << " ->";
   endpoint(getDstKind(), getDstRank(), getDstScratch(), getDstOffset(),
            getDstMap(), getDstCoords());
-  printer << ' ' << getBytes() << 'B';
+  os << ' ' << getBytes() << 'B';
   for (const ::m2n::Repeat &level : getRepeats()) {
-    printer << " times " << level.count;
+    os << " times " << level.count;
     if (level.dim >= 0)
-      printer << " along " << level.dim;
-    printer << " by (+" << level.srcStride << ",+" << level.dstStride << ')';
+      os << " along " << level.dim;
+    os << " by (+" << level.srcStride << ",+" << level.dstStride << ')';
   }
   if (std::optional<::m2n::CounterRef> signal = getSignal())
-    printer << " signal " << signal->rank << ':' << signal->index;
+    os << " signal " << signal->rank << ':' << signal->index;
   for (const ::m2n::CounterWait &wait : getWaits())
-    printer << " wait " << wait.counter.rank << ':' << wait.counter.index
-            << ">=" << wait.value;
+    os << " wait " << wait.counter.rank << ':' << wait.counter.index
+       << ">=" << wait.value;
   if (std::optional<::m2n::CounterRef> readDone = getReadDone())
-    printer << " read_done " << readDone->rank << ':' << readDone->index;
+    os << " read_done " << readDone->rank << ':' << readDone->index;
   if (getStep() >= 0)
-    printer << " step " << getStep();
+    os << " step " << getStep();
   // The move's own data are properties: only discardable attributes remain
   // (getAttrs() would build a dictionary with the inherent ones, per op).
   printer.printOptionalAttrDict(
@@ -1255,19 +1262,23 @@ LogicalResult GroupOp::verifyMerge(SymbolTableCollection &symbols) {
     return success();
   // The merged program must be the one the members' programs give.
   // Each shared program's counters once, however many members run it.
+  // Each member's program looked up once (a refit's group: ~1000 members,
+  // each run by many ranks).
   llvm::DenseMap<Operation *, ::m2n::RankCounters> countersOf;
   std::vector<const ::m2n::RankCounters *> memberCounters;
+  SmallVector<ProgramOp> memberPrograms;
   for (unsigned index = 0; index < getMembers().size(); ++index) {
     ProgramOp program = getMemberProgram(index, symbols);
     if (!program)
       return emitOpError() << "is merged but member " << index
                            << " is not lowered to a program";
     countersOf.try_emplace(program, ::m2n::RankCounters());
+    memberPrograms.push_back(program);
   }
   for (auto &[program, counters] : countersOf)
     counters = cast<ProgramOp>(program).getRankCounters();
-  for (unsigned index = 0; index < getMembers().size(); ++index)
-    memberCounters.push_back(&countersOf[getMemberProgram(index, symbols)]);
+  for (ProgramOp program : memberPrograms)
+    memberCounters.push_back(&countersOf[program]);
   std::map<int64_t, ::m2n::GroupRank> layout =
       ::m2n::groupLayout(memberCounters);
   // Each member program's launches by rank, read once (a refit's group has
@@ -1292,8 +1303,9 @@ LogicalResult GroupOp::verifyMerge(SymbolTableCollection &symbols) {
     layout.erase(expected);
     if (LaunchAttr launch = rank.getLaunchAttr()) {
       std::optional<::m2n::RankLaunch> combined;
+      // The members were checked against groupLayout's: valid indices.
       for (int64_t member : rank.getMembers()) {
-        ProgramOp program = getMemberProgram(member, symbols);
+        ProgramOp program = memberPrograms[member];
         auto [launches, fresh] = launchesOf.try_emplace(program);
         if (fresh)
           for (auto memberRank : program.getBody().front().getOps<RankOp>())
