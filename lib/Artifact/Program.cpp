@@ -222,11 +222,15 @@ static std::optional<std::string> checkRepeats(const Movement &m) {
 
 /// The instances of `m` that bound all others (Movement::repeats): the
 /// first, the last, and one step along each level, whose alignment is the
-/// strides'. `m` passed checkRepeats.
-static std::vector<Movement> boundingInstances(const Movement &m) {
-  if (m.repeats.empty())
-    return {m};
-  std::vector<Movement> probes;
+/// strides'. `m` passed checkRepeats. Into `probes`, which the callers
+/// reuse from one movement to the next (a refit's program has ~50k).
+static const std::vector<Movement> &
+boundingInstances(const Movement &m, std::vector<Movement> &probes) {
+  probes.clear();
+  if (m.repeats.empty()) {
+    probes.push_back(m);
+    return probes;
+  }
   std::vector<int64_t> index(m.repeats.size(), 0);
   probes.push_back(m.instance(index));
   for (size_t level = 0; level < m.repeats.size(); ++level)
@@ -282,6 +286,7 @@ static std::optional<ProgramIssue>
 checkBounds(const TransferProgram &program, const Layout &src,
             const Layout &dst, const std::vector<int64_t> &shape) {
   const BufferShapes shapeOf(src, dst, shape, program.scratches);
+  std::vector<Movement> probes;
   // Buffer bytes, or -1 when they do not fit in int64 (a corrupted artifact).
   auto bufferBytes = [&](const Dims &extents,
                          const BufferRef &buffer) -> int64_t {
@@ -333,7 +338,7 @@ checkBounds(const TransferProgram &program, const Layout &src,
           return wrong(*bad);
         if (list == List::EngineCopies && !repeated.repeats.empty())
           return wrong("repeats");
-        for (const Movement &m : boundingInstances(repeated)) {
+        for (const Movement &m : boundingInstances(repeated, probes)) {
           std::optional<Dims> from = shapeOf(m.src), to = shapeOf(m.dst);
           if (!from || !to)
             return wrong("names a buffer that does not exist");
@@ -445,6 +450,7 @@ checkTransferProgram(const TransferProgram &program, const Layout &src,
       }
   if (std::optional<ProgramIssue> issue = checkBounds(program, src, dst, shape))
     return issue;
+  std::vector<Movement> probes;
   auto exists = [&](const CounterRef &counter) {
     auto it = program.ranks.find(counter.rank);
     return it != program.ranks.end() && counter.index >= 0 &&
@@ -461,7 +467,7 @@ checkTransferProgram(const TransferProgram &program, const Layout &src,
           return movementIssue(program, rank, list, index, repeated, detail,
                                separator);
         };
-        for (const Movement &m : boundingInstances(repeated)) {
+        for (const Movement &m : boundingInstances(repeated, probes)) {
           bool ok = !m.signal || exists(*m.signal);
           for (const CounterWait &wait : m.waits)
             ok = ok && exists(wait.counter);

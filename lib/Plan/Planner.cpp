@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cassert>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
 
@@ -274,6 +275,17 @@ std::vector<PlanIssue> verifyPlan(const Layout &src, const Layout &dst,
   std::map<int64_t, int64_t> dstIndex = indexByRank(dst.mesh);
   std::optional<Reduction> reduction = src.reduction();
 
+  // Each rank's local box once (a plan has many transfers per rank).
+  std::vector<std::optional<Box>> srcLocals(src.mesh.size()),
+      dstLocals(dst.mesh.size());
+  auto localBoxOf = [&](std::vector<std::optional<Box>> &locals,
+                        const Layout &layout, int64_t index) -> const Box & {
+    std::optional<Box> &local = locals[index];
+    if (!local)
+      local = layout.localBox(shape, index);
+    return *local;
+  };
+
   // Per-transfer checks; remember the valid ones per destination.
   std::vector<std::vector<int64_t>> transfersOfDst(dst.mesh.size());
   for (size_t t = 0; t < plan.transfers.size(); ++t) {
@@ -306,8 +318,8 @@ std::vector<PlanIssue> verifyPlan(const Layout &src, const Layout &dst,
       report(id, "moves an empty box " + transfer.srcBox.str());
       continue;
     }
-    Box srcLocal = src.localBox(shape, srcIt->second);
-    Box dstLocal = dst.localBox(shape, dstIt->second);
+    const Box &srcLocal = localBoxOf(srcLocals, src, srcIt->second);
+    const Box &dstLocal = localBoxOf(dstLocals, dst, dstIt->second);
     Box srcBounds{std::vector<int64_t>(rank, 0), srcLocal.sizes};
     Box dstBounds{std::vector<int64_t>(rank, 0), dstLocal.sizes};
     if (!srcBounds.contains(transfer.srcBox)) {
@@ -426,15 +438,18 @@ std::vector<PlanIssue> verifyPlan(const Layout &src, const Layout &dst,
         cell[d] = rest % gridShape[d];
         rest /= gridShape[d];
       }
-      Box where{std::vector<int64_t>(rank), std::vector<int64_t>(rank)};
-      for (int64_t d = 0; d < rank; ++d) {
-        where.offsets[d] = cuts[d][cell[d]];
-        where.sizes[d] = cuts[d][cell[d] + 1] - cuts[d][cell[d]];
-      }
-      std::string prefix = "destination rank " + std::to_string(dstRank) +
-                           ": local elements " + ranksCovered(where);
+      // Named only when wrong: the cells of a refit's plan number millions.
+      auto prefix = [&] {
+        Box where{std::vector<int64_t>(rank), std::vector<int64_t>(rank)};
+        for (int64_t d = 0; d < rank; ++d) {
+          where.offsets[d] = cuts[d][cell[d]];
+          where.sizes[d] = cuts[d][cell[d] + 1] - cuts[d][cell[d]];
+        }
+        return "destination rank " + std::to_string(dstRank) +
+               ": local elements " + ranksCovered(where);
+      };
       if (copies[linear] != 1) {
-        report(-1, prefix + " receive " + std::to_string(copies[linear]) +
+        report(-1, prefix() + " receive " + std::to_string(copies[linear]) +
                        " copies, expected exactly 1");
         continue;
       }
@@ -443,7 +458,7 @@ std::vector<PlanIssue> verifyPlan(const Layout &src, const Layout &dst,
             keptContributor(src, dst, c) == ownContributor ? 1 : 0;
         int32_t got = received[linear * numContributors + c];
         if (got != expected) {
-          report(-1, prefix + " receive contributor " + std::to_string(c) +
+          report(-1, prefix() + " receive contributor " + std::to_string(c) +
                          " " + std::to_string(got) + " times, expected " +
                          std::to_string(expected));
           break;
