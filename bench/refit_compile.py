@@ -6,26 +6,27 @@ compiler it replaced (given as an older m2n-refit binary), in one run.
     /usr/bin/python3 bench/refit_compile.py [--build build] [--repeat 5]
         [--baseline OLD/build/bin/m2n-refit]
 
-Rows (wall times, best and median of --repeat):
+Rows (wall times, best and median over --repeat rounds; every round runs
+each row once, in turn, so that the machine's load weighs on all alike):
   m2n-opt     `m2n-opt refit.mlir --m2n-pipeline=chunk-bytes=0 artifact=F
               -o /dev/null`: a process that parses the emitted module,
-              runs the pipeline with every verifier, prints the lowered
-              module (to /dev/null) and writes the artifact
+              runs the pipeline with every verifier, builds the kernel's PTX
+              with LLVM, prints the lowered module (to /dev/null) and writes
+              the artifact; against the baseline's first compile in its
+              process (which also builds the kernel)
   m2n-opt, kernel cache warm
-              the same with kernel-cache-dir=D, D filled by a run before:
-              the kernel's PTX is read back instead of built by LLVM
-  api         `m2n-refit --compile`: the compiler API in process (what the
-              Python JIT calls), as m2n-refit reports it: the best of
-              --repeat runs after a first one, and that first run (which
-              also builds the kernel's PTX)
+              the same with kernel-cache-dir=D, D filled before: the
+              kernel's PTX is read back instead of built; against the
+              baseline's second compile in its process (kernel cached)
+  api         `m2n-refit --compile --repeat 1`: the compiler API in process
+              (what the Python JIT calls), as m2n-refit reports it: its
+              second run (kernel built in the process already) and its first
   baseline    the same refit through the older binary's --compile (the
               direct compiler, DirectCompile.cpp, removed by issue 30), as
-              it reports itself
-  processes   wall times of whole processes measured the same way on both
-              sides: `m2n-refit --compile` now and the older binary's
-              (JSON in, artifact out, process start and the kernel's PTX
-              included); the m2n-opt row is also compared with the older
-              process (the last column)
+              it reports itself, second and first run
+  processes   whole `m2n-refit --compile` processes, now and the older
+              binary's (JSON in, artifact out, process start and the
+              kernel's PTX included)
 The artifacts of m2n-opt and the API must be the same bytes.
 """
 import argparse
@@ -68,56 +69,75 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         ir, api, opt = tmp / "refit.mlir", tmp / "api.m2n", tmp / "opt.m2n"
-        best, first = reported(
-            [build / "m2n-refit", *REFIT, "--emit-mlir", ir, "--compile", api,
-             "--repeat", str(args.repeat)],
-            r"through --m2n-pipeline: (\d+) ms .*?first run, which built the kernel: (\d+) ms")
+        old = tmp / "old.m2n"
+        subprocess.run([build / "m2n-refit", *REFIT, "--emit-mlir", ir], cwd=ROOT,
+                       check=True, stdout=subprocess.DEVNULL)
+        cache = f"kernel-cache-dir={tmp / 'kernels'}"
+
         def m2n_opt(extra=""):
             return timed([build / "m2n-opt", ir,
                           f"--m2n-pipeline=chunk-bytes=0 artifact={opt} {extra}",
                           "-o", "/dev/null"])
-        runs = [m2n_opt() for _ in range(args.repeat)]
-        if api.read_bytes() != opt.read_bytes():
-            sys.exit("m2n-opt and the compiler API wrote different artifacts")
-        cache = f"kernel-cache-dir={tmp / 'kernels'}"
-        m2n_opt(cache)
-        cached = [m2n_opt(cache) for _ in range(args.repeat)]
-        if api.read_bytes() != opt.read_bytes():
-            sys.exit("m2n-opt with the kernel cache wrote a different artifact")
+
+        def compiled(binary, out, pattern):
+            return reported([binary, *REFIT, "--compile", out, "--repeat", "1"], pattern)
+
+        m2n_opt(cache)  # Fills the kernel cache.
+        # Round robin: every row once per round, so that the machine's load
+        # (a shared 2-core VM swings 2x within minutes) weighs on all alike.
+        rows = {name: [] for name in ("opt", "opt-warm", "api", "api-first", "base",
+                                      "base-first", "process", "base-process")}
+        for _ in range(args.repeat):
+            rows["opt"].append(m2n_opt())
+            rows["opt-warm"].append(m2n_opt(cache))
+            best, first = compiled(
+                build / "m2n-refit", api,
+                r"through --m2n-pipeline: (\d+) ms .*?first run, which built the kernel: (\d+) ms")
+            rows["api"].append(best)
+            rows["api-first"].append(first)
+            rows["process"].append(timed([build / "m2n-refit", *REFIT, "--compile", tmp / "p.m2n"]))
+            if args.baseline:
+                best, first = compiled(
+                    args.baseline, old,
+                    r"threads: (\d+) ms .*?first run, which built the kernel: (\d+) ms")
+                rows["base"].append(best)
+                rows["base-first"].append(first)
+                rows["base-process"].append(timed([args.baseline, *REFIT, "--compile", old]))
+            if api.read_bytes() != opt.read_bytes():
+                sys.exit("m2n-opt and the compiler API wrote different artifacts")
         size = api.stat().st_size
-        rows = [("m2n-opt --m2n-pipeline (a process)", min(runs), statistics.median(runs), None, size),
-                ("compiler API (m2n-refit --compile)", best, None, first, size)]
-        if args.baseline:
-            old = tmp / "old.m2n"
-            obest, ofirst = reported(
-                [args.baseline, *REFIT, "--compile", old, "--repeat", str(args.repeat)],
-                r"threads: (\d+) ms .*?first run, which built the kernel: (\d+) ms")
-            rows.append(("baseline: the direct compiler (removed)", obest, None, ofirst,
-                         old.stat().st_size))
-            new_runs = [timed([build / "m2n-refit", *REFIT, "--compile", tmp / "p.m2n"])
-                        for _ in range(args.repeat)]
-            old_runs = [timed([args.baseline, *REFIT, "--compile", old])
-                        for _ in range(args.repeat)]
-            rows.append(("process: m2n-refit --compile", min(new_runs),
-                         statistics.median(new_runs), None, size))
-            rows.append(("process: the direct compiler's m2n-refit --compile", min(old_runs),
-                         statistics.median(old_runs), None, old.stat().st_size))
-        rows.append(("m2n-opt, kernel cache warm (a process)", min(cached),
-                     statistics.median(cached), None, size))
+        old_size = old.stat().st_size if args.baseline else None
+
+    def cells(name, against=None):
+        values = rows[name]
+        best, median = min(values), statistics.median(values)
+        ratio = "-"
+        if against and rows[against]:
+            ratio = (f"{best / min(rows[against]):.2f}x / "
+                     f"{median / statistics.median(rows[against]):.2f}x")
+        return best, median, ratio
+
     print("DeepSeek-V3 refit, 1025 tensors, 256 ranks (trainer tp=8,pp=8,dp=2,ep=16 -> "
-          "generator tp=8,dp=16, gb200-nvl72-x4), chunk-bytes=0")
-    print("| path | best ms | median ms | first run ms | artifact MB | best / baseline "
-          "| best / baseline process |")
-    print("|---|---|---|---|---|---|---|")
-    base = rows[2][1] if args.baseline else None
-    process = rows[4][1] if args.baseline else None
-    for i, (name, b, med, fst, sz) in enumerate(rows):
-        ratio = f"{b / base:.2f}x" if base and i in (0, 1, 2, 5) else "-"
-        ratio += f" | {b / process:.2f}x" if process and i in (0, 3, 4, 5) else " | -"
-        print(f"| {name} | {b:.0f} | {med:.0f} | " if med is not None else f"| {name} | {b:.0f} | - | ",
-              end="")
-        print(f"{fst:.0f} | " if fst is not None else "- | ", end="")
-        print(f"{sz / 1e6:.1f} | {ratio} |")
+          f"generator tp=8,dp=16, gb200-nvl72-x4), chunk-bytes=0, {args.repeat} rounds")
+    print("| path | best ms | median ms | artifact MB | best / baseline, median / baseline |")
+    print("|---|---|---|---|---|")
+    table = [("m2n-opt --m2n-pipeline (a process, builds the kernel)", "opt", "base-first", size),
+             ("m2n-opt, kernel cache warm (a process)", "opt-warm", "base", size),
+             ("compiler API (m2n-refit --compile), its second compile (kernel cached)", "api", "base", size),
+             ("compiler API, its first run (builds the kernel)", "api-first", "base-first", size),
+             ("process: m2n-refit --compile", "process", "base-process", size)]
+    if args.baseline:
+        table += [("baseline: the direct compiler (removed), its second compile (kernel cached)",
+                   "base", None, old_size),
+                  ("baseline: its first run (builds the kernel)", "base-first", None, None),
+                  ("process: the direct compiler's m2n-refit --compile", "base-process",
+                   None, None)]
+    for label, name, against, sz in table:
+        if not rows[name]:
+            continue
+        best, median, ratio = cells(name, against if args.baseline else None)
+        mb = f"{sz / 1e6:.1f}" if sz else "-"
+        print(f"| {label} | {best:.0f} | {median:.0f} | {mb} | {ratio} |")
 
 
 if __name__ == "__main__":

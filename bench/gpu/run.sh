@@ -32,7 +32,7 @@ engine-ptx)
   } > "$root/.gpu/engine/bulk.mlir"
   "$root/build/bin/m2n-opt" "$root/.gpu/engine/bulk.mlir" "--m2n-pipeline=artifact=$root/.gpu/engine/bulk.m2n" -o /dev/null
   "$root/build/bin/m2n-artifact-dump" "$root/.gpu/engine/bulk.m2n" --ptx | sed -n '/^--- PTX ---$/,$p' | tail -n +2 > "$root/.gpu/engine/$name-bulk.ptx"
-  "$root/build/bin/m2n-opt" "$root/examples/example_a.mlir" "--pass-pipeline=builtin.module(m2n-convert-to-gpu{kernel-ops=all},nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa})" \
+  "$root/build/bin/m2n-opt" "$root/examples/example_a.mlir" "--pass-pipeline=builtin.module(m2n-convert-to-gpu{kernel-ops=all},builtin.module(nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa}))" \
     | python3 "$root/test/Utils/extract_ptx.py" - > "$root/.gpu/engine/$name-all.ptx"
   rm -f "$root/.gpu/engine/bulk.mlir" "$root/.gpu/engine/bulk.m2n"
   echo "wrote $root/.gpu/engine/$name-bulk.ptx and $name-all.ptx" ;;

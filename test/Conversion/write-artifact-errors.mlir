@@ -3,7 +3,7 @@
 // RUN: not m2n-opt %s --m2n-write-artifact -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOPATH
 // RUN: not m2n-opt %s "--m2n-write-artifact=path=%t.m2n" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOLAUNCH
 // Programs lowered with the SM path below 64 bytes, and a kernel for them.
-// RUN: m2n-opt %s "--pass-pipeline=builtin.module(m2n-expand-collectives,m2n-plan-intersections,m2n-route-topology,m2n-lower-schedule{tile-below-run-bytes=0 vector-below-bytes=64},m2n-convert-to-gpu,m2n-choose-launch,nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa})" -o %t.mlir
+// RUN: m2n-opt %s "--pass-pipeline=builtin.module(m2n-expand-collectives,m2n-plan-intersections,m2n-route-topology,m2n-lower-schedule{tile-below-run-bytes=0 vector-below-bytes=64},m2n-convert-to-gpu,m2n-choose-launch,builtin.module(nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa}))" -o %t.mlir
 // RUN: m2n-opt %t.mlir "--m2n-write-artifact=path=%t.m2n" -o /dev/null
 // Without the kernel's binary:
 // RUN: sed -e 's/gpu.binary @m2n_kernels/gpu.binary @other_kernels/' %t.mlir > %t.nobinary.mlir
@@ -19,7 +19,7 @@
 
 // NOPATH: error: m2n-write-artifact needs a path
 // NOLAUNCH: error: no m2n.kernel_launch: run m2n-choose-launch first (the launch is the compiler's)
-// NOBINARY: error: no gpu.binary @m2n_kernels: run m2n-convert-to-gpu and gpu-module-to-binary first
+// NOBINARY: error: no gpu.binary @m2n_kernel::@m2n_kernels: run m2n-convert-to-gpu and gpu-module-to-binary first
 // MISSING: error: the transfer kernel cannot run @rows#0's item rank 0: copy src(0)+0 -> src(0)+0 0B wait 0:0>=4: run m2n-convert-to-gpu on the lowered programs (or with kernel-ops=all)
 // NOVECTOR: error: 'm2n.rank' op launch 1 walker x 128 threads, stages of 65536 B: the kernel has no SM path, its blocks are 32 threads
 

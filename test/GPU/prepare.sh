@@ -9,7 +9,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 opt="$root/build/bin/m2n-opt"
 mkdir -p "$root/.gpu"
 # The kernel driver's hand-built tables use every op: the kernel with all.
-"$opt" "$root/examples/example_a.mlir" "--pass-pipeline=builtin.module(m2n-convert-to-gpu{kernel-ops=all},nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa})" \
+"$opt" "$root/examples/example_a.mlir" "--pass-pipeline=builtin.module(m2n-convert-to-gpu{kernel-ops=all},builtin.module(nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa}))" \
   | python3 "$root/test/Utils/extract_ptx.py" - > "$root/.gpu/m2n_transfer.ptx"
 # The random matrix of small odd reshards (also run on the host in CI), with
 # the default lowering and with the SM path below 256 bytes.

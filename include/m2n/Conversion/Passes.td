@@ -8,7 +8,10 @@ include "mlir/Pass/PassBase.td"
 def ConvertToGPU : Pass<"m2n-convert-to-gpu", "::mlir::ModuleOp"> {
   let summary = "Add the transfer kernel that executes the module's m2n schedules";
   let description = [{
-    Adds `gpu.module @m2n_kernels` with the transfer kernel `m2n_transfer`,
+    Adds `module @m2n_kernel { gpu.module @m2n_kernels }` with the transfer
+    kernel `m2n_transfer` (the kernel's own passes, `nvvm-attach-target` to
+    `m2n-serialize-kernels`, nest on that module: the verifier after each
+    checks the kernel, not the programs),
     built with typed `gpu`, `scf`, `arith`, `llvm` and `nvvm` ops
     (lib/Conversion/M2NToGPU/TransferKernel.cpp) and specialized to the op
     codes the moves of the module's `m2n.program` ops use
@@ -77,8 +80,9 @@ def ChooseLaunch : Pass<"m2n-choose-launch", "::mlir::ModuleOp"> {
 def SerializeKernels : Pass<"m2n-serialize-kernels", "::mlir::ModuleOp"> {
   let summary = "gpu-module-to-binary, with the binaries kept by the kernel module's text";
   let description = [{
-    Turns every `gpu.module` with targets (the kernel module after
-    `nvvm-attach-target` and the NVVM conversions) into a `gpu.binary`, as
+    Turns every `gpu.module` with targets directly in the module it runs on
+    (the kernel module after `nvvm-attach-target` and the NVVM conversions;
+    `--m2n-pipeline` runs it on `module @m2n_kernel`) into a `gpu.binary`, as
     `gpu-module-to-binary` does, and keeps each binary under a 128-bit hash
     of the module's text, the format, m2n's commit and LLVM's version: in
     the process (the compiler API compiles many reshards whose kernel is the
@@ -112,7 +116,8 @@ def WriteArtifact : Pass<"m2n-write-artifact", "::mlir::ModuleOp"> {
     `m2n-lower-schedule`; it decides nothing itself), checks that the kernel
     implements every move's op (`m2n.kernel_ops`) and that every rank has its
     launch (`m2n-choose-launch`), and writes them, with the PTX of
-    `gpu.binary @m2n_kernels` (gpu-module-to-binary with format=isa) and
+    `gpu.binary @m2n_kernels` in `module @m2n_kernel` (gpu-module-to-binary
+    with format=isa) and
     `m2n.kernel_launch`, as a versioned artifact (docs/artifact.md) to
     `path`, atomically (a temporary file, then a rename).
     `m2n-artifact-dump` prints it.

@@ -110,15 +110,18 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
 void mlir::m2n::addKernelToBinaryPasses(OpPassManager &pm, StringRef chip,
                                         StringRef format, StringRef features,
                                         StringRef cacheDir) {
+  // On the kernel's own module (kKernelContainerName, the only nested
+  // builtin.module): each pass is verified on the kernel alone.
+  OpPassManager &container = pm.nest<ModuleOp>();
   GpuNVVMAttachTargetOptions target;
   target.moduleMatcher = mlir::m2n::kKernelModuleName.str();
   target.chip = chip.str();
   target.features = features.str();
-  pm.addPass(createGpuNVVMAttachTarget(target));
+  container.addPass(createGpuNVVMAttachTarget(target));
 
   // The kernel module: scf and arith to the LLVM dialect with NVVM
   // intrinsics, PTX-builder ops to inline assembly.
-  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  OpPassManager &kernels = container.nest<gpu::GPUModuleOp>();
   kernels.addPass(createSCFToControlFlowPass());
   kernels.addPass(createConvertGpuOpsToNVVMOps());
   kernels.addPass(createConvertNVVMToLLVMPass());
@@ -127,7 +130,7 @@ void mlir::m2n::addKernelToBinaryPasses(OpPassManager &pm, StringRef chip,
   mlir::m2n::SerializeKernelsOptions binary;
   binary.format = format.str();
   binary.cacheDir = cacheDir.str();
-  pm.addPass(mlir::m2n::createSerializeKernels(binary));
+  container.addPass(mlir::m2n::createSerializeKernels(binary));
 }
 
 namespace {

@@ -1113,7 +1113,8 @@ void KernelBuilder::build() {
 
 LogicalResult mlir::m2n::buildTransferKernel(ModuleOp module,
                                              const ::m2n::KernelOps &ops) {
-  if (SymbolTable::lookupSymbolIn(module, kKernelModuleName))
+  if (SymbolTable::lookupSymbolIn(module, kKernelContainerName) ||
+      SymbolTable::lookupSymbolIn(module, kKernelModuleName))
     return success();
   MLIRContext *ctx = module.getContext();
   ctx->loadDialect<gpu::GPUDialect, NVVM::NVVMDialect, LLVM::LLVMDialect,
@@ -1124,6 +1125,8 @@ LogicalResult mlir::m2n::buildTransferKernel(ModuleOp module,
   ImplicitLocOpBuilder b(NameLoc::get(StringAttr::get(ctx, "m2n_transfer")),
                          ctx);
   b.setInsertionPointToEnd(module.getBody());
+  auto container = ModuleOp::create(b, b.getLoc(), kKernelContainerName);
+  b.setInsertionPointToEnd(container.getBody());
   auto kernels = gpu::GPUModuleOp::create(b, kKernelModuleName);
   b.setInsertionPointToStart(kernels.getBody());
   KernelBuilder(b, ops).build();

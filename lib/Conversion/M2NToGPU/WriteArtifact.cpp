@@ -30,11 +30,15 @@ FailureOr<std::string> mlir::m2n::buildArtifact(ModuleOp module) {
   }
   artifact.kernel = launch.getKernelLaunch();
 
-  auto binary =
-      module.lookupSymbol<gpu::BinaryOp>(mlir::m2n::kKernelModuleName);
+  auto container =
+      module.lookupSymbol<ModuleOp>(mlir::m2n::kKernelContainerName);
+  auto binary = container ? container.lookupSymbol<gpu::BinaryOp>(
+                                mlir::m2n::kKernelModuleName)
+                          : gpu::BinaryOp();
   if (!binary) {
     module.emitError("no gpu.binary @")
-        << mlir::m2n::kKernelModuleName
+        << mlir::m2n::kKernelContainerName
+        << "::@" << mlir::m2n::kKernelModuleName
         << ": run m2n-convert-to-gpu and gpu-module-to-binary first";
     return failure();
   }

@@ -6,7 +6,7 @@
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology --m2n-lower-schedule --m2n-convert-to-gpu | FileCheck %s
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology --m2n-lower-schedule --m2n-convert-to-gpu | FileCheck %s --check-prefix=USED
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology --m2n-lower-schedule "--m2n-convert-to-gpu=kernel-ops=all" | FileCheck %s --check-prefix=ALL
-// RUN: m2n-opt %s "--pass-pipeline=builtin.module(m2n-plan-intersections,m2n-route-topology,m2n-lower-schedule,m2n-convert-to-gpu{kernel-ops=all},nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa})" | %extract_ptx - > %t.ptx
+// RUN: m2n-opt %s "--pass-pipeline=builtin.module(m2n-plan-intersections,m2n-route-topology,m2n-lower-schedule,m2n-convert-to-gpu{kernel-ops=all},builtin.module(nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa}))" | %extract_ptx - > %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
 // RUN: not m2n-opt %s "--m2n-convert-to-gpu=kernel-ops=some" 2>&1 | FileCheck %s --check-prefix=BAD
@@ -15,10 +15,11 @@
 
 // CHECK: module attributes {m2n.kernel_ops = {
 // The m2n IR stays as it was; the kernel module is added after it, without
-// a target.
+// a target, inside a module of its own (where the kernel's passes nest).
 // CHECK: func.func @f
 // CHECK: m2n.program
-// CHECK: gpu.module @m2n_kernels {
+// CHECK: module @m2n_kernel {
+// CHECK-NEXT: gpu.module @m2n_kernels {
 // CHECK-DAG: llvm.mlir.global external @m2n_stages() {addr_space = 3 : i32, alignment = 128 : i64} : !llvm.array<0 x i8>
 // CHECK-DAG: llvm.mlir.global internal @m2n_bars() {addr_space = 3 : i32, alignment = 8 : i64} : !llvm.array<64 x i64>
 // CHECK: func.func private @m2n_release

@@ -17,7 +17,7 @@
 // A group is merged once its members are programs:
 // RUN: not m2n-opt %s --m2n-merge-groups 2>&1 | FileCheck %s --check-prefix=NOTLOWERED
 // and the artifact writer takes only merged groups:
-// RUN: not m2n-opt %s "--pass-pipeline=builtin.module(m2n-expand-collectives,m2n-plan-intersections,m2n-route-topology,m2n-lower-schedule,m2n-convert-to-gpu,m2n-choose-launch,nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa},m2n-write-artifact{path=%t/unmerged.m2n})" 2>&1 | FileCheck %s --check-prefix=UNMERGED
+// RUN: not m2n-opt %s "--pass-pipeline=builtin.module(m2n-expand-collectives,m2n-plan-intersections,m2n-route-topology,m2n-lower-schedule,m2n-convert-to-gpu,m2n-choose-launch,builtin.module(nvvm-attach-target{module=m2n_kernels chip=sm_90a features=+ptx86},gpu.module(convert-scf-to-cf,convert-gpu-to-nvvm,convert-nvvm-to-llvm,reconcile-unrealized-casts),gpu-module-to-binary{format=isa}),m2n-write-artifact{path=%t/unmerged.m2n})" 2>&1 | FileCheck %s --check-prefix=UNMERGED
 
 #lo = #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>
 #lo_r = #m2n.layout<#m2n.mesh<[2]>, [replicate]>

@@ -60,6 +60,11 @@ checkLoweringOptions(const ::m2n::LoweringOptions &options);
 
 /// Name of the gpu.module holding m2n's kernels, and of the transfer kernel.
 constexpr llvm::StringLiteral kKernelModuleName = "m2n_kernels";
+/// The builtin.module that holds that gpu.module in the lowered module:
+/// the kernel's own passes (nvvm-attach-target, the NVVM lowering,
+/// m2n-serialize-kernels) nest on it, so the verifier after each checks the
+/// kernel, not a refit's ~70k moves.
+constexpr llvm::StringLiteral kKernelContainerName = "m2n_kernel";
 constexpr llvm::StringLiteral kTransferKernelName = "m2n_transfer";
 /// The module attribute naming the op codes the transfer kernel implements
 /// (m2n-convert-to-gpu sets it, m2n-write-artifact checks every item
