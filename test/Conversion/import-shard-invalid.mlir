@@ -174,3 +174,19 @@ func.func @huge_grid(%x: tensor<7xi16>) -> tensor<7xi16> {
   %0 = shard.broadcast %x on @g grid_axes = [1, 0] root = [3, 1] : (tensor<7xi16>) -> tensor<7xi16>
   return %0 : tensor<7xi16>
 }
+
+// -----
+
+// A halo reached through a chain of annotations (upstream's partition.mlir
+// @test_shard_update_halo) is a resharding point too: refused by name, not
+// skipped.
+shard.grid @grid_1d_4(shape = 4)
+func.func @halo_chain(%arg0: tensor<1200x1200xi64>) -> tensor<1200x1200xi64> {
+  %sharding = shard.sharding @grid_1d_4 split_axes = [[0]] : !shard.sharding
+  %sharded = shard.shard %arg0 to %sharding : tensor<1200x1200xi64>
+  // expected-error@+1 {{halo sizes have no m2n layout (a reshard moves owned elements only)}}
+  %sharding_0 = shard.sharding @grid_1d_4 split_axes = [[0]] halo_sizes = [2, 2] : !shard.sharding
+  %sharded_1 = shard.shard %sharded to %sharding_0 : tensor<1200x1200xi64>
+  %sharded_3 = shard.shard %sharded_1 to %sharding_0 annotate_for_users : tensor<1200x1200xi64>
+  return %sharded_3 : tensor<1200x1200xi64>
+}

@@ -1,6 +1,6 @@
 // --m2n-import-shard: each resharding point of the upstream `shard` dialect
-// (an annotation followed by an annotate_for_users one with another
-// sharding) becomes an m2n.reshard between casts; the imported program is
+// (an annotation of an annotation's result with another sharding, as
+// upstream's shard-partition sees them) becomes an m2n.reshard between casts; the imported program is
 // planned and checked by value (m2n-sim), compiled and run (m2n-run), and
 // compiles to an artifact. Upstream's partitioner fails on the transposed
 // split (examples/integration/shard_transpose.mlir).
@@ -13,8 +13,8 @@
 // RUN: m2n-opt %m2n_src_root/examples/integration/shard_transpose.mlir --m2n-import-shard | m2n-sim - | FileCheck %s --check-prefix=EXAMPLE
 // RUN: not mlir-opt %m2n_src_root/examples/integration/shard_transpose.mlir "--pass-pipeline=builtin.module(func.func(shard-partition))" 2>&1 | FileCheck %s --check-prefix=UPSTREAM
 
-// SIM: m2n-sim: PASS: 20 plans
-// EXEC: 20 passed, 0 failed
+// SIM: m2n-sim: PASS: 23 plans
+// EXEC: 23 passed, 0 failed
 // EXAMPLE: m2n-sim: PASS: 1 plan
 // UPSTREAM: error: Dimension size mismatch
 
@@ -216,4 +216,43 @@ func.func @shift(%x: tensor<3xi32>) -> tensor<3xi32> {
 func.func @shift_back(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   %0 = shard.shift %x on @grid2x4 grid_axes = [0, 1] shift_axis = 0 offset = -1 rotate : tensor<2x2xf32> -> tensor<2x2xf32>
   return %0 : tensor<2x2xf32>
+}
+
+// Upstream's shard-partition reshards every shard.shard of a shard.shard's
+// result with another sharding, whatever their annotate_for_users flags
+// (upstream's partition.mlir @sharding_triplet gathers at the third
+// annotation): so does the import.
+// CHECK-LABEL: func.func @sharding_triplet
+// CHECK: %[[IN:.*]] = builtin.unrealized_conversion_cast %arg0 : tensor<2xf32> to !m2n.dist<2xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+// CHECK: %[[R:.*]] = m2n.reshard %[[IN]] {{.*}} -> !m2n.dist<2xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+// CHECK: %[[OUT:.*]] = builtin.unrealized_conversion_cast %[[R]]
+// CHECK-NEXT: return %[[OUT]]
+func.func @sharding_triplet(%arg0: tensor<2xf32>) -> tensor<2xf32> {
+  %s0 = shard.sharding @grid2 split_axes = [[0]] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<2xf32>
+  %s1 = shard.sharding @grid2 split_axes = [[0]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<2xf32>
+  %s2 = shard.sharding @grid2 split_axes = [[]] : !shard.sharding
+  %2 = shard.shard %1 to %s2 : tensor<2xf32>
+  return %2 : tensor<2xf32>
+}
+
+// A chain of resharding points reshards step by step, each from the result
+// of the one before.
+// CHECK-LABEL: func.func @reshard_chain
+// CHECK: %[[IN:.*]] = builtin.unrealized_conversion_cast %arg0 : tensor<8x4xf32> to !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>
+// CHECK: %[[R1:.*]] = m2n.reshard %[[IN]] {{.*}} -> !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+// CHECK: %[[T1:.*]] = builtin.unrealized_conversion_cast %[[R1]] {{.*}} to tensor<8x4xf32>
+// CHECK: %[[IN2:.*]] = builtin.unrealized_conversion_cast %[[T1]] : tensor<8x4xf32> to !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+// CHECK: %[[R2:.*]] = m2n.reshard %[[IN2]] {{.*}} -> !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<1>]>>
+// CHECK: %[[OUT:.*]] = builtin.unrealized_conversion_cast %[[R2]]
+// CHECK-NEXT: return %[[OUT]]
+func.func @reshard_chain(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %s0 = shard.sharding @grid4 split_axes = [[0]] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<8x4xf32>
+  %s1 = shard.sharding @grid4 split_axes = [[]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<8x4xf32>
+  %s2 = shard.sharding @grid4 split_axes = [[], [0]] : !shard.sharding
+  %2 = shard.shard %1 to %s2 : tensor<8x4xf32>
+  return %2 : tensor<8x4xf32>
 }

@@ -4,8 +4,10 @@
 //   %a = shard.shard %x to %s0 : tensor<...>                   (how %x lies)
 //   %b = shard.shard %a to %s1 annotate_for_users : tensor<...> (how users
 //                                                                want it)
-// with %s0 != %s1. Upstream's shard-partition lowers only a few such pairs;
-// here each becomes one m2n.reshard between the layouts of the two
+// with %s0 != %s1, or any other shard.shard of a shard.shard's result with
+// another sharding (upstream's shard-partition reshards every chained pair,
+// whatever their annotate_for_users flags). Upstream lowers only a few
+// such pairs; here each becomes one m2n.reshard between the layouts of the two
 // shardings, between casts that keep the rest of the function on tensors:
 //   %d = unrealized_conversion_cast %x : tensor -> !m2n.dist<..., s0>
 //   %r = m2n.reshard %d on %comm : ... -> !m2n.dist<..., s1>
@@ -662,25 +664,34 @@ struct ImportShardPass
     : public mlir::m2n::impl::ImportShardBase<ImportShardPass> {
   void runOnOperation() override {
     SymbolTableCollection symbols;
-    SmallVector<shard::ShardOp> points;
+    // A resharding point is every shard.shard whose operand another
+    // shard.shard annotates with a different sharding, whatever their
+    // annotate_for_users flags (upstream's shard-partition reshards every
+    // such chained pair: `@sharding_triplet` gathers at its third
+    // annotation). In program order, each with the sharding it comes from:
+    // a chain of points reshards step by step, each from the last one's
+    // result.
+    SmallVector<std::pair<shard::ShardOp, Value>> points;
     getOperation().walk([&](shard::ShardOp use) {
       auto producer = use.getSrc().getDefiningOp<shard::ShardOp>();
-      if (use.getAnnotateForUsers() && producer &&
-          !producer.getAnnotateForUsers() &&
-          shard::Sharding(producer.getSharding()) !=
-              shard::Sharding(use.getSharding()))
-        points.push_back(use);
+      if (producer && shard::Sharding(producer.getSharding()) !=
+                          shard::Sharding(use.getSharding()))
+        points.push_back({use, producer.getSharding()});
     });
-    for (shard::ShardOp use : points) {
-      auto producer = use.getSrc().getDefiningOp<shard::ShardOp>();
-      auto tensor = dyn_cast<RankedTensorType>(producer.getSrc().getType());
+    for (auto [use, fromSharding] : points) {
+      // The tensor the annotations stand for: past the annotations that
+      // remain in front of it (an earlier point's result is a tensor too).
+      Value input = use.getSrc();
+      while (auto annotation = input.getDefiningOp<shard::ShardOp>())
+        input = annotation.getSrc();
+      auto tensor = dyn_cast<RankedTensorType>(input.getType());
       if (!tensor || !tensor.hasStaticShape()) {
         use.emitError("reshards of tensors with dynamic shapes cannot be "
                       "imported");
         return signalPassFailure();
       }
-      FailureOr<LayoutAttr> from = layoutOf(producer, producer.getSharding(),
-                                            tensor.getShape(), symbols);
+      FailureOr<LayoutAttr> from =
+          layoutOf(use, fromSharding, tensor.getShape(), symbols);
       if (failed(from))
         return signalPassFailure();
       FailureOr<LayoutAttr> to =
@@ -688,12 +699,18 @@ struct ImportShardPass
       if (failed(to))
         return signalPassFailure();
       OpBuilder builder(use);
-      Value back = importReshard(builder, use.getLoc(), producer.getSrc(),
-                                 tensor, *from, *to, tensor);
+      Value back = importReshard(builder, use.getLoc(), input, tensor, *from,
+                                 *to, tensor);
+      Value annotated = use.getSrc();
       use.getResult().replaceAllUsesWith(back);
       use.erase();
-      if (producer->use_empty())
-        producer.erase();
+      // The annotations in front of it that nothing else reads.
+      while (auto annotation = annotated.getDefiningOp<shard::ShardOp>()) {
+        if (!annotation->use_empty())
+          break;
+        annotated = annotation.getSrc();
+        annotation.erase();
+      }
     }
     // The collectives of partitioned code.
     SmallVector<Operation *> collectives;
