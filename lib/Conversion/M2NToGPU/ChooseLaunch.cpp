@@ -101,11 +101,8 @@ struct ChooseLaunchPass
     for (GroupOp group : groups) {
       if (!group.isMerged())
         continue; // m2n-write-artifact says so.
-      // Each member's program looked up once, not once per rank that runs
-      // it (a refit's group: ~1000 members on 256 ranks).
-      SmallVector<ProgramOp> memberPrograms;
-      for (unsigned index = 0; index < group.getMembers().size(); ++index)
-        memberPrograms.push_back(group.getMemberProgram(index, symbols));
+      SmallVector<ProgramOp, 4> memberPrograms =
+          group.getMemberPrograms(symbols);
       for (auto rank : group.getRanks().front().getOps<GroupRankOp>()) {
         std::optional<::m2n::RankLaunch> combined;
         for (int64_t member : rank.getMembers()) {

@@ -1170,6 +1170,14 @@ ProgramOp GroupOp::getMemberProgram(unsigned index,
                 : nullptr;
 }
 
+SmallVector<ProgramOp, 4>
+GroupOp::getMemberPrograms(SymbolTableCollection &symbols) {
+  SmallVector<ProgramOp, 4> programs;
+  for (unsigned index = 0; index < getMembers().size(); ++index)
+    programs.push_back(getMemberProgram(index, symbols));
+  return programs;
+}
+
 LogicalResult GroupOp::verify() {
   if (getMembers().empty())
     return emitOpError("needs at least one member");
@@ -1262,18 +1270,14 @@ LogicalResult GroupOp::verifyMerge(SymbolTableCollection &symbols) {
     return success();
   // The merged program must be the one the members' programs give.
   // Each shared program's counters once, however many members run it.
-  // Each member's program looked up once (a refit's group: ~1000 members,
-  // each run by many ranks).
   llvm::DenseMap<Operation *, ::m2n::RankCounters> countersOf;
   std::vector<const ::m2n::RankCounters *> memberCounters;
-  SmallVector<ProgramOp> memberPrograms;
-  for (unsigned index = 0; index < getMembers().size(); ++index) {
-    ProgramOp program = getMemberProgram(index, symbols);
+  SmallVector<ProgramOp, 4> memberPrograms = getMemberPrograms(symbols);
+  for (auto [index, program] : llvm::enumerate(memberPrograms)) {
     if (!program)
       return emitOpError() << "is merged but member " << index
                            << " is not lowered to a program";
     countersOf.try_emplace(program, ::m2n::RankCounters());
-    memberPrograms.push_back(program);
   }
   for (auto &[program, counters] : countersOf)
     counters = cast<ProgramOp>(program).getRankCounters();

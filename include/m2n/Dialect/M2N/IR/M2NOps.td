@@ -578,6 +578,11 @@ def M2N_GroupOp : M2N_Op<"group", [SingleBlock, NoTerminator]> {
     /// m2n.reshard_fn it calls); null while it is not lowered.
     ProgramOp getMemberProgram(unsigned index,
                                ::mlir::SymbolTableCollection &symbols);
+    /// Every member's program, in member order (null where not lowered):
+    /// looked up once, for passes that visit members rank by rank (a
+    /// refit's group: ~1000 members, each run by many ranks).
+    ::llvm::SmallVector<ProgramOp, 4>
+    getMemberPrograms(::mlir::SymbolTableCollection &symbols);
     /// Whether the merged body is the members' programs merged
     /// (m2n::groupLayout) with their launches combined; diagnostics on the
     /// group rank that differs. Success for a group not merged yet.
