@@ -18,16 +18,53 @@ constexpr size_t kHeaderBytes = 4 + 4 + 8 + 8;
 
 /// 64-bit FNV-1a over little-endian 8-byte words, the last one padded
 /// with zero bytes (docs/artifact.md): a refit's artifact is tens of
-/// megabytes, and one multiply per byte took longer than writing it.
-uint64_t fnv1a(const char *data, size_t size) {
-  uint64_t hash = 14695981039346656037ull;
-  for (size_t at = 0; at < size; at += 8) {
-    uint64_t word = 0;
-    std::memcpy(&word, data + at, std::min<size_t>(8, size - at));
+/// megabytes, and one multiply per byte took longer than writing it. Fed in
+/// pieces (an artifact is written from its parts), the words run on across
+/// the pieces' ends.
+class Checksum {
+public:
+  void add(const char *data, size_t size) {
+    while (size > 0 && pendingBytes > 0) {
+      pending |= static_cast<uint64_t>(static_cast<unsigned char>(*data++))
+                 << (8 * pendingBytes);
+      --size;
+      if (++pendingBytes == 8)
+        mixPending();
+    }
+    for (; size >= 8; data += 8, size -= 8) {
+      uint64_t word;
+      std::memcpy(&word, data, 8);
+      mix(word);
+    }
+    for (; size > 0; --size)
+      pending |= static_cast<uint64_t>(static_cast<unsigned char>(*data++))
+                 << (8 * pendingBytes++);
+  }
+  uint64_t finish() {
+    if (pendingBytes > 0)
+      mixPending();
+    return hash;
+  }
+
+private:
+  void mix(uint64_t word) {
     hash ^= word;
     hash *= 1099511628211ull;
   }
-  return hash;
+  void mixPending() {
+    mix(pending);
+    pending = 0;
+    pendingBytes = 0;
+  }
+  uint64_t hash = 14695981039346656037ull;
+  uint64_t pending = 0;
+  unsigned pendingBytes = 0;
+};
+
+uint64_t fnv1a(const char *data, size_t size) {
+  Checksum checksum;
+  checksum.add(data, size);
+  return checksum.finish();
 }
 
 class Writer {
@@ -325,9 +362,8 @@ std::string serializeProgram(const CompiledReshard &r,
   return std::move(w.out);
 }
 
-std::string
-assembleArtifact(const Artifact &artifact,
-                 const std::vector<std::string_view> &programs,
+ArtifactParts
+assembleArtifact(const Artifact &artifact, std::vector<std::string> programs,
                  const std::vector<std::pair<std::string, uint32_t>> &tensors) {
   Writer w;
   w.string(artifact.ptx);
@@ -353,25 +389,41 @@ assembleArtifact(const Artifact &artifact,
     for (uint32_t member : group.members)
       groups.put<uint32_t>(member);
   }
-  size_t payload = w.out.size() + groups.out.size();
-  for (std::string_view program : programs)
-    payload += program.size();
-  // One buffer, written once: a refit's artifact is megabytes.
-  std::string bytes;
-  bytes.reserve(kHeaderBytes + payload);
-  bytes.append(kMagic, 4);
+  ArtifactParts result;
+  result.parts.reserve(programs.size() + 3);
+  result.parts.emplace_back(); // The header, once the payload is known.
+  result.parts.push_back(std::move(w.out));
+  for (std::string &program : programs)
+    result.parts.push_back(std::move(program));
+  result.parts.push_back(std::move(groups.out));
+  uint64_t payload = 0;
+  Checksum checksum;
+  for (size_t i = 1; i < result.parts.size(); ++i) {
+    payload += result.parts[i].size();
+    checksum.add(result.parts[i].data(), result.parts[i].size());
+  }
+  std::string &header = result.parts.front();
+  header.append(kMagic, 4);
   Writer h;
   h.put<uint32_t>(kArtifactVersion);
   h.put<uint64_t>(payload);
-  bytes += h.out;
-  bytes.append(8, '\0'); // The checksum, once the payload is in place.
-  bytes += w.out;
-  for (std::string_view program : programs)
-    bytes += program;
-  bytes += groups.out;
-  const uint64_t checksum =
-      fnv1a(bytes.data() + kHeaderBytes, bytes.size() - kHeaderBytes);
-  std::memcpy(&bytes[kHeaderBytes - 8], &checksum, sizeof(checksum));
+  h.put<uint64_t>(checksum.finish());
+  header += h.out;
+  return result;
+}
+
+uint64_t ArtifactParts::size() const {
+  uint64_t bytes = 0;
+  for (const std::string &part : parts)
+    bytes += part.size();
+  return bytes;
+}
+
+std::string ArtifactParts::join() const {
+  std::string bytes;
+  bytes.reserve(size());
+  for (const std::string &part : parts)
+    bytes += part;
   return bytes;
 }
 
@@ -384,8 +436,7 @@ std::string serializeArtifact(const Artifact &artifact) {
     tensors.emplace_back(r.name, static_cast<uint32_t>(programs.size()));
     programs.push_back(serializeProgram(r, artifact.kernel));
   }
-  std::vector<std::string_view> views(programs.begin(), programs.end());
-  return assembleArtifact(artifact, views, tensors);
+  return assembleArtifact(artifact, std::move(programs), tensors).join();
 }
 
 void resealArtifact(std::string &bytes) {

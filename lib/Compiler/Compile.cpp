@@ -130,11 +130,11 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
   });
   if (failed(pm.run(*module)))
     return result;
-  mlir::FailureOr<std::string> bytes =
+  mlir::FailureOr<::m2n::ArtifactParts> artifact =
       mlir::m2n::buildArtifact(*module);
-  if (failed(bytes))
+  if (failed(artifact))
     return result;
-  result.artifact = std::move(*bytes);
+  result.artifact = artifact->join();
   result.ok = true;
   return result;
 }

@@ -265,9 +265,10 @@ TEST(CorruptedArtifactBytesTest, ProgramTableCorruptionsAreRefused) {
   kernel.ptx = "// no kernel needed on the host";
   kernel.chip = "sm_90a";
   const std::string program = m2n::serializeProgram(reshard, kernel.kernel);
-  auto load = [&](const std::vector<std::string_view> &programs,
+  auto load = [&](std::vector<std::string> programs,
                   const std::vector<std::pair<std::string, uint32_t>> &names) {
-    const std::string bytes = m2n::assembleArtifact(kernel, programs, names);
+    const std::string bytes =
+        m2n::assembleArtifact(kernel, std::move(programs), names).join();
     m2n_artifact artifact = nullptr;
     m2n_status status = m2n_artifact_load(bytes.data(), bytes.size(), &artifact);
     if (artifact)

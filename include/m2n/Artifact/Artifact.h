@@ -137,10 +137,17 @@ std::string serializeArtifact(const Artifact &artifact);
 /// launch is given chooseLaunch(kernel, ...)'s.
 std::string serializeProgram(const CompiledReshard &reshard,
                              const KernelLaunch &kernel);
+/// An artifact as the parts it is made of, in order (header, kernel and
+/// tensors, each program, groups): a writer that streams it to a file need
+/// not join megabytes in memory first.
+struct ArtifactParts {
+  std::vector<std::string> parts;
+  uint64_t size() const;
+  std::string join() const;
+};
 /// Groups are written from artifact.groups (names and members).
-std::string
-assembleArtifact(const Artifact &artifact,
-                 const std::vector<std::string_view> &programs,
+ArtifactParts
+assembleArtifact(const Artifact &artifact, std::vector<std::string> programs,
                  const std::vector<std::pair<std::string, uint32_t>> &tensors);
 /// Rewrites the header's payload size and checksum to match the bytes
 /// after it, as a writer would that wrote a wrong field: the corrupted-

@@ -18,7 +18,7 @@ namespace mlir::m2n {
 using namespace mlir;
 using namespace mlir::m2n;
 
-FailureOr<std::string> mlir::m2n::buildArtifact(ModuleOp module) {
+FailureOr<::m2n::ArtifactParts> mlir::m2n::buildArtifact(ModuleOp module) {
   ::m2n::Artifact artifact;
   auto launch = module->getAttrOfType<KernelLaunchAttr>(
       M2NDialect::getKernelLaunchAttrName());
@@ -106,9 +106,7 @@ FailureOr<std::string> mlir::m2n::buildArtifact(ModuleOp module) {
     tensors.emplace_back(std::move(name), static_cast<uint32_t>(program));
   for (auto &[name, members] : table->groups)
     artifact.groups.push_back({std::move(name), std::move(members), nullptr});
-  return ::m2n::assembleArtifact(
-      artifact, std::vector<std::string_view>(programs.begin(), programs.end()),
-      tensors);
+  return ::m2n::assembleArtifact(artifact, std::move(programs), tensors);
 }
 
 namespace {
@@ -122,8 +120,8 @@ struct WriteArtifactPass
       module.emitError("m2n-write-artifact needs a path");
       return signalPassFailure();
     }
-    FailureOr<std::string> bytes = mlir::m2n::buildArtifact(module);
-    if (failed(bytes))
+    FailureOr<::m2n::ArtifactParts> artifact = mlir::m2n::buildArtifact(module);
+    if (failed(artifact))
       return signalPassFailure();
     // Write atomically: readers never see a partial artifact.
     std::string temporary = path + ".tmp";
@@ -135,7 +133,8 @@ struct WriteArtifactPass
             << temporary << "': " << ec.message();
         return signalPassFailure();
       }
-      out << *bytes;
+      for (const std::string &part : artifact->parts)
+        out << part;
     }
     if (std::error_code ec = llvm::sys::fs::rename(temporary, path)) {
       module.emitError("cannot rename '")

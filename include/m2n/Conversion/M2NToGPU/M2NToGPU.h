@@ -93,8 +93,9 @@ struct ProgramTable {
 FailureOr<ProgramTable> collectPrograms(ModuleOp module);
 
 /// The artifact of a module through m2n-convert-to-gpu, m2n-choose-launch
-/// and gpu-module-to-binary (PTX): its programs, the PTX and the launches.
-FailureOr<std::string> buildArtifact(ModuleOp module);
+/// and gpu-module-to-binary (PTX): its programs, the PTX and the launches,
+/// in parts (ArtifactParts::join() gives the bytes).
+FailureOr<::m2n::ArtifactParts> buildArtifact(ModuleOp module);
 
 /// The pipeline's passes from the kernel module to its binary:
 /// nvvm-attach-target, the NVVM conversions, m2n-serialize-kernels

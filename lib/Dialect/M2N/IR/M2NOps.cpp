@@ -382,7 +382,9 @@ static ParseResult parseCopyOrReduce(OpAsmParser &parser,
   return success();
 }
 
-static void printCopyOrReduce(llvm::raw_ostream &printer,
+/// Stream: an llvm::raw_ostream or a TextLine.
+template <typename Stream>
+static void printCopyOrReduce(Stream &printer,
                               std::optional<ReductionKind> reduction) {
   if (reduction)
     printer << " reduce<" << stringifyReductionKind(*reduction) << ">";
@@ -693,8 +695,9 @@ static ParseResult parseBufferRef(OpAsmParser &parser, BufferKind &kind,
                  parser.parseRParen());
 }
 
-static void printBufferRef(llvm::raw_ostream &printer, BufferKind kind,
-                           int64_t rank, int64_t scratch) {
+template <typename Stream>
+static void printBufferRef(Stream &printer, BufferKind kind, int64_t rank,
+                           int64_t scratch) {
   switch (kind) {
   case BufferKind::Source:
     printer << "src";
@@ -1038,9 +1041,8 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
 }
 
 void MoveOp::print(OpAsmPrinter &printer) {
-  // Straight to the stream: a refit's module prints ~50k moves, and each
-  // OpAsmPrinter insertion is a virtual call.
-  llvm::raw_ostream &os = printer.getStream();
+  // In a buffer, then to the stream at once (TextLine).
+  TextLine os;
   const ::m2n::Mechanism mechanism = getMechanism();
   os << ' ' << ::m2n::toString(mechanism);
   printCopyOrReduce(os, getReduction());
@@ -1054,8 +1056,7 @@ void MoveOp::print(OpAsmPrinter &printer) {
       return;
     }
     os << " map " << map << " (";
-    llvm::interleaveComma(coords, os);
-    os << ')';
+    os.commaSeparated(coords) << ')';
   };
   endpoint(getSrcKind(), getSrcRank(), getSrcScratch(), getSrcOffset(),
            getSrcMap(), getSrcCoords());
@@ -1078,6 +1079,7 @@ void MoveOp::print(OpAsmPrinter &printer) {
     os << " read_done " << readDone->rank << ':' << readDone->index;
   if (getStep() >= 0)
     os << " step " << getStep();
+  os.writeTo(printer.getStream());
   // The move's own data are properties: only discardable attributes remain
   // (getAttrs() would build a dictionary with the inherent ones, per op).
   printer.printOptionalAttrDict(
@@ -1138,6 +1140,76 @@ void MoveOp::addLaunchDemand(::m2n::LaunchDemand &demand) {
   // Copy-engine copies and receives are not kernel items.
   if (::m2n::isKernelMechanism(getMechanism()))
     demand.add(getMechanism(), getBytes());
+}
+
+ParseResult RankOp::parse(OpAsmParser &parser, OperationState &result) {
+  Builder &builder = parser.getBuilder();
+  int64_t rank = 0, counters = 0;
+  if (parser.parseInteger(rank) || parser.parseKeyword("counters") ||
+      parser.parseEqual() || parser.parseInteger(counters))
+    return failure();
+  Properties &props = result.getOrAddProperties<Properties>();
+  props.rank = builder.getI64IntegerAttr(rank);
+  props.counters = builder.getI64IntegerAttr(counters);
+  if (succeeded(parser.parseOptionalKeyword("launch")) &&
+      parser.parseCustomAttributeWithFallback(props.launch, Type{}))
+    return failure();
+  if (parser.parseOptionalAttrDictWithKeyword(result.attributes))
+    return failure();
+  Region &body = *result.addRegion();
+  if (parser.parseRegion(body))
+    return failure();
+  // `{}` is a rank without moves: its single block still exists.
+  if (body.empty())
+    body.emplaceBlock();
+  return success();
+}
+
+void RankOp::print(OpAsmPrinter &printer) {
+  printer.getStream() << ' ' << getRank() << " counters = " << getCounters();
+  if (LaunchAttr launch = getLaunchAttr()) {
+    printer.getStream() << " launch ";
+    printer.printStrippedAttrOrType(launch);
+  }
+  // Only discardable attributes remain to print (getAttrs() would build a
+  // dictionary with the inherent ones, per op).
+  printer.printOptionalAttrDictWithKeyword(
+      (*this)->getDiscardableAttrDictionary().getValue());
+  printer << ' ';
+  printer.printRegion(getBody());
+}
+
+ParseResult GroupRankOp::parse(OpAsmParser &parser, OperationState &result) {
+  Properties &props = result.getOrAddProperties<Properties>();
+  SmallVector<int64_t> members, counterBases;
+  if (parser.parseInteger(props.rank) || parser.parseKeyword("counters") ||
+      parser.parseEqual() || parser.parseInteger(props.counters) ||
+      parser.parseKeyword("members") || parser.parseEqual() ||
+      parseInt64List(parser, members) ||
+      parser.parseKeyword("counter_bases") || parser.parseEqual() ||
+      parseInt64List(parser, counterBases))
+    return failure();
+  props.members.assign(members.begin(), members.end());
+  props.counter_bases.assign(counterBases.begin(), counterBases.end());
+  if (succeeded(parser.parseOptionalKeyword("launch")) &&
+      parser.parseCustomAttributeWithFallback(props.launch, Type{}))
+    return failure();
+  return parser.parseOptionalAttrDict(result.attributes);
+}
+
+void GroupRankOp::print(OpAsmPrinter &printer) {
+  TextLine line;
+  line << ' ' << getRank() << " counters = " << getCounters()
+       << " members = [";
+  line.commaSeparated(getMembers()) << "] counter_bases = [";
+  line.commaSeparated(getCounterBases()) << ']';
+  line.writeTo(printer.getStream());
+  if (LaunchAttr launch = getLaunchAttr()) {
+    printer.getStream() << " launch ";
+    printer.printStrippedAttrOrType(launch);
+  }
+  printer.printOptionalAttrDict(
+      (*this)->getDiscardableAttrDictionary().getValue());
 }
 
 ::m2n::LaunchDemand RankOp::getLaunchDemand() {

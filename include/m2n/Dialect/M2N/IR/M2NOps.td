@@ -411,10 +411,10 @@ def M2N_RankOp : M2N_Op<"rank", [HasParent<"ProgramOp">, SingleBlock,
   let arguments = (ins M2N_I64Attr:$rank, M2N_I64Attr:$counters,
                        OptionalAttr<M2N_LaunchAttr>:$launch);
   let regions = (region SizedRegion<1>:$body);
-  let assemblyFormat = [{
-    $rank `counters` `=` $counters (`launch` $launch^)? attr-dict-with-keyword
-    $body
-  }];
+  // `$rank counters = $counters (launch $launch)? attr-dict-with-keyword
+  // $body`, written by hand: the generated printer builds the op's attribute
+  // dictionary for attr-dict (a refit prints ~15k ranks).
+  let hasCustomAssemblyFormat = 1;
   let extraClassDeclaration = [{
     /// What the rank's kernel items ask of its launch (the program's
     /// verifier checks the launch against it).
@@ -613,10 +613,10 @@ def M2N_GroupRankOp : M2N_Op<"group_rank", [HasParent<"GroupOp">]> {
                        ArrayProp<I64Prop>:$members,
                        ArrayProp<I64Prop>:$counter_bases,
                        OptionalAttr<M2N_LaunchAttr>:$launch);
-  let assemblyFormat = [{
-    $rank `counters` `=` $counters `members` `=` $members
-    `counter_bases` `=` $counter_bases (`launch` $launch^)? attr-dict
-  }];
+  // `$rank counters = $counters members = $members counter_bases =
+  // $counter_bases (launch $launch)? attr-dict`, written by hand as
+  // m2n.rank's.
+  let hasCustomAssemblyFormat = 1;
 }
 
 #endif // M2N_DIALECT_M2N_IR_M2NOPS_TD
