@@ -1,6 +1,5 @@
 //===- Compile.cpp - one call from m2n IR text to an artifact -------------===//
 
-#include "m2n/Dialect/Shardy/ShardyDialect.h"
 #include "m2n/Compiler/Compile.h"
 
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
@@ -13,15 +12,10 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/InitAllDialects.h"
-#include "mlir/InitAllExtensions.h"
-#include "mlir/InitAllPasses.h"
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
-#include "mlir/Target/LLVM/NVVM/Target.h"
-#include "mlir/Target/LLVMIR/Dialect/All.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -32,21 +26,16 @@
 namespace m2n {
 
 std::unique_ptr<mlir::MLIRContext> createCompilerContext() {
+  // m2n's passes only: the pipeline adds the upstream ones it runs itself
+  // (registering all of MLIR's took a quarter of a process's first compile).
   static std::once_flag passes;
   std::call_once(passes, [] {
-    mlir::registerAllPasses();
     mlir::m2n::registerM2NPasses();
     mlir::m2n::registerM2NConversionPasses();
     mlir::m2n::registerM2NPipeline();
   });
   mlir::DialectRegistry registry;
-  mlir::registerAllDialects(registry);
-  mlir::registerAllExtensions(registry);
-  // m2n, and the Shardy subset that imported programs still mention.
-  registry.insert<mlir::m2n::M2NDialect, mlir::m2n::sdy::SdyDialect,
-                  mlir::m2n::mpmd::MpmdDialect>();
-  mlir::NVVM::registerNVVMTargetInterfaceExternalModels(registry);
-  mlir::registerAllGPUToLLVMIRTranslations(registry);
+  mlir::m2n::registerPipelineDialects(registry);
   auto context = std::make_unique<mlir::MLIRContext>(registry);
   // Messages name the problem; the op's full text would bury it.
   context->printOpOnDiagnostic(false);

@@ -13,6 +13,11 @@ namespace mlir::m2n {
 /// Registers `--m2n-pipeline`: layout-level IR to PTX (see Pipeline.cpp).
 void registerM2NPipeline();
 
+/// Registers the dialects, extensions and translations an m2n compilation
+/// reads and lowers through (Registration.cpp): m2n-opt and the compiler
+/// library register the same.
+void registerPipelineDialects(DialectRegistry &registry);
+
 } // namespace mlir::m2n
 
 #endif // M2N_CONVERSION_PASSES_H
