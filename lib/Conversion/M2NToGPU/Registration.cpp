@@ -27,7 +27,14 @@
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/InitAllExtensions.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/GPUCommon/GPUToLLVM.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
+#include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
 
@@ -37,7 +44,17 @@ void mlir::m2n::registerPipelineDialects(DialectRegistry &registry) {
                   arith::ArithDialect, memref::MemRefDialect, scf::SCFDialect,
                   cf::ControlFlowDialect, index::IndexDialect, gpu::GPUDialect,
                   nvgpu::NVGPUDialect, NVVM::NVVMDialect, LLVM::LLVMDialect>();
-  registerAllExtensions(registry);
+  // What convert-gpu-to-nvvm and convert-nvvm-to-llvm take from the
+  // kernel's dialects (ConvertToLLVMPatternInterface), not every extension
+  // of MLIR's: each is offered to every dialect a context loads.
+  arith::registerConvertArithToLLVMInterface(registry);
+  cf::registerConvertControlFlowToLLVMInterface(registry);
+  registerConvertFuncToLLVMInterface(registry);
+  gpu::registerConvertGpuToLLVMInterface(registry);
+  index::registerConvertIndexToLLVMInterface(registry);
+  registerConvertMemRefToLLVMInterface(registry);
+  registerConvertNVVMToLLVMInterface(registry);
+  ub::registerConvertUBToLLVMInterface(registry);
   NVVM::registerNVVMTargetInterfaceExternalModels(registry);
   registerAllGPUToLLVMIRTranslations(registry);
 }
