@@ -163,6 +163,7 @@ private:
 
   void collect();
   std::optional<ProgramIssue> checkCycles();
+  std::optional<ProgramIssue> checkPeerAccessesEnd();
   bool happensBefore(uint32_t earlier, uint32_t later);
   ProgramIssue issue(uint32_t node, const std::string &detail) const;
   std::string name(uint32_t node) const;
@@ -357,6 +358,72 @@ std::optional<ProgramIssue> OrderCheck::checkCycles() {
   return std::nullopt;
 }
 
+/// Between executions: a rank's stream passes its execution once its
+/// kernel ends, and then its next execution, or the caller, may overwrite
+/// its buffers. So every kernel item or copy-engine copy that reads or
+/// writes another rank's buffer must happen before one of that rank's
+/// kernel items (its read-done counter, which the owner's last item waits
+/// for). Network receives are exempt: NCCL orders the send on the sender's
+/// stream.
+std::optional<ProgramIssue> OrderCheck::checkPeerAccessesEnd() {
+  // The peer accesses, by the rank whose buffer they touch.
+  std::map<int64_t, std::vector<uint32_t>> accessesOf;
+  for (uint32_t n = 0; n < nodes.size(); ++n) {
+    const Node &node = nodes[n];
+    const Movement &m = *node.movement;
+    if (node.list == List::Receives || (m.bytes <= 0 && !m.isTile()))
+      continue;
+    if (m.src.rank != node.rank)
+      accessesOf[m.src.rank].push_back(n);
+    if (m.dst.rank != node.rank && m.dst.rank != m.src.rank)
+      accessesOf[m.dst.rank].push_back(n);
+  }
+  if (accessesOf.empty())
+    return std::nullopt;
+  std::vector<uint32_t> reached(nodes.size(), 0), counterReached(
+                                                      addersOf.size(), 0);
+  uint32_t search = 0;
+  for (const auto &[owner, accesses] : accessesOf) {
+    // The ancestors of the owner's kernel items: one search from all.
+    ++search;
+    std::vector<uint32_t> stack;
+    for (uint32_t n = 0; n < nodes.size(); ++n)
+      if (nodes[n].rank == owner && nodes[n].list == List::Items) {
+        reached[n] = search;
+        stack.push_back(n);
+      }
+    while (!stack.empty()) {
+      uint32_t n = stack.back();
+      stack.pop_back();
+      for (uint32_t c : waitsOf[n]) {
+        if (counterReached[c] == search)
+          continue;
+        counterReached[c] = search;
+        for (uint32_t adder : addersOf[c])
+          if (reached[adder] != search) {
+            reached[adder] = search;
+            stack.push_back(adder);
+          }
+      }
+    }
+    for (uint32_t n : accesses)
+      if (reached[n] != search) {
+        const Movement &m = *nodes[n].movement;
+        const BufferRef &buffer = m.src.rank == owner ? m.src : m.dst;
+        return issue(n, std::string(m.src.rank == owner ? "reads " : "writes ") +
+                            buffer.str() + ", but no kernel item of rank " +
+                            std::to_string(owner) +
+                            " waits for it (a read-done counter of rank " +
+                            std::to_string(owner) +
+                            "): once rank " + std::to_string(owner) +
+                            "'s execution ends, its next one or its caller "
+                            "may overwrite the bytes while this move still "
+                            "uses them");
+      }
+  }
+  return std::nullopt;
+}
+
 bool OrderCheck::happensBefore(uint32_t earlier, uint32_t later) {
   if (earlier == later)
     return false;
@@ -435,6 +502,7 @@ std::optional<ProgramIssue> OrderCheck::run() {
   collect();
   if (std::optional<ProgramIssue> cycle = checkCycles())
     return cycle;
+
   const int64_t typeBytes = elementSize(program.type);
   // Every destination buffer is checked, written or not.
   for (int64_t i = 0; i < dst.mesh.size(); ++i) {
@@ -609,7 +677,8 @@ std::optional<ProgramIssue> OrderCheck::run() {
                      "reads " + bytesOf(buffers.at(key), read.begin, read.end) +
                          ", which no move writes");
   }
-  return std::nullopt;
+  // Last: within one execution everything is ordered; now between them.
+  return checkPeerAccessesEnd();
 }
 
 } // namespace

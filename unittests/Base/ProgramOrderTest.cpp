@@ -10,6 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+
 using namespace m2n;
 
 namespace {
@@ -69,10 +72,54 @@ struct Reshard {
         copy(source(1), 0, destination(rank), 16));
   }
 
+  /// Whether problem() first adds the reads-done the lowering emits (most
+  /// tests are about one execution; one is about the end of it).
+  bool reportPeerAccesses = true;
+
   std::string problem() const {
+    TransferProgram checked = program;
+    if (reportPeerAccesses)
+      addReadsDone(checked);
     std::optional<ProgramIssue> issue =
-        checkTransferProgram(program, src, dst, shape);
+        checkTransferProgram(checked, src, dst, shape);
     return issue ? issue->message : "";
+  }
+
+  /// What the lowering emits so that a rank's execution ends only once
+  /// its peers are done with its buffers: every move that reads or writes
+  /// another rank's buffer reports to a counter of that rank (a copy-engine
+  /// copy through a join first in its rank's kernel), and the owner's last
+  /// item waits for all the reports.
+  static constexpr int64_t kReadsDone = 2; // After the tests' counters 0, 1.
+  static void addReadsDone(TransferProgram &program) {
+    std::map<int64_t, uint64_t> reports;
+    auto join = [](int64_t rank) {
+      Movement m = copy(destination(rank), 0, destination(rank), 0, 0);
+      return m;
+    };
+    for (auto &[rank, rankProgram] : program.ranks) {
+      for (Movement &m : rankProgram.items) {
+        const int64_t peer = m.src.rank != rank ? m.src.rank : m.dst.rank;
+        if (peer == rank || m.bytes <= 0 || m.readDone)
+          continue;
+        m.readDone = CounterRef{peer, kReadsDone};
+        reports[peer] += static_cast<uint64_t>(m.instances());
+      }
+      for (const Movement &m : rankProgram.engineCopies)
+        if (m.src.rank != rank) {
+          Movement first = join(rank);
+          first.readDone = CounterRef{m.src.rank, kReadsDone};
+          rankProgram.items.insert(rankProgram.items.begin(), first);
+          ++reports[m.src.rank];
+        }
+    }
+    for (const auto &[owner, count] : reports) {
+      RankProgram &ownerProgram = program.ranks[owner];
+      ownerProgram.counters = std::max<int64_t>(ownerProgram.counters,
+                                                kReadsDone + 1);
+      ownerProgram.items.push_back(
+          waiting(join(owner), owner, kReadsDone, count));
+    }
   }
 };
 
@@ -106,7 +153,8 @@ TEST(ProgramOrderTest, EveryByteIsCopiedOnce) {
   again.mechanism = Mechanism::Vector; // Any offset on the SM path.
   reshard.program.ranks[1].items.push_back(again);
   expectProblem(reshard, "copies onto bytes [8, 16) of dst(1), which rank 1: "
-                         "copy src(0)+0 -> dst(1)+0 16B copies onto too: "
+                         "copy src(0)+0 -> dst(1)+0 16B read-done 0:2 copies "
+                         "onto too: "
                          "every byte is written once");
   // A repeat that writes its bytes again, found without expanding it.
   reshard = Reshard();
@@ -128,7 +176,7 @@ TEST(ProgramOrderTest, StagedBytesAreReadAfterTheyAreWritten) {
   expectProblem(reshard, "rank 1: copy scratch0(1)+0 -> dst(1)+0 16B reads "
                          "bytes [0, 16) of scratch0(1) without waiting for "
                          "rank 1: copy src(0)+0 -> scratch0(1)+0 16B signal "
-                         "1:0, which writes them");
+                         "1:0 read-done 0:2, which writes them");
   items.back() = waiting(items.back(), 1, 0);
   EXPECT_EQ(reshard.problem(), "");
   // Through another move: the wait is proven transitively.
@@ -156,8 +204,8 @@ TEST(ProgramOrderTest, ReductionsFollowTheCopyTheyReduceInto) {
   items.push_back(reducing(copy(source(1), 0, destination(1), 0)));
   expectProblem(reshard, "rank 1: add.f32 src(1)+0 -> dst(1)+0 16B reduces "
                          "onto bytes [0, 16) of dst(1) without waiting for "
-                         "rank 1: copy src(0)+0 -> dst(1)+0 16B signal 1:0, "
-                         "which copies them first");
+                         "rank 1: copy src(0)+0 -> dst(1)+0 16B signal 1:0 "
+                         "read-done 0:2, which copies them first");
   items.back() = waiting(items.back(), 1, 0);
   EXPECT_EQ(reshard.problem(), "");
   // TMA reductions are atomic: two of them need no order between them.
@@ -212,9 +260,67 @@ TEST(ProgramOrderTest, CopyEngineCopiesComeBeforeTheKernel) {
   EXPECT_EQ(reshard.problem(), "");
   // ... but not before another rank's.
   reshard.program.ranks[0].items[0] = copy(scratch(1, 0), 0, destination(0), 0);
-  expectProblem(reshard, "rank 0: copy scratch0(1)+0 -> dst(0)+0 16B reads "
-                         "bytes [0, 16) of scratch0(1) without waiting for "
-                         "rank 1: copy-engine copy");
+  expectProblem(reshard, "rank 0: copy scratch0(1)+0 -> dst(0)+0 16B "
+                         "read-done 1:2 reads bytes [0, 16) of scratch0(1) "
+                         "without waiting for rank 1: copy-engine copy");
+}
+
+// Between executions: once a rank's stream passes its execution, its next
+// one or its caller may overwrite its buffers, so a peer's move on them must
+// happen before one of the owner's kernel items.
+TEST(ProgramOrderTest, PeerAccessesEndBeforeTheOwnersExecution) {
+  Reshard reshard;
+  reshard.gatherOn(0);
+  reshard.gatherOn(1);
+  reshard.reportPeerAccesses = false;
+  expectProblem(reshard, "rank 1: copy src(0)+0 -> dst(1)+0 16B reads src(0), "
+                         "but no kernel item of rank 0 waits for it (a "
+                         "read-done counter of rank 0): once rank 0's "
+                         "execution ends, its next one or its caller may "
+                         "overwrite the bytes while this move still uses "
+                         "them");
+  // Reported, but the owner never waits for the report.
+  Reshard::addReadsDone(reshard.program);
+  reshard.program.ranks[0].items.pop_back();
+  expectProblem(reshard, "reads src(0), but no kernel item of rank 0 waits "
+                         "for it");
+  // Waited for through another move: the owner's item waits for a counter
+  // that a move after the read adds to.
+  reshard = Reshard();
+  reshard.gatherOn(0);
+  reshard.gatherOn(1);
+  reshard.reportPeerAccesses = false;
+  auto &reader = reshard.program.ranks[0].items;
+  reader[1] = signalling(reader[1], 0, 0);
+  reader.push_back(signalling(
+      waiting(copy(destination(0), 0, destination(0), 0, 0), 0, 0), 1, 0));
+  auto &owner = reshard.program.ranks[1].items;
+  owner.push_back(waiting(copy(destination(1), 0, destination(1), 0, 0), 1, 0));
+  reader.push_back(waiting(copy(destination(0), 0, destination(0), 0, 0), 0,
+                           1));
+  owner[0] = signalling(owner[0], 0, 1);
+  EXPECT_EQ(reshard.problem(), "");
+  // A copy-engine copy of a peer's buffer is reported by a join first in
+  // its rank's kernel (the copies run before it).
+  reshard = Reshard();
+  reshard.gatherOn(1);
+  Movement engineCopy = copy(source(1), 0, destination(0), 16);
+  engineCopy.mechanism = Mechanism::Engine;
+  reshard.program.ranks[0].engineCopies.push_back(engineCopy);
+  reshard.program.ranks[0].items.push_back(
+      copy(source(0), 0, destination(0), 0));
+  reshard.program.ranks[1].items.clear();
+  reshard.program.ranks[1].engineCopies.push_back(
+      copy(source(0), 0, destination(1), 0));
+  reshard.program.ranks[1].engineCopies.back().mechanism = Mechanism::Engine;
+  reshard.program.ranks[1].engineCopies.push_back(
+      copy(source(1), 0, destination(1), 16));
+  reshard.program.ranks[1].engineCopies.back().mechanism = Mechanism::Engine;
+  EXPECT_EQ(reshard.problem(), "");
+  reshard.reportPeerAccesses = false;
+  expectProblem(reshard, "rank 1: copy-engine copy copy src(0)+0 -> dst(1)+0 "
+                         "16B reads src(0), but no kernel item of rank 0 "
+                         "waits for it");
 }
 
 TEST(ProgramOrderTest, MoreInstancesThanItExpandsAreRefused) {

@@ -644,3 +644,41 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
   }
   return
 }
+
+// -----
+
+// Between executions: rank 1 reads rank 0's source, but rank 0's kernel
+// never waits for the read (no read_done): once rank 0's stream passes its
+// execution, its caller may overwrite the source while rank 1 reads it.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) -> !d {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 1 {
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 64B step 0
+    }
+    m2n.rank 1 counters = 0 {
+      // expected-error @below {{reads src(0), but no kernel item of rank 0 waits for it (a read-done counter of rank 0): once rank 0's execution ends, its next one or its caller may overwrite the bytes while this move still uses them}}
+      m2n.move bulk copy src(0)+0 -> dst(1)+0 64B step 1
+    }
+  }
+  return %0 : !d
+}
+
+// -----
+
+// The same with the read reported and waited for: valid.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) -> !d {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 1 {
+      m2n.move bulk copy src(0)+0 -> dst(0)+0 64B step 0
+      m2n.move bulk copy dst(0)+0 -> dst(0)+0 0B wait 0:0>=1
+    }
+    m2n.rank 1 counters = 0 {
+      m2n.move bulk copy src(0)+0 -> dst(1)+0 64B read_done 0:0 step 1
+    }
+  }
+  return %0 : !d
+}
