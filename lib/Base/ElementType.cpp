@@ -131,8 +131,14 @@ static uint8_t toFp8(double value, const Fp8Format &f) {
     return sign | nan;
   if (std::isinf(value)) // E5M2 has infinities, E4M3FN saturates.
     return sign | (f.ieee ? 0x7C : 0x7E);
-  // Nearest of the encodings: scan them (there are 128 magnitudes).
+  // Saturate first: far beyond the largest finite value, its distance to
+  // two encodings rounds to the same double (1e30 - 57344 == 1e30 - 49152),
+  // and the scan's tie rule would pick the even, smaller one.
+  const uint8_t largest = f.ieee ? 0x7B : 0x7E;
   double magnitude = std::fabs(value);
+  if (magnitude >= fromFp8(largest, f))
+    return sign | largest;
+  // Nearest of the encodings: scan them (there are 128 magnitudes).
   uint8_t best = 0;
   double bestError = INFINITY;
   for (int code = 0; code < 128; ++code) {
