@@ -129,6 +129,39 @@ def test_casts_on_the_way(src_dtype, dst_dtype, scale, shape):
         assert torch.equal(dst[r].cpu().view(torch.uint8), part.view(torch.uint8))
 
 
+@pytest.mark.parametrize("fmt", ["float8_e4m3fn", "float8_e5m2"])
+@pytest.mark.parametrize("source", ["float32", "bfloat16"])
+def test_fp8_edges_match_an_independent_quantizer(fmt, source):
+    """The kernel's cvt.rn.satfinite on every edge of the format (ties at
+    every spacing, subnormals, the saturation boundary, infinities, NaN)
+    against the quantizer written from the OFP8 definitions."""
+    import numpy as np
+    import fp8_reference as ref
+    from test_fp8_casts import edges
+    comm = m2n.Communicator.from_devices(devices(2))
+    dev = [f"cuda:{d}" for d in comm.devices]
+    for scale in (1.0, 0.375):
+        values = edges(fmt) / np.float32(scale)
+        values = values[:len(values) // 4 * 4].reshape(-1, 2)
+        w = torch.from_numpy(values).to(getattr(torch, source))
+        top = w.shape[0] // 2
+        src = [w[:top].to(dev[0]), w[top:].to(dev[1])]
+        dst = [torch.zeros(w.shape, dtype=getattr(torch, fmt), device=d) for d in dev]
+        m2n.reshard(src, dst, comm, src_mesh=Mesh([2]), src_placements=[Shard(0)],
+                    dst_mesh=Mesh([2]), dst_placements=[Replicate()], scale=scale)
+        comm.synchronize()
+        product = (w.float() * scale).numpy()
+        want = ref.quantize(product.astype(np.float64), fmt)
+        nan = np.isnan(product)
+        for d in dst:
+            got = d.cpu().view(torch.uint8).numpy()
+            assert ref.is_nan(got[nan], fmt).all()
+            wrong = np.flatnonzero((got != want) & ~nan)
+            assert wrong.size == 0, (
+                f"{wrong.size} differ, first {product.ravel()[wrong[0]]!r} -> "
+                f"{got.ravel()[wrong[0]]:#04x}, reference {want.ravel()[wrong[0]]:#04x}")
+
+
 def test_reduce_scatter_and_all_reduce_f32():
     comm = m2n.Communicator.from_devices(devices(2))
     parts = [torch.randint(-8, 8, (1024, 256), device=f"cuda:{d}").float() for d in comm.devices]
