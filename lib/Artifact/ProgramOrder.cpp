@@ -165,6 +165,8 @@ private:
   std::optional<ProgramIssue> checkCycles();
   std::optional<ProgramIssue> checkPeerAccessesEnd();
   bool happensBefore(uint32_t earlier, uint32_t later);
+  template <typename Fn>
+  bool searchAncestors(std::vector<uint32_t> stack, Fn reached);
   ProgramIssue issue(uint32_t node, const std::string &detail) const;
   std::string name(uint32_t node) const;
 };
@@ -380,34 +382,15 @@ std::optional<ProgramIssue> OrderCheck::checkPeerAccessesEnd() {
   }
   if (accessesOf.empty())
     return std::nullopt;
-  std::vector<uint32_t> reached(nodes.size(), 0), counterReached(
-                                                      addersOf.size(), 0);
-  uint32_t search = 0;
   for (const auto &[owner, accesses] : accessesOf) {
     // The ancestors of the owner's kernel items: one search from all.
-    ++search;
-    std::vector<uint32_t> stack;
+    std::vector<uint32_t> ownerItems;
     for (uint32_t n = 0; n < nodes.size(); ++n)
-      if (nodes[n].rank == owner && nodes[n].list == List::Items) {
-        reached[n] = search;
-        stack.push_back(n);
-      }
-    while (!stack.empty()) {
-      uint32_t n = stack.back();
-      stack.pop_back();
-      for (uint32_t c : waitsOf[n]) {
-        if (counterReached[c] == search)
-          continue;
-        counterReached[c] = search;
-        for (uint32_t adder : addersOf[c])
-          if (reached[adder] != search) {
-            reached[adder] = search;
-            stack.push_back(adder);
-          }
-      }
-    }
+      if (nodes[n].rank == owner && nodes[n].list == List::Items)
+        ownerItems.push_back(n);
+    searchAncestors(std::move(ownerItems), [](uint32_t) { return false; });
     for (uint32_t n : accesses)
-      if (reached[n] != search) {
+      if (nodeStamp[n] != stamp) {
         const Movement &m = *nodes[n].movement;
         const BufferRef &buffer = m.src.rank == owner ? m.src : m.dst;
         return issue(n, std::string(m.src.rank == owner ? "reads " : "writes ") +
@@ -433,12 +416,22 @@ bool OrderCheck::happensBefore(uint32_t earlier, uint32_t later) {
       if (adder == earlier)
         return true;
   // Through other moves: a search of `later`'s ancestors.
+  return searchAncestors({later},
+                         [&](uint32_t node) { return node == earlier; });
+}
+
+/// Marks (nodeStamp == stamp) the nodes in `stack` and every node that
+/// happens before one of them, calling reached(node) for each node found
+/// beyond the start; stops and answers true once reached() does.
+template <typename Fn>
+bool OrderCheck::searchAncestors(std::vector<uint32_t> stack, Fn reached) {
   if (nodeStamp.empty()) {
     nodeStamp.assign(nodes.size(), 0);
     counterStamp.assign(addersOf.size(), 0);
   }
   ++stamp;
-  std::vector<uint32_t> stack{later};
+  for (uint32_t n : stack)
+    nodeStamp[n] = stamp;
   while (!stack.empty()) {
     uint32_t n = stack.back();
     stack.pop_back();
@@ -447,12 +440,12 @@ bool OrderCheck::happensBefore(uint32_t earlier, uint32_t later) {
         continue;
       counterStamp[c] = stamp;
       for (uint32_t adder : addersOf[c]) {
-        if (adder == earlier)
+        if (nodeStamp[adder] == stamp)
+          continue;
+        if (reached(adder))
           return true;
-        if (nodeStamp[adder] != stamp) {
-          nodeStamp[adder] = stamp;
-          stack.push_back(adder);
-        }
+        nodeStamp[adder] = stamp;
+        stack.push_back(adder);
       }
     }
   }
