@@ -12,10 +12,10 @@
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Compiler/Compile.h"
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
+#include "m2n/Input/ReadInput.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Parser/Parser.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -48,7 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return mlir::success();
   });
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(text, &ctx, "fuzz");
+      mlir::m2n::parseInput(text, &ctx, "fuzz");
   if (!module) {
     if (!diagnosed) {
       std::fprintf(stderr, "m2n-fuzz-ir: refused without a diagnostic\n");

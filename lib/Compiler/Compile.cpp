@@ -8,11 +8,11 @@
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
+#include "m2n/Input/ReadInput.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/Timing.h"
@@ -72,7 +72,7 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
     return result;
   }
   mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::parseSourceString<mlir::ModuleOp>(ir, &context, sourceName);
+      mlir::m2n::parseInput(ir, &context, sourceName);
   if (!module)
     return result;
   // The one pipeline m2n-opt runs, with the verifiers on: op verifiers

@@ -14,14 +14,22 @@
 #include "m2n/Conversion/Passes.h"
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
+#include "m2n/Input/ReadInput.h"
 
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
 
 int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
   m2n::tools::keepFreedMemory();
   mlir::DialectRegistry registry;
   mlir::m2n::registerPipelineDialects(registry);
@@ -77,6 +85,40 @@ int main(int argc, char **argv) {
     args.push_back(assumeVerified.data());
   int count = static_cast<int>(args.size());
   auto [input, output] = mlir::parseCLIOptions(count, args.data(), helpHeader);
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(count, args.data(), input, output, registry));
+
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  if (config.shouldShowDialects()) {
+    llvm::outs() << "Available Dialects: ";
+    llvm::interleaveComma(registry.getDialectNames(), llvm::outs());
+    llvm::outs() << "\n";
+    return EXIT_SUCCESS;
+  }
+  if (config.shouldListPasses()) {
+    mlir::printRegisteredPasses();
+    return EXIT_SUCCESS;
+  }
+  // The input is verified by m2n's reader, which first refuses what upstream
+  // verifiers would crash on (m2n/Input/ReadInput.h), as the first pass of
+  // the pipeline instead of on parsing.
+  if (config.shouldVerifyOnParsing()) {
+    mlir::MlirOptMainConfig pipeline = config;
+    config.verifyOnParsing(false).setPassPipelineSetupFn(
+        [pipeline](mlir::PassManager &pm) {
+          pm.addPass(mlir::m2n::createVerifyInputPass());
+          return pipeline.setupPassPipeline(pm);
+        });
+  }
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(input, &error);
+  std::unique_ptr<llvm::ToolOutputFile> outputFile =
+      file ? mlir::openOutputFile(output, &error) : nullptr;
+  if (!outputFile) {
+    llvm::errs() << error << "\n";
+    return EXIT_FAILURE;
+  }
+  if (failed(mlir::MlirOptMain(outputFile->os(), std::move(file), registry,
+                               config)))
+    return EXIT_FAILURE;
+  outputFile->keep();
+  return EXIT_SUCCESS;
 }

@@ -14,13 +14,13 @@
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
 #include "m2n/Base/CheckedMath.h"
 #include "m2n/Sim/HostSimulator.h"
+#include "m2n/Input/ReadInput.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Shard/IR/ShardDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
     return fail(error);
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module = mlir::m2n::parseInput(sourceMgr, &context);
   if (!module)
     return fail("cannot parse '" + inputFilename + "'");
 

@@ -1,0 +1,5 @@
+shard.grid @grid(shape = 3)
+func.func @negative_split_axis(%arg0: tensor<3x2xi8>) -> tensor<3x2xi8> {
+  %0 = shard.all_to_all %arg0 on @grid grid_axes = [0] split_axis = -1 concat_axis = 0 : tensor<3x2xi8> -> tensor<3x2xi8>
+  return %0 : tensor<3x2xi8>
+}
