@@ -51,6 +51,7 @@ bool tmaBulkReduces(Reduction reduction, ElementType type) {
   case ElementType::U8:
   case ElementType::F8E4M3FN:
   case ElementType::F8E5M2:
+  case ElementType::F8E8M0FNU:
     return false;
   }
   return false;

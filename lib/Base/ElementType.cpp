@@ -32,6 +32,8 @@ const char *toString(ElementType type) {
     return "f8E5M2";
   case ElementType::U8:
     return "ui8";
+  case ElementType::F8E8M0FNU:
+    return "f8E8M0FNU";
   }
   return "?";
 }
@@ -41,7 +43,7 @@ std::optional<ElementType> parseElementType(const std::string &name) {
        {ElementType::I8, ElementType::I16, ElementType::I32, ElementType::I64,
         ElementType::F16, ElementType::BF16, ElementType::F32,
         ElementType::F64, ElementType::F8E4M3FN, ElementType::F8E5M2,
-        ElementType::U8})
+        ElementType::U8, ElementType::F8E8M0FNU})
     if (name == toString(type))
       return type;
   return std::nullopt;
@@ -53,6 +55,7 @@ int64_t elementSize(ElementType type) {
   case ElementType::F8E4M3FN:
   case ElementType::F8E5M2:
   case ElementType::U8:
+  case ElementType::F8E8M0FNU:
     return 1;
   case ElementType::I16:
   case ElementType::F16:
@@ -71,11 +74,13 @@ int64_t elementSize(ElementType type) {
 bool isFloat(ElementType type) {
   return type == ElementType::F16 || type == ElementType::BF16 ||
          type == ElementType::F32 || type == ElementType::F64 ||
-         type == ElementType::F8E4M3FN || type == ElementType::F8E5M2;
+         type == ElementType::F8E4M3FN || type == ElementType::F8E5M2 ||
+         type == ElementType::F8E8M0FNU;
 }
 
 bool isReducible(ElementType type) {
-  return type != ElementType::F8E4M3FN && type != ElementType::F8E5M2;
+  return type != ElementType::F8E4M3FN && type != ElementType::F8E5M2 &&
+         type != ElementType::F8E8M0FNU;
 }
 
 bool isUnsigned(ElementType type) { return type == ElementType::U8; }
@@ -264,6 +269,16 @@ void storeElement(ElementType type, void *dst, double value) {
     return store(dst, toFp8(value, kE5M2));
   case ElementType::U8:
     return store(dst, static_cast<uint8_t>(static_cast<int64_t>(value)));
+  case ElementType::F8E8M0FNU: {
+    // Powers of two exactly; other values round down to one; NaN, zero,
+    // negatives and infinities have no encoding but NaN.
+    if (!(value > 0.0) || std::isinf(value))
+      return store(dst, static_cast<uint8_t>(0xFF));
+    int exponent = 0;
+    std::frexp(value, &exponent);
+    return store(dst, static_cast<uint8_t>(
+                          std::clamp(exponent - 1, -127, 127) + 127));
+  }
   }
 }
 
@@ -309,6 +324,10 @@ double loadElement(ElementType type, const void *src) {
     return fromFp8(load<uint8_t>(src), kE5M2);
   case ElementType::U8:
     return load<uint8_t>(src);
+  case ElementType::F8E8M0FNU: {
+    uint8_t bits = load<uint8_t>(src);
+    return bits == 0xFF ? std::nan("") : std::ldexp(1.0, bits - 127);
+  }
   }
   return 0;
 }
@@ -363,6 +382,7 @@ void reduceElement(ElementType type, Reduction op, void *dst,
     return store(dst, combine(op, load<double>(dst), load<double>(src)));
   case ElementType::F8E4M3FN:
   case ElementType::F8E5M2:
+  case ElementType::F8E8M0FNU:
     // Refused by the verifier (isReducible); computed through double for a
     // reference all the same.
     return storeElement(type, dst,

@@ -387,6 +387,7 @@ std::optional<std::string> writeNpy(const std::string &path, ElementType type,
     break;
   case ElementType::F8E4M3FN:
   case ElementType::F8E5M2:
+  case ElementType::F8E8M0FNU:
     descr = "|u1"; // numpy has no 8-bit floats: their bits, as bf16's.
     break;
   }

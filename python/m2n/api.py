@@ -28,6 +28,8 @@ _IR_TYPES = {
     "uint8": "ui8",
     # torch's OCP fp8 types (moved, never reduced; numpy has none).
     "float8_e4m3fn": "f8E4M3FN", "float8_e5m2": "f8E5M2",
+    # OCP's MX scale type (power-of-two exponents): moved, never reduced.
+    "float8_e8m0fnu": "f8E8M0FNU",
 }
 
 

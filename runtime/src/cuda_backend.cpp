@@ -107,6 +107,7 @@ CUtensorMapDataType mapType(m2n::ElementType type) {
   case m2n::ElementType::U8:
   case m2n::ElementType::F8E4M3FN: // Only copied: bytes.
   case m2n::ElementType::F8E5M2:
+  case m2n::ElementType::F8E8M0FNU:
     return CU_TENSOR_MAP_DATA_TYPE_UINT8;
   }
   return CU_TENSOR_MAP_DATA_TYPE_UINT8;

@@ -16,16 +16,22 @@ namespace m2n {
 /// reduces them is refused by the verifier. U8 (unsigned bytes, also what
 /// raw bytes move as) reduces with unsigned max/min and wrapping sums.
 /// Appended in this order: the artifact stores the enum's value.
-enum class ElementType { I8, I16, I32, I64, F16, BF16, F32, F64, F8E4M3FN, F8E5M2, U8 };
-constexpr int kElementTypeCount = 11;
+enum class ElementType {
+  I8, I16, I32, I64, F16, BF16, F32, F64, F8E4M3FN, F8E5M2, U8,
+  /// OCP's scale type (MX): a biased exponent, 2^(bits - 127); 0xFF is NaN.
+  /// Moved as bytes, never reduced or cast.
+  F8E8M0FNU
+};
+constexpr int kElementTypeCount = 12;
 
 /// MLIR spelling: "i8", ..., "f16", "bf16", "f32", "f64", "f8E4M3FN",
-/// "f8E5M2", "ui8".
+/// "f8E5M2", "ui8", "f8E8M0FNU".
 const char *toString(ElementType type);
 std::optional<ElementType> parseElementType(const std::string &name);
 int64_t elementSize(ElementType type);
 bool isFloat(ElementType type);
-/// Whether reductions on `type` exist (every type but the 8-bit floats).
+/// Whether reductions on `type` exist (every type but the 8-bit floats and
+/// the MX scale type).
 bool isReducible(ElementType type);
 /// Whether `type` is an unsigned integer (max/min compare unsigned).
 bool isUnsigned(ElementType type);

@@ -514,6 +514,7 @@ Type KernelBuilder::elementType(::m2n::ElementType type) {
     return b.getF64Type();
   case ::m2n::ElementType::F8E4M3FN: // Never reduced: moved as bytes.
   case ::m2n::ElementType::F8E5M2:
+  case ::m2n::ElementType::F8E8M0FNU:
   case ::m2n::ElementType::U8: // Signless; combine compares it unsigned.
     return i8;
   }

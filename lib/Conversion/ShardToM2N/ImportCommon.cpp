@@ -52,7 +52,8 @@ Value mlir::m2n::importReshard(OpBuilder &builder, Location loc, Value input,
                                                   ValueRange{input})
                    .getResult(0);
   Value moved =
-      ReshardOp::create(builder, loc, dstType, dist, comm, /*scale=*/FloatAttr());
+      ReshardOp::create(builder, loc, dstType, dist, comm, /*scale=*/FloatAttr())
+          .getResult();
   return UnrealizedConversionCastOp::create(builder, loc, resultType,
                                             ValueRange{moved})
       .getResult(0);

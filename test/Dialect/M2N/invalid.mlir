@@ -262,7 +262,7 @@ func.func private @g(!m2n.comm<2>, !m2n.dist<4294967296x4294967296xi8, #m2n.layo
 
 // -----
 
-// expected-error@+1 {{element type 'i1' is not supported; expected i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN, f8E5M2 or ui8 (wider unsigned integers are not moved)}}
+// expected-error@+1 {{element type 'i1' is not supported; expected i8, i16, i32, i64, f16, bf16, f32, f64, f8E4M3FN, f8E5M2, ui8 or f8E8M0FNU (wider unsigned integers are not moved)}}
 func.func private @f(!m2n.dist<8xi1, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>)
 
 // -----
@@ -922,3 +922,101 @@ func.func @f(%c: !m2n.comm<2>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, 
   %0 = m2n.call @r(%x) on %c : !m2n.comm<2>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
   return
 }
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{scaling block(2, 2) quantizes into f8E4M3FN or f8E5M2, not f16}}
+  %q, %s = m2n.reshard %x on %c {scaling = #m2n.scaling<block(2, 2)>} : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>, !m2n.dist<2x4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xf8E5M2, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{scaling tensor quantizes f32, f16 or bf16 elements, not f8E5M2}}
+  %q, %s = m2n.reshard %x on %c {scaling = #m2n.scaling<tensor>} : !m2n.comm<8>, !m2n.dist<4x8xf8E5M2, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>, !m2n.dist<1x1xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{scaling mx puts 32 consecutive elements of the last dimension under one scale; the last dimension has 8 elements, not a multiple of 32}}
+  %q, %s = m2n.reshard %x on %c {scaling = #m2n.scaling<mx>} : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>, !m2n.dist<4x1xf8E8M0FNU, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{with scaling block(2, 2) needs a second result for the scales}}
+  %q = m2n.reshard %x on %c {scaling = #m2n.scaling<block(2, 2)>} : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{has a scales result but no scaling}}
+  %q, %s = m2n.reshard %x on %c : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>, !m2n.dist<2x4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{has a constant scale and a scaling; the scaling computes its scales from the data}}
+  %q, %s = m2n.reshard %x on %c {scale = 2.0 : f32, scaling = #m2n.scaling<block(2, 2)>} : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>, !m2n.dist<2x4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{scales of scaling block(2, 2) are 'f32', not 'bf16'}}
+  %q, %s = m2n.reshard %x on %c {scaling = #m2n.scaling<block(2, 2)>} : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>, !m2n.dist<2x4xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x64xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{scales of scaling mx are 'f8E8M0FNU', not 'f32'}}
+  %q, %s = m2n.reshard %x on %c {scaling = #m2n.scaling<mx>} : !m2n.comm<8>, !m2n.dist<4x64xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>, !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{scales of scaling block(3, 3) over [4, 8] have shape [2, 3], not [2, 4]}}
+  %q, %s = m2n.reshard %x on %c {scaling = #m2n.scaling<block(3, 3)>} : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>, !m2n.dist<2x4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{scales are laid out as the quantized result (each rank holds the scales of its blocks), not as #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>}}
+  %q, %s = m2n.reshard %x on %c {scaling = #m2n.scaling<block(2, 2)>} : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>, !m2n.dist<2x4xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [partial<sum>]>>) {
+  // expected-error@+1 {{casts a partial source from}}
+  %q, %s = m2n.reshard %x on %c {scaling = #m2n.scaling<block(2, 2)>} : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [partial<sum>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>, !m2n.dist<2x4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+  return
+}
+
+// -----
+
+// expected-error@+1 {{a scaling block needs positive sizes, not 0 x 4}}
+#bad = #m2n.scaling<block(0, 4)>
+
+// -----
+
+// expected-error@+1 {{unknown scaling 'blocks'; expected tensor, block(R, C) or mx}}
+#bad = #m2n.scaling<blocks>

@@ -45,6 +45,24 @@ func.func @cast(%comm: !m2n.comm<8>, %w: !m2n.dist<4x8xbf16, #src>) -> !m2n.dist
   return %1 : !m2n.dist<4x8xf32, #src>
 }
 
+// Quantizing with scales taken from the data: DeepSeek-V3's 128 x 128
+// blocks, one scale per tensor, MX (e8m0 scales); and e8m0 scales moved as
+// data.
+// CHECK-LABEL: func.func @scaled
+// CHECK: %{{.*}}, %{{.*}} = m2n.reshard %{{.*}} on %{{.*}} {scaling = #m2n.scaling<block(128, 16)>} : !m2n.comm<8>, !m2n.dist<256x64xbf16, {{.*}}> -> !m2n.dist<256x64xf8E4M3FN, {{.*}}>, !m2n.dist<2x4xf32, {{.*}}>
+// CHECK: m2n.reshard %{{.*}} on %{{.*}} {scaling = #m2n.scaling<tensor>} : !m2n.comm<8>, !m2n.dist<4x8xf32, {{.*}}> -> !m2n.dist<4x8xf8E5M2, {{.*}}>, !m2n.dist<1x1xf32, {{.*}}>
+// CHECK: m2n.reshard %{{.*}} on %{{.*}} {scaling = #m2n.scaling<mx>} : !m2n.comm<8>, !m2n.dist<4x64xf16, {{.*}}> -> !m2n.dist<4x64xf8E4M3FN, {{.*}}>, !m2n.dist<4x2xf8E8M0FNU, {{.*}}>
+// CHECK: m2n.reshard %{{.*}} on %{{.*}} : !m2n.comm<8>, !m2n.dist<4x2xf8E8M0FNU, {{.*}}> -> !m2n.dist<4x2xf8E8M0FNU, {{.*}}>
+// GENERIC-LABEL: sym_name = "scaled"
+// GENERIC: "m2n.reshard"(%{{.*}}, %{{.*}}) <{scaling = #m2n.scaling<block(128, 16)>}>
+func.func @scaled(%comm: !m2n.comm<8>, %w: !m2n.dist<256x64xbf16, #src>, %t: !m2n.dist<4x8xf32, #src>, %m: !m2n.dist<4x64xf16, #src>) -> !m2n.dist<4x2xf8E8M0FNU, #src> {
+  %q, %s = m2n.reshard %w on %comm {scaling = #m2n.scaling<block(128,16)>} : !m2n.comm<8>, !m2n.dist<256x64xbf16, #src> -> !m2n.dist<256x64xf8E4M3FN, #dst>, !m2n.dist<2x4xf32, #dst>
+  %tq, %ts = m2n.reshard %t on %comm {scaling = #m2n.scaling<tensor>} : !m2n.comm<8>, !m2n.dist<4x8xf32, #src> -> !m2n.dist<4x8xf8E5M2, #dst>, !m2n.dist<1x1xf32, #dst>
+  %mq, %ms = m2n.reshard %m on %comm {scaling = #m2n.scaling<mx>} : !m2n.comm<8>, !m2n.dist<4x64xf16, #src> -> !m2n.dist<4x64xf8E4M3FN, #dst>, !m2n.dist<4x2xf8E8M0FNU, #dst>
+  %back = m2n.reshard %ms on %comm : !m2n.comm<8>, !m2n.dist<4x2xf8E8M0FNU, #dst> -> !m2n.dist<4x2xf8E8M0FNU, #src>
+  return %back : !m2n.dist<4x2xf8E8M0FNU, #src>
+}
+
 // Explicit rank lists, 3-D tensors, a 3-D mesh with two axes sharding the
 // same tensor dimension, and a 0-d tensor.
 // CHECK-LABEL: func.func @general_layouts

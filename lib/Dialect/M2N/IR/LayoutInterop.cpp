@@ -67,6 +67,8 @@ std::optional<::m2n::ElementType> toElementType(Type type) {
     return ::m2n::ElementType::F8E4M3FN;
   if (isa<Float8E5M2Type>(type))
     return ::m2n::ElementType::F8E5M2;
+  if (isa<Float8E8M0FNUType>(type))
+    return ::m2n::ElementType::F8E8M0FNU;
   if (auto integer = dyn_cast<IntegerType>(type)) {
     // Unsigned bytes reduce unsigned; wider unsigned integers are not
     // moved (their max/min would silently compare signed).

@@ -486,3 +486,59 @@ KernelLaunchAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << *wrong;
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// ScalingAttr
+//===----------------------------------------------------------------------===//
+
+// `<tensor>`, `<mx>`, `<block(R, C)>`: the spelling of ::m2n::Scaling::str,
+// which the CLI and the Python API take too.
+Attribute ScalingAttr::parse(AsmParser &parser, Type) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseLess() || parser.parseKeyword(&keyword))
+    return {};
+  std::optional<ScalingKind> kind = symbolizeScalingKind(keyword);
+  if (!kind) {
+    parser.emitError(loc, "unknown scaling '")
+        << keyword << "'; expected tensor, block(R, C) or mx";
+    return {};
+  }
+  int64_t rows = 0, cols = 0;
+  if (*kind == ScalingKind::Block &&
+      (parser.parseLParen() || parser.parseInteger(rows) ||
+       parser.parseComma() || parser.parseInteger(cols) ||
+       parser.parseRParen()))
+    return {};
+  if (parser.parseGreater())
+    return {};
+  return parser.getChecked<ScalingAttr>(loc, parser.getContext(), *kind, rows,
+                                        cols);
+}
+
+void ScalingAttr::print(AsmPrinter &printer) const {
+  printer << '<' << getValue().str() << '>';
+}
+
+LogicalResult ScalingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  ScalingKind kind, int64_t blockRows,
+                                  int64_t blockCols) {
+  if (kind == ScalingKind::Block && (blockRows < 1 || blockCols < 1))
+    return emitError() << "a scaling block needs positive sizes, not "
+                       << blockRows << " x " << blockCols;
+  if (kind != ScalingKind::Block && (blockRows != 0 || blockCols != 0))
+    return emitError() << "only block scaling has block sizes";
+  return success();
+}
+
+::m2n::Scaling ScalingAttr::getValue() const {
+  switch (getKind()) {
+  case ScalingKind::Tensor:
+    return ::m2n::Scaling::tensor();
+  case ScalingKind::Mx:
+    return ::m2n::Scaling::mx();
+  case ScalingKind::Block:
+    break;
+  }
+  return ::m2n::Scaling::block(getBlockRows(), getBlockCols());
+}

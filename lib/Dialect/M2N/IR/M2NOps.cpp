@@ -96,15 +96,67 @@ static LogicalResult verifyReshardSignature(Operation *op, DistType src,
 }
 
 LogicalResult ReshardOp::verify() {
-  return verifyReshardSignature(*this, getInput().getType(),
-                                getResult().getType(), getComm().getType(),
-                                /*casts=*/true, getScaleAttr());
+  if (failed(verifyReshardSignature(*this, getInput().getType(),
+                                    getResult().getType(), getComm().getType(),
+                                    /*casts=*/true, getScaleAttr())))
+    return failure();
+  ScalingAttr scaling = getScalingAttr();
+  Value scales = getScales();
+  if (!scaling) {
+    if (scales)
+      return emitOpError() << "has a scales result but no scaling";
+    return success();
+  }
+  if (getScaleAttr())
+    return emitOpError() << "has a constant scale and a scaling; the scaling "
+                            "computes its scales from the data";
+  DistType input = getInput().getType(), result = getResult().getType();
+  ::m2n::Dims shape(input.getShape().begin(), input.getShape().end());
+  std::optional<::m2n::ElementType> from =
+      toElementType(input.getElementType());
+  std::optional<::m2n::ElementType> to = toElementType(result.getElementType());
+  if (!from || !to)
+    return emitOpError() << "scaling needs element types m2n moves";
+  if (std::optional<std::string> problem =
+          ::m2n::checkScaling(scaling.getValue(), shape, *from, *to))
+    return emitOpError() << *problem;
+  if (!scales)
+    return emitOpError() << "with scaling " << scaling.getValue().str()
+                         << " needs a second result for the scales";
+  auto scalesType = cast<DistType>(scales.getType());
+  Type scaleElement =
+      ::m2n::hasExponentScales(scaling.getValue())
+          ? Type(Float8E8M0FNUType::get(getContext()))
+          : Type(Float32Type::get(getContext()));
+  if (scalesType.getElementType() != scaleElement)
+    return emitOpError() << "scales of scaling " << scaling.getValue().str()
+                         << " are " << scaleElement << ", not "
+                         << scalesType.getElementType();
+  ::m2n::Dims expected = ::m2n::scaleShape(scaling.getValue(), shape);
+  if (ArrayRef<int64_t>(expected.data(), expected.size()) !=
+      scalesType.getShape())
+    return emitOpError() << "scales of scaling " << scaling.getValue().str()
+                         << " over " << formatShape(input.getShape())
+                         << " have shape "
+                         << formatShape(ArrayRef<int64_t>(expected.data(),
+                                                          expected.size()))
+                         << ", not " << formatShape(scalesType.getShape());
+  if (scalesType.getLayout() != result.getLayout())
+    return emitOpError() << "scales are laid out as the quantized result "
+                            "(each rank holds the scales of its blocks), "
+                            "not as "
+                         << scalesType.getLayout();
+  return success();
 }
 
-OpFoldResult ReshardOp::fold(FoldAdaptor) {
-  if (getInput().getType() == getResult().getType() && !getScaleAttr())
-    return getInput();
-  return {};
+LogicalResult ReshardOp::fold(FoldAdaptor,
+                              SmallVectorImpl<OpFoldResult> &results) {
+  if (getInput().getType() == getResult().getType() && !getScaleAttr() &&
+      !getScalingAttr()) {
+    results.push_back(getInput());
+    return success();
+  }
+  return failure();
 }
 
 namespace {
@@ -127,7 +179,7 @@ struct ComposeReshards : public OpRewritePattern<ReshardOp> {
     if (elementOf(producer.getInput()) != elementOf(op.getResult()) ||
         elementOf(producer.getResult()) != elementOf(op.getResult()))
       return rewriter.notifyMatchFailure(op, "a cast on the way");
-    rewriter.replaceOpWithNewOp<ReshardOp>(op, op.getType(),
+    rewriter.replaceOpWithNewOp<ReshardOp>(op, op.getResult().getType(),
                                            producer.getInput(), op.getComm(),
                                            /*scale=*/FloatAttr());
     rewriter.eraseOp(producer);

@@ -75,7 +75,8 @@ LogicalResult DistType::verify(function_ref<InFlightDiagnostic()> emitError,
   if (!elementType || !isSupportedElementType(elementType))
     return emitError() << "element type " << elementType
                        << " is not supported; expected i8, i16, i32, i64, "
-                          "f16, bf16, f32, f64, f8E4M3FN, f8E5M2 or ui8 "
+                          "f16, bf16, f32, f64, f8E4M3FN, f8E5M2, ui8 or "
+                          "f8E8M0FNU "
                           "(wider unsigned integers are not moved)";
   if (!layout)
     return emitError() << "distributed tensor needs a layout";

@@ -51,7 +51,7 @@ struct PlanIntersectionsPass
         planOp->setAttr(M2NDialect::getTopologyAttrName(), topology);
       builder.setInsertionPointToStart(&planOp.getBody().front());
       buildTransfers(builder, op.getLoc(), plan);
-      op.replaceAllUsesWith(planOp.getResult());
+      op.getResult().replaceAllUsesWith(planOp.getResult());
       op.erase();
     }
   }

@@ -120,6 +120,36 @@ def M2N_PartialAttr : M2N_Attr<"Partial", "partial",
 }
 
 //===----------------------------------------------------------------------===//
+// Scaling
+//===----------------------------------------------------------------------===//
+
+def M2N_ScalingAttr : M2N_Attr<"Scaling", "scaling"> {
+  let summary = "Which elements of a quantized tensor share one scale";
+  let description = [{
+    The scaling mode of an `m2n.reshard` into f8E4M3FN or f8E5M2 whose
+    scales are computed from the values it moves, at every launch
+    (docs/fp8-scaling.md):
+
+    * `#m2n.scaling<tensor>`: one scale for the whole tensor;
+    * `#m2n.scaling<block(R, C)>`: one f32 scale per R x C block of the last
+      two dimensions (DeepSeek-V3's `weight_scale_inv`, 128 x 128);
+    * `#m2n.scaling<mx>`: OCP MXFP8, one power-of-two scale (f8E8M0FNU) per
+      32 consecutive elements of the last dimension.
+
+    Blocks are numbered over the global tensor; a block's scale is computed
+    from its absolute maximum, wherever its elements live.
+  }];
+  let parameters = (ins EnumParameter<M2N_ScalingKind>:$kind,
+                        "int64_t":$blockRows, "int64_t":$blockCols);
+  let hasCustomAssemblyFormat = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The mode as the layout library's plain C++ value.
+    ::m2n::Scaling getValue() const;
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Layout
 //===----------------------------------------------------------------------===//
 

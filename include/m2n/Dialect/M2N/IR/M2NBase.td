@@ -80,6 +80,16 @@ def M2N_ReductionKind : I32EnumAttr<"ReductionKind",
   let cppNamespace = "::mlir::m2n";
 }
 
+def M2N_ScalingKind : I32EnumAttr<"ScalingKind",
+    "which elements a quantizing reshard puts under one scale", [
+      I32EnumAttrCase<"Tensor", 0, "tensor">,
+      I32EnumAttrCase<"Block", 1, "block">,
+      I32EnumAttrCase<"Mx", 2, "mx">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::m2n";
+}
+
 def M2N_BufferKind : I32EnumAttr<"BufferKind",
     "which buffer of a rank a schedule step reads or writes", [
       I32EnumAttrCase<"Source", 0, "src">,

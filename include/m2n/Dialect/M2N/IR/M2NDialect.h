@@ -4,6 +4,7 @@
 #define M2N_DIALECT_M2N_IR_M2NDIALECT_H
 
 #include "m2n/Artifact/Artifact.h"
+#include "m2n/Base/Scaling.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/DialectImplementation.h"

@@ -64,13 +64,38 @@ def M2N_ReshardOp : M2N_Op<"reshard", [Pure]> {
           !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>
        -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[4], base = 4>, [replicate]>>
     ```
+
+    Quantizing with scales taken from the data (`scaling`, docs/fp8-scaling.md):
+    the result is f8E4M3FN or f8E5M2 and a second result holds the scales,
+    computed at every launch from the values moved: one per block of
+    `#m2n.scaling<tensor>`, `<block(R, C)>` or `<mx>`, shaped as the blocks
+    over the global tensor (f32; f8E8M0FNU for mx), laid out as the
+    quantized result (each rank holds the scales of the blocks its elements
+    touch), every element written as `to_fp8(x / scale)`.
+
+    ```mlir
+    %q, %s = m2n.reshard %w on %comm {scaling = #m2n.scaling<block(128, 128)>}
+        : !m2n.comm<8>,
+          !m2n.dist<7168x18432xbf16, #m2n.layout<#m2n.mesh<[8]>, [shard<1>]>>
+       -> !m2n.dist<7168x18432xf8E4M3FN, #m2n.layout<#m2n.mesh<[2, 4]>, [replicate, shard<1>]>>,
+          !m2n.dist<56x144xf32, #m2n.layout<#m2n.mesh<[2, 4]>, [replicate, shard<1>]>>
+    ```
   }];
   let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm,
-                       OptionalAttr<F32Attr>:$scale);
-  let results = (outs M2N_AnyDist:$result);
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<M2N_ScalingAttr>:$scaling);
+  let results = (outs M2N_AnyDist:$result, Optional<M2N_AnyDist>:$scales);
   let assemblyFormat = [{
-    $input `on` $comm attr-dict `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result))
+    $input `on` $comm attr-dict `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result)) (`,` qualified(type($scales))^)?
   }];
+  let builders = [
+    // A reshard or a cast by a constant factor: one result.
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::mlir::Value":$comm, "::mlir::FloatAttr":$scale), [{
+      build($_builder, $_state, result, /*scales=*/::mlir::Type(), input,
+            comm, scale, /*scaling=*/ScalingAttr());
+    }]>
+  ];
   let hasVerifier = 1;
   let hasFolder = 1;
   let hasCanonicalizer = 1;
