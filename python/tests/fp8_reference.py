@@ -76,3 +76,53 @@ def dequantize(bits, fmt: str) -> np.ndarray:
 
 def is_nan(bits, fmt: str) -> np.ndarray:
     return np.isnan(dequantize(bits, fmt))
+
+
+# Scaling modes (docs/fp8-scaling.md), written from their definitions:
+# DeepSeek-V3's block quantization (scale = amax / fp8 max, stored as
+# weight_scale_inv) and OCP MX v1.0 (shared exponent floor(log2 amax) -
+# emax of the element format, an E8M0 scale).
+EMAX = {"float8_e4m3fn": 8, "float8_e5m2": 15}
+
+
+def block_shape(shape, mode):
+    """The extents of one block: mode is ("tensor",), ("block", R, C) or
+    ("mx",)."""
+    if mode[0] == "tensor":
+        return tuple(max(n, 1) for n in shape)
+    if mode[0] == "block":
+        return (1,) * (len(shape) - 2) + (mode[1], mode[2])
+    return (1,) * (len(shape) - 1) + (32,)
+
+
+def scaled_quantize(x, mode, fmt):
+    """float32 array -> (fp8 bits, f32 scales shaped as the blocks, and for
+    mx the scales' E8M0 bits)."""
+    x = np.asarray(x, dtype=np.float32)
+    block = block_shape(x.shape, mode)
+    grid = tuple(-(-n // b) for n, b in zip(x.shape, block))
+    if mode[0] == "tensor":
+        grid = (1,) * x.ndim
+    index = np.indices(x.shape)
+    flat_block = np.ravel_multi_index(
+        tuple(index[d] // block[d] for d in range(x.ndim)), grid).ravel()
+    amax = np.zeros(int(np.prod(grid)), dtype=np.float32)
+    magnitude = np.abs(x).ravel()
+    magnitude = np.where(np.isnan(magnitude), np.float32(0), magnitude)
+    np.maximum.at(amax, flat_block, magnitude)
+    usable = (amax > 0) & np.isfinite(amax)
+    e8m0 = None
+    if mode[0] == "mx":
+        _, exponent = np.frexp(np.where(usable, amax, np.float32(1)))
+        shared = np.clip(exponent.astype(np.int64) - 1 - EMAX[fmt], -127, 127)
+        shared = np.where(usable, shared, 0)
+        scales = np.ldexp(np.float32(1), shared).astype(np.float32)
+        e8m0 = (shared + 127).astype(np.uint8).reshape(grid)
+    else:
+        with np.errstate(under="ignore"):
+            scales = (amax / np.float32(FORMATS[fmt]["max"])).astype(np.float32)
+        scales = np.where(usable & (scales > 0), scales, np.float32(1))
+    with np.errstate(over="ignore", under="ignore"):
+        quotient = (x.ravel() / scales[flat_block]).astype(np.float32)
+    bits = quantize(quotient.astype(np.float64), fmt).reshape(x.shape)
+    return bits, scales.reshape(grid), e8m0
