@@ -13,42 +13,76 @@ using namespace m2n;
 
 namespace {
 
-Box globalOf(const Box &local, const Box &owner) {
-  Box global = local;
-  for (size_t d = 0; d < global.offsets.size(); ++d)
-    global.offsets[d] += owner.offsets[d];
-  return global;
+/// Calls visit(index) for every index of `box`, row-major.
+template <typename Visit> void forEachIndex(const Box &box, Visit &&visit) {
+  if (box.empty())
+    return;
+  Dims index = box.offsets;
+  for (int64_t i = 0, n = box.volume(); i < n; ++i) {
+    visit(index);
+    for (size_t d = index.size(); d-- > 0;) {
+      if (++index[d] < box.offsets[d] + box.sizes[d])
+        break;
+      index[d] = box.offsets[d];
+    }
+  }
 }
 
-TEST(ScalePlanTest, BlocksStraddlingSourceShardsHavePiecesOnEachRank) {
+Dims minus(Dims index, const Dims &origin) {
+  for (size_t d = 0; d < index.size(); ++d)
+    index[d] -= origin[d];
+  return index;
+}
+
+Box shifted(Box box, const Dims &by) {
+  for (size_t d = 0; d < box.offsets.size(); ++d)
+    box.offsets[d] += by[d];
+  return box;
+}
+
+std::string describe(const std::vector<AmaxTransfer> &exchange) {
+  std::string text;
+  for (const AmaxTransfer &t : exchange)
+    text += t.transfer.str() +
+            (t.table == ScaleTable::Quantizer ? " quantizer\n" : " holder\n");
+  return text;
+}
+
+TEST(ScalePlanTest, BlocksStraddlingSourceShardsAreReducedFromEachRank) {
   // 4 x 6 in 2 x 4 blocks; source TP3 over columns (2 each), destination
-  // TP2 over rows: block (0, 0) (cols 0-3) spans source ranks 0 and 1,
-  // block (0, 1) (cols 4-5, an edge block) lies on rank 2 alone.
+  // TP2 over rows on ranks 3, 4: block (0, 0) (cols 0-3) spans source ranks
+  // 0 and 1, block (0, 1) (cols 4-5, an edge block) lies on rank 2 alone.
   Layout src{Mesh::contiguous({3}), {Placement::shard(1)}};
   Layout dst{Mesh::contiguous({2}, 3), {Placement::shard(0)}};
   std::vector<int64_t> shape{4, 6};
   ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
   ScalePlan scales = planScales(Scaling::block(2, 4), src, dst, shape, plan);
   EXPECT_EQ(scales.scaleShape, Dims({2, 2}));
-  ASSERT_EQ(scales.blockCount(), 4);
-  // Block 0 = rows 0-1, cols 0-3: rank 0 (cols 0-1) and rank 1 (cols 2-3).
-  std::vector<int64_t> ranks;
-  for (int64_t i = scales.blockStart[0]; i < scales.blockStart[1]; ++i)
-    ranks.push_back(scales.pieces[scales.piecesByBlock[i]].rank);
-  EXPECT_EQ(ranks, std::vector<int64_t>({0, 1}));
-  // Rank 1's columns 2-3 lie in block column 0, rank 2's 4-5 in column 1.
-  EXPECT_EQ(scales.quantizedBlocks[1], std::vector<int64_t>({0, 2}));
-  EXPECT_EQ(scales.quantizedBlocks[2], std::vector<int64_t>({1, 3}));
-  // Destination rank 4 holds rows 2-3: block row 1.
-  EXPECT_EQ(scales.heldBlocks[4].offsets, Dims({1, 0}));
-  EXPECT_EQ(scales.heldBlocks[4].sizes, Dims({1, 2}));
+  EXPECT_EQ(scales.slotBoxes[1], (Box{{0, 0}, {2, 1}}));
+  EXPECT_EQ(scales.slotBoxes[2], (Box{{0, 1}, {2, 1}}));
+  EXPECT_EQ(scales.holderBoxes[4], (Box{{1, 0}, {1, 2}}));
+  EXPECT_EQ(describe(scales.exchange),
+            // Quantizer tables: each source rank's own blocks.
+            "0 [0:2, 0:1] -> 0 [0:2, 0:1] copy quantizer\n"
+            "1 [0:2, 0:1] -> 1 [0:2, 0:1] copy quantizer\n"
+            "2 [0:2, 0:1] -> 2 [0:2, 0:1] copy quantizer\n"
+            // Holder tables: block row 0 on rank 3, row 1 on rank 4.
+            "0 [0:1, 0:1] -> 3 [0:1, 0:1] copy holder\n"
+            "2 [0:1, 0:1] -> 3 [0:1, 1:2] copy holder\n"
+            "0 [1:2, 0:1] -> 4 [0:1, 0:1] copy holder\n"
+            "2 [1:2, 0:1] -> 4 [0:1, 1:2] copy holder\n"
+            // Block column 0 straddles ranks 0 and 1.
+            "1 [0:2, 0:1] -> 0 [0:2, 0:1] max quantizer\n"
+            "0 [0:2, 0:1] -> 1 [0:2, 0:1] max quantizer\n"
+            "1 [0:1, 0:1] -> 3 [0:1, 0:1] max holder\n"
+            "1 [1:2, 0:1] -> 4 [0:1, 0:1] max holder\n");
 }
 
-TEST(ScalePlanPropertyTest, PiecesCoverEveryBlockOnceAndGiveTheReferenceScales) {
+TEST(ScalePlanPropertyTest, TheExchangeGivesEveryTableItsBlocksAmax) {
   const uint64_t seed = propertySeed();
   const int64_t cases = propertyCases(2000);
   RandomLayouts random(seed);
-  int64_t straddling = 0, pieces = 0;
+  int64_t reductions = 0, replicated = 0, entries = 0;
   for (int64_t n = 0; n < cases; ++n) {
     int64_t tensorRank = random.uniform(1, 3);
     std::vector<int64_t> shape(tensorRank);
@@ -71,7 +105,9 @@ TEST(ScalePlanPropertyTest, PiecesCoverEveryBlockOnceAndGiveTheReferenceScales) 
     Dims dims(shape.begin(), shape.end());
     ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
     ScalePlan scales = planScales(scaling, src, dst, shape, plan);
-    pieces += static_cast<int64_t>(scales.pieces.size());
+    ASSERT_EQ(describe(planScales(scaling, src, dst, shape, plan).exchange),
+              describe(scales.exchange))
+        << "planning is not deterministic";
 
     // Random data with NaNs, zero blocks and a wide range of magnitudes.
     int64_t elements = 1;
@@ -80,94 +116,106 @@ TEST(ScalePlanPropertyTest, PiecesCoverEveryBlockOnceAndGiveTheReferenceScales) 
     std::vector<float> data(elements);
     for (float &value : data) {
       int64_t kind = random.uniform(0, 19);
-      value = kind == 0   ? NAN
-              : kind < 4  ? 0.0f
-                          : std::ldexp(static_cast<float>(random.uniform(-999, 999)),
-                                       static_cast<int>(random.uniform(-20, 10)));
+      value = kind == 0  ? NAN
+              : kind < 4 ? 0.0f
+                         : std::ldexp(static_cast<float>(random.uniform(-999, 999)),
+                                      static_cast<int>(random.uniform(-20, 10)));
     }
     std::vector<uint8_t> quantized(elements);
     std::vector<float> reference;
     quantizeTensor(scaling, ElementType::F32, ElementType::F8E4M3FN, dims,
                    reinterpret_cast<const uint8_t *>(data.data()),
                    quantized.data(), reference);
-    ASSERT_EQ(scales.blockCount(), static_cast<int64_t>(reference.size()));
 
-    // Invariant 1: each block's pieces tile it; their max is its amax.
-    Dims block = blockShape(scaling, dims);
-    std::vector<int64_t> covered(scales.blockCount(), 0);
-    for (int64_t b = 0; b < scales.blockCount(); ++b) {
-      float amax = 0.0f;
-      std::vector<int64_t> ranks;
-      for (int64_t i = scales.blockStart[b]; i < scales.blockStart[b + 1]; ++i) {
-        const AmaxPiece &piece = scales.pieces[scales.piecesByBlock[i]];
-        ASSERT_EQ(piece.block, b);
-        std::optional<int64_t> position = src.mesh.indexOf(piece.rank);
-        ASSERT_TRUE(position);
-        Box owner = src.localBox(shape, *position);
-        Box global = globalOf(piece.box, owner);
-        ASSERT_TRUE(owner.contains(global)) << global.str();
-        covered[b] += global.volume();
-        ranks.push_back(piece.rank);
-        // The piece's elements all lie in block b.
-        Box blocks = blocksTouching(scaling, dims, global);
-        ASSERT_EQ(blocks.volume(), 1) << global.str();
-        ASSERT_EQ(linearize(blocks.offsets, scales.scaleShape), b);
-        Dims index = global.offsets;
-        for (int64_t e = 0; e < global.volume(); ++e) {
-          amax = std::fmax(amax, std::fabs(data[linearize(index, dims)]));
-          for (size_t d = index.size(); d-- > 0;) {
-            if (++index[d] < global.offsets[d] + global.sizes[d])
-              break;
-            index[d] = global.offsets[d];
-          }
-        }
-      }
-      std::sort(ranks.begin(), ranks.end());
-      straddling += std::unique(ranks.begin(), ranks.end()) - ranks.begin() > 1;
-      ASSERT_EQ(scaleFromAmax(scaling, ElementType::F8E4M3FN, amax),
-                reference[b])
-          << "block " << b;
+    // Phase 1 on every source rank: the amaxes of its share into its
+    // slots (NaN: a slot nobody computed). Every element is read once.
+    std::vector<int> reads(elements, 0);
+    std::map<int64_t, std::vector<float>> slots;
+    for (int64_t position = 0; position < src.mesh.size(); ++position) {
+      int64_t rank = src.mesh.rankAt(position);
+      Box box = src.localBox(shape, position);
+      const Box &slotBox = scales.slotBoxes[rank];
+      ASSERT_TRUE(slotBox.contains(scales.amaxBoxes[rank]) ||
+                  scales.amaxBoxes[rank].empty());
+      std::vector<float> &own = slots[rank];
+      own.assign(slotBox.volume(), NAN);
+      forEachIndex(scales.amaxBoxes[rank], [&](const Dims &block) {
+        float amax = 0.0f;
+        forEachIndex(box.intersect(blockElements(scaling, dims, block)),
+                     [&](const Dims &index) {
+                       int64_t at = linearize(index, dims);
+                       ++reads[at];
+                       amax = std::fmax(amax, std::fabs(data[at]));
+                     });
+        own[linearize(minus(block, slotBox.offsets), slotBox.sizes)] = amax;
+      });
     }
-    // Pieces are disjoint: their volumes add up to each block's elements.
-    Dims blockIndex(dims.size(), 0), zero(dims.size(), 0);
-    for (int64_t b = 0; b < scales.blockCount(); ++b) {
-      int64_t volume = 1;
+    for (int64_t at = 0; at < elements; ++at)
+      ASSERT_EQ(reads[at], 1) << "element " << at;
+
+    // Phase 2: copies, then max-reductions, from slots into tables.
+    std::map<std::pair<int64_t, ScaleTable>, std::vector<float>> tables;
+    for (const AmaxTransfer &exchange : scales.exchange) {
+      const Transfer &t = exchange.transfer;
+      Box table = scales.tableBox(t.dstRank, exchange.table);
+      std::vector<float> &into = tables[{t.dstRank, exchange.table}];
+      into.resize(table.volume(), NAN);
+      const Box &slotBox = scales.slotBoxes[t.srcRank];
+      ASSERT_EQ(t.srcBox.sizes, t.dstBox.sizes);
+      Dims delta(dims.size());
       for (size_t d = 0; d < dims.size(); ++d)
-        volume *= std::min(block[d], dims[d] - blockIndex[d] * block[d]);
-      ASSERT_EQ(covered[b], volume) << "block " << b;
-      for (size_t d = dims.size(); d-- > 0;) {
-        if (++blockIndex[d] < scales.scaleShape[d])
-          break;
-        blockIndex[d] = 0;
-      }
-    }
-    // Invariant 3: the scales each rank needs.
-    for (const Transfer &transfer : plan.transfers) {
-      Box global = globalOf(transfer.srcBox,
-                            src.localBox(shape, *src.mesh.indexOf(transfer.srcRank)));
-      const std::vector<int64_t> &needed = scales.quantizedBlocks[transfer.srcRank];
-      Box blocks = blocksTouching(scaling, dims, global);
-      Dims coords = blocks.offsets;
-      for (int64_t i = 0; i < blocks.volume(); ++i) {
-        ASSERT_TRUE(std::binary_search(needed.begin(), needed.end(),
-                                       linearize(coords, scales.scaleShape)));
-        for (size_t d = coords.size(); d-- > 0;) {
-          if (++coords[d] < blocks.offsets[d] + blocks.sizes[d])
-            break;
-          coords[d] = blocks.offsets[d];
+        delta[d] = t.dstBox.offsets[d] - t.srcBox.offsets[d];
+      reductions += t.reduction.has_value();
+      forEachIndex(t.srcBox, [&](const Dims &index) {
+        float value = slots[t.srcRank][linearize(index, slotBox.sizes)];
+        ASSERT_FALSE(std::isnan(value)) << "reads a slot nobody computed: "
+                                        << t.str();
+        float &entry = into[linearize(shifted(Box{index, {}}, delta).offsets,
+                                      table.sizes)];
+        if (t.reduction) {
+          ASSERT_FALSE(std::isnan(entry)) << "reduces before a copy: " << t.str();
+          entry = std::fmax(entry, value);
+        } else {
+          ASSERT_TRUE(std::isnan(entry)) << "copies twice: " << t.str();
+          entry = value;
         }
-      }
+      });
     }
-    for (int64_t position = 0; position < dst.mesh.size(); ++position)
-      ASSERT_EQ(scales.heldBlocks[dst.mesh.rankAt(position)],
+    // Every table a rank needs is complete and gives the reference scales.
+    auto checkTable = [&](int64_t rank, ScaleTable kind) {
+      Box table = scales.tableBox(rank, kind);
+      if (table.empty())
+        return;
+      std::vector<float> &values = tables[{rank, kind}];
+      ASSERT_EQ(static_cast<int64_t>(values.size()), table.volume())
+          << "rank " << rank << " has no table";
+      forEachIndex(table, [&](const Dims &block) {
+        float amax = values[linearize(minus(block, table.offsets), table.sizes)];
+        ASSERT_EQ(scaleFromAmax(scaling, ElementType::F8E4M3FN, amax),
+                  reference[linearize(block, scales.scaleShape)])
+            << "rank " << rank << " block " << Box{block, {}}.str();
+        ++entries;
+      });
+    };
+    for (const Transfer &transfer : plan.transfers)
+      checkTable(transfer.srcRank, ScaleTable::Quantizer);
+    for (int64_t position = 0; position < dst.mesh.size(); ++position) {
+      int64_t rank = dst.mesh.rankAt(position);
+      ASSERT_EQ(scales.holderBoxes[rank],
                 blocksTouching(scaling, dims, dst.localBox(shape, position)));
+      checkTable(rank, ScaleTable::Holder);
+    }
+    for (const auto &[rank, box] : scales.amaxBoxes)
+      replicated += !(box == scales.slotBoxes[rank]);
     if (HasFailure())
       return;
   }
-  EXPECT_GT(straddling, cases / 10);
+  EXPECT_GT(reductions, cases);
+  EXPECT_GT(replicated, cases / 10);
   std::cout << "[ property ] seed " << seed << ": " << cases << " cases, "
-            << pieces << " amax pieces, " << straddling
-            << " blocks on several source ranks\n";
+            << entries << " table entries checked, " << reductions
+            << " max-reductions of straddling blocks, " << replicated
+            << " replicas sharing their blocks\n";
 }
 
 } // namespace

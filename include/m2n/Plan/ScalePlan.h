@@ -1,21 +1,30 @@
 //===- ScalePlan.h - the amax exchange of a quantizing reshard ---*- C++ -*-===//
 //
 // What a reshard with a scaling (m2n/Base/Scaling.h) needs beyond its
-// transfers (docs/fp8-scaling.md, "How it is planned"): the pieces of every
-// block whose partial amaxes source ranks compute, and which ranks need
-// which block's scale. Plain C++ beside the intersection planner, a pure
-// function of the layouts, the shape and the plan (every rank derives the
-// same one).
+// transfers (docs/fp8-scaling.md, "How it is planned"). Plain C++ beside
+// the intersection planner, a pure function of the layouts, the shape and
+// the plan (every rank derives the same one). Everything is in blocks (the
+// scale tensor's coordinates):
 //
-// Invariants (tested on random layouts):
-//  1. Every element of the tensor is in exactly one piece, and a piece lies
-//     in one block and in its rank's local box: the maximum over a block's
-//     pieces is the block's amax.
-//  2. Replicas share the work: a block's piece of a box that several source
-//     ranks hold goes to one of them, chosen by the block's index.
-//  3. A source rank needs the scale of every block its transfers touch (it
-//     quantizes as it sends); a destination rank holds the scales of the
-//     blocks its local box touches.
+//  * Slots. Every source rank has an f32 array with one slot per block its
+//    local box touches (`slotBoxes`, row-major), for the partial amaxes it
+//    computes: the amax of its elements of each block of `amaxBoxes`, a
+//    sub-box of its slot box. Replicas (ranks holding the same box) split
+//    the blocks of their box: torch.chunk of its widest block dimension.
+//  * Tables. A source rank quantizes with the scales of the blocks its
+//    transfers touch (its quantizer table: its slot box again); a
+//    destination rank holds the scales of the blocks its local box touches
+//    (its holder table, the shape of its scale tensor). Tables hold amaxes
+//    until the scale rule turns them into scales.
+//  * The exchange: box transfers from slots into tables, a copy from the
+//    first source box of each table block and a max-reduction from every
+//    other one (blocks straddling source shards have several).
+//
+// Invariants (tested on random layouts, ScalePlanTest):
+//  1. Every element of the tensor is in exactly one amax box piece: the
+//     maximum over a block's pieces is the block's amax.
+//  2. After the exchange every table entry is its block's amax, and the
+//     exchange reads only slots that their ranks compute.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,31 +41,29 @@
 
 namespace m2n {
 
-/// The amax of one block's elements in one source rank's local buffer,
-/// computed by that rank into slot `slot` of its partial-amax array.
-struct AmaxPiece {
-  int64_t rank = 0;
-  Box box;           // In the rank's local buffer.
-  int64_t block = 0; // Row-major over the scale tensor.
-  int64_t slot = 0;
+/// Which of a rank's two tables a transfer of the exchange fills.
+enum class ScaleTable : uint8_t { Quantizer, Holder };
+
+/// One transfer of the exchange: a box of `srcRank`'s slots (coordinates
+/// relative to its slot box) into a box of `dstRank`'s `table` (relative to
+/// that table's box); copy, or max-reduce.
+struct AmaxTransfer {
+  Transfer transfer;
+  ScaleTable table = ScaleTable::Quantizer;
 };
 
 struct ScalePlan {
   Dims scaleShape;
-  /// Ordered by rank, then slot (slots count from 0 on every rank).
-  std::vector<AmaxPiece> pieces;
-  /// The pieces of block b: piecesByBlock[blockStart[b] .. blockStart[b+1]),
-  /// indices into `pieces`.
-  std::vector<int64_t> blockStart, piecesByBlock;
-  /// Per source rank, the blocks (sorted) whose scales it quantizes with.
-  std::map<int64_t, std::vector<int64_t>> quantizedBlocks;
-  /// Per destination rank, the blocks its scale tensor holds (a box of the
-  /// scale tensor, blocksTouching its local box).
-  std::map<int64_t, Box> heldBlocks;
+  /// Per source rank: the blocks its box touches (its slots and its
+  /// quantizer table) and those whose partial amaxes it computes.
+  std::map<int64_t, Box> slotBoxes, amaxBoxes;
+  /// Per destination rank: the blocks its scale tensor holds.
+  std::map<int64_t, Box> holderBoxes;
+  /// Copies before max-reductions, each group in rank order.
+  std::vector<AmaxTransfer> exchange;
 
-  int64_t blockCount() const {
-    return static_cast<int64_t>(blockStart.size()) - 1;
-  }
+  /// The box of `rank`'s `table` (empty when it has none).
+  Box tableBox(int64_t rank, ScaleTable table) const;
 };
 
 /// The scale plan of `plan` (a plan of src -> dst for `shape`; `scaling`
@@ -64,6 +71,10 @@ struct ScalePlan {
 ScalePlan planScales(const Scaling &scaling, const Layout &src,
                      const Layout &dst, const std::vector<int64_t> &shape,
                      const ReshardPlan &plan);
+
+/// The elements of block `coords` (cut by the tensor's end).
+Box blockElements(const Scaling &scaling, const Dims &shape,
+                  const Dims &coords);
 
 } // namespace m2n
 
