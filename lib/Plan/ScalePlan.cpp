@@ -84,6 +84,30 @@ std::vector<Box> subtractAll(const Box &box, const std::vector<Box> &cuts) {
   return parts;
 }
 
+/// `box` moved by `by`.
+Box shifted(Box box, const Dims &by) {
+  for (size_t d = 0; d < box.offsets.size(); ++d)
+    box.offsets[d] += by[d];
+  return box;
+}
+
+/// Calls visit(blockIndex, blockCoords) for every block of `blocks` (a box
+/// of the scale tensor), row-major.
+template <typename Visit>
+void forEachBlock(const Box &blocks, const Dims &scaleShape, Visit &&visit) {
+  if (blocks.empty())
+    return;
+  Dims coords = blocks.offsets;
+  for (int64_t i = 0, n = blocks.volume(); i < n; ++i) {
+    visit(linearize(coords, scaleShape), coords);
+    for (size_t d = coords.size(); d-- > 0;) {
+      if (++coords[d] < blocks.offsets[d] + blocks.sizes[d])
+        break;
+      coords[d] = blocks.offsets[d];
+    }
+  }
+}
+
 /// `box` in the coordinates of `origin`'s box.
 Box within(const Box &box, const Box &origin) {
   return box.relativeTo(origin.offsets);
@@ -115,6 +139,7 @@ ScalePlan planScales(const Scaling &scaling, const Layout &src,
     Box blocks;
   };
   std::vector<Share> shares;
+  deriveScaleBoxes(scaling, src, dst, shape, result);
   for (const auto &[key, positions] : replicas) {
     Box box = src.localBox(shape, positions.front());
     Box touched = blocksTouching(scaling, dims, box);
@@ -122,15 +147,11 @@ ScalePlan planScales(const Scaling &scaling, const Layout &src,
       int64_t rank = src.mesh.rankAt(positions[i]);
       Box share = replicaShare(touched, static_cast<int64_t>(positions.size()),
                                static_cast<int64_t>(i));
-      result.slotBoxes[rank] = touched;
       result.amaxBoxes[rank] = share;
       if (!share.empty())
         shares.push_back({rank, share});
     }
   }
-  for (int64_t position = 0; position < dst.mesh.size(); ++position)
-    result.holderBoxes[dst.mesh.rankAt(position)] =
-        blocksTouching(scaling, dims, dst.localBox(shape, position));
 
   // The tables to fill: the quantizer tables of the ranks that send, the
   // holder tables of the destinations.
@@ -191,6 +212,204 @@ ScalePlan planScales(const Scaling &scaling, const Layout &src,
   result.exchange.insert(result.exchange.end(), reductions.begin(),
                          reductions.end());
   return result;
+}
+
+void deriveScaleBoxes(const Scaling &scaling, const Layout &src,
+                      const Layout &dst, const std::vector<int64_t> &shape,
+                      ScalePlan &scalePlan) {
+  Dims dims(shape.begin(), shape.end());
+  scalePlan.scaleShape = scaleShape(scaling, dims);
+  for (int64_t position = 0; position < src.mesh.size(); ++position)
+    scalePlan.slotBoxes[src.mesh.rankAt(position)] =
+        blocksTouching(scaling, dims, src.localBox(shape, position));
+  for (int64_t position = 0; position < dst.mesh.size(); ++position)
+    scalePlan.holderBoxes[dst.mesh.rankAt(position)] =
+        blocksTouching(scaling, dims, dst.localBox(shape, position));
+}
+
+std::vector<PlanIssue> verifyScalePlan(const Scaling &scaling,
+                                       const Layout &src, const Layout &dst,
+                                       const std::vector<int64_t> &shape,
+                                       const ReshardPlan &plan,
+                                       const ScalePlan &scalePlan,
+                                       size_t maxIssues) {
+  std::vector<PlanIssue> issues;
+  auto report = [&](int64_t transfer, std::string message) {
+    if (issues.size() < maxIssues)
+      issues.push_back({transfer, std::move(message)});
+  };
+  Dims dims(shape.begin(), shape.end());
+  const Dims &grid = scalePlan.scaleShape;
+  int64_t blockCount = 1;
+  for (int64_t extent : grid)
+    blockCount *= extent;
+  auto blockName = [&](int64_t block) {
+    Dims coords(grid.size());
+    for (size_t d = grid.size(); d-- > 0;) {
+      coords[d] = block % grid[d];
+      block /= grid[d];
+    }
+    return Box{coords, Dims(grid.size(), 1)}.str();
+  };
+
+  // Phase 1: the shares. Replicas hold the same elements: their shares
+  // must not overlap; distinct boxes are disjoint, so per block the
+  // elements the shares cover add up to the block's exactly once.
+  MeshIndex srcIndex(src.mesh);
+  std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>,
+           std::vector<int64_t>>
+      replicas;
+  std::vector<int64_t> covered(blockCount, 0), sharesOf(blockCount, 0);
+  for (const auto &[rank, share] : scalePlan.amaxBoxes) {
+    std::optional<int64_t> position = srcIndex.indexOf(rank);
+    if (!position) {
+      report(-1, "rank " + std::to_string(rank) +
+                     " computes amaxes but is not in the source mesh");
+      continue;
+    }
+    if (share.empty())
+      continue;
+    auto slots = scalePlan.slotBoxes.find(rank);
+    if (slots == scalePlan.slotBoxes.end() || !slots->second.contains(share) ||
+        share.rank() != static_cast<int64_t>(dims.size())) {
+      report(-1, "rank " + std::to_string(rank) + " computes the amaxes of " +
+                     "blocks " + share.str() +
+                     ", not all of which its local box touches");
+      continue;
+    }
+    Box box = src.localBox(shape, *position);
+    replicas[{std::vector<int64_t>(box.offsets.begin(), box.offsets.end()),
+              std::vector<int64_t>(box.sizes.begin(), box.sizes.end())}]
+        .push_back(rank);
+    forEachBlock(share, grid, [&](int64_t index, const Dims &coords) {
+      covered[index] +=
+          box.intersect(blockElements(scaling, dims, coords)).volume();
+      ++sharesOf[index];
+    });
+  }
+  for (const auto &[key, ranks] : replicas)
+    for (size_t i = 0; i < ranks.size(); ++i)
+      for (size_t j = i + 1; j < ranks.size(); ++j) {
+        Box common = scalePlan.amaxBoxes.at(ranks[i]).intersect(
+            scalePlan.amaxBoxes.at(ranks[j]));
+        if (!common.empty())
+          report(-1, "ranks " + std::to_string(ranks[i]) + " and " +
+                         std::to_string(ranks[j]) +
+                         " hold the same elements and both compute the "
+                         "amaxes of blocks " +
+                         common.str());
+      }
+  Box everything{Dims(grid.size(), 0), grid};
+  forEachBlock(everything, grid, [&](int64_t index, const Dims &coords) {
+    int64_t elements = blockElements(scaling, dims, coords).volume();
+    if (covered[index] != elements)
+      report(-1, "the amax shares cover " + std::to_string(covered[index]) +
+                     " of the " + std::to_string(elements) +
+                     " elements of block " + blockName(index));
+  });
+  if (!issues.empty())
+    return issues;
+
+  // Phase 2: the exchange. Per table entry, the shares it has heard from.
+  std::map<std::pair<int64_t, ScaleTable>, std::vector<std::vector<int64_t>>>
+      heard;
+  std::map<std::pair<int64_t, ScaleTable>, std::vector<int64_t>> copies;
+  for (size_t i = 0; i < scalePlan.exchange.size(); ++i) {
+    const AmaxTransfer &exchange = scalePlan.exchange[i];
+    const Transfer &t = exchange.transfer;
+    int64_t index = static_cast<int64_t>(i);
+    auto share = scalePlan.amaxBoxes.find(t.srcRank);
+    auto slots = scalePlan.slotBoxes.find(t.srcRank);
+    if (share == scalePlan.amaxBoxes.end() ||
+        slots == scalePlan.slotBoxes.end()) {
+      report(index, "reads the slots of rank " + std::to_string(t.srcRank) +
+                        ", which computes no amaxes");
+      continue;
+    }
+    Box table = scalePlan.tableBox(t.dstRank, exchange.table);
+    if (t.srcBox.rank() != static_cast<int64_t>(grid.size()) ||
+        !(t.srcBox.sizes == t.dstBox.sizes) || t.srcBox.empty()) {
+      report(index, "moves boxes of different or wrong sizes");
+      continue;
+    }
+    Box blocks = shifted(t.srcBox, slots->second.offsets);
+    if (!share->second.contains(blocks)) {
+      report(index, "reads slots " + blocks.str() + " of rank " +
+                        std::to_string(t.srcRank) +
+                        ", which computes only " + share->second.str());
+      continue;
+    }
+    Box target = shifted(t.dstBox, table.offsets);
+    bool hasTable = table.rank() == static_cast<int64_t>(grid.size());
+    if (!hasTable || !table.contains(target) || !(target == blocks)) {
+      report(index, "writes blocks " + target.str() + " of the " +
+                        (exchange.table == ScaleTable::Quantizer
+                             ? "quantizer"
+                             : "holder") +
+                        " table of rank " + std::to_string(t.dstRank) +
+                        (!hasTable ? ", which has none"
+                                       : " from blocks " + blocks.str() +
+                                             " (table " + table.str() + ")"));
+      continue;
+    }
+    if (t.reduction && *t.reduction != Reduction::Max) {
+      report(index, "reduces amaxes with something else than max");
+      continue;
+    }
+    auto key = std::make_pair(t.dstRank, exchange.table);
+    std::vector<std::vector<int64_t>> &entries = heard[key];
+    std::vector<int64_t> &copied = copies[key];
+    entries.resize(table.volume());
+    copied.resize(table.volume());
+    forEachBlock(blocks, grid, [&](int64_t, const Dims &coords) {
+      Dims local = coords;
+      for (size_t d = 0; d < local.size(); ++d)
+        local[d] -= table.offsets[d];
+      int64_t at = linearize(local, table.sizes);
+      entries[at].push_back(t.srcRank);
+      copied[at] += !t.reduction;
+    });
+  }
+  // Every table a rank needs, complete: one copy, every share once.
+  std::vector<std::pair<int64_t, ScaleTable>> needed;
+  for (const Transfer &transfer : plan.transfers)
+    needed.push_back({transfer.srcRank, ScaleTable::Quantizer});
+  for (const auto &[rank, box] : scalePlan.holderBoxes)
+    if (!box.empty())
+      needed.push_back({rank, ScaleTable::Holder});
+  std::sort(needed.begin(), needed.end());
+  needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
+  for (const auto &[rank, kind] : needed) {
+    Box table = scalePlan.tableBox(rank, kind);
+    std::string name = std::string(kind == ScaleTable::Quantizer
+                                       ? "the quantizer"
+                                       : "the holder") +
+                       " table of rank " + std::to_string(rank);
+    auto entries = heard.find({rank, kind});
+    forEachBlock(table, grid, [&](int64_t index, const Dims &coords) {
+      Dims local = coords;
+      for (size_t d = 0; d < local.size(); ++d)
+        local[d] -= table.offsets[d];
+      int64_t at = linearize(local, table.sizes);
+      std::vector<int64_t> ranks;
+      int64_t copiesHere = 0;
+      if (entries != heard.end()) {
+        ranks = entries->second[at];
+        copiesHere = copies[{rank, kind}][at];
+      }
+      std::sort(ranks.begin(), ranks.end());
+      bool twice = std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end();
+      if (copiesHere != 1 || twice ||
+          static_cast<int64_t>(ranks.size()) != sharesOf[index])
+        report(-1, name + " gets block " + blockName(index) + " from " +
+                       std::to_string(ranks.size()) + " of its " +
+                       std::to_string(sharesOf[index]) + " shares with " +
+                       std::to_string(copiesHere) + " copies" +
+                       (twice ? ", one share twice" : "") +
+                       " (expected every share once, one copy)");
+    });
+  }
+  return issues;
 }
 
 } // namespace m2n

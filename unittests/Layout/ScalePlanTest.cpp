@@ -78,6 +78,58 @@ TEST(ScalePlanTest, BlocksStraddlingSourceShardsAreReducedFromEachRank) {
             "1 [1:2, 0:1] -> 4 [0:1, 0:1] max holder\n");
 }
 
+TEST(ScalePlanTest, VerifierNamesEachProblem) {
+  Layout src{Mesh::contiguous({3}), {Placement::shard(1)}};
+  Layout dst{Mesh::contiguous({2}, 3), {Placement::shard(0)}};
+  std::vector<int64_t> shape{4, 6};
+  Scaling scaling = Scaling::block(2, 4);
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  const ScalePlan good = planScales(scaling, src, dst, shape, plan);
+  auto firstIssue = [&](const ScalePlan &scales) {
+    std::vector<PlanIssue> issues =
+        verifyScalePlan(scaling, src, dst, shape, plan, scales);
+    return issues.empty() ? std::string() : issues.front().message;
+  };
+  EXPECT_EQ(firstIssue(good), "");
+
+  ScalePlan missing = good; // Rank 1's max-reduction into rank 3's table.
+  missing.exchange.erase(missing.exchange.begin() + 9);
+  EXPECT_EQ(firstIssue(missing),
+            "the holder table of rank 3 gets block [0:1, 0:1] from 1 of its "
+            "2 shares with 1 copies (expected every share once, one copy)");
+  ScalePlan twice = good;
+  twice.exchange.push_back(twice.exchange[3]);
+  EXPECT_EQ(firstIssue(twice),
+            "the holder table of rank 3 gets block [0:1, 0:1] from 3 of its "
+            "2 shares with 2 copies, one share twice (expected every share "
+            "once, one copy)");
+  ScalePlan shrunk = good; // Rank 2 computes nothing: its elements lack.
+  shrunk.amaxBoxes[2] = Box{{0, 1}, {0, 1}};
+  EXPECT_EQ(firstIssue(shrunk),
+            "the amax shares cover 0 of the 4 elements of block [0:1, 1:2]");
+  ScalePlan outside = good;
+  outside.amaxBoxes[0] = Box{{0, 0}, {2, 2}};
+  EXPECT_EQ(firstIssue(outside),
+            "rank 0 computes the amaxes of blocks [0:2, 0:2], not all of "
+            "which its local box touches");
+  ScalePlan unread = good; // Reads slots rank 0 does not compute.
+  unread.exchange[0].transfer.srcRank = 2;
+  std::vector<PlanIssue> issues =
+      verifyScalePlan(scaling, src, dst, shape, plan, unread);
+  ASSERT_FALSE(issues.empty());
+  EXPECT_EQ(issues.front().transfer, 0);
+  EXPECT_EQ(issues.front().message,
+            "writes blocks [0:2, 0:1] of the quantizer table of rank 0 from "
+            "blocks [0:2, 1:2] (table [0:2, 0:1])");
+  ScalePlan noTable = good;
+  noTable.exchange[3].transfer.dstRank = 7;
+  EXPECT_EQ(verifyScalePlan(scaling, src, dst, shape, plan, noTable)
+                .front()
+                .message,
+            "writes blocks [0:1, 0:1] of the holder table of rank 7, which "
+            "has none");
+}
+
 TEST(ScalePlanPropertyTest, TheExchangeGivesEveryTableItsBlocksAmax) {
   const uint64_t seed = propertySeed();
   const int64_t cases = propertyCases(2000);
@@ -108,6 +160,9 @@ TEST(ScalePlanPropertyTest, TheExchangeGivesEveryTableItsBlocksAmax) {
     ASSERT_EQ(describe(planScales(scaling, src, dst, shape, plan).exchange),
               describe(scales.exchange))
         << "planning is not deterministic";
+    std::vector<PlanIssue> issues =
+        verifyScalePlan(scaling, src, dst, shape, plan, scales);
+    ASSERT_TRUE(issues.empty()) << issues.front().message;
 
     // Random data with NaNs, zero blocks and a wide range of magnitudes.
     int64_t elements = 1;

@@ -62,7 +62,7 @@ struct ScalePlan {
   /// Copies before max-reductions, each group in rank order.
   std::vector<AmaxTransfer> exchange;
 
-  /// The box of `rank`'s `table` (empty when it has none).
+  /// The box of `rank`'s `table` (of rank 0 when it has none).
   Box tableBox(int64_t rank, ScaleTable table) const;
 };
 
@@ -71,6 +71,27 @@ struct ScalePlan {
 ScalePlan planScales(const Scaling &scaling, const Layout &src,
                      const Layout &dst, const std::vector<int64_t> &shape,
                      const ReshardPlan &plan);
+
+/// The boxes a scale plan derives from the layouts rather than stores:
+/// every source rank's slot box, every destination rank's holder box.
+void deriveScaleBoxes(const Scaling &scaling, const Layout &src,
+                      const Layout &dst, const std::vector<int64_t> &shape,
+                      ScalePlan &scalePlan);
+
+/// Checks a scale plan of `plan` (planScales's, or one read from the IR,
+/// with deriveScaleBoxes applied): every amax share inside its rank's slot
+/// box and every element in exactly one share; every exchange transfer
+/// reading slots its source rank computes and writing inside a table; every
+/// table of a rank that sends (quantizer) or receives (holder) given, for
+/// each block, one copy and a max-reduction from every other share of the
+/// block, nothing twice. At most `maxIssues` problems, `transfer` indexing
+/// `exchange` (-1: the plan as a whole); empty means correct.
+std::vector<PlanIssue> verifyScalePlan(const Scaling &scaling,
+                                       const Layout &src, const Layout &dst,
+                                       const std::vector<int64_t> &shape,
+                                       const ReshardPlan &plan,
+                                       const ScalePlan &scalePlan,
+                                       size_t maxIssues = 8);
 
 /// The elements of block `coords` (cut by the tensor's end).
 Box blockElements(const Scaling &scaling, const Dims &shape,
