@@ -14,6 +14,7 @@
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
 #include "m2n/Base/CheckedMath.h"
 #include "m2n/Sim/HostSimulator.h"
+#include "m2n/Sim/QuantizingSimulator.h"
 #include "m2n/Input/ReadInput.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -197,6 +198,23 @@ int main(int argc, char **argv) {
         mlir::m2n::toLayout(srcType.getLayout()),
         mlir::m2n::toLayout(dstType.getLayout()), shape, *type);
     ::m2n::SimulationReport report;
+    auto planOp = dyn_cast<mlir::m2n::PlanOp>(plan);
+    if (planOp && planOp.getScalingAttr()) {
+      // A quantizing plan: its three phases, checked against the reference
+      // quantizer (destination elements and the scales each rank holds).
+      ::m2n::ReshardPlan reshardPlan = mlir::m2n::toReshardPlan(planOp);
+      transfers += static_cast<int64_t>(reshardPlan.transfers.size());
+      report = ::m2n::simulateQuantizingPlan(
+          planOp.getScalingAttr().getValue(),
+          mlir::m2n::toLayout(srcType.getLayout()),
+          mlir::m2n::toLayout(dstType.getLayout()), shape, *type,
+          *mlir::m2n::toElementType(dstType.getElementType()), reshardPlan,
+          mlir::m2n::toScalePlan(planOp));
+      if (!report.passed)
+        return fail(where + ": " + report.message);
+      checked += report.checkedElements;
+      continue;
+    }
     if (schedule) {
       // Both orders that respect the dependencies: a missing dependency
       // shows up as a wrong value in one of them.

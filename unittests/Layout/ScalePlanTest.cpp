@@ -3,6 +3,7 @@
 #include "RandomLayouts.h"
 
 #include "m2n/Plan/ScalePlan.h"
+#include "m2n/Sim/QuantizingSimulator.h"
 
 #include <gtest/gtest.h>
 
@@ -163,6 +164,15 @@ TEST(ScalePlanPropertyTest, TheExchangeGivesEveryTableItsBlocksAmax) {
     std::vector<PlanIssue> issues =
         verifyScalePlan(scaling, src, dst, shape, plan, scales);
     ASSERT_TRUE(issues.empty()) << issues.front().message;
+    // The plan run end to end on the host, from bf16 or f16 or f32 into
+    // either fp8 format, against the reference quantizer.
+    ElementType from = std::vector<ElementType>{
+        ElementType::BF16, ElementType::F16, ElementType::F32}[random.uniform(0, 2)];
+    ElementType to = random.uniform(0, 1) ? ElementType::F8E4M3FN
+                                          : ElementType::F8E5M2;
+    SimulationReport run = simulateQuantizingPlan(scaling, src, dst, shape, from,
+                                                  to, plan, scales, seed + n);
+    ASSERT_TRUE(run.passed) << run.message;
 
     // Random data with NaNs, zero blocks and a wide range of magnitudes.
     int64_t elements = 1;

@@ -95,58 +95,66 @@ static LogicalResult verifyReshardSignature(Operation *op, DistType src,
   return success();
 }
 
-LogicalResult ReshardOp::verify() {
-  if (failed(verifyReshardSignature(*this, getInput().getType(),
-                                    getResult().getType(), getComm().getType(),
-                                    /*casts=*/true, getScaleAttr())))
-    return failure();
-  ScalingAttr scaling = getScalingAttr();
-  Value scales = getScales();
+/// The rules of a quantizing reshard and its plan (docs/fp8-scaling.md):
+/// a scaling needs an fp8 result from f32, f16 or bf16, blocks the tensor
+/// admits, no constant scale beside it, and a second result holding the
+/// scales (f32, e8m0 for mx) over the blocks, laid out as the result.
+static LogicalResult verifyScaling(Operation *op, DistType input,
+                                   DistType result, Value scales,
+                                   ScalingAttr scaling, FloatAttr scale) {
   if (!scaling) {
     if (scales)
-      return emitOpError() << "has a scales result but no scaling";
+      return op->emitOpError() << "has a scales result but no scaling";
     return success();
   }
-  if (getScaleAttr())
-    return emitOpError() << "has a constant scale and a scaling; the scaling "
+  if (scale)
+    return op->emitOpError() << "has a constant scale and a scaling; the scaling "
                             "computes its scales from the data";
-  DistType input = getInput().getType(), result = getResult().getType();
   ::m2n::Dims shape(input.getShape().begin(), input.getShape().end());
   std::optional<::m2n::ElementType> from =
       toElementType(input.getElementType());
   std::optional<::m2n::ElementType> to = toElementType(result.getElementType());
   if (!from || !to)
-    return emitOpError() << "scaling needs element types m2n moves";
+    return op->emitOpError() << "scaling needs element types m2n moves";
   if (std::optional<std::string> problem =
           ::m2n::checkScaling(scaling.getValue(), shape, *from, *to))
-    return emitOpError() << *problem;
+    return op->emitOpError() << *problem;
   if (!scales)
-    return emitOpError() << "with scaling " << scaling.getValue().str()
+    return op->emitOpError() << "with scaling " << scaling.getValue().str()
                          << " needs a second result for the scales";
   auto scalesType = cast<DistType>(scales.getType());
   Type scaleElement =
       ::m2n::hasExponentScales(scaling.getValue())
-          ? Type(Float8E8M0FNUType::get(getContext()))
-          : Type(Float32Type::get(getContext()));
+          ? Type(Float8E8M0FNUType::get(op->getContext()))
+          : Type(Float32Type::get(op->getContext()));
   if (scalesType.getElementType() != scaleElement)
-    return emitOpError() << "scales of scaling " << scaling.getValue().str()
+    return op->emitOpError() << "scales of scaling " << scaling.getValue().str()
                          << " are " << scaleElement << ", not "
                          << scalesType.getElementType();
   ::m2n::Dims expected = ::m2n::scaleShape(scaling.getValue(), shape);
   if (ArrayRef<int64_t>(expected.data(), expected.size()) !=
       scalesType.getShape())
-    return emitOpError() << "scales of scaling " << scaling.getValue().str()
+    return op->emitOpError() << "scales of scaling " << scaling.getValue().str()
                          << " over " << formatShape(input.getShape())
                          << " have shape "
                          << formatShape(ArrayRef<int64_t>(expected.data(),
                                                           expected.size()))
                          << ", not " << formatShape(scalesType.getShape());
   if (scalesType.getLayout() != result.getLayout())
-    return emitOpError() << "scales are laid out as the quantized result "
+    return op->emitOpError() << "scales are laid out as the quantized result "
                             "(each rank holds the scales of its blocks), "
                             "not as "
                          << scalesType.getLayout();
   return success();
+}
+
+LogicalResult ReshardOp::verify() {
+  if (failed(verifyReshardSignature(*this, getInput().getType(),
+                                    getResult().getType(), getComm().getType(),
+                                    /*casts=*/true, getScaleAttr())))
+    return failure();
+  return verifyScaling(*this, getInput().getType(), getResult().getType(),
+                       getScales(), getScalingAttr(), getScaleAttr());
 }
 
 LogicalResult ReshardOp::fold(FoldAdaptor,
@@ -376,11 +384,21 @@ void PlanOp::build(OpBuilder &builder, OperationState &state, Type resultType,
   body->push_back(new Block());
 }
 
+void PlanOp::build(OpBuilder &builder, OperationState &state, Type resultType,
+                   Type scalesType, Value input, Value comm,
+                   ScalingAttr scaling) {
+  build(builder, state, resultType, input, comm);
+  state.addTypes(scalesType);
+  state.getOrAddProperties<Properties>().scaling = scaling;
+}
+
 LogicalResult PlanOp::verify() {
   if (failed(verifyReshardSignature(*this, getInput().getType(),
                                     getResult().getType(),
                                     getComm().getType(), /*casts=*/true,
-                                    getScaleAttr())))
+                                    getScaleAttr())) ||
+      failed(verifyScaling(*this, getInput().getType(), getResult().getType(),
+                           getScales(), getScalingAttr(), getScaleAttr())))
     return failure();
   // Transfer ranks are checked here, with one look-up table per mesh, not
   // by each transfer (a scan of a mesh of explicit ranks per transfer made
@@ -390,10 +408,22 @@ LogicalResult PlanOp::verify() {
   const ::m2n::MeshIndex dstIndex(
       toLayout(getResult().getType().getLayout()).mesh);
   for (Operation &op : getBody().front()) {
+    if (isa<AmaxOp, ExchangeOp>(op)) {
+      if (!getScalingAttr())
+        return op.emitOpError("belongs to the plan of a reshard with a "
+                              "scaling; this plan has none");
+      int64_t srcRank = isa<AmaxOp>(op) ? cast<AmaxOp>(op).getRank()
+                                        : cast<ExchangeOp>(op).getSrcRank();
+      if (!srcIndex.indexOf(srcRank))
+        return op.emitOpError() << "source rank " << srcRank
+                                << " is not in the source mesh";
+      continue;
+    }
     auto transfer = dyn_cast<TransferOp>(op);
     if (!transfer)
       return op.emitOpError("is not allowed in an m2n.plan body; only "
-                            "m2n.transfer is");
+                            "m2n.transfer is (and m2n.amax, m2n.exchange in "
+                            "a quantizing plan)");
     if (!srcIndex.indexOf(transfer.getSrcRank()))
       return transfer.emitOpError() << "source rank " << transfer.getSrcRank()
                                     << " is not in the source mesh";
@@ -535,6 +565,114 @@ LogicalResult TransferOp::verify() {
                            << "' but the source layout with '"
                            << stringifyReductionKind(*expected) << "'";
   }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// AmaxOp, ExchangeOp
+//===----------------------------------------------------------------------===//
+
+/// Checks a box of a quantizing plan's blocks: one extent per dimension of
+/// the tensor, non-empty, at non-negative offsets.
+static LogicalResult verifyBlockBox(Operation *op, ArrayRef<int64_t> offsets,
+                                    ArrayRef<int64_t> sizes) {
+  auto plan = op->getParentOfType<PlanOp>();
+  int64_t rank = plan.getInput().getType().getRank();
+  if (static_cast<int64_t>(offsets.size()) != rank ||
+      static_cast<int64_t>(sizes.size()) != rank)
+    return op->emitOpError() << "boxes must have " << rank
+                             << " dimensions, the rank of the tensor";
+  for (int64_t d = 0; d < rank; ++d) {
+    if (sizes[d] <= 0)
+      return op->emitOpError() << "names an empty box (dimension " << d
+                               << " has size " << sizes[d] << ")";
+    if (offsets[d] < 0)
+      return op->emitOpError() << "box offsets must be non-negative";
+  }
+  return success();
+}
+
+ParseResult AmaxOp::parse(OpAsmParser &parser, OperationState &result) {
+  int64_t rank;
+  SmallVector<int64_t> offsets, sizes;
+  if (parser.parseKeyword("on") || parser.parseInteger(rank) ||
+      parser.parseKeyword("blocks") || parseBox(parser, offsets, sizes) ||
+      parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  Properties &amax = result.getOrAddProperties<Properties>();
+  amax.rank = rank;
+  amax.offsets.assign(offsets.begin(), offsets.end());
+  amax.sizes.assign(sizes.begin(), sizes.end());
+  return success();
+}
+
+void AmaxOp::print(OpAsmPrinter &printer) {
+  printer << " on " << getRank() << " blocks ";
+  printBox(printer, getOffsets(), getSizes());
+  printer.printOptionalAttrDict(
+      (*this)->getDiscardableAttrDictionary().getValue());
+}
+
+LogicalResult AmaxOp::verify() {
+  return verifyBlockBox(*this, getOffsets(), getSizes());
+}
+
+ParseResult ExchangeOp::parse(OpAsmParser &parser, OperationState &result) {
+  StringRef kind, table;
+  SMLoc kindLoc = parser.getCurrentLocation(), tableLoc, dstLoc;
+  int64_t srcRank, dstRank;
+  SmallVector<int64_t> srcOffsets, srcSizes, dstOffsets, dstSizes;
+  if (parser.parseKeyword(&kind))
+    return failure();
+  if (kind != "copy" && kind != "max")
+    return parser.emitError(kindLoc, "expected 'copy' or 'max', got '")
+           << kind << "'";
+  if (parser.parseKeyword("from") || parser.parseInteger(srcRank) ||
+      parseBox(parser, srcOffsets, srcSizes) || parser.parseKeyword("to") ||
+      parser.parseInteger(dstRank) || parser.getCurrentLocation(&tableLoc) ||
+      parser.parseKeyword(&table))
+    return failure();
+  if (table != "quantizer" && table != "holder")
+    return parser.emitError(tableLoc, "expected 'quantizer' or 'holder', got '")
+           << table << "'";
+  if (parser.getCurrentLocation(&dstLoc) ||
+      parseBox(parser, dstOffsets, dstSizes) ||
+      parser.parseOptionalAttrDict(result.attributes))
+    return failure();
+  if (srcSizes != dstSizes)
+    return parser.emitError(dstLoc, "source and destination boxes differ in "
+                                    "size");
+  Properties &exchange = result.getOrAddProperties<Properties>();
+  exchange.src_rank = srcRank;
+  exchange.src_offsets.assign(srcOffsets.begin(), srcOffsets.end());
+  exchange.dst_rank = dstRank;
+  exchange.dst_offsets.assign(dstOffsets.begin(), dstOffsets.end());
+  exchange.sizes.assign(srcSizes.begin(), srcSizes.end());
+  exchange.holder = table == "holder";
+  exchange.reduces = kind == "max";
+  return success();
+}
+
+void ExchangeOp::print(OpAsmPrinter &printer) {
+  printer << (getReduces() ? " max" : " copy") << " from " << getSrcRank()
+          << ' ';
+  printBox(printer, getSrcOffsets(), getSizes());
+  printer << " to " << getDstRank()
+          << (getHolder() ? " holder " : " quantizer ");
+  printBox(printer, getDstOffsets(), getSizes());
+  printer.printOptionalAttrDict(
+      (*this)->getDiscardableAttrDictionary().getValue());
+}
+
+LogicalResult ExchangeOp::verify() {
+  if (failed(verifyBlockBox(*this, getSrcOffsets(), getSizes())))
+    return failure();
+  for (int64_t offset : getDstOffsets())
+    if (offset < 0)
+      return emitOpError() << "box offsets must be non-negative";
+  if (getDstOffsets().size() != getSizes().size())
+    return emitOpError() << "boxes must have " << getSizes().size()
+                         << " dimensions, the rank of the tensor";
   return success();
 }
 

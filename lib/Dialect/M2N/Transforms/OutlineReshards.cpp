@@ -60,14 +60,20 @@ struct OutlineReshardsPass
     // Quantizing with scales from the data needs the amax exchange planned
     // (docs/fp8-scaling.md); until the planner has it, such a reshard stops
     // here with a diagnostic rather than compiling without its scales.
-    for (Operation *op : reshards)
-      if (auto reshard = dyn_cast<ReshardOp>(op); reshard && reshard.getScalingAttr()) {
-        reshard.emitOpError()
-            << "with scaling " << reshard.getScalingAttr().getValue().str()
-            << ": the pipeline does not plan the amax exchange of a "
+    for (Operation *op : reshards) {
+      ScalingAttr scaling;
+      if (auto reshard = dyn_cast<ReshardOp>(op))
+        scaling = reshard.getScalingAttr();
+      else if (auto plan = dyn_cast<PlanOp>(op))
+        scaling = plan.getScalingAttr();
+      if (scaling) {
+        op->emitOpError()
+            << "with scaling " << scaling.getValue().str()
+            << ": the pipeline does not lower the amax exchange of a "
                "quantizing reshard yet (docs/fp8-scaling.md, status)";
         return signalPassFailure();
       }
+    }
 
     // Per module: a reshard in a nested module is shared within it, where
     // its call finds the function.

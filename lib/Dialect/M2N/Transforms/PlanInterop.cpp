@@ -36,6 +36,60 @@ void buildTransfers(OpBuilder &builder, Location loc,
   }
 }
 
+::m2n::ScalePlan toScalePlan(PlanOp plan) {
+  ::m2n::ScalePlan result;
+  DistType src = plan.getInput().getType();
+  std::vector<int64_t> shape(src.getShape().begin(), src.getShape().end());
+  ::m2n::deriveScaleBoxes(plan.getScalingAttr().getValue(),
+                          toLayout(src.getLayout()),
+                          toLayout(plan.getResult().getType().getLayout()),
+                          shape, result);
+  // Ranks without an m2n.amax compute nothing.
+  for (const auto &[rank, slots] : result.slotBoxes)
+    result.amaxBoxes[rank] =
+        ::m2n::Box{slots.offsets, ::m2n::Dims(slots.sizes.size(), 0)};
+  for (Operation &op : plan.getBody().front()) {
+    if (auto amax = dyn_cast<AmaxOp>(op)) {
+      result.amaxBoxes[amax.getRank()] = {
+          ::m2n::Dims(amax.getOffsets().begin(), amax.getOffsets().end()),
+          ::m2n::Dims(amax.getSizes().begin(), amax.getSizes().end())};
+      continue;
+    }
+    auto exchange = dyn_cast<ExchangeOp>(op);
+    if (!exchange)
+      continue;
+    ::m2n::AmaxTransfer t;
+    ::m2n::Dims sizes(exchange.getSizes().begin(), exchange.getSizes().end());
+    t.transfer.srcRank = exchange.getSrcRank();
+    t.transfer.srcBox = {::m2n::Dims(exchange.getSrcOffsets().begin(),
+                                     exchange.getSrcOffsets().end()),
+                         sizes};
+    t.transfer.dstRank = exchange.getDstRank();
+    t.transfer.dstBox = {::m2n::Dims(exchange.getDstOffsets().begin(),
+                                     exchange.getDstOffsets().end()),
+                         sizes};
+    if (exchange.getReduces())
+      t.transfer.reduction = ::m2n::Reduction::Max;
+    t.table = exchange.getHolder() ? ::m2n::ScaleTable::Holder
+                                   : ::m2n::ScaleTable::Quantizer;
+    result.exchange.push_back(std::move(t));
+  }
+  return result;
+}
+
+void buildScaleOps(OpBuilder &builder, Location loc,
+                   const ::m2n::ScalePlan &scales) {
+  for (const auto &[rank, blocks] : scales.amaxBoxes)
+    if (!blocks.empty())
+      AmaxOp::create(builder, loc, rank, blocks.offsets, blocks.sizes);
+  for (const ::m2n::AmaxTransfer &t : scales.exchange)
+    ExchangeOp::create(builder, loc, t.transfer.srcRank,
+                       t.transfer.srcBox.offsets, t.transfer.dstRank,
+                       t.transfer.dstBox.offsets, t.transfer.srcBox.sizes,
+                       t.table == ::m2n::ScaleTable::Holder,
+                       t.transfer.reduction.has_value());
+}
+
 ::m2n::Schedule toSchedule(ScheduleOp schedule) {
   ::m2n::Schedule result;
   result.strategy = *::m2n::parseStrategy(schedule.getStrategy().str());

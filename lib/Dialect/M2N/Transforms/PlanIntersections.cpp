@@ -42,7 +42,12 @@ struct PlanIntersectionsPass
           ::m2n::IntersectionPlanner(srcLayout, dstLayout, shape).plan();
 
       OpBuilder builder(op);
-      auto planOp = PlanOp::create(builder, op.getLoc(), dst, op.getInput(),
+      ScalingAttr scaling = op.getScalingAttr();
+      auto planOp =
+          scaling ? PlanOp::create(builder, op.getLoc(), dst,
+                                   op.getScales().getType(), op.getInput(),
+                                   op.getComm(), scaling)
+                  : PlanOp::create(builder, op.getLoc(), dst, op.getInput(),
                                    op.getComm());
       planOp.setScaleAttr(op.getScaleAttr());
       // A topology attached to the reshard routes its plan.
@@ -51,7 +56,11 @@ struct PlanIntersectionsPass
         planOp->setAttr(M2NDialect::getTopologyAttrName(), topology);
       builder.setInsertionPointToStart(&planOp.getBody().front());
       buildTransfers(builder, op.getLoc(), plan);
-      op.getResult().replaceAllUsesWith(planOp.getResult());
+      if (scaling)
+        buildScaleOps(builder, op.getLoc(),
+                      ::m2n::planScales(scaling.getValue(), srcLayout,
+                                        dstLayout, shape, plan));
+      op.replaceAllUsesWith(planOp);
       op.erase();
     }
   }

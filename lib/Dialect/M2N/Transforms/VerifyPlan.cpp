@@ -19,10 +19,29 @@ struct VerifyPlanPass : public mlir::m2n::impl::VerifyPlanBase<VerifyPlanPass> {
     getOperation()->walk([&](PlanOp plan) {
       DistType src = plan.getInput().getType();
       std::vector<int64_t> shape(src.getShape().begin(), src.getShape().end());
-      std::vector<::m2n::PlanIssue> issues = ::m2n::verifyPlan(
-          toLayout(src.getLayout()),
-          toLayout(plan.getResult().getType().getLayout()), shape,
-          toReshardPlan(plan));
+      ::m2n::Layout srcLayout = toLayout(src.getLayout());
+      ::m2n::Layout dstLayout = toLayout(plan.getResult().getType().getLayout());
+      ::m2n::ReshardPlan reshardPlan = toReshardPlan(plan);
+      std::vector<::m2n::PlanIssue> issues =
+          ::m2n::verifyPlan(srcLayout, dstLayout, shape, reshardPlan);
+      // A quantizing plan's amax shares and exchange (docs/fp8-scaling.md).
+      if (issues.empty() && plan.getScalingAttr()) {
+        std::vector<::m2n::PlanIssue> scaleIssues = ::m2n::verifyScalePlan(
+            plan.getScalingAttr().getValue(), srcLayout, dstLayout, shape,
+            reshardPlan, toScalePlan(plan));
+        if (!scaleIssues.empty()) {
+          failedAny = true;
+          SmallVector<ExchangeOp> exchanges(
+              plan.getBody().front().getOps<ExchangeOp>());
+          for (const ::m2n::PlanIssue &issue : scaleIssues) {
+            if (issue.transfer >= 0)
+              exchanges[issue.transfer].emitError(issue.message);
+            else
+              plan.emitError(issue.message);
+          }
+          return;
+        }
+      }
       if (issues.empty())
         return;
       failedAny = true;

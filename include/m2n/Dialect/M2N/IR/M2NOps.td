@@ -237,18 +237,66 @@ def M2N_PlanOp : M2N_Op<"plan", [Pure, SingleBlock, NoTerminator]> {
     ```
   }];
   let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm,
-                       OptionalAttr<F32Attr>:$scale);
-  let results = (outs M2N_AnyDist:$result);
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<M2N_ScalingAttr>:$scaling);
+  let results = (outs M2N_AnyDist:$result, Optional<M2N_AnyDist>:$scales);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $input `on` $comm attr-dict `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result)) $body
+    $input `on` $comm attr-dict `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result)) (`,` qualified(type($scales))^)? $body
   }];
   let hasVerifier = 1;
   let skipDefaultBuilders = 1;
   let builders = [
     OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Value":$input,
-                   "::mlir::Value":$comm)>
+                   "::mlir::Value":$comm)>,
+    // A quantizing reshard's plan: its scales' type as a second result.
+    OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Type":$scalesType,
+                   "::mlir::Value":$input, "::mlir::Value":$comm,
+                   "ScalingAttr":$scaling)>
   ];
+}
+
+def M2N_AmaxOp : M2N_Op<"amax", [HasParent<"PlanOp">]> {
+  let summary = "A source rank's share of a quantizing plan's block amaxes";
+  let description = [{
+    In the plan of a reshard with a `scaling` (docs/fp8-scaling.md):
+    `m2n.amax on R blocks [a:b, c:d]` says that source rank `R` computes,
+    for every block of the box (in the scale tensor's coordinates), the
+    amax of its own elements of the block into the block's slot. Every
+    element of the tensor lies in exactly one share (`--m2n-verify-plan`).
+
+    ```mlir
+    m2n.amax on 0 blocks [0:14, 0:144]
+    ```
+  }];
+  let arguments = (ins I64Prop:$rank, ArrayProp<I64Prop>:$offsets,
+                       ArrayProp<I64Prop>:$sizes);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+}
+
+def M2N_ExchangeOp : M2N_Op<"exchange", [HasParent<"PlanOp">]> {
+  let summary = "Move partial amaxes from a rank's slots into a scale table";
+  let description = [{
+    In the plan of a reshard with a `scaling`: `m2n.exchange copy from S
+    [a:b] to D quantizer [c:d]` copies a box of source rank `S`'s amax slots
+    (coordinates relative to the blocks its local box touches) into the
+    `quantizer` table of rank `D` (the blocks of the elements `D` sends) or
+    its `holder` table (the blocks of its scale tensor); `max` max-reduces
+    instead. Copies happen before reductions; afterwards every table entry
+    is its block's amax, from which every rank computes the same scale.
+
+    ```mlir
+    m2n.exchange copy from 0 [0:2, 0:1] to 3 holder [0:1, 0:1]
+    m2n.exchange max from 1 [0:1, 0:1] to 3 holder [0:1, 0:1]
+    ```
+  }];
+  let arguments = (ins I64Prop:$src_rank, ArrayProp<I64Prop>:$src_offsets,
+                       I64Prop:$dst_rank, ArrayProp<I64Prop>:$dst_offsets,
+                       ArrayProp<I64Prop>:$sizes, BoolProp:$holder,
+                       BoolProp:$reduces);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
 }
 
 def M2N_TransferOp : M2N_Op<"transfer", [HasParent<"PlanOp">]> {

@@ -12,6 +12,7 @@
 
 #include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 #include "m2n/Plan/Planner.h"
+#include "m2n/Plan/ScalePlan.h"
 #include "m2n/Route/Schedule.h"
 
 namespace mlir::m2n {
@@ -30,6 +31,15 @@ void buildSchedule(OpBuilder &builder, Location loc,
 /// Appends one m2n.transfer per transfer of `plan` at the builder's position.
 void buildTransfers(OpBuilder &builder, Location loc,
                     const ::m2n::ReshardPlan &plan);
+
+/// The scale plan of a quantizing plan op: its m2n.amax shares and
+/// m2n.exchange transfers, with the boxes the layouts give
+/// (deriveScaleBoxes).
+::m2n::ScalePlan toScalePlan(PlanOp plan);
+/// Appends one m2n.amax per non-empty share and one m2n.exchange per
+/// exchange transfer of `scales` at the builder's position.
+void buildScaleOps(OpBuilder &builder, Location loc,
+                   const ::m2n::ScalePlan &scales);
 
 } // namespace mlir::m2n
 

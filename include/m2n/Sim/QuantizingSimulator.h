@@ -1,0 +1,40 @@
+//===- QuantizingSimulator.h - a quantizing plan run on the host -*- C++ -*-===//
+//
+// The reference execution of a quantizing reshard's plan
+// (docs/fp8-scaling.md): every source rank's buffer filled from one global
+// tensor of varied values (magnitudes over many binades, zeros, zero blocks,
+// NaN), then the plan's three phases rank by rank as the plan states them:
+// the amax shares into each rank's slots, the exchange (copies, then
+// max-reductions) into the quantizer and holder tables, every transfer
+// quantized with its sender's table, every destination's scale tensor from
+// its holder table. Slots, tables and destinations start poisoned, so a
+// share, exchange or transfer the plan lacks shows as a wrong value. The
+// result is compared bit for bit with quantizeTensor of the global tensor.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef M2N_SIM_QUANTIZINGSIMULATOR_H
+#define M2N_SIM_QUANTIZINGSIMULATOR_H
+
+#include "m2n/Plan/ScalePlan.h"
+#include "m2n/Sim/HostSimulator.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace m2n {
+
+/// Runs `plan` and `scales` (a plan of src -> dst for `shape`, quantizing
+/// `from` elements into `to` with `scaling`) and checks every destination
+/// element and every scale each destination holds.
+SimulationReport simulateQuantizingPlan(const Scaling &scaling,
+                                        const Layout &src, const Layout &dst,
+                                        const std::vector<int64_t> &shape,
+                                        ElementType from, ElementType to,
+                                        const ReshardPlan &plan,
+                                        const ScalePlan &scales,
+                                        uint64_t seed = 1);
+
+} // namespace m2n
+
+#endif // M2N_SIM_QUANTIZINGSIMULATOR_H
