@@ -50,7 +50,8 @@ SimulationReport simulateQuantizingPlan(const Scaling &scaling,
                                         ElementType from, ElementType to,
                                         const ReshardPlan &plan,
                                         const ScalePlan &scales,
-                                        uint64_t seed) {
+                                        uint64_t seed,
+                                        QuantizedBuffers *keep) {
   SimulationReport report;
   auto fail = [&](std::string message) {
     report.passed = false;
@@ -219,12 +220,19 @@ SimulationReport simulateQuantizingPlan(const Scaling &scaling,
       return fail(problem);
     Box held = scales.tableBox(rank, ScaleTable::Holder);
     auto values = tables.find({rank, ScaleTable::Holder});
+    std::vector<uint8_t> stored;
     forEachIndex(held, [&](const Dims &coords) {
       float amax = values == tables.end()
                        ? NAN
                        : values->second[linearize(minus(coords, held.offsets),
                                                   held.sizes)];
       float scale = std::isnan(amax) ? NAN : scaleFromAmax(scaling, to, amax);
+      if (hasExponentScales(scaling)) {
+        stored.push_back(std::isnan(scale) ? 0xFF : e8m0FromScale(scale));
+      } else {
+        const uint8_t *bytes = reinterpret_cast<const uint8_t *>(&scale);
+        stored.insert(stored.end(), bytes, bytes + sizeof(float));
+      }
       float reference = expectedScales[linearize(coords, grid)];
       // Compared as stored: f32 bits, or e8m0 bytes for mx.
       bool same = hasExponentScales(scaling)
@@ -239,7 +247,13 @@ SimulationReport simulateQuantizingPlan(const Scaling &scaling,
     });
     if (!problem.empty())
       return fail(problem);
+    if (keep) {
+      keep->destinations[rank] = buffer;
+      keep->scales[rank] = std::move(stored);
+    }
   }
+  if (keep)
+    keep->source = std::move(global);
   report.passed = true;
   return report;
 }

@@ -44,7 +44,9 @@ static cl::opt<std::string> dumpDir(
     "dump-dst",
     cl::desc("Write every destination rank's local buffer as "
              "DIR/rank<R>.npy (DIR/plan<K>/rank<R>.npy when the input has "
-             "several plans)"),
+             "several plans); a quantizing plan also writes its global "
+             "source as DIR/source.npy and each rank's scales as "
+             "DIR/scales<R>.npy"),
     cl::value_desc("DIR"),
     cl::cat(::m2n::tools::category()));
 static cl::opt<bool> skipVerify(
@@ -204,15 +206,54 @@ int main(int argc, char **argv) {
       // quantizer (destination elements and the scales each rank holds).
       ::m2n::ReshardPlan reshardPlan = mlir::m2n::toReshardPlan(planOp);
       transfers += static_cast<int64_t>(reshardPlan.transfers.size());
+      ::m2n::Scaling scaling = planOp.getScalingAttr().getValue();
+      ::m2n::ElementType to =
+          *mlir::m2n::toElementType(dstType.getElementType());
+      ::m2n::ScalePlan scalePlan = mlir::m2n::toScalePlan(planOp);
+      ::m2n::QuantizedBuffers kept;
       report = ::m2n::simulateQuantizingPlan(
-          planOp.getScalingAttr().getValue(),
-          mlir::m2n::toLayout(srcType.getLayout()),
-          mlir::m2n::toLayout(dstType.getLayout()), shape, *type,
-          *mlir::m2n::toElementType(dstType.getElementType()), reshardPlan,
-          mlir::m2n::toScalePlan(planOp));
+          scaling, mlir::m2n::toLayout(srcType.getLayout()),
+          mlir::m2n::toLayout(dstType.getLayout()), shape, *type, to,
+          reshardPlan, scalePlan, /*seed=*/1,
+          dumpDir.empty() ? nullptr : &kept);
       if (!report.passed)
         return fail(where + ": " + report.message);
       checked += report.checkedElements;
+      if (dumpDir.empty())
+        continue;
+      // The global source, and per destination rank its quantized buffer
+      // and its scales (f32, or e8m0 bytes), for an outside reference.
+      SmallString<256> dir(dumpDir);
+      if (plans.size() > 1)
+        llvm::sys::path::append(dir, "plan" + std::to_string(index));
+      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+        return fail("cannot create '" + dir + "': " + ec.message());
+      auto write = [&](const std::string &name, ::m2n::ElementType elementType,
+                       std::vector<int64_t> extents,
+                       const std::vector<uint8_t> &data) {
+        SmallString<256> path(dir);
+        llvm::sys::path::append(path, name);
+        return ::m2n::writeNpy(std::string(path), elementType, extents, data);
+      };
+      if (std::optional<std::string> error =
+              write("source.npy", *type, shape, kept.source))
+        return fail(*error);
+      const ::m2n::Layout dstLayout = mlir::m2n::toLayout(dstType.getLayout());
+      for (int64_t j = 0; j < dstLayout.mesh.size(); ++j) {
+        int64_t rank = dstLayout.mesh.rankAt(j);
+        std::string suffix = std::to_string(rank) + ".npy";
+        ::m2n::Box held = scalePlan.tableBox(rank, ::m2n::ScaleTable::Holder);
+        if (std::optional<std::string> error =
+                write("rank" + suffix, to, dstLayout.localBox(shape, j).sizes.vec(),
+                      kept.destinations[rank]))
+          return fail(*error);
+        if (std::optional<std::string> error = write(
+                "scales" + suffix,
+                ::m2n::hasExponentScales(scaling) ? ::m2n::ElementType::F8E8M0FNU
+                                                  : ::m2n::ElementType::F32,
+                held.sizes.vec(), kept.scales[rank]))
+          return fail(*error);
+      }
       continue;
     }
     if (schedule) {

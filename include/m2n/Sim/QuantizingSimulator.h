@@ -20,9 +20,19 @@
 #include "m2n/Sim/HostSimulator.h"
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 namespace m2n {
+
+/// What a run leaves, for a caller that dumps it (m2n-sim --dump-dir): the
+/// global source tensor, and per destination rank its local buffer and the
+/// scales it holds as stored (f32, or e8m0 bytes for mx), row-major over
+/// its blocks.
+struct QuantizedBuffers {
+  std::vector<uint8_t> source;
+  std::map<int64_t, std::vector<uint8_t>> destinations, scales;
+};
 
 /// Runs `plan` and `scales` (a plan of src -> dst for `shape`, quantizing
 /// `from` elements into `to` with `scaling`) and checks every destination
@@ -33,7 +43,8 @@ SimulationReport simulateQuantizingPlan(const Scaling &scaling,
                                         ElementType from, ElementType to,
                                         const ReshardPlan &plan,
                                         const ScalePlan &scales,
-                                        uint64_t seed = 1);
+                                        uint64_t seed = 1,
+                                        QuantizedBuffers *keep = nullptr);
 
 } // namespace m2n
 
