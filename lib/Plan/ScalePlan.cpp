@@ -108,6 +108,21 @@ void forEachBlock(const Box &blocks, const Dims &scaleShape, Visit &&visit) {
   }
 }
 
+/// Calls visit(first, width) for every row of `box` (its extent along the
+/// last dimension) of a row-major array of `shape`, in order: `first` is
+/// the linear index of the row's first element. Hundreds of millions of
+/// scale-table entries are walked this way in a whole-model refit.
+template <typename Visit>
+void forEachRow(const Box &box, const Dims &shape, Visit &&visit) {
+  if (box.empty())
+    return;
+  Box rows = box;
+  rows.sizes.back() = 1;
+  forEachBlock(rows, shape, [&](int64_t first, const Dims &) {
+    visit(first, box.sizes.back());
+  });
+}
+
 /// `box` in the coordinates of `origin`'s box.
 Box within(const Box &box, const Box &origin) {
   return box.relativeTo(origin.offsets);
@@ -310,10 +325,9 @@ std::vector<PlanIssue> verifyScalePlan(const Scaling &scaling,
   if (!issues.empty())
     return issues;
 
-  // Phase 2: the exchange. Per table entry, the shares it has heard from.
-  std::map<std::pair<int64_t, ScaleTable>, std::vector<std::vector<int64_t>>>
-      heard;
-  std::map<std::pair<int64_t, ScaleTable>, std::vector<int64_t>> copies;
+  // Phase 2: the exchange. Each transfer on its own first: it reads slots
+  // its rank computes and writes the same blocks inside an existing table.
+  std::vector<size_t> valid;
   for (size_t i = 0; i < scalePlan.exchange.size(); ++i) {
     const AmaxTransfer &exchange = scalePlan.exchange[i];
     const Transfer &t = exchange.transfer;
@@ -348,29 +362,26 @@ std::vector<PlanIssue> verifyScalePlan(const Scaling &scaling,
                              : "holder") +
                         " table of rank " + std::to_string(t.dstRank) +
                         (!hasTable ? ", which has none"
-                                       : " from blocks " + blocks.str() +
-                                             " (table " + table.str() + ")"));
+                                   : " from blocks " + blocks.str() +
+                                         " (table " + table.str() + ")"));
       continue;
     }
     if (t.reduction && *t.reduction != Reduction::Max) {
       report(index, "reduces amaxes with something else than max");
       continue;
     }
-    auto key = std::make_pair(t.dstRank, exchange.table);
-    std::vector<std::vector<int64_t>> &entries = heard[key];
-    std::vector<int64_t> &copied = copies[key];
-    entries.resize(table.volume());
-    copied.resize(table.volume());
-    forEachBlock(blocks, grid, [&](int64_t, const Dims &coords) {
-      Dims local = coords;
-      for (size_t d = 0; d < local.size(); ++d)
-        local[d] -= table.offsets[d];
-      int64_t at = linearize(local, table.sizes);
-      entries[at].push_back(t.srcRank);
-      copied[at] += !t.reduction;
-    });
+    valid.push_back(i);
   }
-  // Every table a rank needs, complete: one copy, every share once.
+  // Then table by table (one table's counts in memory at a time): from each
+  // share a block at most once, so that counting contributions counts
+  // shares; each entry one copy and as many contributions as its block has
+  // shares (each of which covers the block: its reads lie in its share).
+  auto keyOf = [&](size_t i) {
+    const AmaxTransfer &e = scalePlan.exchange[i];
+    return std::make_tuple(e.transfer.dstRank, e.table, e.transfer.srcRank);
+  };
+  std::stable_sort(valid.begin(), valid.end(),
+                   [&](size_t a, size_t b) { return keyOf(a) < keyOf(b); });
   std::vector<std::pair<int64_t, ScaleTable>> needed;
   for (const Transfer &transfer : plan.transfers)
     needed.push_back({transfer.srcRank, ScaleTable::Quantizer});
@@ -379,34 +390,50 @@ std::vector<PlanIssue> verifyScalePlan(const Scaling &scaling,
       needed.push_back({rank, ScaleTable::Holder});
   std::sort(needed.begin(), needed.end());
   needed.erase(std::unique(needed.begin(), needed.end()), needed.end());
+  size_t next = 0;
   for (const auto &[rank, kind] : needed) {
     Box table = scalePlan.tableBox(rank, kind);
+    std::vector<int32_t> heard(table.volume(), 0), copied(table.volume(), 0);
+    for (; next < valid.size(); ++next) {
+      const AmaxTransfer &e = scalePlan.exchange[valid[next]];
+      auto key = std::make_pair(e.transfer.dstRank, e.table);
+      if (key > std::make_pair(rank, kind))
+        break;
+      if (key < std::make_pair(rank, kind))
+        continue; // A table nobody needs: harmless.
+      // The same share twice into this table.
+      for (size_t before = next; before-- > 0;) {
+        const AmaxTransfer &other = scalePlan.exchange[valid[before]];
+        if (keyOf(valid[before]) != keyOf(valid[next]))
+          break;
+        Box twice = other.transfer.dstBox.intersect(e.transfer.dstBox);
+        if (!twice.empty())
+          report(static_cast<int64_t>(valid[next]),
+                 "brings blocks " + shifted(twice, table.offsets).str() +
+                     " of rank " + std::to_string(e.transfer.srcRank) +
+                     "'s share into this table a second time");
+      }
+      forEachRow(e.transfer.dstBox, table.sizes, [&](int64_t first,
+                                                      int64_t width) {
+        for (int64_t at = first; at < first + width; ++at) {
+          ++heard[at];
+          copied[at] += !e.transfer.reduction;
+        }
+      });
+    }
     std::string name = std::string(kind == ScaleTable::Quantizer
                                        ? "the quantizer"
                                        : "the holder") +
                        " table of rank " + std::to_string(rank);
-    auto entries = heard.find({rank, kind});
-    forEachBlock(table, grid, [&](int64_t index, const Dims &coords) {
-      Dims local = coords;
-      for (size_t d = 0; d < local.size(); ++d)
-        local[d] -= table.offsets[d];
-      int64_t at = linearize(local, table.sizes);
-      std::vector<int64_t> ranks;
-      int64_t copiesHere = 0;
-      if (entries != heard.end()) {
-        ranks = entries->second[at];
-        copiesHere = copies[{rank, kind}][at];
-      }
-      std::sort(ranks.begin(), ranks.end());
-      bool twice = std::adjacent_find(ranks.begin(), ranks.end()) != ranks.end();
-      if (copiesHere != 1 || twice ||
-          static_cast<int64_t>(ranks.size()) != sharesOf[index])
-        report(-1, name + " gets block " + blockName(index) + " from " +
-                       std::to_string(ranks.size()) + " of its " +
-                       std::to_string(sharesOf[index]) + " shares with " +
-                       std::to_string(copiesHere) + " copies" +
-                       (twice ? ", one share twice" : "") +
-                       " (expected every share once, one copy)");
+    int64_t at = 0; // Row-major over the table, as its rows are walked.
+    forEachRow(table, grid, [&](int64_t first, int64_t width) {
+      for (int64_t index = first; index < first + width; ++index, ++at)
+        if (copied[at] != 1 || heard[at] != sharesOf[index])
+          report(-1, name + " gets block " + blockName(index) + " from " +
+                         std::to_string(heard[at]) + " of its " +
+                         std::to_string(sharesOf[index]) + " shares with " +
+                         std::to_string(copied[at]) +
+                         " copies (expected every share once, one copy)");
     });
   }
   return issues;

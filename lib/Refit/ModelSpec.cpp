@@ -128,10 +128,11 @@ private:
       return where + ": a JSON object is required";
     for (const auto &[key, field] : *object)
       if (!llvm::is_contained({"name", "shape", "role", "dtype", "layers",
-                               "stage", "comment"},
+                               "stage", "quantized", "comment"},
                               key.str()))
         return where + ": unknown field '" + key.str() +
-               "' (name, shape, role, dtype, layers, stage, comment)";
+               "' (name, shape, role, dtype, layers, stage, quantized, "
+               "comment)";
     TensorSpec tensor;
     tensor.type = modelType;
     std::optional<llvm::StringRef> name = object->getString("name");
@@ -156,6 +157,12 @@ private:
     if (const llvm::json::Value *dtype = object->get("dtype"))
       if (auto error = readType(*dtype, where + ".dtype", tensor.type))
         return error;
+    if (const llvm::json::Value *quantized = object->get("quantized")) {
+      std::optional<bool> flag = quantized->getAsBoolean();
+      if (!flag)
+        return where + ".quantized: true or false is required";
+      tensor.quantized = *flag;
+    }
 
     const bool perLayer = name->contains("{layer}");
     const llvm::json::Value *range = object->get("layers");

@@ -20,6 +20,7 @@
 #include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "m2n/Plan/Planner.h"
+#include "m2n/Plan/ScalePlan.h"
 #include "m2n/Refit/Refit.h"
 #include "m2n/Route/CostModel.h"
 #include "m2n/Route/Router.h"
@@ -99,6 +100,17 @@ cl::opt<bool> compileTiming(
     "compile-timing",
     cl::desc("With --compile: print the time of every pass (-mlir-timing)"),
     cl::cat(tools::category()));
+cl::opt<std::string> dstDtypeText(
+    "dst-dtype", cl::value_desc("float8_e4m3fn|float8_e5m2"),
+    cl::desc("The FP8 type the generator holds its quantized tensors in (the "
+             "model description's \"quantized\": true); needs --scaling"),
+    cl::cat(tools::category()));
+cl::opt<std::string> scalingText(
+    "scaling", cl::value_desc("tensor|block(R,C)|mx"),
+    cl::desc("Quantize those tensors with scales computed from the data at "
+             "every launch (docs/fp8-scaling.md): plan each one's amax "
+             "exchange and route its FP8 bytes"),
+    cl::cat(tools::category()));
 cl::opt<int> repeat("repeat", cl::init(3),
                     cl::desc("Time planning and routing as the best of N runs"),
                     cl::cat(tools::category()));
@@ -147,18 +159,30 @@ std::string layoutIR(const Layout &layout) {
   return text + "]>";
 }
 
-std::string distIR(const TensorSpec &tensor, const Layout &layout) {
+std::string distIR(const std::vector<int64_t> &shape, ElementType type,
+                   const Layout &layout) {
   std::string text = "!m2n.dist<";
-  for (int64_t extent : tensor.shape)
+  for (int64_t extent : shape)
     text += std::to_string(extent) + "x";
-  return text + toString(tensor.type) + ", " + layoutIR(layout) + ">";
+  return text + toString(type) + ", " + layoutIR(layout) + ">";
 }
+
+std::string distIR(const TensorSpec &tensor, const Layout &layout) {
+  return distIR(tensor.shape, tensor.type, layout);
+}
+
+/// A quantizing refit (--dst-dtype, --scaling): the FP8 type and the mode.
+struct Quantization {
+  ElementType type = ElementType::F8E4M3FN;
+  Scaling scaling;
+};
 
 /// The refit as layout-level IR: one function, one m2n.reshard per tensor,
 /// all of them one m2n.group "refit" (one launch per rank), the topology it
 /// is routed on as the module's attribute.
 std::string refitIR(mlir::MLIRContext &context, const ModelSpec &model,
-                    const RefitPlan &plan, const Topology &topology) {
+                    const RefitPlan &plan, const Topology &topology,
+                    const std::optional<Quantization> &quantization) {
   std::string text;
   llvm::raw_string_ostream out(text);
   const std::string comm = "!m2n.comm<" + std::to_string(plan.commSize) + ">";
@@ -172,12 +196,33 @@ std::string refitIR(mlir::MLIRContext &context, const ModelSpec &model,
   for (size_t i = 0; i < model.tensors.size(); ++i)
     out << ",\n    %w" << i << ": " << distIR(model.tensors[i], plan.trainer[i]);
   out << ") {\n";
-  for (size_t i = 0; i < model.tensors.size(); ++i)
-    out << "  // " << model.tensors[i].name << "\n  %r" << i << " = m2n.reshard %w"
-        << i << " on %comm : " << comm << ", "
-        << distIR(model.tensors[i], plan.trainer[i]) << " -> "
-        << distIR(model.tensors[i], plan.generator[i]) << "\n";
-  if (!model.tensors.empty()) {
+  for (size_t i = 0; i < model.tensors.size(); ++i) {
+    const TensorSpec &tensor = model.tensors[i];
+    out << "  // " << tensor.name << "\n";
+    if (quantization && tensor.quantized) {
+      Dims shape(tensor.shape.begin(), tensor.shape.end());
+      Dims scales = scaleShape(quantization->scaling, shape);
+      out << "  %r" << i << ", %s" << i << " = m2n.reshard %w" << i
+          << " on %comm {scaling = #m2n.scaling<"
+          << quantization->scaling.str() << ">} : " << comm << ", "
+          << distIR(tensor, plan.trainer[i]) << " -> "
+          << distIR(tensor.shape, quantization->type, plan.generator[i])
+          << ", "
+          << distIR(scales.vec(),
+                    hasExponentScales(quantization->scaling)
+                        ? ElementType::F8E8M0FNU
+                        : ElementType::F32,
+                    plan.generator[i])
+          << "\n";
+      continue;
+    }
+    out << "  %r" << i << " = m2n.reshard %w" << i << " on %comm : " << comm
+        << ", " << distIR(tensor, plan.trainer[i]) << " -> "
+        << distIR(tensor, plan.generator[i]) << "\n";
+  }
+  // Quantizing reshards are planned but not yet lowered, so not grouped
+  // (docs/fp8-scaling.md, status).
+  if (!model.tensors.empty() && !quantization) {
     out << "  m2n.group \"refit\"(";
     for (size_t i = 0; i < model.tensors.size(); ++i)
       out << (i ? ", " : "") << "%r" << i;
@@ -320,6 +365,35 @@ int main(int argc, char **argv) {
   RefitPlan plan;
   if (auto error = planRefit(model, trainer, generator, plan))
     return fail(*error);
+  std::optional<Quantization> quantization;
+  if (dstDtypeText.empty() != scalingText.empty())
+    return fail("--dst-dtype and --scaling go together: the FP8 type and "
+                "how its scales are computed");
+  if (!scalingText.empty()) {
+    Quantization q;
+    if (dstDtypeText == "float8_e4m3fn" || dstDtypeText == "f8E4M3FN")
+      q.type = ElementType::F8E4M3FN;
+    else if (dstDtypeText == "float8_e5m2" || dstDtypeText == "f8E5M2")
+      q.type = ElementType::F8E5M2;
+    else
+      return fail("--dst-dtype: '" + dstDtypeText +
+                  "' is not float8_e4m3fn or float8_e5m2");
+    std::optional<Scaling> scaling = parseScaling(scalingText);
+    if (!scaling)
+      return fail("--scaling: '" + scalingText +
+                  "' is not tensor, block(R,C) or mx");
+    q.scaling = *scaling;
+    for (const TensorSpec &tensor : model.tensors)
+      if (tensor.quantized)
+        if (auto error = checkScaling(
+                q.scaling, Dims(tensor.shape.begin(), tensor.shape.end()),
+                tensor.type, q.type))
+          return fail(tensor.name + ": " + *error);
+    quantization = q;
+  }
+  if (quantization && !compilePath.empty())
+    return fail("--compile: quantizing reshards are planned but the pipeline "
+                "does not lower them yet (docs/fp8-scaling.md, status)");
 
   Topology topology;
   std::string topologyName;
@@ -361,7 +435,7 @@ int main(int argc, char **argv) {
   if (!emitPath.empty() || !compilePath.empty()) {
     std::unique_ptr<mlir::MLIRContext> context = createCompilerContext();
     context->getOrLoadDialect<mlir::m2n::M2NDialect>();
-    std::string ir = refitIR(*context, model, plan, topology);
+    std::string ir = refitIR(*context, model, plan, topology, quantization);
     if (!emitPath.empty())
       if (auto error = emitIR(emitPath, ir))
         return fail(*error);
@@ -399,6 +473,55 @@ int main(int argc, char **argv) {
     verifyMs = millisecondsSince(start);
   }
 
+  // The quantized tensors' scale plans: the amax shares and exchange.
+  struct ScaleTotals {
+    int64_t tensors = 0, elements = 0, scales = 0, scaleBytes = 0;
+    int64_t shares = 0, exchange = 0, reductions = 0;
+  } scaleTotals;
+  double scalePlanMs = 1e300, scaleVerifyMs = 0;
+  if (quantization) {
+    const int64_t scaleSize =
+        hasExponentScales(quantization->scaling) ? 1 : 4;
+    for (int run = 0; run < std::max(1, repeat.getValue()); ++run) {
+      ScaleTotals totals;
+      double verifyTook = 0;
+      auto start = std::chrono::steady_clock::now();
+      for (size_t i = 0; i < count; ++i) {
+        const TensorSpec &tensor = model.tensors[i];
+        if (!tensor.quantized)
+          continue;
+        ScalePlan scales = planScales(quantization->scaling, plan.trainer[i],
+                                      plan.generator[i], tensor.shape, plans[i]);
+        ++totals.tensors;
+        totals.elements += tensor.elements();
+        for (const auto &[rank, box] : scales.holderBoxes) {
+          totals.scales += box.volume();
+          totals.scaleBytes += box.volume() * scaleSize;
+        }
+        for (const auto &[rank, box] : scales.amaxBoxes)
+          totals.shares += !box.empty();
+        totals.exchange += static_cast<int64_t>(scales.exchange.size());
+        for (const AmaxTransfer &t : scales.exchange)
+          totals.reductions += t.transfer.reduction.has_value();
+        if (verify && run == 0) {
+          auto verifyStart = std::chrono::steady_clock::now();
+          std::vector<PlanIssue> issues =
+              verifyScalePlan(quantization->scaling, plan.trainer[i],
+                              plan.generator[i], tensor.shape, plans[i], scales);
+          if (!issues.empty())
+            return fail(tensor.name + ": the scale plan is wrong: " +
+                        issues.front().message);
+          verifyTook += millisecondsSince(verifyStart);
+        }
+      }
+      double took = millisecondsSince(start) - verifyTook;
+      scalePlanMs = std::min(scalePlanMs, took);
+      if (run == 0)
+        scaleVerifyMs = verifyTook;
+      scaleTotals = totals;
+    }
+  }
+
   llvm::outs() << "m2n-refit: " << model.name << ", " << count << " tensors, "
                << llvm::format("%.3g", model.parameterCount() / 1e9)
                << " B parameters, " << humanBytes(model.bytes()) << "\n"
@@ -415,7 +538,26 @@ int main(int argc, char **argv) {
   if (verify)
     llvm::outs() << "; every plan verified in "
                  << llvm::format("%.1f", verifyMs) << " ms";
-  llvm::outs() << "\n\n";
+  llvm::outs() << "\n";
+  if (quantization) {
+    llvm::outs() << "quantized " << scaleTotals.tensors << " tensors ("
+                 << llvm::format("%.3g", scaleTotals.elements / 1e9)
+                 << " B elements) into " << toString(quantization->type)
+                 << " with scaling " << quantization->scaling.str() << ": "
+                 << scaleTotals.scales << " scales ("
+                 << humanBytes(scaleTotals.scaleBytes)
+                 << ") held by the generator, " << scaleTotals.shares
+                 << " amax shares, " << scaleTotals.exchange
+                 << " exchange transfers (" << scaleTotals.reductions
+                 << " max-reductions of blocks straddling trainer shards); "
+                 << "scale plans in " << llvm::format("%.1f", scalePlanMs)
+                 << " ms";
+    if (verify)
+      llvm::outs() << ", verified in " << llvm::format("%.1f", scaleVerifyMs)
+                   << " ms";
+    llvm::outs() << "\n";
+  }
+  llvm::outs() << "\n";
   llvm::outs() << "| strategy | steps | local | NVLink | network "
                   "| T_network (ms) | T_NVLink (ms) | T_SOL (ms) | bound by "
                   "| route (ms) |\n|---|---|---|---|---|---|---|---|---|---|\n";
@@ -433,7 +575,11 @@ int main(int argc, char **argv) {
                                 .setReduceShare(ReduceShare::Auto)
                                 .route(plans[i], strategy);
         stepCount += static_cast<int64_t>(schedule.steps.size());
-        sum.add(schedule, elementSize(model.tensors[i].type));
+        // A quantized tensor travels as FP8: it is quantized where its
+        // bytes leave the trainer.
+        sum.add(schedule, quantization && model.tensors[i].quantized
+                              ? elementSize(quantization->type)
+                              : elementSize(model.tensors[i].type));
       }
       routeMs = std::min(routeMs, millisecondsSince(start));
       loads = std::move(sum);

@@ -100,10 +100,8 @@ TEST(ScalePlanTest, VerifierNamesEachProblem) {
             "2 shares with 1 copies (expected every share once, one copy)");
   ScalePlan twice = good;
   twice.exchange.push_back(twice.exchange[3]);
-  EXPECT_EQ(firstIssue(twice),
-            "the holder table of rank 3 gets block [0:1, 0:1] from 3 of its "
-            "2 shares with 2 copies, one share twice (expected every share "
-            "once, one copy)");
+  EXPECT_EQ(firstIssue(twice), "brings blocks [0:1, 0:1] of rank 0's share "
+                               "into this table a second time");
   ScalePlan shrunk = good; // Rank 2 computes nothing: its elements lack.
   shrunk.amaxBoxes[2] = Box{{0, 1}, {0, 1}};
   EXPECT_EQ(firstIssue(shrunk),

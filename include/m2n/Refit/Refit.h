@@ -52,6 +52,10 @@ struct TensorSpec {
   /// The layer the tensor belongs to (-1: before the first, `layers`: after
   /// the last), which picks its pipeline stage.
   int64_t layer = 0;
+  /// Whether an FP8 generator holds it quantized (the released FP8
+  /// checkpoint's linear weights; norms, embeddings and router gates stay in
+  /// their type): what m2n-refit --scaling quantizes.
+  bool quantized = false;
 
   int64_t elements() const;
 };
@@ -68,7 +72,8 @@ struct ModelSpec {
 /// Parses a model description (JSON, docs/refit.md):
 ///   {"name": "...", "dtype": "bf16", "layers": 64,
 ///    "tensors": [{"name": "layers.{layer}.mlp.up_proj", "shape": [...],
-///                 "role": "column", "layers": [0, 64]}, ...]}
+///                 "role": "column", "layers": [0, 64],
+///                 "quantized": true}, ...]}
 /// A tensor whose name contains "{layer}" is repeated for every layer of
 /// its "layers" range (default: all); others name their place with
 /// "stage": "first" or "last". The tensors come out layer by layer (a
