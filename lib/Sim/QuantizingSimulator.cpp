@@ -108,6 +108,12 @@ SimulationReport simulateQuantizingPlan(const Scaling &scaling,
     if (box == srcBoxes.end() || slotBox == scales.slotBoxes.end())
       return fail("rank " + std::to_string(rank) +
                   " computes amaxes but holds no source");
+    // Run unverified (m2n-sim --no-verify): never past a rank's slots.
+    if (!share.empty() && (share.rank() != slotBox->second.rank() ||
+                           !slotBox->second.contains(share)))
+      return fail("rank " + std::to_string(rank) + " computes the amaxes of "
+                  "blocks " + share.str() + " outside its slots " +
+                  slotBox->second.str());
     const std::vector<uint8_t> &buffer = srcBuffers[rank];
     forEachIndex(share, [&](const Dims &coords) {
       float amax = 0.0f;
@@ -174,6 +180,12 @@ SimulationReport simulateQuantizingPlan(const Scaling &scaling,
     auto dstBox = dstBoxes.find(t.dstRank);
     if (srcBox == srcBoxes.end() || dstBox == dstBoxes.end())
       return fail("transfer " + t.str() + " names an unknown rank");
+    Box srcLocal{Dims(dims.size(), 0), srcBox->second.sizes};
+    Box dstLocal{Dims(dims.size(), 0), dstBox->second.sizes};
+    if (t.srcBox.rank() != srcLocal.rank() || t.dstBox.rank() != dstLocal.rank() ||
+        !(t.srcBox.sizes == t.dstBox.sizes) || !srcLocal.contains(t.srcBox) ||
+        !dstLocal.contains(t.dstBox))
+      return fail("transfer " + t.str() + " leaves a rank's buffer");
     Box table = scales.tableBox(t.srcRank, ScaleTable::Quantizer);
     auto values = tables.find({t.srcRank, ScaleTable::Quantizer});
     std::string problem;
