@@ -12,6 +12,11 @@
 
 namespace m2n {
 
+/// A program's source element type when it has no cast: a value no element
+/// type will take as the enum grows (version 13 wrote the type count, 11,
+/// which f8E8M0FNU took in version 14).
+static constexpr uint32_t kNoSourceType = 0xFFFFFFFF;
+
 namespace {
 constexpr char kMagic[4] = {'M', '2', 'N', 'A'};
 constexpr size_t kHeaderBytes = 4 + 4 + 8 + 8;
@@ -316,10 +321,10 @@ std::string serializeProgram(const CompiledReshard &r,
   Writer w;
   {
     w.put<uint32_t>(static_cast<uint32_t>(r.type));
-    // The cast: the source type (kElementTypeCount: none) and the scale.
+    // The cast: the source type (kNoSourceType: none) and the scale.
     w.put<uint32_t>(r.program.sourceType
                         ? static_cast<uint32_t>(*r.program.sourceType)
-                        : static_cast<uint32_t>(kElementTypeCount));
+                        : kNoSourceType);
     uint32_t scaleBits;
     std::memcpy(&scaleBits, &r.program.scale, sizeof(scaleBits));
     w.put<uint32_t>(scaleBits);
@@ -520,9 +525,10 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
     c.type = static_cast<ElementType>(type);
     c.program.type = c.type;
     uint32_t source = r.get<uint32_t>("a source element type");
-    if (source > static_cast<uint32_t>(kElementTypeCount))
+    if (source != kNoSourceType &&
+        source >= static_cast<uint32_t>(kElementTypeCount))
       r.fail("artifact names an unknown source element type");
-    else if (source < static_cast<uint32_t>(kElementTypeCount))
+    else if (source != kNoSourceType)
       c.program.sourceType = static_cast<ElementType>(source);
     uint32_t scaleBits = r.get<uint32_t>("a cast scale");
     std::memcpy(&c.program.scale, &scaleBits, sizeof(scaleBits));

@@ -111,8 +111,8 @@ Dims blockShape(const Scaling &scaling, const Dims &shape) {
 Dims scaleShape(const Scaling &scaling, const Dims &shape) {
   Dims block = blockShape(scaling, shape);
   Dims blocks(shape.size());
-  for (size_t d = 0; d < shape.size(); ++d)
-    blocks[d] = (shape[d] + block[d] - 1) / block[d];
+  for (size_t d = 0; d < shape.size(); ++d) // ceil, without overflowing.
+    blocks[d] = shape[d] == 0 ? 0 : (shape[d] - 1) / block[d] + 1;
   if (scaling.kind == Scaling::Kind::Tensor)
     std::fill(blocks.begin(), blocks.end(), 1);
   return blocks;

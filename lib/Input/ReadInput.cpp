@@ -5,9 +5,10 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
-#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassRegistry.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
@@ -58,31 +59,39 @@ LogicalResult checkTensorAxes(Operation *op) {
   return success();
 }
 
+/// The module's grids by name, the first of each name (a duplicate is the
+/// verifier's diagnostic): collected by a walk, as a SymbolTable would
+/// assert on the unverified IR's duplicates.
+using Grids = llvm::DenseMap<StringAttr, Operation *>;
+
 /// A collective's device group: the grid axes it names must have devices
 /// (the verifiers divide by the group's size) and their product must be a
-/// number (they multiply the sizes unchecked).
-LogicalResult checkDeviceGroup(Operation *op, SymbolTableCollection &symbols) {
+/// number (they multiply the sizes unchecked). A dynamic axis makes the
+/// size dynamic: upstream divides by nothing then.
+LogicalResult checkDeviceGroup(Operation *op, const Grids &grids) {
   auto gridName = op->getAttrOfType<FlatSymbolRefAttr>("grid");
   auto axes = op->getAttrOfType<DenseI16ArrayAttr>("grid_axes");
   if (!gridName || !axes)
     return success();
-  Operation *grid = symbols.lookupNearestSymbolFrom(op, gridName);
-  auto shape = grid && grid->getName().getStringRef() == "shard.grid"
-                   ? grid->getAttrOfType<DenseI64ArrayAttr>("shape")
-                   : DenseI64ArrayAttr();
+  Operation *grid = grids.lookup(gridName.getAttr());
+  auto shape = grid ? grid->getAttrOfType<DenseI64ArrayAttr>("shape")
+                    : DenseI64ArrayAttr();
   if (!shape)
     return success(); // An unknown grid is the verifier's diagnostic.
-  int64_t devices = 1;
+  SmallVector<std::pair<int16_t, int64_t>> sizes; // Axis, size.
   for (int16_t axis : axes.asArrayRef()) {
     if (axis < 0 || axis >= static_cast<int64_t>(shape.size()))
       continue; // Axes out of range are the verifier's diagnostic.
-    int64_t size = shape[axis];
+    if (shape[axis] < 0)
+      return success(); // Dynamic.
+    sizes.push_back({axis, shape[axis]});
+  }
+  int64_t devices = 1;
+  for (auto [axis, size] : sizes) {
     if (size == 0)
       return op->emitOpError()
              << "groups devices along axis " << axis << " of grid "
              << gridName << ", which has size 0: a collective needs devices";
-    if (size < 0)
-      continue; // A dynamic size.
     if (llvm::MulOverflow(devices, size, devices))
       return op->emitOpError()
              << "groups more than 2^63 devices (grid axes ["
@@ -99,11 +108,16 @@ LogicalResult mlir::m2n::checkUpstreamVerifierPreconditions(Operation *root) {
   // when no input used it.
   if (!root->getContext()->getLoadedDialect("shard"))
     return success();
-  SymbolTableCollection symbols;
+  Grids grids;
+  root->walk([&](Operation *op) {
+    if (op->getName().getStringRef() == "shard.grid")
+      if (auto name = op->getAttrOfType<StringAttr>("sym_name"))
+        grids.try_emplace(name, op);
+  });
   WalkResult walk = root->walk([&](Operation *op) {
     if (op->getName().getDialectNamespace() != "shard")
       return WalkResult::advance();
-    if (failed(checkTensorAxes(op)) || failed(checkDeviceGroup(op, symbols)))
+    if (failed(checkTensorAxes(op)) || failed(checkDeviceGroup(op, grids)))
       return WalkResult::interrupt();
     return WalkResult::advance();
   });
@@ -158,4 +172,8 @@ struct VerifyInputPass
 
 std::unique_ptr<Pass> mlir::m2n::createVerifyInputPass() {
   return std::make_unique<VerifyInputPass>();
+}
+
+void mlir::m2n::registerVerifyInputPass() {
+  PassRegistration<VerifyInputPass>();
 }

@@ -258,6 +258,13 @@ std::vector<PlanIssue> verifyScalePlan(const Scaling &scaling,
   int64_t blockCount = 1;
   for (int64_t extent : grid)
     blockCount *= extent;
+  // Counts per block are held below; a scale tensor beyond 2^30 blocks (4
+  // GiB of f32 scales for one tensor) is no weight's.
+  if (blockCount > (int64_t(1) << 30)) {
+    report(-1, "the scale tensor has " + std::to_string(blockCount) +
+                   " blocks, more than 2^30");
+    return issues;
+  }
   auto blockName = [&](int64_t block) {
     Dims coords(grid.size());
     for (size_t d = grid.size(); d-- > 0;) {
@@ -274,7 +281,8 @@ std::vector<PlanIssue> verifyScalePlan(const Scaling &scaling,
   std::map<std::pair<std::vector<int64_t>, std::vector<int64_t>>,
            std::vector<int64_t>>
       replicas;
-  std::vector<int64_t> covered(blockCount, 0), sharesOf(blockCount, 0);
+  std::vector<int64_t> covered(blockCount, 0);
+  std::vector<int32_t> sharesOf(blockCount, 0);
   for (const auto &[rank, share] : scalePlan.amaxBoxes) {
     std::optional<int64_t> position = srcIndex.indexOf(rank);
     if (!position) {
@@ -353,8 +361,8 @@ std::vector<PlanIssue> verifyScalePlan(const Scaling &scaling,
                         ", which computes only " + share->second.str());
       continue;
     }
-    Box target = shifted(t.dstBox, table.offsets);
     bool hasTable = table.rank() == static_cast<int64_t>(grid.size());
+    Box target = hasTable ? shifted(t.dstBox, table.offsets) : t.dstBox;
     if (!hasTable || !table.contains(target) || !(target == blocks)) {
       report(index, "writes blocks " + target.str() + " of the " +
                         (exchange.table == ScaleTable::Quantizer

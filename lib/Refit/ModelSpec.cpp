@@ -115,7 +115,7 @@ private:
         name ? parseElementType(name->str()) : std::nullopt;
     if (!parsed)
       return where + ": an element type is required (bf16, f16, f32, f64, "
-                     "f8E4M3FN, f8E5M2, i8, i16, i32, i64)";
+                     "f8E4M3FN, f8E5M2, f8E8M0FNU, i8, i16, i32, i64, ui8)";
     type = *parsed;
     return std::nullopt;
   }

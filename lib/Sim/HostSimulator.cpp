@@ -51,6 +51,18 @@ void ReshardSimulator::setCast(ElementType source, float factor) {
   reset();
 }
 
+/// Stores the fill rule's value of element `g` for contributor `q`. The MX
+/// scale type keeps only a power of two, so that most values would share
+/// bits: it takes the value's low byte instead, never 0xFF (its NaN, the
+/// destinations' poison).
+static void storeFill(ElementType type, uint8_t *dst, int64_t g, int64_t q) {
+  int64_t value = ReshardSimulator::fillValue(g, q);
+  if (type == ElementType::F8E8M0FNU)
+    *dst = static_cast<uint8_t>(value % 255);
+  else
+    storeElement(type, dst, value);
+}
+
 void ReshardSimulator::reset() {
   const int64_t size = elementSize(type);
   const int64_t sourceSize = elementSize(sourceType);
@@ -60,8 +72,8 @@ void ReshardSimulator::reset() {
     buffer.assign(srcBoxes[i].volume() * sourceSize, 0);
     int64_t contributor = src.contributorIndex(static_cast<int64_t>(i));
     forEachElement(srcBoxes[i], shape, [&](int64_t local, int64_t g) {
-      storeElement(sourceType, buffer.data() + local * sourceSize,
-                   fillValue(g, contributor));
+      storeFill(sourceType, buffer.data() + local * sourceSize, g,
+                contributor);
     });
   }
   dstBuffers.assign(dstBoxes.size(), {});
@@ -311,15 +323,14 @@ SimulationReport ReshardSimulator::check() const {
       double magnitude = 0;
       if (sourceType != type) { // A cast: one contributor, converted.
         std::vector<uint8_t> source(elementSize(sourceType));
-        storeElement(sourceType, source.data(),
-                     fillValue(g, contributors.front()));
+        storeFill(sourceType, source.data(), g, contributors.front());
         castElement(sourceType, type, scale, expected.data(), source.data());
       }
       for (int64_t q : sourceType != type ? std::vector<int64_t>{}
                                           : contributors) {
         bool first = q == contributors.front();
         std::vector<uint8_t> &slot = first ? expected : term;
-        storeElement(type, slot.data(), fillValue(g, q));
+        storeFill(type, slot.data(), g, q);
         magnitude += std::fabs(loadElement(type, slot.data()));
         if (!first)
           reduceElement(type, *op, expected.data(), term.data());

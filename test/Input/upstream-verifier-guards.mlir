@@ -116,6 +116,16 @@ func.func @valid(%arg0: tensor<3x2xi8>) -> tensor<3x2xi8> {
 
 // -----
 
+// A dynamic axis makes the group's size dynamic: upstream divides and
+// multiplies nothing then, so the sizes after it are not refused.
+shard.grid @grid(shape = ?x1099511627776x1099511627776)
+func.func @dynamic_group(%arg0: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %0 = shard.all_reduce %arg0 on @grid grid_axes = [0, 1, 2] : tensor<3x2xf32> -> tensor<3x2xf32>
+  return %0 : tensor<3x2xf32>
+}
+
+// -----
+
 func.func @unknown_grid(%arg0: tensor<3x2xi8>) -> tensor<3x2xi8> {
   // expected-error@+1 {{Undefined required grid symbol "nowhere".}}
   %0 = shard.all_to_all %arg0 on @nowhere grid_axes = [0] split_axis = 1 concat_axis = 0 : tensor<3x2xi8> -> tensor<3x2xi8>

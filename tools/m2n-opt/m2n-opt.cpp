@@ -26,6 +26,7 @@
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 int main(int argc, char **argv) {
@@ -35,6 +36,7 @@ int main(int argc, char **argv) {
   mlir::m2n::registerPipelineDialects(registry);
 
   mlir::m2n::registerM2NPasses();
+  mlir::m2n::registerVerifyInputPass();
   mlir::m2n::registerM2NConversionPasses();
   mlir::m2n::registerM2NPipeline();
   // Upstream passes on m2n's path: what --m2n-pipeline runs after
@@ -75,12 +77,15 @@ int main(int argc, char **argv) {
   // The printed module was verified after the last pass (and after
   // parsing): printing it does not verify it a third time (a whole-model
   // refit's lowered module takes ~15 ms per verification). Only while the
-  // user keeps both verifications on.
+  // user keeps both verifications on and prints nothing between passes,
+  // where the IR may not verify (before the input's verification, after a
+  // failure).
   std::string assumeVerified = "--mlir-print-assume-verified";
   if (llvm::none_of(args, [](llvm::StringRef arg) {
         return arg.contains("verify-each") ||
                arg.contains("disable-verifier-on-parsing") ||
-               arg.contains("mlir-print-assume-verified");
+               arg.contains("mlir-print-assume-verified") ||
+               arg.contains("mlir-print-ir-");
       }))
     args.push_back(assumeVerified.data());
   int count = static_cast<int>(args.size());
@@ -89,7 +94,7 @@ int main(int argc, char **argv) {
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
   if (config.shouldShowDialects()) {
     llvm::outs() << "Available Dialects: ";
-    llvm::interleaveComma(registry.getDialectNames(), llvm::outs());
+    llvm::interleave(registry.getDialectNames(), llvm::outs(), ",");
     llvm::outs() << "\n";
     return EXIT_SUCCESS;
   }
@@ -108,6 +113,10 @@ int main(int argc, char **argv) {
           return pipeline.setupPassPipeline(pm);
         });
   }
+  // A terminal on stdin is most often a forgotten file name: say so.
+  if (input == "-" && llvm::sys::Process::FileDescriptorIsDisplayed(0))
+    llvm::errs() << "(processing input from stdin now, hit ctrl-c/ctrl-d to "
+                    "interrupt)\n";
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(input, &error);
   std::unique_ptr<llvm::ToolOutputFile> outputFile =

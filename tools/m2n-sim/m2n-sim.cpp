@@ -190,6 +190,14 @@ int main(int argc, char **argv) {
     std::optional<int64_t> needed =
         srcBytes && dstBytes ? ::m2n::checkedAdd(*srcBytes, *dstBytes)
                              : std::nullopt;
+    // A quantizing plan also holds the global tensor and its reference
+    // quantization (f32 values at most: 4 + 4 bytes an element, a bound on
+    // the slots and tables too, which hold fewer blocks than elements).
+    if (auto planOp = dyn_cast<mlir::m2n::PlanOp>(plan);
+        needed && planOp && planOp.getScalingAttr()) {
+      std::optional<int64_t> extra = ::m2n::checkedProduct(shape, 16);
+      needed = extra ? ::m2n::checkedAdd(*needed, *extra) : std::nullopt;
+    }
     if (!needed || static_cast<uint64_t>(*needed) > maxBytes)
       return fail(where + ": simulating needs " +
                   (needed ? std::to_string(*needed)

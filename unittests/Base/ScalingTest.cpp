@@ -61,6 +61,10 @@ TEST(ScalingTest, ScaleShapesCountEdgeBlocks) {
             Dims({4, 5, 56}));
   EXPECT_EQ(scaleShape(Scaling::mx(), {3, 64}), Dims({3, 2}));
   EXPECT_EQ(scaleShape(Scaling::tensor(), {7, 0, 3}), Dims({1, 1, 1}));
+  // Blocks larger than the tensor (no overflow in the ceil), none of an
+  // empty dimension.
+  EXPECT_EQ(scaleShape(Scaling::block(INT64_MAX, 1), {2, 2}), Dims({1, 2}));
+  EXPECT_EQ(scaleShape(Scaling::block(4, 4), {0, 9}), Dims({0, 3}));
 }
 
 TEST(ScalingTest, BlocksStraddlingTwoBoxesBelongToBoth) {

@@ -80,7 +80,8 @@ inline bool hasExponentScales(const Scaling &scaling) {
 Dims blockShape(const Scaling &scaling, const Dims &shape);
 
 /// The shape of the scale tensor: the number of blocks along each
-/// dimension (ceil(shape / blockShape)).
+/// dimension (ceil(shape / blockShape)); all ones for `tensor`, whose one
+/// scale exists even for a tensor without elements.
 Dims scaleShape(const Scaling &scaling, const Dims &shape);
 
 /// The blocks (a box of the scale tensor) that the elements `box` of the

@@ -45,6 +45,9 @@ OwningOpRef<ModuleOp> parseInput(llvm::SourceMgr &sourceMgr,
 /// verification on parsing that MlirOptMain would do. It changes nothing
 /// (so the pass manager does not verify again after it).
 std::unique_ptr<Pass> createVerifyInputPass();
+/// Registers it as `m2n-verify-input` (pipelines m2n-opt prints and crash
+/// reproducers name it).
+void registerVerifyInputPass();
 
 } // namespace mlir::m2n
 

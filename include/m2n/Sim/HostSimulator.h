@@ -6,7 +6,9 @@
 // partial source the rank whose contributor index is q holds g * (q + 1).
 // A sum over k contributors therefore gives g*k*(k+1)/2, max gives g*k and
 // min gives g. Values are converted to the element type as C++ does for
-// integers (wrapping modulo 2^bits) and by round-to-nearest-even for floats;
+// integers (wrapping modulo 2^bits) and by round-to-nearest-even for floats
+// (f8E8M0FNU, which holds powers of two only, takes the value modulo 255 as
+// its bits);
 // tensors whose indices exceed a float type's exact range still check
 // correctly (copies compare bits, float reductions compare with a tolerance
 // of a few units in the last place per contributor; a float sum whose terms

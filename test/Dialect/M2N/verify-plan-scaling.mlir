@@ -100,3 +100,24 @@ func.func @bad_table(%c: !m2n.comm<5>, %w: !m2n.dist<4x6xbf16, #m2n.layout<#m2n.
   }
   return
 }
+
+// -----
+
+func.func @holder_outside_the_destination(%c: !m2n.comm<5>, %w: !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>>) {
+  %q, %s = m2n.plan %w on %c {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<5>, !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>> -> !m2n.dist<4x6xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>> {
+    // expected-error@+1 {{'m2n.exchange' op fills the holder table of rank 1, which is not in the destination mesh}}
+    m2n.exchange copy from 1 [0:2, 0:1] to 1 holder [0:2, 0:1]
+  }
+  return
+}
+
+// -----
+
+func.func @two_shares(%c: !m2n.comm<5>, %w: !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>>) {
+  %q, %s = m2n.plan %w on %c {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<5>, !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>> -> !m2n.dist<4x6xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>> {
+    m2n.amax on 0 blocks [0:1, 0:1]
+    // expected-error@+1 {{'m2n.amax' op gives rank 0 a second share; one m2n.amax per rank}}
+    m2n.amax on 0 blocks [1:2, 0:1]
+  }
+  return
+}

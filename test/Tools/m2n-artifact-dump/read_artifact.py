@@ -11,7 +11,8 @@ import sys
 
 FNV_OFFSET_BASIS = 14695981039346656037
 FNV_PRIME = 1099511628211
-TYPES = ["i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "ui8"]
+TYPES = ["i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64", "f8E4M3FN", "f8E5M2", "ui8",
+         "f8E8M0FNU"]
 
 
 def fnv1a(data: bytes) -> int:
@@ -76,7 +77,7 @@ def main():
         sys.exit("bad magic")
     version, size, checksum = struct.unpack_from("<IQQ", data, 4)
     payload = data[24:]
-    if version != 13 or size != len(payload) or fnv1a(payload) != checksum:
+    if version != 14 or size != len(payload) or fnv1a(payload) != checksum:
         sys.exit(f"bad header: version {version}, size {size}, checksum {checksum:#x}")
     r = Reader(payload)
     r.string(), r.string(), r.string()  # ptx, chip, kernel name
@@ -89,9 +90,9 @@ def main():
     programs = []
     for _ in range(r.take("I")):
         element = TYPES[r.take("I")]
-        source = r.take("I")  # The cast's source type (11: none) and scale.
+        source = r.take("I")  # The cast's source type (0xFFFFFFFF: none) and scale.
         scale = r.take("f")
-        if source < len(TYPES):
+        if source != 0xFFFFFFFF:
             element = f"{TYPES[source]} -> {element} x {scale:g}"
         shape = r.ints()
         r.layout(), r.layout()

@@ -407,6 +407,7 @@ LogicalResult PlanOp::verify() {
       toLayout(getInput().getType().getLayout()).mesh);
   const ::m2n::MeshIndex dstIndex(
       toLayout(getResult().getType().getLayout()).mesh);
+  llvm::SmallDenseSet<int64_t> sharing;
   for (Operation &op : getBody().front()) {
     if (isa<AmaxOp, ExchangeOp>(op)) {
       if (!getScalingAttr())
@@ -417,6 +418,20 @@ LogicalResult PlanOp::verify() {
       if (!srcIndex.indexOf(srcRank))
         return op.emitOpError() << "source rank " << srcRank
                                 << " is not in the source mesh";
+      if (isa<AmaxOp>(op) && !sharing.insert(srcRank).second)
+        return op.emitOpError() << "gives rank " << srcRank
+                                << " a second share; one m2n.amax per rank";
+      // A quantizer table belongs to a sending (source) rank, a holder
+      // table to a destination rank.
+      if (auto exchange = dyn_cast<ExchangeOp>(op)) {
+        int64_t dstRank = exchange.getDstRank();
+        bool holder = exchange.getHolder();
+        if (!(holder ? dstIndex : srcIndex).indexOf(dstRank))
+          return op.emitOpError()
+                 << "fills the " << (holder ? "holder" : "quantizer")
+                 << " table of rank " << dstRank << ", which is not in the "
+                 << (holder ? "destination" : "source") << " mesh";
+      }
       continue;
     }
     auto transfer = dyn_cast<TransferOp>(op);

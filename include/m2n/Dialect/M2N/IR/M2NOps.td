@@ -69,9 +69,12 @@ def M2N_ReshardOp : M2N_Op<"reshard", [Pure]> {
     the result is f8E4M3FN or f8E5M2 and a second result holds the scales,
     computed at every launch from the values moved: one per block of
     `#m2n.scaling<tensor>`, `<block(R, C)>` or `<mx>`, shaped as the blocks
-    over the global tensor (f32; f8E8M0FNU for mx), laid out as the
-    quantized result (each rank holds the scales of the blocks its elements
-    touch), every element written as `to_fp8(x / scale)`.
+    over the global tensor (f32; f8E8M0FNU for mx), its type naming the
+    quantized result's layout, every element written as
+    `to_fp8(x / scale)`. A rank holds the scales of the blocks its elements
+    touch: the layout's chunk of the scale tensor where shard boundaries
+    fall on block boundaries, more where a block straddles two shards
+    (every rank holds the one scale of `tensor` scaling).
 
     ```mlir
     %q, %s = m2n.reshard %w on %comm {scaling = #m2n.scaling<block(128, 128)>}
@@ -287,7 +290,7 @@ def M2N_ExchangeOp : M2N_Op<"exchange", [HasParent<"PlanOp">]> {
     is its block's amax, from which every rank computes the same scale.
 
     ```mlir
-    m2n.exchange copy from 0 [0:2, 0:1] to 3 holder [0:1, 0:1]
+    m2n.exchange copy from 0 [0:1, 0:1] to 3 holder [0:1, 0:1]
     m2n.exchange max from 1 [0:1, 0:1] to 3 holder [0:1, 0:1]
     ```
   }];
