@@ -94,8 +94,9 @@ SimulationReport simulateQuantizingPlan(const Scaling &scaling,
     srcBoxes[rank] = box;
     std::vector<uint8_t> &buffer = srcBuffers[rank];
     buffer.resize(box.volume() * fromSize);
-    moveBox(from, global.data(), dims, box, buffer.data(), box.sizes,
-            Box{Dims(dims.size(), 0), box.sizes}, std::nullopt);
+    if (!box.empty()) // An empty vector's data() may be null.
+      moveBox(from, global.data(), dims, box, buffer.data(), box.sizes,
+              Box{Dims(dims.size(), 0), box.sizes}, std::nullopt);
   }
 
   // Phase 1: each rank's share of the amaxes into its slots.
