@@ -95,17 +95,9 @@ Box shifted(Box box, const Dims &by) {
 /// of the scale tensor), row-major.
 template <typename Visit>
 void forEachBlock(const Box &blocks, const Dims &scaleShape, Visit &&visit) {
-  if (blocks.empty())
-    return;
-  Dims coords = blocks.offsets;
-  for (int64_t i = 0, n = blocks.volume(); i < n; ++i) {
+  forEachIndex(blocks, [&](const Dims &coords) {
     visit(linearize(coords, scaleShape), coords);
-    for (size_t d = coords.size(); d-- > 0;) {
-      if (++coords[d] < blocks.offsets[d] + blocks.sizes[d])
-        break;
-      coords[d] = blocks.offsets[d];
-    }
-  }
+  });
 }
 
 /// Calls visit(first, width) for every row of `box` (its extent along the

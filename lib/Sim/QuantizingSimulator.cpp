@@ -11,21 +11,6 @@ namespace m2n {
 
 namespace {
 
-/// Calls visit(index) for every index of `box`, row-major.
-template <typename Visit> void forEachIndex(const Box &box, Visit &&visit) {
-  if (box.empty())
-    return;
-  Dims index = box.offsets;
-  for (int64_t i = 0, n = box.volume(); i < n; ++i) {
-    visit(index);
-    for (size_t d = index.size(); d-- > 0;) {
-      if (++index[d] < box.offsets[d] + box.sizes[d])
-        break;
-      index[d] = box.offsets[d];
-    }
-  }
-}
-
 Dims minus(Dims index, const Dims &origin) {
   for (size_t d = 0; d < index.size(); ++d)
     index[d] -= origin[d];

@@ -163,6 +163,17 @@ int main(int argc, char **argv) {
     return fail("no m2n.reshard, collective, m2n.plan or m2n.schedule in the "
                 "input");
 
+  // --dump-dst's directory for plan `index` (a subdirectory per plan when
+  // the input has several), created.
+  auto makeDumpDir = [&](size_t index,
+                         SmallString<256> &dir) -> std::optional<std::string> {
+    dir = dumpDir;
+    if (plans.size() > 1)
+      llvm::sys::path::append(dir, "plan" + std::to_string(index));
+    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
+      return "cannot create '" + dir.str().str() + "': " + ec.message();
+    return std::nullopt;
+  };
   int64_t transfers = 0, checked = 0;
   for (auto [index, plan] : llvm::enumerate(plans)) {
     auto schedule = dyn_cast<mlir::m2n::ScheduleOp>(plan);
@@ -231,11 +242,9 @@ int main(int argc, char **argv) {
         continue;
       // The global source, and per destination rank its quantized buffer
       // and its scales (f32, or e8m0 bytes), for an outside reference.
-      SmallString<256> dir(dumpDir);
-      if (plans.size() > 1)
-        llvm::sys::path::append(dir, "plan" + std::to_string(index));
-      if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-        return fail("cannot create '" + dir + "': " + ec.message());
+      SmallString<256> dir;
+      if (std::optional<std::string> error = makeDumpDir(index, dir))
+        return fail(*error);
       auto write = [&](const std::string &name, ::m2n::ElementType elementType,
                        std::vector<int64_t> extents,
                        const std::vector<uint8_t> &data) {
@@ -292,11 +301,9 @@ int main(int argc, char **argv) {
 
     if (dumpDir.empty())
       continue;
-    SmallString<256> dir(dumpDir);
-    if (plans.size() > 1)
-      llvm::sys::path::append(dir, "plan" + std::to_string(index));
-    if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-      return fail("cannot create '" + dir + "': " + ec.message());
+    SmallString<256> dir;
+    if (std::optional<std::string> error = makeDumpDir(index, dir))
+      return fail(*error);
     const ::m2n::Layout &dst = simulator.dstLayout();
     for (int64_t j = 0; j < dst.mesh.size(); ++j) {
       SmallString<256> path(dir);

@@ -93,6 +93,23 @@ std::vector<PlanIssue> verifyScalePlan(const Scaling &scaling,
                                        const ScalePlan &scalePlan,
                                        size_t maxIssues = 8);
 
+/// Calls visit(index) for every index of `box`, row-major (last dimension
+/// fastest): the walk over blocks and elements the scale plan, its verifier
+/// and its simulator share.
+template <typename Visit> void forEachIndex(const Box &box, Visit &&visit) {
+  if (box.empty())
+    return;
+  Dims index = box.offsets;
+  for (int64_t i = 0, n = box.volume(); i < n; ++i) {
+    visit(static_cast<const Dims &>(index));
+    for (size_t d = index.size(); d-- > 0;) {
+      if (++index[d] < box.offsets[d] + box.sizes[d])
+        break;
+      index[d] = box.offsets[d];
+    }
+  }
+}
+
 /// The elements of block `coords` (cut by the tensor's end).
 Box blockElements(const Scaling &scaling, const Dims &shape,
                   const Dims &coords);
