@@ -9,9 +9,24 @@
 
 namespace m2n {
 
+const char *toString(StepKind kind) {
+  switch (kind) {
+  case StepKind::Move:
+    return "move";
+  case StepKind::Amax:
+    return "amax";
+  case StepKind::Scale:
+    return "scale";
+  }
+  return "?";
+}
+
 std::string Step::str() const {
   std::ostringstream os;
-  os << (reduction ? toString(*reduction) : "copy") << ' ' << from.str() << ' '
+  os << (kind != StepKind::Move ? toString(kind)
+         : reduction            ? toString(*reduction)
+                                : "copy")
+     << ' ' << from.str() << ' '
      << fromBox.str() << " -> " << to.str() << ' ' << toBox.str() << " via "
      << toString(link);
   if (!deps.empty()) {
@@ -27,11 +42,15 @@ Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
                        int64_t chunkBytes) {
   Schedule result;
   result.strategy = schedule.strategy;
+  result.scaling = schedule.scaling;
   result.scratches = std::move(schedule.scratches);
   result.steps.reserve(schedule.steps.size());
   for (Step &step : schedule.steps) {
     step.deps.clear();
-    int64_t bytes = step.fromBox.volume() * elementSize;
+    // Blocks are not cut: a step of the amax exchange moves f32 per block.
+    int64_t bytes = step.kind == StepKind::Move && !isScaleBuffer(step.to.kind)
+                        ? step.fromBox.volume() * elementSize
+                        : 0;
     int64_t rank = step.fromBox.rank();
     int64_t dim = 0;
     while (dim < rank && step.fromBox.sizes[dim] <= 1)
@@ -88,6 +107,12 @@ void addDataDependencies(Schedule &schedule) {
             !schedule.steps[j].toBox.intersect(step.toBox).empty())
           deps.push_back(j);
     }
+    // A quantizing move out of a source divides by its executor's scales.
+    if (schedule.scaling && step.kind == StepKind::Move &&
+        step.from.kind == BufferKind::Source)
+      for (int64_t j :
+           writers[keyOf({BufferKind::Scales, step.executor(), -1})])
+        deps.push_back(j);
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     step.deps = std::move(deps);

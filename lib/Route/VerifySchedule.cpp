@@ -1,6 +1,7 @@
 //===- VerifySchedule.cpp - a schedule delivers exactly the destination ---===//
 
 #include "m2n/Route/VerifySchedule.h"
+#include "m2n/Plan/ScalePlan.h"
 
 #include <algorithm>
 #include <functional>
@@ -60,6 +61,186 @@ std::string contributorList(const std::vector<int64_t> &contributors) {
   for (size_t i = 0; i < contributors.size(); ++i)
     s += (i ? ", " : "") + std::to_string(contributors[i]);
   return s + "}";
+}
+
+/// The amax exchange of a quantizing schedule (docs/fp8-scaling.md), once
+/// every step's buffers and boxes are known to exist: the shares, the
+/// holder exchange and the scale writes form a scale plan verifyScalePlan
+/// accepts (holder tables only: the destination quantizes), each step after
+/// what it reads (an exchange after the share it reads, a max after the
+/// copies it lands on, a scale write after the exchange into its blocks),
+/// every destination's scales written once, and every move out of a source
+/// landing in its executor's destination buffer after the scale writes of
+/// the blocks it touches. A schedule without a scaling has none of this.
+std::optional<ScheduleIssue>
+verifyScaleSteps(const Schedule &schedule, const Layout &src,
+                 const Layout &dst, const std::vector<int64_t> &shape,
+                 const std::function<bool(int64_t, int64_t)> &precedes) {
+  const std::vector<Step> &steps = schedule.steps;
+  auto issue = [](int64_t step, std::string message) {
+    return std::optional<ScheduleIssue>(ScheduleIssue{step, std::move(message)});
+  };
+  auto isScaleStep = [](const Step &step) {
+    return step.kind != StepKind::Move || isScaleBuffer(step.from.kind) ||
+           isScaleBuffer(step.to.kind);
+  };
+  if (!schedule.scaling) {
+    for (size_t i = 0; i < steps.size(); ++i)
+      if (isScaleStep(steps[i]))
+        return issue(static_cast<int64_t>(i),
+                     "belongs to the amax exchange of a quantizing reshard, "
+                     "but the schedule has no scaling");
+    return std::nullopt;
+  }
+  const Scaling &scaling = *schedule.scaling;
+  ScalePlan scalePlan;
+  deriveScaleBoxes(scaling, src, dst, shape, scalePlan);
+  std::vector<int64_t> exchangeSteps, amaxStep;
+  std::map<int64_t, int64_t> amaxOf;            // Source rank -> its step.
+  std::map<int64_t, std::vector<int64_t>> scaleWrites; // Rank -> steps.
+  for (size_t index = 0; index < steps.size(); ++index) {
+    const Step &step = steps[index];
+    const int64_t i = static_cast<int64_t>(index);
+    if (!isScaleStep(step))
+      continue;
+    if (step.kind == StepKind::Amax) {
+      if (step.from.kind != BufferKind::Source ||
+          !(step.to == BufferRef{BufferKind::Slots, step.from.rank}) ||
+          !(step.fromBox == step.toBox))
+        return issue(i, "computes amaxes from " + step.from.str() + " " +
+                            step.fromBox.str() + " into " + step.to.str() +
+                            " " + step.toBox.str() +
+                            " (an amax step reads a source rank's blocks "
+                            "into the same slots of that rank)");
+      if (!amaxOf.try_emplace(step.from.rank, i).second)
+        return issue(i, "is a second amax step of rank " +
+                            std::to_string(step.from.rank) + " (step " +
+                            std::to_string(amaxOf[step.from.rank]) +
+                            " computes its share)");
+      scalePlan.amaxBoxes[step.from.rank] =
+          shifted(step.toBox, scalePlan.slotBoxes.at(step.from.rank).offsets);
+      continue;
+    }
+    if (step.kind == StepKind::Scale) {
+      if (step.from.kind != BufferKind::Holder ||
+          !(step.to == BufferRef{BufferKind::Scales, step.from.rank}) ||
+          !(step.fromBox == step.toBox))
+        return issue(i, "writes scales from " + step.from.str() + " " +
+                            step.fromBox.str() + " into " + step.to.str() +
+                            " " + step.toBox.str() +
+                            " (a scale step turns a rank's holder table into "
+                            "the same blocks of its scales)");
+      scaleWrites[step.to.rank].push_back(i);
+      continue;
+    }
+    if (step.from.kind != BufferKind::Slots ||
+        step.to.kind != BufferKind::Holder ||
+        (step.reduction && *step.reduction != Reduction::Max))
+      return issue(i, "moves " + step.from.str() + " into " + step.to.str() +
+                          " (the amax exchange copies or max-reduces slots "
+                          "into holder tables; nothing else moves blocks)");
+    scalePlan.exchange.push_back(
+        {Transfer{step.from.rank, step.fromBox, step.to.rank, step.toBox,
+                  step.reduction},
+         ScaleTable::Holder});
+    exchangeSteps.push_back(i);
+  }
+  std::vector<PlanIssue> issues =
+      verifyScalePlan(scaling, src, dst, shape, ReshardPlan{}, scalePlan, 1,
+                      RequiredTables::Holder);
+  if (!issues.empty())
+    return issue(issues.front().transfer >= 0
+                     ? exchangeSteps[issues.front().transfer]
+                     : -1,
+                 issues.front().message);
+
+  // Each step after what it reads.
+  for (size_t e = 0; e < exchangeSteps.size(); ++e) {
+    const int64_t i = exchangeSteps[e];
+    const Step &step = steps[i];
+    const int64_t share = amaxOf.at(step.from.rank);
+    if (!precedes(share, i))
+      return issue(i, "reads " + step.from.str() + " " + step.fromBox.str() +
+                          " without waiting for step " +
+                          std::to_string(share) + ", which computes it");
+    if (!step.reduction)
+      continue;
+    for (int64_t other : exchangeSteps) {
+      const Step &copy = steps[other];
+      if (!copy.reduction && copy.to == step.to &&
+          !copy.toBox.intersect(step.toBox).empty() && !precedes(other, i))
+        return issue(i, "max-reduces into " + step.to.str() + " " +
+                            copy.toBox.intersect(step.toBox).str() +
+                            " without waiting for step " +
+                            std::to_string(other) + ", which copies into it");
+    }
+  }
+  for (const auto &[rank, writes] : scaleWrites) {
+    for (int64_t i : writes) {
+      const Step &step = steps[i];
+      for (int64_t other : writes)
+        if (other < i && !steps[other].toBox.intersect(step.toBox).empty())
+          return issue(i, "writes " + step.to.str() + " " +
+                              steps[other].toBox.intersect(step.toBox).str() +
+                              ", which step " + std::to_string(other) +
+                              " writes too");
+      for (int64_t other : exchangeSteps)
+        if (steps[other].to == step.from &&
+            !steps[other].toBox.intersect(step.fromBox).empty() &&
+            !precedes(other, i))
+          return issue(i, "reads " + step.from.str() + " " +
+                              steps[other].toBox.intersect(step.fromBox).str() +
+                              " without waiting for step " +
+                              std::to_string(other) + ", which writes it");
+    }
+  }
+  for (const auto &[rank, holder] : scalePlan.holderBoxes) {
+    if (holder.empty())
+      continue;
+    int64_t written = 0;
+    if (auto it = scaleWrites.find(rank); it != scaleWrites.end())
+      for (int64_t i : it->second)
+        written += steps[i].toBox.volume();
+    if (written != holder.volume())
+      return issue(-1, "destination rank " + std::to_string(rank) + ": " +
+                           std::to_string(holder.volume() - written) +
+                           " of the " + std::to_string(holder.volume()) +
+                           " scales of blocks " + holder.str() +
+                           " are never written");
+  }
+
+  // Every move out of a source quantizes on its executor, with the scales
+  // of the blocks it touches.
+  const MeshIndex dstIndex(dst.mesh);
+  for (size_t index = 0; index < steps.size(); ++index) {
+    const Step &step = steps[index];
+    const int64_t i = static_cast<int64_t>(index);
+    if (isScaleStep(step) || step.from.kind != BufferKind::Source)
+      continue;
+    if (step.to.kind != BufferKind::Destination)
+      return issue(i, "quantizes " + step.from.str() + " into " +
+                          step.to.str() +
+                          ", which has no scales (a move out of a source of a "
+                          "quantizing reshard lands in its executor's "
+                          "destination buffer)");
+    const Box local = dst.localBox(shape, *dstIndex.indexOf(step.to.rank));
+    const Box blocks = blocksTouching(scaling, shape,
+                                      shifted(step.toBox, local.offsets));
+    Box inTable = blocks;
+    const Box &holder = scalePlan.holderBoxes.at(step.to.rank);
+    for (size_t d = 0; d < inTable.offsets.size(); ++d)
+      inTable.offsets[d] -= holder.offsets[d];
+    if (auto it = scaleWrites.find(step.to.rank); it != scaleWrites.end())
+      for (int64_t other : it->second)
+        if (!steps[other].toBox.intersect(inTable).empty() &&
+            !precedes(other, i))
+          return issue(i, "quantizes with scales(" +
+                              std::to_string(step.to.rank) + ") " +
+                              steps[other].toBox.intersect(inTable).str() +
+                              " without waiting for step " +
+                              std::to_string(other) + ", which writes them");
+  }
+  return std::nullopt;
 }
 
 } // namespace
@@ -124,7 +305,8 @@ std::optional<ScheduleIssue> verifySchedule(const Schedule &schedule,
   };
 
   const MeshIndex srcIndex(src.mesh);
-  const BufferShapes shapeOf(src, dst, shape, schedule.scratches);
+  const BufferShapes shapeOf(src, dst, shape, schedule.scratches,
+                             schedule.scaling);
   std::map<std::tuple<int, int64_t, int64_t>, std::vector<Piece>> buffers;
   auto piecesOf = [&](const BufferRef &ref) -> std::vector<Piece> & {
     auto [it, inserted] = buffers.try_emplace(
@@ -164,6 +346,10 @@ std::optional<ScheduleIssue> verifySchedule(const Schedule &schedule,
           std::any_of(box.sizes.begin(), box.sizes.end(),
                       [](int64_t s) { return s < 0; }))
         return issue(i, "box " + box.str() + " lies outside " + buffer.str());
+    // The amax exchange is checked as a whole below.
+    if (step.kind != StepKind::Move || isScaleBuffer(step.from.kind) ||
+        isScaleBuffer(step.to.kind))
+      continue;
     if (step.reduction && step.reduction != src.reduction())
       return issue(i, src.reduction()
                           ? std::string("reduces with ") +
@@ -257,6 +443,10 @@ std::optional<ScheduleIssue> verifySchedule(const Schedule &schedule,
       target = std::move(next);
     }
   }
+
+  if (std::optional<ScheduleIssue> scales =
+          verifyScaleSteps(schedule, src, dst, shape, precedes))
+    return scales;
 
   // Every destination rank holds its local box, each element once, reduced
   // over exactly its contributors.

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <set>
 
 namespace m2n {
 
@@ -25,6 +26,140 @@ Dims plus(Dims index, const Dims &origin) {
 
 std::string blockName(const Dims &block) {
   return Box{block, Dims(block.size(), 1)}.str();
+}
+
+/// What both simulations start from: a global tensor of varied values,
+/// its reference quantization, and every source rank's box of it.
+struct Fixture {
+  std::vector<uint8_t> global, expected;
+  std::vector<float> expectedScales;
+  std::map<int64_t, Box> srcBoxes;
+  std::map<int64_t, std::vector<uint8_t>> srcBuffers;
+
+  Fixture(const Scaling &scaling, const Layout &src,
+          const std::vector<int64_t> &shape, ElementType from, ElementType to,
+          uint64_t seed) {
+    Dims dims(shape.begin(), shape.end());
+    const int64_t fromSize = elementSize(from), toSize = elementSize(to);
+    int64_t elements = 1;
+    for (int64_t extent : shape)
+      elements *= extent;
+    // Magnitudes over 30 binades, zeros (a sixth, whole blocks of them
+    // where a block is small), now and then NaN.
+    std::mt19937_64 rng(seed);
+    global.resize(elements * fromSize);
+    for (int64_t i = 0; i < elements; ++i) {
+      uint64_t draw = rng();
+      double value =
+          draw % 6 == 0    ? 0.0
+          : draw % 97 == 0 ? NAN
+                           : std::ldexp(
+                                 static_cast<double>(draw >> 40 & 0x3FF) - 512.0,
+                                 static_cast<int>(draw >> 20 & 31) - 20);
+      storeElement(from, global.data() + i * fromSize, value);
+    }
+    expected.resize(elements * toSize);
+    quantizeTensor(scaling, from, to, dims, global.data(), expected.data(),
+                   expectedScales);
+    for (int64_t position = 0; position < src.mesh.size(); ++position) {
+      int64_t rank = src.mesh.rankAt(position);
+      Box box = src.localBox(shape, position);
+      srcBoxes[rank] = box;
+      std::vector<uint8_t> &buffer = srcBuffers[rank];
+      buffer.resize(box.volume() * fromSize);
+      if (!box.empty()) // An empty vector's data() may be null.
+        moveBox(from, global.data(), dims, box, buffer.data(), box.sizes,
+                Box{Dims(dims.size(), 0), box.sizes}, std::nullopt);
+    }
+  }
+};
+
+/// The amax of rank `box`'s elements (`buffer`, its local part) of block
+/// `coords`: NaN ignored, 0 for none.
+float partialAmax(const Scaling &scaling, const Dims &dims, ElementType from,
+                  const Box &box, const std::vector<uint8_t> &buffer,
+                  const Dims &coords) {
+  const int64_t fromSize = elementSize(from);
+  float amax = 0.0f;
+  Box mine = box.intersect(blockElements(scaling, dims, coords));
+  forEachIndex(mine, [&](const Dims &index) {
+    int64_t at = linearize(minus(index, box.offsets), box.sizes);
+    amax = std::fmax(amax, std::fabs(static_cast<float>(
+                               loadElement(from, &buffer[at * fromSize]))));
+  });
+  return amax;
+}
+
+/// Appends `scale` as a scale tensor stores it: f32 bits, or for mx its
+/// e8m0 byte (0xFF for NaN, the poison of a scale never written).
+void storeScale(const Scaling &scaling, float scale,
+                std::vector<uint8_t> &bytes) {
+  if (hasExponentScales(scaling)) {
+    bytes.push_back(std::isnan(scale) ? 0xFF : e8m0FromScale(scale));
+    return;
+  }
+  const uint8_t *raw = reinterpret_cast<const uint8_t *>(&scale);
+  bytes.insert(bytes.end(), raw, raw + sizeof(float));
+}
+
+/// Every destination element and every scale a destination holds (`stored`,
+/// over the blocks `heldBy(rank)`) against the reference, bit for bit.
+template <typename HeldBy>
+SimulationReport
+checkQuantized(const Scaling &scaling, ElementType to, const Dims &dims,
+               Fixture &fx, const std::map<int64_t, Box> &dstBoxes,
+               const std::map<int64_t, std::vector<uint8_t>> &dstBuffers,
+               std::map<int64_t, std::vector<uint8_t>> &stored, HeldBy heldBy,
+               QuantizedBuffers *keep) {
+  SimulationReport report;
+  const int64_t toSize = elementSize(to);
+  const Dims grid = scaleShape(scaling, dims);
+  const bool exponents = hasExponentScales(scaling);
+  for (const auto &[rank, box] : dstBoxes) {
+    const std::vector<uint8_t> &buffer = dstBuffers.at(rank);
+    std::string problem;
+    forEachIndex(box, [&](const Dims &index) {
+      int64_t local = linearize(minus(index, box.offsets), box.sizes);
+      int64_t at = linearize(index, dims);
+      if (problem.empty() && std::memcmp(&buffer[local * toSize],
+                                         &fx.expected[at * toSize], toSize))
+        problem = "rank " + std::to_string(rank) + " element " +
+                  blockName(index) + " differs from the reference quantizer";
+      ++report.checkedElements;
+    });
+    const Box held = heldBy(rank);
+    const std::vector<uint8_t> &bytes = stored[rank];
+    int64_t entry = 0;
+    forEachIndex(held, [&](const Dims &coords) {
+      float reference = fx.expectedScales[linearize(coords, grid)];
+      std::vector<uint8_t> want;
+      storeScale(scaling, reference, want);
+      const uint8_t *got = &bytes[entry++ * want.size()];
+      if (problem.empty() && std::memcmp(got, want.data(), want.size())) {
+        float scale;
+        if (exponents)
+          scale = *got == 0xFF ? NAN : scaleFromE8m0(*got);
+        else
+          std::memcpy(&scale, got, 4);
+        problem = "rank " + std::to_string(rank) + " holds scale " +
+                  std::to_string(scale) + " for block " + blockName(coords) +
+                  ", the reference quantizer " + std::to_string(reference);
+      }
+      ++report.checkedElements;
+    });
+    if (!problem.empty()) {
+      report.message = std::move(problem);
+      return report;
+    }
+    if (keep) {
+      keep->destinations[rank] = buffer;
+      keep->scales[rank] = bytes;
+    }
+  }
+  if (keep)
+    keep->source = std::move(fx.global);
+  report.passed = true;
+  return report;
 }
 
 } // namespace
@@ -47,42 +182,10 @@ SimulationReport simulateQuantizingPlan(const Scaling &scaling,
   const Dims &grid = scales.scaleShape;
   Dims block = blockShape(scaling, dims);
   const int64_t fromSize = elementSize(from), toSize = elementSize(to);
-  int64_t elements = 1;
-  for (int64_t extent : shape)
-    elements *= extent;
 
-  // The global tensor: magnitudes over 30 binades, zeros (a sixth, whole
-  // blocks of them where a block is small), now and then NaN.
-  std::mt19937_64 rng(seed);
-  std::vector<uint8_t> global(elements * fromSize);
-  for (int64_t i = 0; i < elements; ++i) {
-    uint64_t draw = rng();
-    double value = draw % 6 == 0 ? 0.0
-                   : draw % 97 == 0
-                       ? NAN
-                       : std::ldexp(static_cast<double>(draw >> 40 & 0x3FF) - 512.0,
-                                    static_cast<int>(draw >> 20 & 31) - 20);
-    storeElement(from, global.data() + i * fromSize, value);
-  }
-  std::vector<uint8_t> expected(elements * toSize);
-  std::vector<float> expectedScales;
-  quantizeTensor(scaling, from, to, dims, global.data(), expected.data(),
-                 expectedScales);
-
-  // Source buffers: each rank's box of the global tensor.
-  std::map<int64_t, Box> srcBoxes;
-  std::map<int64_t, std::vector<uint8_t>> srcBuffers;
-  Box whole{Dims(dims.size(), 0), dims};
-  for (int64_t position = 0; position < src.mesh.size(); ++position) {
-    int64_t rank = src.mesh.rankAt(position);
-    Box box = src.localBox(shape, position);
-    srcBoxes[rank] = box;
-    std::vector<uint8_t> &buffer = srcBuffers[rank];
-    buffer.resize(box.volume() * fromSize);
-    if (!box.empty()) // An empty vector's data() may be null.
-      moveBox(from, global.data(), dims, box, buffer.data(), box.sizes,
-              Box{Dims(dims.size(), 0), box.sizes}, std::nullopt);
-  }
+  Fixture fx(scaling, src, shape, from, to, seed);
+  std::map<int64_t, Box> &srcBoxes = fx.srcBoxes;
+  std::map<int64_t, std::vector<uint8_t>> &srcBuffers = fx.srcBuffers;
 
   // Phase 1: each rank's share of the amaxes into its slots.
   std::map<int64_t, std::vector<float>> slots;
@@ -102,16 +205,9 @@ SimulationReport simulateQuantizingPlan(const Scaling &scaling,
                   slotBox->second.str());
     const std::vector<uint8_t> &buffer = srcBuffers[rank];
     forEachIndex(share, [&](const Dims &coords) {
-      float amax = 0.0f;
-      Box mine = box->second.intersect(blockElements(scaling, dims, coords));
-      forEachIndex(mine, [&](const Dims &index) {
-        int64_t at = linearize(minus(index, box->second.offsets),
-                               box->second.sizes);
-        amax = std::fmax(amax, std::fabs(static_cast<float>(
-                                   loadElement(from, &buffer[at * fromSize]))));
-      });
       slots[rank][linearize(minus(coords, slotBox->second.offsets),
-                            slotBox->second.sizes)] = amax;
+                            slotBox->second.sizes)] =
+          partialAmax(scaling, dims, from, box->second, buffer, coords);
     });
   }
 
@@ -201,59 +297,259 @@ SimulationReport simulateQuantizingPlan(const Scaling &scaling,
       return fail(problem);
   }
 
-  // The check: every destination element and every scale it holds.
+  // The scales each destination holds, as stored (NaN where its table
+  // lacks an amax), then the check.
+  std::map<int64_t, std::vector<uint8_t>> stored;
   for (const auto &[rank, box] : dstBoxes) {
-    const std::vector<uint8_t> &buffer = dstBuffers[rank];
-    std::string problem;
-    forEachIndex(box, [&](const Dims &index) {
-      int64_t local = linearize(minus(index, box.offsets), box.sizes);
-      int64_t at = linearize(index, dims);
-      if (problem.empty() &&
-          std::memcmp(&buffer[local * toSize], &expected[at * toSize], toSize))
-        problem = "rank " + std::to_string(rank) + " element " +
-                  blockName(index) + " differs from the reference quantizer";
-      ++report.checkedElements;
-    });
-    if (!problem.empty())
-      return fail(problem);
     Box held = scales.tableBox(rank, ScaleTable::Holder);
     auto values = tables.find({rank, ScaleTable::Holder});
-    std::vector<uint8_t> stored;
+    std::vector<uint8_t> &bytes = stored[rank];
     forEachIndex(held, [&](const Dims &coords) {
       float amax = values == tables.end()
                        ? NAN
                        : values->second[linearize(minus(coords, held.offsets),
                                                   held.sizes)];
-      float scale = std::isnan(amax) ? NAN : scaleFromAmax(scaling, to, amax);
-      if (hasExponentScales(scaling)) {
-        stored.push_back(std::isnan(scale) ? 0xFF : e8m0FromScale(scale));
-      } else {
-        const uint8_t *bytes = reinterpret_cast<const uint8_t *>(&scale);
-        stored.insert(stored.end(), bytes, bytes + sizeof(float));
-      }
-      float reference = expectedScales[linearize(coords, grid)];
-      // Compared as stored: f32 bits, or e8m0 bytes for mx.
-      bool same = hasExponentScales(scaling)
-                      ? !std::isnan(scale) &&
-                            e8m0FromScale(scale) == e8m0FromScale(reference)
-                      : std::memcmp(&scale, &reference, sizeof(float)) == 0;
-      if (problem.empty() && !same)
-        problem = "rank " + std::to_string(rank) + " holds scale " +
-                  std::to_string(scale) + " for block " + blockName(coords) +
-                  ", the reference quantizer " + std::to_string(reference);
-      ++report.checkedElements;
+      storeScale(scaling, std::isnan(amax) ? NAN
+                                           : scaleFromAmax(scaling, to, amax),
+                 bytes);
     });
-    if (!problem.empty())
-      return fail(problem);
-    if (keep) {
-      keep->destinations[rank] = buffer;
-      keep->scales[rank] = std::move(stored);
+  }
+  return checkQuantized(scaling, to, dims, fx, dstBoxes, dstBuffers, stored,
+                        [&](int64_t rank) {
+                          return scales.tableBox(rank, ScaleTable::Holder);
+                        },
+                        keep);
+}
+
+SimulationReport simulateQuantizingSchedule(
+    const Scaling &scaling, const Layout &src, const Layout &dst,
+    const std::vector<int64_t> &shape, ElementType from, ElementType to,
+    const Schedule &schedule, ReshardSimulator::StepOrder order,
+    uint64_t seed) {
+  SimulationReport report;
+  auto fail = [&](std::string message) {
+    report.passed = false;
+    report.message = std::move(message);
+    return report;
+  };
+  const Dims dims(shape.begin(), shape.end());
+  const Dims block = blockShape(scaling, dims);
+  const int64_t fromSize = elementSize(from), toSize = elementSize(to);
+  const bool exponents = hasExponentScales(scaling);
+  Fixture fx(scaling, src, shape, from, to, seed);
+  const BufferShapes shapeOf(src, dst, shape, schedule.scratches, scaling);
+
+  // Every buffer a step names, poisoned: NaN amaxes, NaN (f32) or 0xFF
+  // (e8m0) scales, 0x5A bytes elsewhere. Sources keep their values.
+  std::map<int64_t, Box> dstBoxes;
+  std::map<int64_t, std::vector<uint8_t>> dstBuffers;
+  for (int64_t position = 0; position < dst.mesh.size(); ++position) {
+    int64_t rank = dst.mesh.rankAt(position);
+    dstBoxes[rank] = dst.localBox(shape, position);
+    dstBuffers[rank].assign(dstBoxes[rank].volume() * toSize, 0x5A);
+  }
+  std::map<std::pair<BufferKind, int64_t>, std::vector<float>> amaxes;
+  std::map<int64_t, std::vector<uint8_t>> scaleBytes, scratches;
+  auto bytesOf = [&](const BufferRef &ref, const Dims &extents)
+      -> std::vector<uint8_t> * {
+    int64_t volume = Box{Dims(extents.size(), 0), extents}.volume();
+    switch (ref.kind) {
+    case BufferKind::Source:
+      return &fx.srcBuffers[ref.rank];
+    case BufferKind::Destination:
+      return &dstBuffers[ref.rank];
+    case BufferKind::Scratch: {
+      auto [it, fresh] = scratches.try_emplace(ref.scratch);
+      if (fresh)
+        it->second.assign(volume * toSize, 0x5A);
+      return &it->second;
+    }
+    case BufferKind::Scales: {
+      auto [it, fresh] = scaleBytes.try_emplace(ref.rank);
+      if (fresh)
+        for (int64_t i = 0; i < volume; ++i)
+          storeScale(scaling, NAN, it->second);
+      return &it->second;
+    }
+    case BufferKind::Slots:
+    case BufferKind::Holder:
+      return nullptr;
+    }
+    return nullptr;
+  };
+  auto amaxOf = [&](const BufferRef &ref,
+                    const Dims &extents) -> std::vector<float> & {
+    auto [it, fresh] = amaxes.try_emplace({ref.kind, ref.rank});
+    if (fresh)
+      it->second.assign(Box{Dims(extents.size(), 0), extents}.volume(), NAN);
+    return it->second;
+  };
+
+  // Every step checked before memory is touched (an unverified schedule,
+  // m2n-sim --no-verify, never reads or writes past a buffer).
+  const int64_t count = static_cast<int64_t>(schedule.steps.size());
+  std::vector<int64_t> pending(count, 0);
+  std::vector<std::vector<int64_t>> dependents(count);
+  for (int64_t i = 0; i < count; ++i) {
+    const Step &step = schedule.steps[i];
+    std::string where = "step " + std::to_string(i) + " (" + step.str() + "): ";
+    std::optional<Dims> fromShape = shapeOf(step.from);
+    std::optional<Dims> toShape = shapeOf(step.to);
+    if (!fromShape || !toShape)
+      return fail(where + "names a buffer that does not exist");
+    Box fromBounds{Dims(fromShape->size(), 0), *fromShape};
+    Box toBounds{Dims(toShape->size(), 0), *toShape};
+    if (step.to.kind == BufferKind::Source ||
+        step.fromBox.sizes != step.toBox.sizes ||
+        step.fromBox.rank() != fromBounds.rank() ||
+        step.toBox.rank() != toBounds.rank() ||
+        !fromBounds.contains(step.fromBox) || !toBounds.contains(step.toBox))
+      return fail(where + "leaves a buffer or writes a source");
+    const bool blocksIn = isScaleBuffer(step.from.kind),
+               blocksOut = isScaleBuffer(step.to.kind);
+    const bool known =
+        step.kind == StepKind::Amax
+            ? step.from.kind == BufferKind::Source &&
+                  step.to == BufferRef{BufferKind::Slots, step.from.rank}
+        : step.kind == StepKind::Scale
+            ? step.from.kind == BufferKind::Holder &&
+                  step.to == BufferRef{BufferKind::Scales, step.from.rank}
+            : blocksIn == blocksOut &&
+                  (!blocksIn || (step.from.kind == BufferKind::Slots &&
+                                 step.to.kind == BufferKind::Holder));
+    if (!known)
+      return fail(where + "moves between buffers no step of its kind joins");
+    for (int64_t dep : step.deps) {
+      if (dep < 0 || dep >= count || dep == i)
+        return fail(where + "depends on a step that does not exist");
+      ++pending[i];
+      dependents[dep].push_back(i);
     }
   }
-  if (keep)
-    keep->source = std::move(global);
-  report.passed = true;
-  return report;
+
+  std::set<int64_t> ready;
+  for (int64_t i = 0; i < count; ++i)
+    if (pending[i] == 0)
+      ready.insert(i);
+  int64_t done = 0;
+  while (!ready.empty()) {
+    auto pick = order == ReshardSimulator::StepOrder::ListOrder
+                    ? ready.begin()
+                    : std::prev(ready.end());
+    const int64_t i = *pick;
+    ready.erase(pick);
+    const Step &step = schedule.steps[i];
+    const std::string where =
+        "step " + std::to_string(i) + " (" + step.str() + ") ";
+    const Dims fromShape = *shapeOf(step.from), toShape = *shapeOf(step.to);
+    std::string problem;
+    if (step.kind == StepKind::Amax) {
+      const Box slots = *shapeOf.blocksOf(step.to);
+      std::vector<float> &into = amaxOf(step.to, toShape);
+      forEachIndex(step.toBox, [&](const Dims &index) {
+        into[linearize(index, toShape)] =
+            partialAmax(scaling, dims, from, fx.srcBoxes[step.from.rank],
+                        fx.srcBuffers[step.from.rank],
+                        plus(index, slots.offsets));
+      });
+    } else if (step.kind == StepKind::Scale) {
+      const std::vector<float> &amax = amaxOf(step.from, fromShape);
+      std::vector<uint8_t> &out = *bytesOf(step.to, toShape);
+      const int64_t size = exponents ? 1 : 4;
+      forEachIndex(step.fromBox, [&](const Dims &index) {
+        float value = amax[linearize(index, fromShape)];
+        if (std::isnan(value) && problem.empty())
+          problem = where + "reads a holder entry no step wrote";
+        std::vector<uint8_t> bytes;
+        storeScale(scaling,
+                   std::isnan(value) ? NAN : scaleFromAmax(scaling, to, value),
+                   bytes);
+        std::memcpy(&out[linearize(index, toShape) * size], bytes.data(), size);
+      });
+    } else if (isScaleBuffer(step.from.kind)) {
+      const std::vector<float> &in = amaxOf(step.from, fromShape);
+      std::vector<float> &into = amaxOf(step.to, toShape);
+      forEachIndex(step.fromBox, [&](const Dims &index) {
+        float value = in[linearize(index, fromShape)];
+        float &entry = into[linearize(
+            plus(minus(index, step.fromBox.offsets), step.toBox.offsets),
+            toShape)];
+        // Poison is NaN, which fmax would pass over: name it instead.
+        if (problem.empty() &&
+            (std::isnan(value) || (step.reduction && std::isnan(entry))))
+          problem = where + (std::isnan(value)
+                                 ? "reads a slot no step computed"
+                                 : "reduces onto a holder entry no copy wrote");
+        entry = step.reduction ? std::fmax(entry, value) : value;
+      });
+    } else if (step.from.kind == BufferKind::Source) {
+      // Quantized on the executor with its scales.
+      if (step.to.kind != BufferKind::Destination) {
+        problem = where + "quantizes into a buffer without scales";
+      } else {
+        const Box &srcBox = fx.srcBoxes[step.from.rank];
+        const Box held = *shapeOf.blocksOf({BufferKind::Scales, step.to.rank});
+        const Dims heldShape = held.sizes;
+        const std::vector<uint8_t> &scaleData =
+            *bytesOf({BufferKind::Scales, step.to.rank}, heldShape);
+        std::vector<uint8_t> &out = dstBuffers[step.to.rank];
+        const std::vector<uint8_t> &in = fx.srcBuffers[step.from.rank];
+        forEachIndex(step.fromBox, [&](const Dims &index) {
+          if (!problem.empty())
+            return;
+          Dims globalIndex = plus(index, srcBox.offsets);
+          Dims coords(dims.size());
+          for (size_t d = 0; d < dims.size(); ++d)
+            coords[d] = globalIndex[d] / block[d];
+          float scale = NAN;
+          if (held.contains(Box{coords, Dims(dims.size(), 1)})) {
+            int64_t at = linearize(minus(coords, held.offsets), heldShape);
+            if (exponents) {
+              if (scaleData[at] != 0xFF)
+                scale = scaleFromE8m0(scaleData[at]);
+            } else {
+              std::memcpy(&scale, &scaleData[at * 4], 4);
+            }
+          }
+          if (std::isnan(scale)) {
+            problem = where + "quantizes block " + blockName(coords) +
+                      " without its scale";
+            return;
+          }
+          Dims target =
+              plus(minus(index, step.fromBox.offsets), step.toBox.offsets);
+          quantizeElement(from, to, scale,
+                          &out[linearize(target, toShape) * toSize],
+                          &in[linearize(index, fromShape) * fromSize]);
+        });
+      }
+    } else {
+      // Quantized elements forwarded (a leader's fan-out): bytes.
+      moveBox(to, bytesOf(step.from, fromShape)->data(), fromShape,
+              step.fromBox, bytesOf(step.to, toShape)->data(), toShape,
+              step.toBox, step.reduction);
+    }
+    if (!problem.empty())
+      return fail(problem);
+    ++done;
+    for (int64_t next : dependents[i])
+      if (--pending[next] == 0)
+        ready.insert(next);
+  }
+  if (done != count)
+    return fail("dependency cycle: " + std::to_string(count - done) +
+                " steps never became ready");
+  std::map<int64_t, std::vector<uint8_t>> stored;
+  for (const auto &[rank, box] : dstBoxes) {
+    Box held = *shapeOf.blocksOf({BufferKind::Scales, rank});
+    stored[rank] = *bytesOf({BufferKind::Scales, rank}, held.sizes);
+  }
+  return checkQuantized(
+      scaling, to, dims, fx, dstBoxes, dstBuffers, stored,
+      [&](int64_t rank) {
+        return *shapeOf.blocksOf({BufferKind::Scales, rank});
+      },
+      nullptr);
 }
 
 } // namespace m2n

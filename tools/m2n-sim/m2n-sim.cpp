@@ -204,8 +204,10 @@ int main(int argc, char **argv) {
     // A quantizing plan also holds the global tensor and its reference
     // quantization (f32 values at most: 4 + 4 bytes an element, a bound on
     // the slots and tables too, which hold fewer blocks than elements).
-    if (auto planOp = dyn_cast<mlir::m2n::PlanOp>(plan);
-        needed && planOp && planOp.getScalingAttr()) {
+    auto planOp = dyn_cast<mlir::m2n::PlanOp>(plan);
+    mlir::m2n::ScalingAttr scalingAttr =
+        planOp ? planOp.getScalingAttr() : schedule.getScalingAttr();
+    if (needed && scalingAttr) {
       std::optional<int64_t> extra = ::m2n::checkedProduct(shape, 16);
       needed = extra ? ::m2n::checkedAdd(*needed, *extra) : std::nullopt;
     }
@@ -219,7 +221,23 @@ int main(int argc, char **argv) {
         mlir::m2n::toLayout(srcType.getLayout()),
         mlir::m2n::toLayout(dstType.getLayout()), shape, *type);
     ::m2n::SimulationReport report;
-    auto planOp = dyn_cast<mlir::m2n::PlanOp>(plan);
+    if (schedule && scalingAttr) {
+      // A quantizing schedule: its steps in both orders, from poisoned
+      // slots, holder tables, scales and destinations.
+      ::m2n::Schedule steps = mlir::m2n::toSchedule(schedule);
+      transfers += static_cast<int64_t>(steps.steps.size());
+      for (auto order : {::m2n::ReshardSimulator::StepOrder::LastReadyFirst,
+                         ::m2n::ReshardSimulator::StepOrder::ListOrder}) {
+        report = ::m2n::simulateQuantizingSchedule(
+            scalingAttr.getValue(), mlir::m2n::toLayout(srcType.getLayout()),
+            mlir::m2n::toLayout(dstType.getLayout()), shape, *type,
+            *mlir::m2n::toElementType(dstType.getElementType()), steps, order);
+        if (!report.passed)
+          return fail(where + ": " + report.message);
+      }
+      checked += report.checkedElements;
+      continue;
+    }
     if (planOp && planOp.getScalingAttr()) {
       // A quantizing plan: its three phases, checked against the reference
       // quantizer (destination elements and the scales each rank holds).

@@ -4,8 +4,12 @@
 // source (its local part of the input, read only), its destination (its
 // local part of the output) or a scratch buffer that routing introduces (a
 // leader's landing zone for raw partial contributions, the root's full
-// tensor in gather-bcast). Shared by the compiler, the artifact and the
-// runtime.
+// tensor in gather-bcast). A quantizing reshard (docs/fp8-scaling.md) adds
+// three, in blocks (the scale tensor's coordinates): a source rank's amax
+// slots and a destination rank's holder table (f32 amaxes of the blocks its
+// box touches, the runtime's), and its scales (the caller's scale tensor,
+// f32 or e8m0, over the holder table's blocks). Shared by the compiler, the
+// artifact and the runtime.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +17,7 @@
 #define M2N_BASE_BUFFER_H
 
 #include "m2n/Base/Layout.h"
+#include "m2n/Base/Scaling.h"
 
 #include <cstdint>
 #include <optional>
@@ -21,7 +26,14 @@
 
 namespace m2n {
 
-enum class BufferKind { Source, Destination, Scratch };
+enum class BufferKind { Source, Destination, Scratch, Slots, Holder, Scales };
+
+/// Whether `kind` holds blocks of a quantizing reshard (slots, holder,
+/// scales) rather than elements of the tensor.
+constexpr bool isScaleBuffer(BufferKind kind) {
+  return kind == BufferKind::Slots || kind == BufferKind::Holder ||
+         kind == BufferKind::Scales;
+}
 
 struct BufferRef {
   BufferKind kind = BufferKind::Source;
@@ -35,8 +47,8 @@ struct BufferRef {
     return kind == other.kind && rank == other.rank &&
            scratch == other.scratch && tensor == other.tensor;
   }
-  /// "src(0)", "dst(4)", "scratch3(6)"; in a group "t2.src(0)" for a tensor
-  /// other than the first.
+  /// "src(0)", "dst(4)", "scratch3(6)", "slots(0)", "holder(4)",
+  /// "scales(4)"; in a group "t2.src(0)" for a tensor other than the first.
   std::string str() const;
 };
 
@@ -47,22 +59,30 @@ struct ScratchBuffer {
 };
 
 /// The buffers of a reshard of `shape` from `src` to `dst` with
-/// `scratches` (all kept by reference): their shapes, asked once per step
-/// or movement, with ranks looked up in constant time.
+/// `scratches` (all kept by reference) and, for a quantizing reshard,
+/// `scaling`: their shapes, asked once per step or movement, with ranks
+/// looked up in constant time.
 class BufferShapes {
 public:
   BufferShapes(const Layout &src, const Layout &dst,
                const std::vector<int64_t> &shape,
-               const std::vector<ScratchBuffer> &scratches);
-  /// A rank's local part, or the scratch's shape; std::nullopt when there is
-  /// no such buffer (a rank outside the mesh, a scratch index out of range
-  /// or on another rank).
+               const std::vector<ScratchBuffer> &scratches,
+               const std::optional<Scaling> &scaling = std::nullopt);
+  /// A rank's local part, the scratch's shape, or the blocks of a scale
+  /// buffer (blocksTouching the rank's local box); std::nullopt when there
+  /// is no such buffer (a rank outside the mesh, a scratch index out of
+  /// range or on another rank, a scale buffer without a scaling).
   std::optional<Dims> operator()(const BufferRef &buffer) const;
+  /// The blocks of the scale tensor a scale buffer holds, in the scale
+  /// tensor's coordinates (its offsets place the buffer's box), or
+  /// std::nullopt as above.
+  std::optional<Box> blocksOf(const BufferRef &buffer) const;
 
 private:
   const Layout &src, &dst;
   const std::vector<int64_t> &shape;
   const std::vector<ScratchBuffer> &scratches;
+  std::optional<Scaling> scaling;
   MeshIndex srcIndex, dstIndex;
 };
 

@@ -8,6 +8,14 @@
 // buffers that routing introduces (a leader's landing zone for raw partial
 // contributions, the root's full tensor in gather-bcast).
 //
+// A quantizing reshard (docs/fp8-scaling.md) adds the steps of its amax
+// exchange, in blocks: `amax` steps (a source rank computes the partial
+// amaxes of its share of blocks into its slots), moves from slots into
+// holder tables (copies and max-reductions), and `scale` steps (a
+// destination rank turns its holder table into its scale tensor). Every
+// move out of a source buffer then quantizes, dividing each element by
+// the scale its executor wrote for the element's block.
+//
 // Execution model: a step may start once all its dependencies have
 // completed. The rank that executes a step is the receiving rank (it pulls
 // over NVLink, or posts the receive of a network transfer whose send the
@@ -30,7 +38,23 @@
 
 namespace m2n {
 
+/// What a step does with its boxes (the same sizes on both sides).
+enum class StepKind : uint8_t {
+  /// Copy or reduce a box of one buffer into a box of another.
+  Move,
+  /// From a source buffer into the same rank's slots: the amax of the
+  /// rank's elements of each block of the box (block coordinates relative
+  /// to its slots on both sides) into the block's slot.
+  Amax,
+  /// From a holder table into the same rank's scales: each block's scale
+  /// from its amax (scaleFromAmax; e8m0 for mx).
+  Scale,
+};
+/// "move", "amax", "scale".
+const char *toString(StepKind kind);
+
 struct Step {
+  StepKind kind = StepKind::Move;
   BufferRef from;
   Box fromBox;
   BufferRef to;
@@ -42,16 +66,21 @@ struct Step {
 
   int64_t executor() const { return to.rank; }
   bool operator==(const Step &other) const {
-    return from == other.from && fromBox == other.fromBox && to == other.to &&
+    return kind == other.kind && from == other.from &&
+           fromBox == other.fromBox && to == other.to &&
            toBox == other.toBox && reduction == other.reduction &&
            link == other.link && deps == other.deps;
   }
-  /// "copy src(0) [0:1, 0:8] -> dst(4) [0:1, 0:8] via network after [2]".
+  /// "copy src(0) [0:1, 0:8] -> dst(4) [0:1, 0:8] via network after [2]",
+  /// "amax src(0) [0:2, 0:1] -> slots(0) [0:2, 0:1] via local".
   std::string str() const;
 };
 
 struct Schedule {
   Strategy strategy = Strategy::Hierarchical;
+  /// A quantizing reshard's: its blocks (the scale buffers' shapes) and
+  /// what its moves out of a source do.
+  std::optional<Scaling> scaling;
   std::vector<ScratchBuffer> scratches;
   std::vector<Step> steps;
 };
@@ -70,10 +99,12 @@ Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
                        int64_t chunkBytes);
 
 /// Replaces every step's dependencies by those its data needs: a step that
-/// reads a region of a destination or scratch buffer waits for every step
-/// that writes an overlapping region of it, and a reduce waits for the copies
-/// into overlapping regions of its target. (Source buffers are ready from the
-/// start; every region is written once by a copy, then only reduced into.)
+/// reads a region of a destination, scratch or scale buffer waits for every
+/// step that writes an overlapping region of it, a reduce waits for the
+/// copies into overlapping regions of its target, and in a quantizing
+/// schedule a move out of a source waits for the scale steps of its
+/// executor. (Source buffers are ready from the start; every region is
+/// written once by a copy, then only reduced into.)
 void addDataDependencies(Schedule &schedule);
 
 } // namespace m2n

@@ -1,6 +1,6 @@
 //===- QuantizingSimulator.h - a quantizing plan run on the host -*- C++ -*-===//
 //
-// The reference execution of a quantizing reshard's plan
+// The reference execution of a quantizing reshard's plan or schedule
 // (docs/fp8-scaling.md): every source rank's buffer filled from one global
 // tensor of varied values (magnitudes over many binades, zeros, zero blocks,
 // NaN), then the plan's three phases rank by rank as the plan states them:
@@ -17,6 +17,7 @@
 #define M2N_SIM_QUANTIZINGSIMULATOR_H
 
 #include "m2n/Plan/ScalePlan.h"
+#include "m2n/Route/Schedule.h"
 #include "m2n/Sim/HostSimulator.h"
 
 #include <cstdint>
@@ -45,6 +46,18 @@ SimulationReport simulateQuantizingPlan(const Scaling &scaling,
                                         const ScalePlan &scales,
                                         uint64_t seed = 1,
                                         QuantizedBuffers *keep = nullptr);
+
+/// Runs a quantizing `schedule` (routed, with its amax exchange steps) from
+/// the same source values: every step once its dependencies have run, in
+/// `order` (both orders expose a missing dependency as a poisoned value:
+/// an amax slot, holder entry or scale no step wrote is named), moves out
+/// of a source quantized by their executor with its scales, and checks as
+/// simulateQuantizingPlan does.
+SimulationReport simulateQuantizingSchedule(
+    const Scaling &scaling, const Layout &src, const Layout &dst,
+    const std::vector<int64_t> &shape, ElementType from, ElementType to,
+    const Schedule &schedule, ReshardSimulator::StepOrder order,
+    uint64_t seed = 1);
 
 } // namespace m2n
 

@@ -850,8 +850,87 @@ func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, 
 
 func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
   %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
-    // expected-error@+1 {{expected a buffer (src(R), dst(R) or scratchK(R))}}
+    // expected-error@+1 {{expected a buffer (src(R), dst(R), scratchK(R), slots(R), holder(R) or scales(R))}}
     m2n.step 0 copy source(0) [0:2] -> dst(2) [0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op source buffer slots belongs to a quantizing schedule; this one has no scaling}}
+    m2n.step 0 copy slots(0) [0:1] -> dst(2) [0:1] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0, %1 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<3>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op amax reads a source buffer into slots, not dst into slots}}
+    m2n.step 0 amax dst(2) [0:1, 0:1] -> slots(0) [0:1, 0:1] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0, %1 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<3>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op amax computes within one rank, not from rank 0 to rank 1}}
+    m2n.step 0 amax src(0) [0:1, 0:2] -> slots(1) [0:1, 0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0, %1 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<3>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op scale reads a holder table into scales, not slots into scales}}
+    m2n.step 0 scale slots(0) [0:1, 0:2] -> scales(2) [0:1, 0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0, %1 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<3>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op moves src into holder; blocks move only from slots into holder tables}}
+    m2n.step 0 copy src(0) [0:1, 0:2] -> holder(2) [0:1, 0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0, %1 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<3>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op reduces with 'sum' but amaxes are max-reduced}}
+    m2n.step 0 reduce<sum> slots(0) [0:1, 0:2] -> holder(2) [0:1, 0:2] via nvlink
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0, %1 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<3>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    // expected-error@+1 {{'m2n.step' op destination box leaves its buffer in dimension 0 (extent 1)}}
+    m2n.step 0 amax src(0) [0:2, 0:2] -> slots(0) [0:2, 0:2] via local
+  }
+  return
+}
+
+// -----
+
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  // expected-error@+1 {{'m2n.schedule' op with scaling block(2, 4) needs a second result for the scales}}
+  %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<3>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
   }
   return
 }

@@ -157,7 +157,7 @@ func.func @plan(%c: !m2n.comm<2>, %x: !m2n.dist<4x2xf32, #m2n.layout<#m2n.mesh<[
 // GENERIC-LABEL: sym_name = "schedule"
 // GENERIC: "m2n.schedule"(%{{.*}}, %{{.*}}) <{strategy = "hierarchical", topology = #
 // GENERIC: "m2n.scratch"() <{id = 0 : i64, rank = 3 : i64, shape = array<i64: 4>}> : () -> ()
-// GENERIC: "m2n.step"() <{deps = [], from_kind = 0 : i32, from_offsets = [0], from_rank = 0 : i64, from_scratch = -1 : i64, id = 0 : i64, link = 1 : i32, reduction = [], sizes = [4], to_kind = 1 : i32, to_offsets = [0], to_rank = 1 : i64, to_scratch = -1 : i64}> : () -> ()
+// GENERIC: "m2n.step"() <{deps = [], from_kind = 0 : i32, from_offsets = [0], from_rank = 0 : i64, from_scratch = -1 : i64, id = 0 : i64, kind = [], link = 1 : i32, reduction = [], sizes = [4], to_kind = 1 : i32, to_offsets = [0], to_rank = 1 : i64, to_scratch = -1 : i64}> : () -> ()
 func.func @schedule(%c: !m2n.comm<4>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2], ranks = [0, 2]>, [partial<sum>]>>) {
   %0 = m2n.schedule %x on %c strategy = "hierarchical" topology(#m2n.topology<domains = [[0, 1], [2, 3]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<4>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2], ranks = [0, 2]>, [partial<sum>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2], ranks = [1, 3]>, [replicate]>> {
     m2n.scratch 0 on 3 [4]

@@ -1,11 +1,12 @@
-// A quantizing reshard is planned (plan-intersections-scaling.mlir), but
-// the schedule and program levels do not carry its amax exchange yet
-// (docs/fp8-scaling.md, status): the pipeline and routing stop with a
-// diagnostic instead of compiling a reshard without its scales. The MX
+// A quantizing reshard is planned (plan-intersections-scaling.mlir) and
+// routed (route-topology-scaling.mlir), but the program level does not
+// carry its amax exchange yet (docs/fp8-scaling.md, status): the pipeline
+// and the lowering stop with a diagnostic instead of compiling a reshard
+// without its scales. The MX
 // scales themselves move as data (f8E8M0FNU bytes) like any tensor.
 // RUN: m2n-opt %s --split-input-file --m2n-pipeline --verify-diagnostics
-// RUN: not m2n-opt %s --m2n-plan-intersections --m2n-route-topology 2>&1 | FileCheck %s --check-prefix=ROUTE
-// ROUTE: error: 'm2n.plan' op with scaling block(128, 128): routing does not carry the amax exchange of a quantizing plan yet (docs/fp8-scaling.md, status)
+// RUN: not m2n-opt %s --m2n-plan-intersections --m2n-route-topology --m2n-lower-schedule 2>&1 | FileCheck %s --check-prefix=LOWER
+// LOWER: error: 'm2n.schedule' op with scaling block(128, 128): the program level does not carry the amax exchange of a quantizing schedule yet (docs/fp8-scaling.md, status)
 // RUN: m2n-sim %S/Inputs/e8m0-scales.mlir | FileCheck %s --check-prefix=SIM
 // SIM: m2n-sim: PASS: 1 plan, 8 transfers, 32 destination elements checked
 

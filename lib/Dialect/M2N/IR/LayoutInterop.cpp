@@ -119,12 +119,9 @@ TopologyAttr toTopologyAttr(MLIRContext *ctx, const ::m2n::Topology &topology) {
 
 ::m2n::BufferRef toBufferRef(BufferKind kind, int64_t rank,
                                     int64_t scratch) {
-  ::m2n::BufferKind plain = kind == BufferKind::Source
-                                ? ::m2n::BufferKind::Source
-                            : kind == BufferKind::Destination
-                                ? ::m2n::BufferKind::Destination
-                                : ::m2n::BufferKind::Scratch;
-  return {plain, rank, scratch};
+  // The two enums number their kinds alike (one ABI with the artifact).
+  return {static_cast<::m2n::BufferKind>(static_cast<int>(kind)), rank,
+          scratch};
 }
 
 BufferKind toBufferKind(::m2n::BufferKind kind) {
@@ -135,6 +132,12 @@ BufferKind toBufferKind(::m2n::BufferKind kind) {
     return BufferKind::Destination;
   case ::m2n::BufferKind::Scratch:
     return BufferKind::Scratch;
+  case ::m2n::BufferKind::Slots:
+    return BufferKind::Slots;
+  case ::m2n::BufferKind::Holder:
+    return BufferKind::Holder;
+  case ::m2n::BufferKind::Scales:
+    return BufferKind::Scales;
   }
   llvm_unreachable("unknown buffer kind");
 }

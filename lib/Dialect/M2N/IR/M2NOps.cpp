@@ -707,6 +707,15 @@ void ScheduleOp::build(OpBuilder &builder, OperationState &state,
   body->push_back(new Block());
 }
 
+void ScheduleOp::build(OpBuilder &builder, OperationState &state,
+                       Type resultType, Type scalesType, Value input,
+                       Value comm, StringRef strategy, TopologyAttr topology,
+                       ScalingAttr scaling) {
+  build(builder, state, resultType, input, comm, strategy, topology);
+  state.addTypes(scalesType);
+  state.getOrAddProperties<Properties>().scaling = scaling;
+}
+
 /// The checks every scratch declaration passes, in a schedule or a program:
 /// ids in order from 0, a rank of the communicator, a non-negative shape.
 static LogicalResult verifyScratch(ScratchOp scratch, int64_t expectedId,
@@ -724,11 +733,60 @@ static LogicalResult verifyScratch(ScratchOp scratch, int64_t expectedId,
   return success();
 }
 
+/// What each step kind reads and writes: an amax step a source rank's
+/// blocks into its own slots, a scale step a rank's holder table into its
+/// own scales, a move of blocks slots into a holder table, and nothing else
+/// touches the blocks.
+static LogicalResult verifyStepKind(StepOp step) {
+  BufferKind from = step.getFromKind(), to = step.getToKind();
+  auto sameRank = [&](StringRef what) -> LogicalResult {
+    if (step.getFromRank() != step.getToRank())
+      return step.emitOpError()
+             << what << " within one rank, not from rank "
+             << step.getFromRank() << " to rank " << step.getToRank();
+    if (step.getFromOffsets() != step.getToOffsets())
+      return step.emitOpError() << what << " from and into the same blocks";
+    if (step.getReduction())
+      return step.emitOpError() << what << " without a reduction";
+    return success();
+  };
+  if (std::optional<StepKind> kind = step.getKind()) {
+    if (*kind == StepKind::Amax) {
+      if (from != BufferKind::Source || to != BufferKind::Slots)
+        return step.emitOpError()
+               << "amax reads a source buffer into slots, not "
+               << stringifyBufferKind(from) << " into "
+               << stringifyBufferKind(to);
+      return sameRank("amax computes");
+    }
+    if (from != BufferKind::Holder || to != BufferKind::Scales)
+      return step.emitOpError()
+             << "scale reads a holder table into scales, not "
+             << stringifyBufferKind(from) << " into "
+             << stringifyBufferKind(to);
+    return sameRank("scale writes");
+  }
+  const bool blocksIn = from == BufferKind::Slots ||
+                        from == BufferKind::Holder ||
+                        from == BufferKind::Scales;
+  const bool blocksOut = to == BufferKind::Slots || to == BufferKind::Holder ||
+                         to == BufferKind::Scales;
+  if ((blocksIn || blocksOut) &&
+      (from != BufferKind::Slots || to != BufferKind::Holder))
+    return step.emitOpError()
+           << "moves " << stringifyBufferKind(from) << " into "
+           << stringifyBufferKind(to)
+           << "; blocks move only from slots into holder tables";
+  return success();
+}
+
 LogicalResult ScheduleOp::verify() {
   DistType src = getInput().getType(), dst = getResult().getType();
   CommType comm = getComm().getType();
   if (failed(verifyReshardSignature(*this, src, dst, comm, /*casts=*/true,
-                                    getScaleAttr())))
+                                    getScaleAttr())) ||
+      failed(verifyScaling(*this, src, dst, getScales(), getScalingAttr(),
+                           getScaleAttr())))
     return failure();
   if (!::m2n::parseStrategy(getStrategy().str()))
     return emitOpError() << "unknown strategy '" << getStrategy()
@@ -762,6 +820,9 @@ LogicalResult ScheduleOp::verify() {
     }
   }
 
+  std::optional<::m2n::Scaling> scaling;
+  if (ScalingAttr attr = getScalingAttr())
+    scaling = attr.getValue();
   // Local buffer shapes by mesh index, each computed once: a refit's
   // schedules have thousands of steps per rank, verified after each pass.
   llvm::DenseMap<int64_t, ::m2n::Dims> srcShapes, dstShapes;
@@ -784,6 +845,26 @@ LogicalResult ScheduleOp::verify() {
         it->second =
             (source ? srcLayout : dstLayout).localBox(shape, *index).sizes;
       return it->second;
+    }
+    case BufferKind::Slots:
+    case BufferKind::Holder:
+    case BufferKind::Scales: {
+      if (!scaling)
+        return step.emitOpError()
+               << side << " buffer " << stringifyBufferKind(kind)
+               << " belongs to a quantizing schedule; this one has no "
+                  "scaling";
+      const bool source = kind == BufferKind::Slots;
+      std::optional<int64_t> index =
+          (source ? srcIndex : dstIndex).indexOf(rank);
+      if (!index)
+        return step.emitOpError()
+               << side << " rank " << rank << " is not in the "
+               << (source ? "source" : "destination") << " mesh";
+      return ::m2n::blocksTouching(
+                 *scaling, shape,
+                 (source ? srcLayout : dstLayout).localBox(shape, *index))
+          .sizes;
     }
     case BufferKind::Scratch:
       if (scratchId < 0 || scratchId >= static_cast<int64_t>(scratches.size()))
@@ -828,11 +909,15 @@ LogicalResult ScheduleOp::verify() {
         failed(checkBox(step, step.getFromOffsets(), *from, "source")) ||
         failed(checkBox(step, step.getToOffsets(), *to, "destination")))
       return failure();
+    if (failed(verifyStepKind(step)))
+      return failure();
+    const bool exchange = step.getFromKind() == BufferKind::Slots;
     if (std::optional<ReductionKind> kind = step.getReduction())
-      if (kind != reduction)
-        return step.emitOpError() << "reduces with '"
-                                  << stringifyReductionKind(*kind)
-                                  << "' but the source layout does not";
+      if (kind != (exchange ? std::optional(ReductionKind::Max) : reduction))
+        return step.emitOpError()
+               << "reduces with '" << stringifyReductionKind(*kind) << "' but "
+               << (exchange ? "amaxes are max-reduced"
+                            : "the source layout does not");
     ::m2n::LinkClass expected =
         domains.linkBetween(step.getFromRank(), step.getToRank());
     if (static_cast<int>(expected) != static_cast<int>(step.getLink()))
@@ -889,12 +974,19 @@ static ParseResult parseBufferRef(OpAsmParser &parser, BufferKind &kind,
     kind = BufferKind::Source;
   } else if (keyword == "dst") {
     kind = BufferKind::Destination;
+  } else if (keyword == "slots") {
+    kind = BufferKind::Slots;
+  } else if (keyword == "holder") {
+    kind = BufferKind::Holder;
+  } else if (keyword == "scales") {
+    kind = BufferKind::Scales;
   } else if (keyword.consume_front("scratch") &&
              !keyword.getAsInteger(10, scratch)) {
     kind = BufferKind::Scratch;
   } else {
-    return parser.emitError(loc, "expected a buffer (src(R), dst(R) or "
-                                 "scratchK(R))");
+    return parser.emitError(loc, "expected a buffer (src(R), dst(R), "
+                                 "scratchK(R), slots(R), holder(R) or "
+                                 "scales(R))");
   }
   return failure(parser.parseLParen() || parser.parseInteger(rank) ||
                  parser.parseRParen());
@@ -913,6 +1005,11 @@ static void printBufferRef(Stream &printer, BufferKind kind, int64_t rank,
   case BufferKind::Scratch:
     printer << "scratch" << scratch;
     break;
+  case BufferKind::Slots:
+  case BufferKind::Holder:
+  case BufferKind::Scales:
+    printer << stringifyBufferKind(kind);
+    break;
   }
   printer << '(' << rank << ')';
 }
@@ -922,7 +1019,14 @@ ParseResult StepOp::parse(OpAsmParser &parser, OperationState &result) {
   Builder builder(ctx);
   int64_t id;
   std::optional<ReductionKind> reduction;
-  if (parser.parseInteger(id) || parseCopyOrReduce(parser, reduction))
+  std::optional<StepKind> stepKind;
+  if (parser.parseInteger(id))
+    return failure();
+  if (succeeded(parser.parseOptionalKeyword("amax")))
+    stepKind = StepKind::Amax;
+  else if (succeeded(parser.parseOptionalKeyword("scale")))
+    stepKind = StepKind::Scale;
+  else if (parseCopyOrReduce(parser, reduction))
     return failure();
   BufferKind fromKind, toKind;
   int64_t fromRank, toRank, fromScratch, toScratch;
@@ -963,12 +1067,16 @@ ParseResult StepOp::parse(OpAsmParser &parser, OperationState &result) {
   step.reduction = reduction;
   step.link = *linkClass;
   step.deps.assign(deps.begin(), deps.end());
+  step.kind = stepKind;
   return success();
 }
 
 void StepOp::print(OpAsmPrinter &printer) {
   printer << ' ' << getId();
-  printCopyOrReduce(printer.getStream(), getReduction());
+  if (std::optional<StepKind> kind = getKind())
+    printer << ' ' << stringifyStepKind(*kind);
+  else
+    printCopyOrReduce(printer.getStream(), getReduction());
   printer << ' ';
   printBufferRef(printer.getStream(), getFromKind(), getFromRank(),
                  getFromScratch());

@@ -93,6 +93,8 @@ void buildScaleOps(OpBuilder &builder, Location loc,
 ::m2n::Schedule toSchedule(ScheduleOp schedule) {
   ::m2n::Schedule result;
   result.strategy = *::m2n::parseStrategy(schedule.getStrategy().str());
+  if (ScalingAttr scaling = schedule.getScalingAttr())
+    result.scaling = scaling.getValue();
   // A refit's schedules hold ~465k steps of ~400 bytes: grown by doubling,
   // the copies and fresh pages cost more than the conversion.
   result.steps.reserve(schedule.getBody().front().getOperations().size());
@@ -121,6 +123,9 @@ void buildScaleOps(OpBuilder &builder, Location loc,
       s.reduction = toReduction(*reduction);
     s.link = static_cast<::m2n::LinkClass>(static_cast<int>(step.getLink()));
     s.deps.assign(step.getDeps().begin(), step.getDeps().end());
+    if (std::optional<StepKind> kind = step.getKind())
+      s.kind = *kind == StepKind::Amax ? ::m2n::StepKind::Amax
+                                       : ::m2n::StepKind::Scale;
     result.steps.push_back(std::move(s));
   }
   return result;
@@ -141,7 +146,12 @@ void buildSchedule(OpBuilder &builder, Location loc,
         step.fromBox.offsets, toBufferKind(step.to.kind), step.to.rank,
         step.to.scratch, step.toBox.offsets, step.fromBox.sizes,
         reduction, static_cast<LinkClass>(static_cast<int>(step.link)),
-        step.deps);
+        step.deps,
+        step.kind == ::m2n::StepKind::Move
+            ? std::nullopt
+            : std::optional(step.kind == ::m2n::StepKind::Amax
+                                ? StepKind::Amax
+                                : StepKind::Scale));
   }
 }
 

@@ -11,6 +11,9 @@
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
 #include "m2n/Dialect/M2N/Transforms/TopologySource.h"
 #include "m2n/Route/Router.h"
+#include "m2n/Route/ScaleSteps.h"
+
+#include <variant>
 
 namespace mlir::m2n {
 #define GEN_PASS_DEF_ROUTETOPOLOGY
@@ -48,16 +51,6 @@ struct RouteTopologyPass
     SmallVector<PlanOp> plans;
     getOperation()->walk([&](PlanOp plan) { plans.push_back(plan); });
     for (PlanOp plan : plans) {
-      // The schedule level has no amax shares or exchange yet
-      // (docs/fp8-scaling.md, status): a quantizing plan stops here rather
-      // than being routed without its scales.
-      if (ScalingAttr scaling = plan.getScalingAttr()) {
-        plan.emitOpError()
-            << "with scaling " << scaling.getValue().str()
-            << ": routing does not carry the amax exchange of a quantizing "
-               "plan yet (docs/fp8-scaling.md, status)";
-        return signalPassFailure();
-      }
       DistType src = plan.getInput().getType();
       FailureOr<::m2n::Topology> topology = resolveTopology(
           plan, topologyFile, plan.getComm().getType().getSize());
@@ -76,17 +69,40 @@ struct RouteTopologyPass
               .setReduceShare(*share)
               .route(toReshardPlan(plan), *parsed),
           elementBytes, chunkBytes);
+      // A quantizing plan's amax exchange goes before its data steps
+      // (docs/fp8-scaling.md).
+      ScalingAttr scaling = plan.getScalingAttr();
+      if (scaling) {
+        std::variant<::m2n::Schedule, std::string> routed =
+            ::m2n::withScaleSteps(std::move(schedule), scaling.getValue(),
+                                  toScalePlan(plan), *topology);
+        if (auto *problem = std::get_if<std::string>(&routed)) {
+          plan.emitOpError() << "with scaling " << scaling.getValue().str()
+                             << " routed " << ::m2n::toString(*parsed) << ": " << *problem;
+          return signalPassFailure();
+        }
+        schedule = std::move(std::get<::m2n::Schedule>(routed));
+      }
       ::m2n::addDataDependencies(schedule);
 
       OpBuilder builder(plan);
-      auto scheduleOp = ScheduleOp::create(
-          builder, plan.getLoc(), plan.getResult().getType(), plan.getInput(),
-          plan.getComm(), ::m2n::toString(*parsed),
-          toTopologyAttr(&getContext(), *topology));
+      ScheduleOp scheduleOp =
+          scaling ? ScheduleOp::create(
+                        builder, plan.getLoc(), plan.getResult().getType(),
+                        plan.getScales().getType(), plan.getInput(),
+                        plan.getComm(), ::m2n::toString(*parsed),
+                        toTopologyAttr(&getContext(), *topology), scaling)
+                  : ScheduleOp::create(
+                        builder, plan.getLoc(), plan.getResult().getType(),
+                        plan.getInput(), plan.getComm(),
+                        ::m2n::toString(*parsed),
+                        toTopologyAttr(&getContext(), *topology));
       scheduleOp.setScaleAttr(plan.getScaleAttr());
       builder.setInsertionPointToStart(&scheduleOp.getBody().front());
       buildSchedule(builder, plan.getLoc(), schedule);
       plan.getResult().replaceAllUsesWith(scheduleOp.getResult());
+      if (scaling)
+        plan.getScales().replaceAllUsesWith(scheduleOp.getScales());
       plan.erase();
     }
   }

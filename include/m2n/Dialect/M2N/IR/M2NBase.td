@@ -94,7 +94,19 @@ def M2N_BufferKind : I32EnumAttr<"BufferKind",
     "which buffer of a rank a schedule step reads or writes", [
       I32EnumAttrCase<"Source", 0, "src">,
       I32EnumAttrCase<"Destination", 1, "dst">,
-      I32EnumAttrCase<"Scratch", 2, "scratch">
+      I32EnumAttrCase<"Scratch", 2, "scratch">,
+      I32EnumAttrCase<"Slots", 3, "slots">,
+      I32EnumAttrCase<"Holder", 4, "holder">,
+      I32EnumAttrCase<"Scales", 5, "scales">
+    ]> {
+  let genSpecializedAttr = 0;
+  let cppNamespace = "::mlir::m2n";
+}
+
+def M2N_StepKind : I32EnumAttr<"StepKind",
+    "what a step of a quantizing schedule's amax exchange computes", [
+      I32EnumAttrCase<"Amax", 1, "amax">,
+      I32EnumAttrCase<"Scale", 2, "scale">
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::m2n";

@@ -355,19 +355,25 @@ def M2N_ScheduleOp : M2N_Op<"schedule", [Pure, SingleBlock, NoTerminator]> {
   }];
   let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm,
                        StrAttr:$strategy, M2N_TopologyAttr:$topology,
-                       OptionalAttr<F32Attr>:$scale);
-  let results = (outs M2N_AnyDist:$result);
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<M2N_ScalingAttr>:$scaling);
+  let results = (outs M2N_AnyDist:$result, Optional<M2N_AnyDist>:$scales);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $input `on` $comm `strategy` `=` $strategy `topology` `(` qualified($topology) `)` attr-dict
-    `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result)) $body
+    `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result)) (`,` qualified(type($scales))^)? $body
   }];
   let hasVerifier = 1;
   let skipDefaultBuilders = 1;
   let builders = [
     OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Value":$input,
                    "::mlir::Value":$comm, "::llvm::StringRef":$strategy,
-                   "TopologyAttr":$topology)>
+                   "TopologyAttr":$topology)>,
+    // A quantizing reshard's schedule: its scales' type as a second result.
+    OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Type":$scalesType,
+                   "::mlir::Value":$input, "::mlir::Value":$comm,
+                   "::llvm::StringRef":$strategy, "TopologyAttr":$topology,
+                   "ScalingAttr":$scaling)>
   ];
 }
 
@@ -392,6 +398,22 @@ def M2N_StepOp : M2N_Op<"step", [HasParent<"ScheduleOp">]> {
     part of the input, read only), `dst(R)` (its local part of the result) and
     `scratchK(R)`. `via` is the link class the bytes use (`local`, `nvlink`,
     `network`); `after` lists the steps that must complete first.
+
+    A quantizing schedule (one with a `scaling`, docs/fp8-scaling.md) adds
+    its amax exchange, in blocks of the scale tensor relative to each
+    buffer: `slots(R)` (a source rank's partial amaxes of the blocks its box
+    touches), `holder(R)` (a destination rank's amaxes of the blocks its box
+    touches) and `scales(R)` (its scale tensor). `amax src(R) [..] ->
+    slots(R) [..]` computes the amaxes of rank R's elements of those blocks,
+    `copy` and `reduce<max>` move them from slots into holder tables, and
+    `scale holder(R) [..] -> scales(R) [..]` turns amaxes into scales. Every
+    move out of a source then quantizes with its executor's scales.
+
+    ```mlir
+    m2n.step 0 amax src(0) [0:2, 0:1] -> slots(0) [0:2, 0:1] via local
+    m2n.step 2 copy slots(0) [0:2, 0:1] -> holder(4) [0:2, 0:1] via nvlink after [0]
+    m2n.step 4 scale holder(4) [0:2, 0:2] -> scales(4) [0:2, 0:2] via local after [2, 3]
+    ```
   }];
   // Properties, as m2n.move's: a refit's schedule has ~50k steps.
   let arguments = (ins I64Prop:$id,
@@ -401,7 +423,8 @@ def M2N_StepOp : M2N_Op<"step", [HasParent<"ScheduleOp">]> {
                        I64Prop:$to_scratch, ArrayProp<I64Prop>:$to_offsets,
                        ArrayProp<I64Prop>:$sizes,
                        OptionalProp<EnumProp<M2N_ReductionKind>>:$reduction,
-                       EnumProp<M2N_LinkClass>:$link, ArrayProp<I64Prop>:$deps);
+                       EnumProp<M2N_LinkClass>:$link, ArrayProp<I64Prop>:$deps,
+                       OptionalProp<EnumProp<M2N_StepKind>>:$kind);
   let hasCustomAssemblyFormat = 1;
 }
 
