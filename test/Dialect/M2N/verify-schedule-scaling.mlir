@@ -1,0 +1,165 @@
+// m2n-verify-schedule on quantizing schedules written by hand
+// (docs/fp8-scaling.md): the amax exchange checked as a scale plan, and
+// every step after what it reads. Each case breaks the routed schedule of
+// route-topology-scaling.mlir's @straddling_sources in one place.
+// RUN: m2n-opt %s --split-input-file --m2n-verify-schedule --verify-diagnostics
+
+// A quantizing move that does not wait for its executor's scales.
+func.func @f(%c: !m2n.comm<5>, %w: !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>>) {
+  %q, %s = m2n.schedule %w on %c strategy = "flat" topology(#m2n.topology<domain_size = 5, nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<5>, !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>> -> !m2n.dist<4x6xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>> {
+    m2n.step 0 amax src(0) [0:2, 0:1] -> slots(0) [0:2, 0:1] via local
+    m2n.step 1 amax src(1) [0:2, 0:1] -> slots(1) [0:2, 0:1] via local
+    m2n.step 2 amax src(2) [0:2, 0:1] -> slots(2) [0:2, 0:1] via local
+    m2n.step 3 copy slots(0) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink after [0]
+    m2n.step 4 copy slots(2) [0:1, 0:1] -> holder(3) [0:1, 1:2] via nvlink after [2]
+    m2n.step 5 copy slots(0) [1:2, 0:1] -> holder(4) [0:1, 0:1] via nvlink after [0]
+    m2n.step 6 copy slots(2) [1:2, 0:1] -> holder(4) [0:1, 1:2] via nvlink after [2]
+    m2n.step 7 reduce<max> slots(1) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink after [1, 3]
+    m2n.step 8 reduce<max> slots(1) [1:2, 0:1] -> holder(4) [0:1, 0:1] via nvlink after [1, 5]
+    m2n.step 9 scale holder(3) [0:1, 0:2] -> scales(3) [0:1, 0:2] via local after [3, 4, 7]
+    m2n.step 10 scale holder(4) [0:1, 0:2] -> scales(4) [0:1, 0:2] via local after [5, 6, 8]
+    // expected-error@+1 {{quantizes with scales(3) [0:1, 0:1] without waiting for step 9, which writes them}}
+    m2n.step 11 copy src(0) [0:2, 0:2] -> dst(3) [0:2, 0:2] via nvlink
+    m2n.step 12 copy src(1) [0:2, 0:2] -> dst(3) [0:2, 2:4] via nvlink after [9]
+    m2n.step 13 copy src(2) [0:2, 0:2] -> dst(3) [0:2, 4:6] via nvlink after [9]
+    m2n.step 14 copy src(0) [2:4, 0:2] -> dst(4) [0:2, 0:2] via nvlink after [10]
+    m2n.step 15 copy src(1) [2:4, 0:2] -> dst(4) [0:2, 2:4] via nvlink after [10]
+    m2n.step 16 copy src(2) [2:4, 0:2] -> dst(4) [0:2, 4:6] via nvlink after [10]
+  }
+  return
+}
+
+// -----
+
+// An exchange that does not wait for the share it reads.
+func.func @f(%c: !m2n.comm<5>, %w: !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>>) {
+  %q, %s = m2n.schedule %w on %c strategy = "flat" topology(#m2n.topology<domain_size = 5, nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<5>, !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>> -> !m2n.dist<4x6xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>> {
+    m2n.step 0 amax src(0) [0:2, 0:1] -> slots(0) [0:2, 0:1] via local
+    m2n.step 1 amax src(1) [0:2, 0:1] -> slots(1) [0:2, 0:1] via local
+    m2n.step 2 amax src(2) [0:2, 0:1] -> slots(2) [0:2, 0:1] via local
+    // expected-error@+1 {{reads slots(0) [0:1, 0:1] without waiting for step 0, which computes it}}
+    m2n.step 3 copy slots(0) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink
+    m2n.step 4 copy slots(2) [0:1, 0:1] -> holder(3) [0:1, 1:2] via nvlink after [2]
+    m2n.step 5 copy slots(0) [1:2, 0:1] -> holder(4) [0:1, 0:1] via nvlink after [0]
+    m2n.step 6 copy slots(2) [1:2, 0:1] -> holder(4) [0:1, 1:2] via nvlink after [2]
+    m2n.step 7 reduce<max> slots(1) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink after [1, 3]
+    m2n.step 8 reduce<max> slots(1) [1:2, 0:1] -> holder(4) [0:1, 0:1] via nvlink after [1, 5]
+    m2n.step 9 scale holder(3) [0:1, 0:2] -> scales(3) [0:1, 0:2] via local after [3, 4, 7]
+    m2n.step 10 scale holder(4) [0:1, 0:2] -> scales(4) [0:1, 0:2] via local after [5, 6, 8]
+    m2n.step 11 copy src(0) [0:2, 0:2] -> dst(3) [0:2, 0:2] via nvlink after [9]
+    m2n.step 12 copy src(1) [0:2, 0:2] -> dst(3) [0:2, 2:4] via nvlink after [9]
+    m2n.step 13 copy src(2) [0:2, 0:2] -> dst(3) [0:2, 4:6] via nvlink after [9]
+    m2n.step 14 copy src(0) [2:4, 0:2] -> dst(4) [0:2, 0:2] via nvlink after [10]
+    m2n.step 15 copy src(1) [2:4, 0:2] -> dst(4) [0:2, 2:4] via nvlink after [10]
+    m2n.step 16 copy src(2) [2:4, 0:2] -> dst(4) [0:2, 4:6] via nvlink after [10]
+  }
+  return
+}
+
+// -----
+
+// A max-reduction that does not wait for the copy it lands on.
+func.func @f(%c: !m2n.comm<5>, %w: !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>>) {
+  %q, %s = m2n.schedule %w on %c strategy = "flat" topology(#m2n.topology<domain_size = 5, nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<5>, !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>> -> !m2n.dist<4x6xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>> {
+    m2n.step 0 amax src(0) [0:2, 0:1] -> slots(0) [0:2, 0:1] via local
+    m2n.step 1 amax src(1) [0:2, 0:1] -> slots(1) [0:2, 0:1] via local
+    m2n.step 2 amax src(2) [0:2, 0:1] -> slots(2) [0:2, 0:1] via local
+    m2n.step 3 copy slots(0) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink after [0]
+    m2n.step 4 copy slots(2) [0:1, 0:1] -> holder(3) [0:1, 1:2] via nvlink after [2]
+    m2n.step 5 copy slots(0) [1:2, 0:1] -> holder(4) [0:1, 0:1] via nvlink after [0]
+    m2n.step 6 copy slots(2) [1:2, 0:1] -> holder(4) [0:1, 1:2] via nvlink after [2]
+    // expected-error@+1 {{max-reduces into holder(3) [0:1, 0:1] without waiting for step 3, which copies into it}}
+    m2n.step 7 reduce<max> slots(1) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink after [1]
+    m2n.step 8 reduce<max> slots(1) [1:2, 0:1] -> holder(4) [0:1, 0:1] via nvlink after [1, 5]
+    m2n.step 9 scale holder(3) [0:1, 0:2] -> scales(3) [0:1, 0:2] via local after [3, 4, 7]
+    m2n.step 10 scale holder(4) [0:1, 0:2] -> scales(4) [0:1, 0:2] via local after [5, 6, 8]
+    m2n.step 11 copy src(0) [0:2, 0:2] -> dst(3) [0:2, 0:2] via nvlink after [9]
+    m2n.step 12 copy src(1) [0:2, 0:2] -> dst(3) [0:2, 2:4] via nvlink after [9]
+    m2n.step 13 copy src(2) [0:2, 0:2] -> dst(3) [0:2, 4:6] via nvlink after [9]
+    m2n.step 14 copy src(0) [2:4, 0:2] -> dst(4) [0:2, 0:2] via nvlink after [10]
+    m2n.step 15 copy src(1) [2:4, 0:2] -> dst(4) [0:2, 2:4] via nvlink after [10]
+    m2n.step 16 copy src(2) [2:4, 0:2] -> dst(4) [0:2, 4:6] via nvlink after [10]
+  }
+  return
+}
+
+// -----
+
+// A scale write before the holder entries it reads.
+func.func @f(%c: !m2n.comm<5>, %w: !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>>) {
+  %q, %s = m2n.schedule %w on %c strategy = "flat" topology(#m2n.topology<domain_size = 5, nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<5>, !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>> -> !m2n.dist<4x6xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>> {
+    m2n.step 0 amax src(0) [0:2, 0:1] -> slots(0) [0:2, 0:1] via local
+    m2n.step 1 amax src(1) [0:2, 0:1] -> slots(1) [0:2, 0:1] via local
+    m2n.step 2 amax src(2) [0:2, 0:1] -> slots(2) [0:2, 0:1] via local
+    m2n.step 3 copy slots(0) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink after [0]
+    m2n.step 4 copy slots(2) [0:1, 0:1] -> holder(3) [0:1, 1:2] via nvlink after [2]
+    m2n.step 5 copy slots(0) [1:2, 0:1] -> holder(4) [0:1, 0:1] via nvlink after [0]
+    m2n.step 6 copy slots(2) [1:2, 0:1] -> holder(4) [0:1, 1:2] via nvlink after [2]
+    m2n.step 7 reduce<max> slots(1) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink after [1, 3]
+    m2n.step 8 reduce<max> slots(1) [1:2, 0:1] -> holder(4) [0:1, 0:1] via nvlink after [1, 5]
+    // expected-error@+1 {{reads holder(3) [0:1, 0:1] without waiting for step 7, which writes it}}
+    m2n.step 9 scale holder(3) [0:1, 0:2] -> scales(3) [0:1, 0:2] via local after [3, 4]
+    m2n.step 10 scale holder(4) [0:1, 0:2] -> scales(4) [0:1, 0:2] via local after [5, 6, 8]
+    m2n.step 11 copy src(0) [0:2, 0:2] -> dst(3) [0:2, 0:2] via nvlink after [9]
+    m2n.step 12 copy src(1) [0:2, 0:2] -> dst(3) [0:2, 2:4] via nvlink after [9]
+    m2n.step 13 copy src(2) [0:2, 0:2] -> dst(3) [0:2, 4:6] via nvlink after [9]
+    m2n.step 14 copy src(0) [2:4, 0:2] -> dst(4) [0:2, 0:2] via nvlink after [10]
+    m2n.step 15 copy src(1) [2:4, 0:2] -> dst(4) [0:2, 2:4] via nvlink after [10]
+    m2n.step 16 copy src(2) [2:4, 0:2] -> dst(4) [0:2, 4:6] via nvlink after [10]
+  }
+  return
+}
+
+// -----
+
+// A straddling block copied from both shares.
+func.func @f(%c: !m2n.comm<5>, %w: !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>>) {
+  // expected-error@+1 {{the holder table of rank 3 gets block [0:1, 0:1] from 2 of its 2 shares with 2 copies (expected every share once, one copy)}}
+  %q, %s = m2n.schedule %w on %c strategy = "flat" topology(#m2n.topology<domain_size = 5, nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<5>, !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>> -> !m2n.dist<4x6xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>> {
+    m2n.step 0 amax src(0) [0:2, 0:1] -> slots(0) [0:2, 0:1] via local
+    m2n.step 1 amax src(1) [0:2, 0:1] -> slots(1) [0:2, 0:1] via local
+    m2n.step 2 amax src(2) [0:2, 0:1] -> slots(2) [0:2, 0:1] via local
+    m2n.step 3 copy slots(0) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink after [0]
+    m2n.step 4 copy slots(2) [0:1, 0:1] -> holder(3) [0:1, 1:2] via nvlink after [2]
+    m2n.step 5 copy slots(0) [1:2, 0:1] -> holder(4) [0:1, 0:1] via nvlink after [0]
+    m2n.step 6 copy slots(2) [1:2, 0:1] -> holder(4) [0:1, 1:2] via nvlink after [2]
+    m2n.step 7 copy slots(1) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink after [1]
+    m2n.step 8 reduce<max> slots(1) [1:2, 0:1] -> holder(4) [0:1, 0:1] via nvlink after [1, 5]
+    m2n.step 9 scale holder(3) [0:1, 0:2] -> scales(3) [0:1, 0:2] via local after [3, 4, 7]
+    m2n.step 10 scale holder(4) [0:1, 0:2] -> scales(4) [0:1, 0:2] via local after [5, 6, 8]
+    m2n.step 11 copy src(0) [0:2, 0:2] -> dst(3) [0:2, 0:2] via nvlink after [9]
+    m2n.step 12 copy src(1) [0:2, 0:2] -> dst(3) [0:2, 2:4] via nvlink after [9]
+    m2n.step 13 copy src(2) [0:2, 0:2] -> dst(3) [0:2, 4:6] via nvlink after [9]
+    m2n.step 14 copy src(0) [2:4, 0:2] -> dst(4) [0:2, 0:2] via nvlink after [10]
+    m2n.step 15 copy src(1) [2:4, 0:2] -> dst(4) [0:2, 2:4] via nvlink after [10]
+    m2n.step 16 copy src(2) [2:4, 0:2] -> dst(4) [0:2, 4:6] via nvlink after [10]
+  }
+  return
+}
+
+// -----
+
+// Two shares of one rank.
+func.func @f(%c: !m2n.comm<5>, %w: !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>>) {
+  %q, %s = m2n.schedule %w on %c strategy = "flat" topology(#m2n.topology<domain_size = 5, nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<5>, !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>> -> !m2n.dist<4x6xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>> {
+    m2n.step 0 amax src(0) [0:2, 0:1] -> slots(0) [0:2, 0:1] via local
+    // expected-error@+1 {{is a second amax step of rank 0 (step 0 computes its share)}}
+    m2n.step 1 amax src(0) [1:2, 0:1] -> slots(0) [1:2, 0:1] via local
+    m2n.step 2 amax src(2) [0:2, 0:1] -> slots(2) [0:2, 0:1] via local
+    m2n.step 3 copy slots(0) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink after [0]
+    m2n.step 4 copy slots(2) [0:1, 0:1] -> holder(3) [0:1, 1:2] via nvlink after [2]
+    m2n.step 5 copy slots(0) [1:2, 0:1] -> holder(4) [0:1, 0:1] via nvlink after [0]
+    m2n.step 6 copy slots(2) [1:2, 0:1] -> holder(4) [0:1, 1:2] via nvlink after [2]
+    m2n.step 7 reduce<max> slots(1) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink after [1, 3]
+    m2n.step 8 reduce<max> slots(1) [1:2, 0:1] -> holder(4) [0:1, 0:1] via nvlink after [1, 5]
+    m2n.step 9 scale holder(3) [0:1, 0:2] -> scales(3) [0:1, 0:2] via local after [3, 4, 7]
+    m2n.step 10 scale holder(4) [0:1, 0:2] -> scales(4) [0:1, 0:2] via local after [5, 6, 8]
+    m2n.step 11 copy src(0) [0:2, 0:2] -> dst(3) [0:2, 0:2] via nvlink after [9]
+    m2n.step 12 copy src(1) [0:2, 0:2] -> dst(3) [0:2, 2:4] via nvlink after [9]
+    m2n.step 13 copy src(2) [0:2, 0:2] -> dst(3) [0:2, 4:6] via nvlink after [9]
+    m2n.step 14 copy src(0) [2:4, 0:2] -> dst(4) [0:2, 0:2] via nvlink after [10]
+    m2n.step 15 copy src(1) [2:4, 0:2] -> dst(4) [0:2, 2:4] via nvlink after [10]
+    m2n.step 16 copy src(2) [2:4, 0:2] -> dst(4) [0:2, 4:6] via nvlink after [10]
+  }
+  return
+}
