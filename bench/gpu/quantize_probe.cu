@@ -12,7 +12,10 @@
 //      and writes to_fp8(x / scale) (one f32 division, cvt.rn.satfinite).
 // against the same reshard without a cast (bf16 pull, 16-byte vectors) at
 // the same CTA count and block size, and the plain copy of the same bytes.
-// Each phase is a grid-stride kernel over 128 x 128 blocks of 256 threads.
+// Each phase is a grid-stride kernel over 128 x 128 blocks of 256 threads,
+// each thread with its 8 vector loads in flight; phase 3 divides by the
+// scale (div.rn.f32) or multiplies by its reciprocal with one FMA
+// correction (both checked bit for bit).
 // Checked first (fresh random values with zero blocks, an infinity and a
 // NaN; the destination poisoned; every element and scale compared with a
 // host quantizer written from the format definition), then timed with CUDA
@@ -101,11 +104,17 @@ __global__ void amaxKernel(Buffers b) {
     int br = blk / kSrcBlockCols, bc = blk % kSrcBlockCols;
     const __nv_bfloat16 *base = b.src[rank] + (size_t)br * kBlock * kSrcCols + bc * kBlock;
     float m = 0.0f;
-    // 128 rows x 16 vectors of 8 elements: 8 vectors a thread.
-    for (int v = threadIdx.x; v < kBlock * 16; v += kThreads) {
-      uint4 x = *reinterpret_cast<const uint4 *>(base + (size_t)(v / 16) * kSrcCols + (v % 16) * 8);
-      m = amaxOf(x, m);
+    // 128 rows x 16 vectors of 8 elements: 8 vectors a thread, all loaded
+    // before any is reduced.
+    uint4 x[kBlock * 16 / kThreads];
+#pragma unroll
+    for (int i = 0; i < kBlock * 16 / kThreads; ++i) {
+      int v = threadIdx.x + i * kThreads;
+      x[i] = *reinterpret_cast<const uint4 *>(base + (size_t)(v / 16) * kSrcCols + (v % 16) * 8);
     }
+#pragma unroll
+    for (int i = 0; i < kBlock * 16 / kThreads; ++i)
+      m = amaxOf(x[i], m);
     m = blockMax(m);
     if (threadIdx.x == 0)
       b.slots[rank][blk] = m;
@@ -133,10 +142,25 @@ __global__ void exchangeKernel(Buffers b) {
   }
 }
 
+// How phase 3 divides: one IEEE division per element (div.rn.f32), or the
+// correctly rounded reciprocal and one FMA correction (Markstein), exact
+// for these quotients (the scale is 1 for infinities and zero blocks, where
+// the quotient is x itself; tiny scales, whose reciprocal overflows, divide).
+enum class Pull { Copy, QuantizeDivide, QuantizeReciprocal };
+
+__device__ inline float quotient(float x, float scale, float reciprocal) {
+  float q0 = __fmul_rn(x, reciprocal);
+  float rem = __fmaf_rn(-q0, scale, x);
+  return __fmaf_rn(rem, reciprocal, q0);
+}
+
 // Phase 3 (and the uncast reshard): one 128 x 128 block of one destination
-// per iteration, pulled from its source rank.
-template <bool Quantize> __global__ void pullKernel(Buffers b) {
+// per iteration, pulled from its source rank; every thread loads its 8
+// vectors before it converts and stores any (8 loads in flight).
+template <Pull Mode> __global__ void pullKernel(Buffers b) {
+  constexpr bool Quantize = Mode != Pull::Copy;
   const int blocksPerRank = kBlockRows * kDstBlockCols;
+  constexpr int kPerThread = kBlock * 16 / kThreads; // 8
   for (int unit = blockIdx.x; unit < kDstRanks * blocksPerRank; unit += gridDim.x) {
     int d = unit / blocksPerRank, blk = unit % blocksPerRank;
     int br = blk / kDstBlockCols, bc = blk % kDstBlockCols;
@@ -144,32 +168,52 @@ template <bool Quantize> __global__ void pullKernel(Buffers b) {
     const __nv_bfloat16 *from = b.src[s] + (size_t)br * kBlock * kSrcCols + (bc % kSrcBlockCols) * kBlock;
     size_t to = (size_t)br * kBlock * kDstCols + bc * kBlock;
     float scale = Quantize ? scaleFromAmax(b.holder[d][blk]) : 1.0f;
-    for (int v = threadIdx.x; v < kBlock * 16; v += kThreads) {
+    bool plain = scale == 1.0f, divide = Mode == Pull::QuantizeDivide || scale < 0x1p-125f;
+    float reciprocal = __frcp_rn(scale);
+    uint4 x[kPerThread];
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      int v = threadIdx.x + i * kThreads;
+      x[i] = *reinterpret_cast<const uint4 *>(from + (size_t)(v / 16) * kSrcCols + (v % 16) * 8);
+    }
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      int v = threadIdx.x + i * kThreads;
       size_t row = v / 16, col = (v % 16) * 8;
-      uint4 x = *reinterpret_cast<const uint4 *>(from + row * kSrcCols + col);
       if (!Quantize) {
-        *reinterpret_cast<uint4 *>(b.dstCopy[d] + to + row * kDstCols + col) = x;
+        *reinterpret_cast<uint4 *>(b.dstCopy[d] + to + row * kDstCols + col) = x[i];
         continue;
       }
-      const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&x);
+      const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&x[i]);
       uint32_t out[2];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        float2 f = __bfloat1622float2(h[i]);
-        // One IEEE division per element (div.rn.f32), then cvt.rn.satfinite.
-        __nv_fp8x2_storage_t q = __nv_cvt_float2_to_fp8x2(
-            make_float2(__fdiv_rn(f.x, scale), __fdiv_rn(f.y, scale)), __NV_SATFINITE, __NV_E4M3);
-        reinterpret_cast<uint16_t *>(out)[i] = q;
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __bfloat1622float2(h[j]);
+        float2 q = plain ? f
+                   : divide ? make_float2(__fdiv_rn(f.x, scale), __fdiv_rn(f.y, scale))
+                            : make_float2(quotient(f.x, scale, reciprocal),
+                                          quotient(f.y, scale, reciprocal));
+        reinterpret_cast<uint16_t *>(out)[j] = __nv_cvt_float2_to_fp8x2(q, __NV_SATFINITE, __NV_E4M3);
       }
       *reinterpret_cast<uint2 *>(b.dstFp8[d] + to + row * kDstCols + col) = make_uint2(out[0], out[1]);
     }
   }
 }
 
+// The plain copy of the same bytes, 8 vectors in flight a thread.
 __global__ void copyKernel(const uint4 *from, uint4 *to, size_t vectors) {
-  for (size_t i = blockIdx.x * (size_t)kThreads + threadIdx.x; i < vectors;
-       i += (size_t)gridDim.x * kThreads)
-    to[i] = from[i];
+  const size_t stride = (size_t)gridDim.x * kThreads;
+  for (size_t i = blockIdx.x * (size_t)kThreads + threadIdx.x; i < vectors; i += 8 * stride) {
+    uint4 x[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (i + j * stride < vectors)
+        x[j] = from[i + j * stride];
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      if (i + j * stride < vectors)
+        to[i + j * stride] = x[j];
+  }
 }
 
 uint8_t hostQuantize(float x, float scale) {
@@ -251,16 +295,25 @@ int main(int argc, char **argv) {
     CHECK(cudaMemset(b.dstFp8[d], 0x7F, dstElems)); // Poison (NaN in e4m3).
     CHECK(cudaMemset(b.scales[d], 0xFF, kBlockRows * kDstBlockCols * 4));
   }
-  auto quantizing = [&](int ctas) {
+  auto quantizing = [&](int ctas, bool reciprocal) {
     amaxKernel<<<ctas, kThreads>>>(b);
     exchangeKernel<<<ctas, kThreads>>>(b);
-    pullKernel<true><<<ctas, kThreads>>>(b);
+    if (reciprocal)
+      pullKernel<Pull::QuantizeReciprocal><<<ctas, kThreads>>>(b);
+    else
+      pullKernel<Pull::QuantizeDivide><<<ctas, kThreads>>>(b);
   };
-  quantizing(132);
+  size_t wrong = 0;
+  for (bool reciprocal : {false, true}) {
+  for (int d = 0; d < kDstRanks; ++d) {
+    CHECK(cudaMemset(b.dstFp8[d], 0x7F, dstElems));
+    CHECK(cudaMemset(b.scales[d], 0xFF, kBlockRows * kDstBlockCols * 4));
+  }
+  quantizing(132, reciprocal);
   CHECK(cudaDeviceSynchronize());
 
   // Check every destination element and scale with the host quantizer.
-  size_t wrong = 0;
+  size_t wrongBefore = wrong;
   std::vector<uint8_t> q(dstElems);
   std::vector<float> scales(kBlockRows * kDstBlockCols);
   for (int d = 0; d < kDstRanks; ++d) {
@@ -290,9 +343,11 @@ int main(int argc, char **argv) {
           }
       }
   }
-  std::printf("check: %s (%zu of %zu elements and %zu scales differ)\n",
-              wrong ? "FAIL" : "PASS", wrong, kDstRanks * dstElems,
-              kDstRanks * scales.size());
+  std::printf("check (%s): %s (%zu of %zu elements and %zu scales differ)\n",
+              reciprocal ? "reciprocal + FMA" : "division",
+              wrong != wrongBefore ? "FAIL" : "PASS", wrong - wrongBefore,
+              kDstRanks * dstElems, kDstRanks * scales.size());
+  }
 
   // Bytes: the uncast reshard reads and writes 2 B an element of the 8
   // destinations; the quantizing one reads each source element for its
@@ -301,17 +356,20 @@ int main(int argc, char **argv) {
   uint4 *plainFrom, *plainTo;
   CHECK(cudaMalloc(&plainFrom, kDstRanks * dstElems * 2));
   CHECK(cudaMalloc(&plainTo, kDstRanks * dstElems * 2));
-  std::printf("\n| CTAs | uncast reshard us | quantizing reshard us (amax + exchange + pull) | ratio uncast/quantizing | plain copy of the uncast bytes us | uncast GB/s (read+write) |\n|---|---|---|---|---|---|\n");
+  std::printf("\n| CTAs | uncast reshard us | quantizing, division: us (amax + exchange + pull) | uncast/quantizing | quantizing, reciprocal + FMA: us (amax + exchange + pull) | uncast/quantizing | plain copy of the uncast bytes us | uncast GB/s (read+write) |\n|---|---|---|---|---|---|---|---|\n");
   for (int ctas : ctaCounts) {
-    float uncast = timeIt([&] { pullKernel<false><<<ctas, kThreads>>>(b); }, 20);
+    float uncast = timeIt([&] { pullKernel<Pull::Copy><<<ctas, kThreads>>>(b); }, 20);
     float amax = timeIt([&] { amaxKernel<<<ctas, kThreads>>>(b); }, 20);
     float exchange = timeIt([&] { exchangeKernel<<<ctas, kThreads>>>(b); }, 20);
-    float pull = timeIt([&] { pullKernel<true><<<ctas, kThreads>>>(b); }, 20);
-    float total = timeIt([&] { quantizing(ctas); }, 20);
+    float pullDiv = timeIt([&] { pullKernel<Pull::QuantizeDivide><<<ctas, kThreads>>>(b); }, 20);
+    float pullRcp = timeIt([&] { pullKernel<Pull::QuantizeReciprocal><<<ctas, kThreads>>>(b); }, 20);
+    float totalDiv = timeIt([&] { quantizing(ctas, false); }, 20);
+    float totalRcp = timeIt([&] { quantizing(ctas, true); }, 20);
     float plain = timeIt([&] { copyKernel<<<ctas, kThreads>>>(plainFrom, plainTo, kDstRanks * dstElems * 2 / 16); }, 20);
     CHECK(cudaGetLastError());
-    std::printf("| %d | %.1f | %.1f (%.1f + %.1f + %.1f) | %.2f | %.1f | %.0f |\n", ctas, uncast,
-                total, amax, exchange, pull, uncast / total, plain, copyBytes / uncast / 1e3);
+    std::printf("| %d | %.1f | %.1f (%.1f + %.1f + %.1f) | %.2f | %.1f (%.1f + %.1f + %.1f) | %.2f | %.1f | %.0f |\n",
+                ctas, uncast, totalDiv, amax, exchange, pullDiv, uncast / totalDiv, totalRcp, amax,
+                exchange, pullRcp, uncast / totalRcp, plain, copyBytes / uncast / 1e3);
   }
   return wrong ? 1 : 0;
 }

@@ -171,6 +171,16 @@ void quantizeElement(ElementType from, ElementType to, float scale, void *dst,
   storeElement(to, dst, static_cast<double>(value));
 }
 
+float quotientByReciprocal(float x, float scale, float reciprocal) {
+  if (scale == 1.0f || x == 0.0f)
+    return x;
+  if (std::fabs(x) < 0x1p-102f || scale < 0x1p-125f)
+    return x / scale;
+  float first = x * reciprocal;
+  float remainder = std::fma(-first, scale, x); // Exact.
+  return std::fma(remainder, reciprocal, first);
+}
+
 void quantizeTensor(const Scaling &scaling, ElementType from, ElementType to,
                     const Dims &shape, const uint8_t *src, uint8_t *dst,
                     std::vector<float> &scales) {

@@ -6,7 +6,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <iostream>
 #include <limits>
+#include <random>
 
 using namespace m2n;
 
@@ -131,6 +133,63 @@ TEST(ScalingTest, QuantizesEachBlockWithItsOwnScale) {
   EXPECT_EQ(dst[10], 0xF6); // -4 / (8/448) = -224 = -1.75 x 2^7.
   EXPECT_EQ(dst[14], 0x7E); // inf / 1 saturates to 448.
   EXPECT_EQ(dst[4], 0x00);
+}
+
+// The kernel divides by a block's scale with its reciprocal and one FMA
+// correction (quotientByReciprocal); quantized, that must be the division's
+// fp8 value. Every bf16 x within the amax of its block (as a block's
+// elements are), for 1,200 amaxes (every binade's edges, subnormals, the
+// largest finite, random ones) and both fp8 formats; then random f32
+// values.
+TEST(ScalingTest, ReciprocalWithOneCorrectionQuantizesLikeDivision) {
+  auto fromBits = [](uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  };
+  std::mt19937 random(20261205);
+  std::vector<float> amaxes;
+  for (uint32_t exponent = 0; exponent < 255; ++exponent)
+    for (uint32_t mantissa : {0x00u, 0x01u, 0x7Fu})
+      if (exponent || mantissa)
+        amaxes.push_back(fromBits((exponent << 23 | mantissa << 16)));
+  while (amaxes.size() < 1200)
+    amaxes.push_back(fromBits((random() % 0x7F80 + 1) << 16));
+  int64_t checked = 0;
+  auto check = [&](float x, float scale, ElementType to) {
+    uint8_t divided, corrected;
+    float one = 1.0f, quotient = x / scale,
+          fast = quotientByReciprocal(x, scale, 1.0f / scale);
+    ++checked;
+    if (std::memcmp(&quotient, &fast, 4) == 0)
+      return true; // The same f32: the same fp8 value.
+    quantizeElement(ElementType::F32, to, one, &divided, &quotient);
+    quantizeElement(ElementType::F32, to, one, &corrected, &fast);
+    return divided == corrected;
+  };
+  for (float amax : amaxes)
+    for (ElementType to : {ElementType::F8E4M3FN, ElementType::F8E5M2}) {
+      float scale = scaleFromAmax(Scaling::tensor(), to, amax);
+      for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+        float x = fromBits(bits << 16);
+        if (!(std::fabs(x) <= amax))
+          continue;
+        ASSERT_TRUE(check(x, scale, to))
+            << "x " << x << " (bf16 " << bits << ") amax " << amax;
+      }
+    }
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  std::uniform_int_distribution<int> binade(-140, 120);
+  for (int i = 0; i < 1000000; ++i) {
+    float amax = std::ldexp(0.5f + unit(random), binade(random));
+    float x = (random() % 2 ? -1.0f : 1.0f) * amax *
+              (random() % 8 ? unit(random) : 1.0f);
+    ElementType to = random() % 2 ? ElementType::F8E4M3FN : ElementType::F8E5M2;
+    ASSERT_TRUE(check(x, scaleFromAmax(Scaling::tensor(), to, amax), to))
+        << "x " << x << " amax " << amax;
+  }
+  std::cout << "[ scaling ] " << checked
+            << " quotients by reciprocal quantize like the division\n";
 }
 
 } // namespace

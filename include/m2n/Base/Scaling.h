@@ -102,6 +102,18 @@ float scaleFromE8m0(uint8_t bits);
 void quantizeElement(ElementType from, ElementType to, float scale, void *dst,
                      const void *src);
 
+/// x / scale as the transfer kernel computes it, without a division (a
+/// division per element costs the kernel more than the bytes it moves):
+/// x itself where the scale is 1 or x is zero (its sign kept); the f32
+/// division for tiny x (|x| < 2^-102, where the remainder below would be
+/// subnormal) and tiny scales (< 2^-125, whose reciprocal overflows);
+/// otherwise the product with `reciprocal` (1 / scale, rounded) corrected
+/// once by the exact remainder (q0 = x r, q0 + (x - q0 scale) r with
+/// FMAs: Markstein). Quantized, it gives the division's fp8 value for every
+/// x of a block the scale belongs to (|x| <= amax; ScalingTest checks every
+/// bf16 value against thousands of scales).
+float quotientByReciprocal(float x, float scale, float reciprocal);
+
 /// The whole computation on a global row-major tensor: the block amaxes,
 /// their scales (f32 values in `scales`, row-major over scaleShape; for mx
 /// the powers of two whose e8m0 bytes are stored) and every quantized
