@@ -148,7 +148,13 @@ __global__ void exchangeKernel(Buffers b) {
 // the quotient is x itself; tiny scales, whose reciprocal overflows, divide).
 enum class Pull { Copy, QuantizeDivide, QuantizeReciprocal };
 
+// As quotientByReciprocal (include/m2n/Base/Scaling.h): zeros keep their
+// sign, tiny x divides (the remainder would be inexact).
 __device__ inline float quotient(float x, float scale, float reciprocal) {
+  if (x == 0.0f)
+    return x;
+  if (fabsf(x) < 0x1p-102f)
+    return __fdiv_rn(x, scale);
   float q0 = __fmul_rn(x, reciprocal);
   float rem = __fmaf_rn(-q0, scale, x);
   return __fmaf_rn(rem, reciprocal, q0);
@@ -285,6 +291,12 @@ int main(int argc, char **argv) {
     std::fill_n(&host[3][(size_t)row * kSrcCols], kBlock, 0);
   host[3][(size_t)200 * kSrcCols + 300] = 0x7F80; // +inf
   host[3][(size_t)400 * kSrcCols + 700] = 0x7FC0; // NaN
+  // Negative zeros and values too tiny for the reciprocal's correction.
+  for (int i = 0; i < 64; ++i) {
+    host[5][(size_t)(300 + i) * kSrcCols + 7 * i] = 0x8000;           // -0
+    host[5][(size_t)(900 + i) * kSrcCols + 5 * i] = uint16_t(0x0001 + 3 * i); // subnormal
+    host[6][(size_t)(100 + i) * kSrcCols + 9 * i] = uint16_t(0x8C00 + i);     // -2^-103..
+  }
   for (int r = 0; r < kSrcRanks; ++r)
     CHECK(cudaMemcpy(b.src[r], host[r].data(), srcElems * 2, cudaMemcpyHostToDevice));
   for (int d = 0; d < kDstRanks; ++d) {

@@ -386,6 +386,7 @@ Schedule inEmissionOrder(Schedule schedule) {
     position[(*steps)[at]] = static_cast<int64_t>(at);
   Schedule result;
   result.strategy = schedule.strategy;
+  result.scaling = schedule.scaling;
   result.scratches = std::move(schedule.scratches);
   result.steps.reserve(steps->size());
   for (int64_t i : *steps) {
@@ -461,6 +462,7 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
   };
   Schedule result;
   result.strategy = schedule.strategy;
+  result.scaling = schedule.scaling;
   result.scratches = schedule.scratches;
   result.steps.reserve(count > 0 ? moved[count - 1] + 1 : 0);
   auto stagingOn = [&](int64_t rank, const Dims &sizes) {
@@ -542,6 +544,15 @@ lowerPreparedSchedule(const Schedule &schedule, const Layout &src,
                       ElementType type, const LoweringOptions &options,
                       TransferProgram &program,
                       std::optional<ElementCast> cast) {
+  if (schedule.scaling)
+    return "a quantizing schedule (scaling " + schedule.scaling->str() +
+           ") does not lower yet: the program level has no amax exchange "
+           "(docs/fp8-scaling.md, status)";
+  for (size_t i = 0; i < schedule.steps.size(); ++i)
+    if (schedule.steps[i].kind != StepKind::Move)
+      return "step " + std::to_string(i) + " (" + schedule.steps[i].str() +
+             ") belongs to a quantizing schedule's amax exchange, which does "
+             "not lower yet";
   if (cast && cast->source == type)
     cast.reset();
   if (cast && !isCastable(cast->source, type))

@@ -21,6 +21,40 @@ const char *toString(StepKind kind) {
   return "?";
 }
 
+bool isScaleStep(const Step &step) {
+  return step.kind != StepKind::Move || isScaleBuffer(step.from.kind) ||
+         isScaleBuffer(step.to.kind);
+}
+
+std::optional<std::string> checkStepKind(const Step &step) {
+  const bool sameBlocks = step.from.rank == step.to.rank &&
+                          step.fromBox == step.toBox && !step.reduction;
+  switch (step.kind) {
+  case StepKind::Amax:
+    if (step.from.kind == BufferKind::Source &&
+        step.to.kind == BufferKind::Slots && sameBlocks)
+      return std::nullopt;
+    return "an amax step reads a source rank's blocks into the same slots of "
+           "that rank";
+  case StepKind::Scale:
+    if (step.from.kind == BufferKind::Holder &&
+        step.to.kind == BufferKind::Scales && sameBlocks)
+      return std::nullopt;
+    return "a scale step turns a rank's holder table into the same blocks of "
+           "its scales";
+  case StepKind::Move:
+    if (!isScaleStep(step))
+      return std::nullopt;
+    if (step.from.kind == BufferKind::Slots &&
+        step.to.kind == BufferKind::Holder &&
+        (!step.reduction || *step.reduction == Reduction::Max))
+      return std::nullopt;
+    return "the amax exchange copies or max-reduces slots into holder "
+           "tables; nothing else moves blocks";
+  }
+  return "an unknown step kind";
+}
+
 std::string Step::str() const {
   std::ostringstream os;
   os << (kind != StepKind::Move ? toString(kind)

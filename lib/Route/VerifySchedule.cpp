@@ -80,10 +80,6 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
   auto issue = [](int64_t step, std::string message) {
     return std::optional<ScheduleIssue>(ScheduleIssue{step, std::move(message)});
   };
-  auto isScaleStep = [](const Step &step) {
-    return step.kind != StepKind::Move || isScaleBuffer(step.from.kind) ||
-           isScaleBuffer(step.to.kind);
-  };
   if (!schedule.scaling) {
     for (size_t i = 0; i < steps.size(); ++i)
       if (isScaleStep(steps[i]))
@@ -95,7 +91,7 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
   const Scaling &scaling = *schedule.scaling;
   ScalePlan scalePlan;
   deriveScaleBoxes(scaling, src, dst, shape, scalePlan);
-  std::vector<int64_t> exchangeSteps, amaxStep;
+  std::vector<int64_t> exchangeSteps;
   std::map<int64_t, int64_t> amaxOf;            // Source rank -> its step.
   std::map<int64_t, std::vector<int64_t>> scaleWrites; // Rank -> steps.
   for (size_t index = 0; index < steps.size(); ++index) {
@@ -103,15 +99,9 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
     const int64_t i = static_cast<int64_t>(index);
     if (!isScaleStep(step))
       continue;
+    if (std::optional<std::string> wrong = checkStepKind(step))
+      return issue(i, step.str() + ": " + *wrong);
     if (step.kind == StepKind::Amax) {
-      if (step.from.kind != BufferKind::Source ||
-          !(step.to == BufferRef{BufferKind::Slots, step.from.rank}) ||
-          !(step.fromBox == step.toBox))
-        return issue(i, "computes amaxes from " + step.from.str() + " " +
-                            step.fromBox.str() + " into " + step.to.str() +
-                            " " + step.toBox.str() +
-                            " (an amax step reads a source rank's blocks "
-                            "into the same slots of that rank)");
       if (!amaxOf.try_emplace(step.from.rank, i).second)
         return issue(i, "is a second amax step of rank " +
                             std::to_string(step.from.rank) + " (step " +
@@ -122,23 +112,13 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
       continue;
     }
     if (step.kind == StepKind::Scale) {
-      if (step.from.kind != BufferKind::Holder ||
-          !(step.to == BufferRef{BufferKind::Scales, step.from.rank}) ||
-          !(step.fromBox == step.toBox))
-        return issue(i, "writes scales from " + step.from.str() + " " +
-                            step.fromBox.str() + " into " + step.to.str() +
-                            " " + step.toBox.str() +
-                            " (a scale step turns a rank's holder table into "
-                            "the same blocks of its scales)");
       scaleWrites[step.to.rank].push_back(i);
       continue;
     }
-    if (step.from.kind != BufferKind::Slots ||
-        step.to.kind != BufferKind::Holder ||
-        (step.reduction && *step.reduction != Reduction::Max))
-      return issue(i, "moves " + step.from.str() + " into " + step.to.str() +
-                          " (the amax exchange copies or max-reduces slots "
-                          "into holder tables; nothing else moves blocks)");
+    if (step.link == LinkClass::Network)
+      return issue(i, "exchanges amaxes over the network; quantizing "
+                      "schedules exchange within NVLink domains (network "
+                      "routes are not taken yet)");
     scalePlan.exchange.push_back(
         {Transfer{step.from.rank, step.fromBox, step.to.rank, step.toBox,
                   step.reduction},
@@ -154,7 +134,11 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
                      : -1,
                  issues.front().message);
 
-  // Each step after what it reads.
+  // Each step after what it reads; the exchange into each holder table
+  // by rank, so that a refit's exchange is not compared with itself.
+  std::map<int64_t, std::vector<int64_t>> exchangeInto;
+  for (int64_t i : exchangeSteps)
+    exchangeInto[steps[i].to.rank].push_back(i);
   for (size_t e = 0; e < exchangeSteps.size(); ++e) {
     const int64_t i = exchangeSteps[e];
     const Step &step = steps[i];
@@ -165,7 +149,7 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
                           std::to_string(share) + ", which computes it");
     if (!step.reduction)
       continue;
-    for (int64_t other : exchangeSteps) {
+    for (int64_t other : exchangeInto[step.to.rank]) {
       const Step &copy = steps[other];
       if (!copy.reduction && copy.to == step.to &&
           !copy.toBox.intersect(step.toBox).empty() && !precedes(other, i))
@@ -184,7 +168,7 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
                               steps[other].toBox.intersect(step.toBox).str() +
                               ", which step " + std::to_string(other) +
                               " writes too");
-      for (int64_t other : exchangeSteps)
+      for (int64_t other : exchangeInto[rank])
         if (steps[other].to == step.from &&
             !steps[other].toBox.intersect(step.fromBox).empty() &&
             !precedes(other, i))
@@ -217,6 +201,12 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
     const int64_t i = static_cast<int64_t>(index);
     if (isScaleStep(step) || step.from.kind != BufferKind::Source)
       continue;
+    if (step.link == LinkClass::Network)
+      return issue(i, "quantizes " + step.from.str() +
+                          " across the network; a move out of a source of a "
+                          "quantizing schedule stays within its NVLink domain "
+                          "(quantizing before a network hop is not routed "
+                          "yet)");
     if (step.to.kind != BufferKind::Destination)
       return issue(i, "quantizes " + step.from.str() + " into " +
                           step.to.str() +
@@ -226,10 +216,8 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
     const Box local = dst.localBox(shape, *dstIndex.indexOf(step.to.rank));
     const Box blocks = blocksTouching(scaling, shape,
                                       shifted(step.toBox, local.offsets));
-    Box inTable = blocks;
-    const Box &holder = scalePlan.holderBoxes.at(step.to.rank);
-    for (size_t d = 0; d < inTable.offsets.size(); ++d)
-      inTable.offsets[d] -= holder.offsets[d];
+    const Box inTable =
+        blocks.relativeTo(scalePlan.holderBoxes.at(step.to.rank).offsets);
     if (auto it = scaleWrites.find(step.to.rank); it != scaleWrites.end())
       for (int64_t other : it->second)
         if (!steps[other].toBox.intersect(inTable).empty() &&
@@ -325,7 +313,9 @@ std::optional<ScheduleIssue> verifySchedule(const Schedule &schedule,
 
   for (int64_t i : order) {
     const Step &step = steps[i];
-    const std::optional<Dims> from = shapeOf(step.from);
+    // An amax step names blocks of its rank's slots on both sides.
+    const std::optional<Dims> from =
+        shapeOf(step.kind == StepKind::Amax ? step.to : step.from);
     const std::optional<Dims> to = shapeOf(step.to);
     if (!from || !to)
       return issue(i, "moves " + std::string(from ? "into " : "from ") +
@@ -347,8 +337,7 @@ std::optional<ScheduleIssue> verifySchedule(const Schedule &schedule,
                       [](int64_t s) { return s < 0; }))
         return issue(i, "box " + box.str() + " lies outside " + buffer.str());
     // The amax exchange is checked as a whole below.
-    if (step.kind != StepKind::Move || isScaleBuffer(step.from.kind) ||
-        isScaleBuffer(step.to.kind))
+    if (isScaleStep(step))
       continue;
     if (step.reduction && step.reduction != src.reduction())
       return issue(i, src.reduction()

@@ -175,7 +175,8 @@ std::optional<std::string> ReshardSimulator::execute(const Schedule &schedule,
         return ref.str() + " is not a scratch buffer of that rank";
       data = scratch[ref.scratch].data();
       bufferShape = schedule.scratches[ref.scratch].shape;
-      return std::nullopt;    case BufferKind::Slots:
+      return std::nullopt;
+    case BufferKind::Slots:
     case BufferKind::Holder:
     case BufferKind::Scales:
       return ref.str() + " belongs to a quantizing schedule, which "

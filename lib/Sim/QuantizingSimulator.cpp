@@ -325,7 +325,7 @@ SimulationReport simulateQuantizingSchedule(
     const Scaling &scaling, const Layout &src, const Layout &dst,
     const std::vector<int64_t> &shape, ElementType from, ElementType to,
     const Schedule &schedule, ReshardSimulator::StepOrder order,
-    uint64_t seed) {
+    uint64_t seed, QuantizedBuffers *keep) {
   SimulationReport report;
   auto fail = [&](std::string message) {
     report.passed = false;
@@ -405,20 +405,8 @@ SimulationReport simulateQuantizingSchedule(
         step.toBox.rank() != toBounds.rank() ||
         !fromBounds.contains(step.fromBox) || !toBounds.contains(step.toBox))
       return fail(where + "leaves a buffer or writes a source");
-    const bool blocksIn = isScaleBuffer(step.from.kind),
-               blocksOut = isScaleBuffer(step.to.kind);
-    const bool known =
-        step.kind == StepKind::Amax
-            ? step.from.kind == BufferKind::Source &&
-                  step.to == BufferRef{BufferKind::Slots, step.from.rank}
-        : step.kind == StepKind::Scale
-            ? step.from.kind == BufferKind::Holder &&
-                  step.to == BufferRef{BufferKind::Scales, step.from.rank}
-            : blocksIn == blocksOut &&
-                  (!blocksIn || (step.from.kind == BufferKind::Slots &&
-                                 step.to.kind == BufferKind::Holder));
-    if (!known)
-      return fail(where + "moves between buffers no step of its kind joins");
+    if (std::optional<std::string> wrong = checkStepKind(step))
+      return fail(where + *wrong);
     for (int64_t dep : step.deps) {
       if (dep < 0 || dep >= count || dep == i)
         return fail(where + "depends on a step that does not exist");
@@ -426,6 +414,21 @@ SimulationReport simulateQuantizingSchedule(
       dependents[dep].push_back(i);
     }
   }
+
+  // How many shares each block has (the amax steps that compute it), and
+  // how many a holder entry has heard from: a scale written before all of
+  // them arrived is named, though the first copy left no poison.
+  const Dims grid = scaleShape(scaling, dims);
+  std::vector<int32_t> sharesOf(
+      Box{Dims(grid.size(), 0), grid}.volume(), 0);
+  for (const Step &step : schedule.steps)
+    if (step.kind == StepKind::Amax)
+      forEachIndex(step.toBox, [&](const Dims &index) {
+                     ++sharesOf[linearize(
+                         plus(index, shapeOf.blocksOf(step.to)->offsets),
+                         grid)];
+                   });
+  std::map<int64_t, std::vector<int32_t>> heard;
 
   std::set<int64_t> ready;
   for (int64_t i = 0; i < count; ++i)
@@ -456,10 +459,21 @@ SimulationReport simulateQuantizingSchedule(
       const std::vector<float> &amax = amaxOf(step.from, fromShape);
       std::vector<uint8_t> &out = *bytesOf(step.to, toShape);
       const int64_t size = exponents ? 1 : 4;
+      const Box held = *shapeOf.blocksOf(step.from);
+      std::vector<int32_t> &entries = heard[step.from.rank];
+      entries.resize(held.volume(), 0);
       forEachIndex(step.fromBox, [&](const Dims &index) {
         float value = amax[linearize(index, fromShape)];
         if (std::isnan(value) && problem.empty())
           problem = where + "reads a holder entry no step wrote";
+        if (problem.empty() &&
+            entries[linearize(index, fromShape)] !=
+                sharesOf[linearize(plus(index, held.offsets), grid)])
+          problem = where + "reads the amax of block " +
+                    blockName(plus(index, held.offsets)) + " before all " +
+                    std::to_string(
+                        sharesOf[linearize(plus(index, held.offsets), grid)]) +
+                    " shares of it arrived";
         std::vector<uint8_t> bytes;
         storeScale(scaling,
                    std::isnan(value) ? NAN : scaleFromAmax(scaling, to, value),
@@ -469,11 +483,15 @@ SimulationReport simulateQuantizingSchedule(
     } else if (isScaleBuffer(step.from.kind)) {
       const std::vector<float> &in = amaxOf(step.from, fromShape);
       std::vector<float> &into = amaxOf(step.to, toShape);
+      std::vector<int32_t> &entries = heard[step.to.rank];
+      entries.resize(Box{Dims(toShape.size(), 0), toShape}.volume(), 0);
       forEachIndex(step.fromBox, [&](const Dims &index) {
         float value = in[linearize(index, fromShape)];
-        float &entry = into[linearize(
+        const int64_t at = linearize(
             plus(minus(index, step.fromBox.offsets), step.toBox.offsets),
-            toShape)];
+            toShape);
+        ++entries[at];
+        float &entry = into[at];
         // Poison is NaN, which fmax would pass over: name it instead.
         if (problem.empty() &&
             (std::isnan(value) || (step.reduction && std::isnan(entry))))
@@ -549,7 +567,7 @@ SimulationReport simulateQuantizingSchedule(
       [&](int64_t rank) {
         return *shapeOf.blocksOf({BufferKind::Scales, rank});
       },
-      nullptr);
+      keep);
 }
 
 } // namespace m2n

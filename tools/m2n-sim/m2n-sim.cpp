@@ -174,6 +174,50 @@ int main(int argc, char **argv) {
       return "cannot create '" + dir.str().str() + "': " + ec.message();
     return std::nullopt;
   };
+  // A quantizing run's dump: the global source, and per destination rank
+  // its quantized buffer and its scales (f32, or e8m0 bytes), for an
+  // outside reference.
+  auto dumpQuantized =
+      [&](size_t index, const ::m2n::Scaling &scaling, ::m2n::ElementType from,
+          const ::m2n::QuantizedBuffers &kept,
+          llvm::function_ref<::m2n::Box(int64_t)> heldBy)
+      -> std::optional<std::string> {
+    Operation *plan = plans[index];
+    auto srcType = cast<mlir::m2n::DistType>(plan->getOperand(0).getType());
+    auto dstType = cast<mlir::m2n::DistType>(plan->getResult(0).getType());
+    std::vector<int64_t> shape(srcType.getShape().begin(),
+                               srcType.getShape().end());
+    ::m2n::ElementType to = *mlir::m2n::toElementType(dstType.getElementType());
+    SmallString<256> dir;
+    if (std::optional<std::string> error = makeDumpDir(index, dir))
+      return error;
+    auto write = [&](const std::string &name, ::m2n::ElementType elementType,
+                     std::vector<int64_t> extents,
+                     const std::vector<uint8_t> &data) {
+      SmallString<256> path(dir);
+      llvm::sys::path::append(path, name);
+      return ::m2n::writeNpy(std::string(path), elementType, extents, data);
+    };
+    if (std::optional<std::string> error =
+            write("source.npy", from, shape, kept.source))
+      return error;
+    const ::m2n::Layout dstLayout = mlir::m2n::toLayout(dstType.getLayout());
+    for (int64_t j = 0; j < dstLayout.mesh.size(); ++j) {
+      int64_t rank = dstLayout.mesh.rankAt(j);
+      std::string suffix = std::to_string(rank) + ".npy";
+      if (std::optional<std::string> error =
+              write("rank" + suffix, to, dstLayout.localBox(shape, j).sizes.vec(),
+                    kept.destinations.at(rank)))
+        return error;
+      if (std::optional<std::string> error = write(
+              "scales" + suffix,
+              ::m2n::hasExponentScales(scaling) ? ::m2n::ElementType::F8E8M0FNU
+                                                : ::m2n::ElementType::F32,
+              heldBy(rank).sizes.vec(), kept.scales.at(rank)))
+        return error;
+    }
+    return std::nullopt;
+  };
   int64_t transfers = 0, checked = 0;
   for (auto [index, plan] : llvm::enumerate(plans)) {
     auto schedule = dyn_cast<mlir::m2n::ScheduleOp>(plan);
@@ -226,16 +270,32 @@ int main(int argc, char **argv) {
       // slots, holder tables, scales and destinations.
       ::m2n::Schedule steps = mlir::m2n::toSchedule(schedule);
       transfers += static_cast<int64_t>(steps.steps.size());
+      ::m2n::QuantizedBuffers kept;
       for (auto order : {::m2n::ReshardSimulator::StepOrder::LastReadyFirst,
                          ::m2n::ReshardSimulator::StepOrder::ListOrder}) {
         report = ::m2n::simulateQuantizingSchedule(
             scalingAttr.getValue(), mlir::m2n::toLayout(srcType.getLayout()),
             mlir::m2n::toLayout(dstType.getLayout()), shape, *type,
-            *mlir::m2n::toElementType(dstType.getElementType()), steps, order);
+            *mlir::m2n::toElementType(dstType.getElementType()), steps, order,
+            /*seed=*/1, dumpDir.empty() ? nullptr : &kept);
         if (!report.passed)
           return fail(where + ": " + report.message);
       }
       checked += report.checkedElements;
+      if (dumpDir.empty())
+        continue;
+      // BufferShapes keeps its layouts by reference.
+      const ::m2n::Layout srcLayout = mlir::m2n::toLayout(srcType.getLayout());
+      const ::m2n::Layout dstLayout = mlir::m2n::toLayout(dstType.getLayout());
+      const ::m2n::BufferShapes shapeOf(srcLayout, dstLayout, shape,
+                                        steps.scratches,
+                                        scalingAttr.getValue());
+      if (std::optional<std::string> error = dumpQuantized(
+              index, scalingAttr.getValue(), *type, kept, [&](int64_t rank) {
+                return *shapeOf.blocksOf(
+                    {::m2n::BufferKind::Scales, rank});
+              }))
+        return fail(*error);
       continue;
     }
     if (planOp && planOp.getScalingAttr()) {
@@ -258,37 +318,11 @@ int main(int argc, char **argv) {
       checked += report.checkedElements;
       if (dumpDir.empty())
         continue;
-      // The global source, and per destination rank its quantized buffer
-      // and its scales (f32, or e8m0 bytes), for an outside reference.
-      SmallString<256> dir;
-      if (std::optional<std::string> error = makeDumpDir(index, dir))
+      if (std::optional<std::string> error = dumpQuantized(
+              index, scalingAttr.getValue(), *type, kept, [&](int64_t rank) {
+                return scalePlan.tableBox(rank, ::m2n::ScaleTable::Holder);
+              }))
         return fail(*error);
-      auto write = [&](const std::string &name, ::m2n::ElementType elementType,
-                       std::vector<int64_t> extents,
-                       const std::vector<uint8_t> &data) {
-        SmallString<256> path(dir);
-        llvm::sys::path::append(path, name);
-        return ::m2n::writeNpy(std::string(path), elementType, extents, data);
-      };
-      if (std::optional<std::string> error =
-              write("source.npy", *type, shape, kept.source))
-        return fail(*error);
-      const ::m2n::Layout dstLayout = mlir::m2n::toLayout(dstType.getLayout());
-      for (int64_t j = 0; j < dstLayout.mesh.size(); ++j) {
-        int64_t rank = dstLayout.mesh.rankAt(j);
-        std::string suffix = std::to_string(rank) + ".npy";
-        ::m2n::Box held = scalePlan.tableBox(rank, ::m2n::ScaleTable::Holder);
-        if (std::optional<std::string> error =
-                write("rank" + suffix, to, dstLayout.localBox(shape, j).sizes.vec(),
-                      kept.destinations[rank]))
-          return fail(*error);
-        if (std::optional<std::string> error = write(
-                "scales" + suffix,
-                ::m2n::hasExponentScales(scaling) ? ::m2n::ElementType::F8E8M0FNU
-                                                  : ::m2n::ElementType::F32,
-                held.sizes.vec(), kept.scales[rank]))
-          return fail(*error);
-      }
       continue;
     }
     if (schedule) {

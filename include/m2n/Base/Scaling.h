@@ -105,8 +105,9 @@ void quantizeElement(ElementType from, ElementType to, float scale, void *dst,
 /// x / scale as the transfer kernel computes it, without a division (a
 /// division per element costs the kernel more than the bytes it moves):
 /// x itself where the scale is 1 or x is zero (its sign kept); the f32
-/// division for tiny x (|x| < 2^-102, where the remainder below would be
-/// subnormal) and tiny scales (< 2^-125, whose reciprocal overflows);
+/// division for tiny x (|x| < 2^-102, where the remainder below may need
+/// bits under 2^-149 and be inexact) and tiny scales (< 2^-125, a margin
+/// below which the reciprocal nears overflow at 2^-128);
 /// otherwise the product with `reciprocal` (1 / scale, rounded) corrected
 /// once by the exact remainder (q0 = x r, q0 + (x - q0 scale) r with
 /// FMAs: Markstein). Quantized, it gives the division's fp8 value for every

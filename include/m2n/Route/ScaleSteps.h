@@ -31,8 +31,9 @@ namespace m2n {
 /// `data` (the routed and chunked data steps of a quantizing reshard, no
 /// dependencies yet) after the steps of `scalePlan`'s shares, holder
 /// exchange and scale writes, with `scaling` set; or why this route cannot
-/// quantize (a data step that crosses the network or lands outside its
-/// executor's destination buffer, whose holder table covers it).
+/// quantize (a move out of a source that crosses the network or lands
+/// outside its executor's destination buffer, whose holder table covers
+/// it, or an amax exchange across the network).
 std::variant<Schedule, std::string>
 withScaleSteps(Schedule data, const Scaling &scaling,
                const ScalePlan &scalePlan, const Topology &topology);

@@ -76,6 +76,16 @@ struct Step {
   std::string str() const;
 };
 
+/// Whether `step` belongs to a quantizing schedule's amax exchange: an amax
+/// or scale step, or a move of blocks.
+bool isScaleStep(const Step &step);
+/// Why `step` joins buffers its kind does not, or std::nullopt: an amax
+/// step reads a source into the same blocks of the same rank's slots, a
+/// scale step a holder table into the same blocks of the same rank's
+/// scales, blocks move (copy or max) only from slots into holder tables,
+/// and no move of elements touches a scale buffer.
+std::optional<std::string> checkStepKind(const Step &step);
+
 struct Schedule {
   Strategy strategy = Strategy::Hierarchical;
   /// A quantizing reshard's: its blocks (the scale buffers' shapes) and

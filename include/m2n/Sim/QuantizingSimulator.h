@@ -49,15 +49,16 @@ SimulationReport simulateQuantizingPlan(const Scaling &scaling,
 
 /// Runs a quantizing `schedule` (routed, with its amax exchange steps) from
 /// the same source values: every step once its dependencies have run, in
-/// `order` (both orders expose a missing dependency as a poisoned value:
-/// an amax slot, holder entry or scale no step wrote is named), moves out
-/// of a source quantized by their executor with its scales, and checks as
-/// simulateQuantizingPlan does.
+/// `order`, moves out of a source quantized by their executor with its
+/// scales, and checks as simulateQuantizingPlan does. A step that runs
+/// before what it reads is named: an amax slot, holder entry or scale no
+/// step wrote (poison), or a holder entry read before every share of its
+/// block arrived (counted).
 SimulationReport simulateQuantizingSchedule(
     const Scaling &scaling, const Layout &src, const Layout &dst,
     const std::vector<int64_t> &shape, ElementType from, ElementType to,
     const Schedule &schedule, ReshardSimulator::StepOrder order,
-    uint64_t seed = 1);
+    uint64_t seed = 1, QuantizedBuffers *keep = nullptr);
 
 } // namespace m2n
 

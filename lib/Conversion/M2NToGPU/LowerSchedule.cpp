@@ -20,6 +20,17 @@ namespace mlir::m2n {
 using namespace mlir;
 using namespace mlir::m2n;
 
+LogicalResult mlir::m2n::refuseQuantizing(ScheduleOp schedule) {
+  // The program level has no amax items, scale tables or quantizing moves
+  // yet: stop rather than lower the data without its scales.
+  if (ScalingAttr scaling = schedule.getScalingAttr())
+    return schedule.emitOpError()
+           << "with scaling " << scaling.getValue().str()
+           << ": the program level does not carry the amax exchange of a "
+              "quantizing schedule yet (docs/fp8-scaling.md, status)";
+  return success();
+}
+
 FailureOr<LoweringInputs> mlir::m2n::loweringInputsOf(ScheduleOp schedule) {
   DistType src = schedule.getInput().getType();
   DistType dst = schedule.getResult().getType();
@@ -29,14 +40,8 @@ FailureOr<LoweringInputs> mlir::m2n::loweringInputsOf(ScheduleOp schedule) {
   if (!type || !sourceType)
     return schedule.emitError("element type ")
            << (type ? src : dst).getElementType() << " has no executor yet";
-  // The program level has no amax items, scale tables or quantizing moves
-  // yet (docs/fp8-scaling.md, status): stop rather than lower the data
-  // without its scales.
-  if (ScalingAttr scaling = schedule.getScalingAttr())
-    return schedule.emitOpError()
-           << "with scaling " << scaling.getValue().str()
-           << ": the program level does not carry the amax exchange of a "
-              "quantizing schedule yet (docs/fp8-scaling.md, status)";
+  if (failed(refuseQuantizing(schedule)))
+    return failure();
   LoweringInputs inputs{toSchedule(schedule), toLayout(src.getLayout()),
                         toLayout(dst.getLayout()),
                         std::vector<int64_t>(src.getShape().begin(),

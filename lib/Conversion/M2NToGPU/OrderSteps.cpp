@@ -24,13 +24,18 @@ struct OrderStepsPass
     : public mlir::m2n::impl::OrderStepsBase<OrderStepsPass> {
   void runOnOperation() override {
     bool changed = false;
-    getOperation()->walk([&](ScheduleOp op) {
+    WalkResult walk = getOperation()->walk([&](ScheduleOp op) {
+      if (refuseQuantizing(op).failed())
+        return WalkResult::interrupt();
       ::m2n::Schedule schedule = toSchedule(op);
       if (!::m2n::isInEmissionOrder(schedule)) {
         replaceScheduleBody(op, ::m2n::inEmissionOrder(std::move(schedule)));
         changed = true;
       }
+      return WalkResult::advance();
     });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
     // Unchanged IR is not verified again (a schedule of 10^5 steps).
     if (!changed)
       markAllAnalysesPreserved();

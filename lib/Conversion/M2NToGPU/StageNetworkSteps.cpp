@@ -24,13 +24,15 @@ struct StageNetworkStepsPass
     : public mlir::m2n::impl::StageNetworkStepsBase<StageNetworkStepsPass> {
   void runOnOperation() override {
     bool changed = false;
-    getOperation()->walk([&](ScheduleOp op) {
+    WalkResult walk = getOperation()->walk([&](ScheduleOp op) {
+      if (refuseQuantizing(op).failed())
+        return WalkResult::interrupt();
       DistType src = op.getInput().getType(), dst = op.getResult().getType();
       ::m2n::Schedule schedule = toSchedule(op);
       if (llvm::none_of(schedule.steps, [](const ::m2n::Step &step) {
             return step.link == ::m2n::LinkClass::Network;
           }))
-        return;
+        return WalkResult::advance();
       std::vector<int64_t> shape(src.getShape().begin(), src.getShape().end());
       ::m2n::Schedule staged = ::m2n::stageNetworkSteps(
           schedule, toLayout(src.getLayout()), toLayout(dst.getLayout()),
@@ -39,7 +41,10 @@ struct StageNetworkStepsPass
         replaceScheduleBody(op, staged);
         changed = true;
       }
+      return WalkResult::advance();
     });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
     // Unchanged IR is not verified again (a schedule of 10^5 steps).
     if (!changed)
       markAllAnalysesPreserved();

@@ -12,6 +12,9 @@
 // RUN: m2n-sim %s --route=hierarchical | FileCheck %s --check-prefix=SIM
 // RUN: m2n-sim %s --route=flat | FileCheck %s --check-prefix=SIM
 // SIM: m2n-sim: PASS: 3 schedules
+// The schedules leave the same bytes as the plans (elements and scales):
+// RUN: rm -rf %t && m2n-sim %s --route=hierarchical --dump-dst=%t/schedules && m2n-sim %s --dump-dst=%t/plans
+// RUN: diff -r %t/schedules %t/plans
 // RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=gather-bcast" 2>&1 | FileCheck %s --check-prefix=BCAST
 // BCAST: error: 'm2n.plan' op with scaling block(2, 4) routed gather-bcast: a move out of src(0) lands in scratch0(0), not in a destination buffer whose holder table has the scales to quantize it (route flat or hierarchical)
 // RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%S/Inputs/domains-of-4.json" 2>&1 | FileCheck %s --check-prefix=NET

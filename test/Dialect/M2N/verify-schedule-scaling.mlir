@@ -3,6 +3,8 @@
 // every step after what it reads. Each case breaks the routed schedule of
 // route-topology-scaling.mlir's @straddling_sources in one place.
 // RUN: m2n-opt %s --split-input-file --m2n-verify-schedule --verify-diagnostics
+// RUN: not m2n-sim --no-verify %S/Inputs/scale-before-max.mlir 2>&1 | FileCheck %s --check-prefix=SIM
+// SIM: m2n-sim: FAIL: schedule 0 in @f: step 9 (scale holder(3) [0:1, 0:2] -> scales(3) [0:1, 0:2] via local after [3, 4]) reads the amax of block [0:1, 0:1] before all 2 shares of it arrived
 
 // A quantizing move that does not wait for its executor's scales.
 func.func @f(%c: !m2n.comm<5>, %w: !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>>) {
@@ -163,3 +165,31 @@ func.func @f(%c: !m2n.comm<5>, %w: !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]
   }
   return
 }
+
+// -----
+
+// Amaxes and moves out of a source across the network: not routed yet.
+func.func @f(%c: !m2n.comm<5>, %w: !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>>) {
+  %q, %s = m2n.schedule %w on %c strategy = "flat" topology(#m2n.topology<domain_size = 4, nvlink_gbps = 4.500000e+02, network_gbps = 5.000000e+01>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<5>, !m2n.dist<4x6xbf16, #m2n.layout<#m2n.mesh<[3]>, [shard<1>]>> -> !m2n.dist<4x6xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<0>]>> {
+    m2n.step 0 amax src(0) [0:2, 0:1] -> slots(0) [0:2, 0:1] via local
+    m2n.step 1 amax src(1) [0:2, 0:1] -> slots(1) [0:2, 0:1] via local
+    m2n.step 2 amax src(2) [0:2, 0:1] -> slots(2) [0:2, 0:1] via local
+    m2n.step 3 copy slots(0) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink after [0]
+    m2n.step 4 copy slots(2) [0:1, 0:1] -> holder(3) [0:1, 1:2] via nvlink after [2]
+    // expected-error@+1 {{exchanges amaxes over the network; quantizing schedules exchange within NVLink domains (network routes are not taken yet)}}
+    m2n.step 5 copy slots(0) [1:2, 0:1] -> holder(4) [0:1, 0:1] via network after [0]
+    m2n.step 6 copy slots(2) [1:2, 0:1] -> holder(4) [0:1, 1:2] via network after [2]
+    m2n.step 7 reduce<max> slots(1) [0:1, 0:1] -> holder(3) [0:1, 0:1] via nvlink after [1, 3]
+    m2n.step 8 reduce<max> slots(1) [1:2, 0:1] -> holder(4) [0:1, 0:1] via network after [1, 5]
+    m2n.step 9 scale holder(3) [0:1, 0:2] -> scales(3) [0:1, 0:2] via local after [3, 4, 7]
+    m2n.step 10 scale holder(4) [0:1, 0:2] -> scales(4) [0:1, 0:2] via local after [5, 6, 8]
+    m2n.step 11 copy src(0) [0:2, 0:2] -> dst(3) [0:2, 0:2] via nvlink after [9]
+    m2n.step 12 copy src(1) [0:2, 0:2] -> dst(3) [0:2, 2:4] via nvlink after [9]
+    m2n.step 13 copy src(2) [0:2, 0:2] -> dst(3) [0:2, 4:6] via nvlink after [9]
+    m2n.step 14 copy src(0) [2:4, 0:2] -> dst(4) [0:2, 0:2] via network after [10]
+    m2n.step 15 copy src(1) [2:4, 0:2] -> dst(4) [0:2, 2:4] via network after [10]
+    m2n.step 16 copy src(2) [2:4, 0:2] -> dst(4) [0:2, 4:6] via network after [10]
+  }
+  return
+}
+
