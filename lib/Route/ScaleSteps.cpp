@@ -4,17 +4,6 @@
 
 namespace m2n {
 
-namespace {
-
-Box relativeTo(const Box &box, const Box &frame) {
-  Box result = box;
-  for (size_t d = 0; d < result.offsets.size(); ++d)
-    result.offsets[d] -= frame.offsets[d];
-  return result;
-}
-
-} // namespace
-
 std::variant<Schedule, std::string>
 withScaleSteps(Schedule data, const Scaling &scaling,
                const ScalePlan &scalePlan, const Topology &topology) {
@@ -40,7 +29,7 @@ withScaleSteps(Schedule data, const Scaling &scaling,
   for (const auto &[rank, share] : scalePlan.amaxBoxes) {
     if (share.empty())
       continue;
-    Box box = relativeTo(share, scalePlan.slotBoxes.at(rank));
+    Box box = share.relativeTo(scalePlan.slotBoxes.at(rank).offsets);
     Step step;
     step.kind = StepKind::Amax;
     step.from = {BufferKind::Source, rank};
