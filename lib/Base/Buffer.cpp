@@ -20,6 +20,8 @@ std::string BufferRef::str() const {
     return group + "holder(" + std::to_string(rank) + ")";
   case BufferKind::Scales:
     return group + "scales(" + std::to_string(rank) + ")";
+  case BufferKind::Quantizer:
+    return group + "quantizer(" + std::to_string(rank) + ")";
   }
   return "?";
 }
@@ -34,7 +36,8 @@ BufferShapes::BufferShapes(const Layout &src, const Layout &dst,
 std::optional<Box> BufferShapes::blocksOf(const BufferRef &buffer) const {
   if (!isScaleBuffer(buffer.kind) || !scaling)
     return std::nullopt;
-  const bool source = buffer.kind == BufferKind::Slots;
+  const bool source = buffer.kind == BufferKind::Slots ||
+                      buffer.kind == BufferKind::Quantizer;
   std::optional<int64_t> index =
       (source ? srcIndex : dstIndex).indexOf(buffer.rank);
   if (!index)

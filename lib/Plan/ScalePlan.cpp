@@ -237,8 +237,7 @@ void deriveScaleBoxes(const Scaling &scaling, const Layout &src,
 std::vector<PlanIssue>
 verifyScalePlan(const Scaling &scaling, const Layout &src, const Layout &dst,
                 const std::vector<int64_t> &shape, const ReshardPlan &plan,
-                const ScalePlan &scalePlan, size_t maxIssues,
-                RequiredTables required) {
+                const ScalePlan &scalePlan, size_t maxIssues) {
   std::vector<PlanIssue> issues;
   auto report = [&](int64_t transfer, std::string message) {
     if (issues.size() < maxIssues)
@@ -382,9 +381,8 @@ verifyScalePlan(const Scaling &scaling, const Layout &src, const Layout &dst,
   std::stable_sort(valid.begin(), valid.end(),
                    [&](size_t a, size_t b) { return keyOf(a) < keyOf(b); });
   std::vector<std::pair<int64_t, ScaleTable>> needed;
-  if (required == RequiredTables::QuantizerAndHolder)
-    for (const Transfer &transfer : plan.transfers)
-      needed.push_back({transfer.srcRank, ScaleTable::Quantizer});
+  for (const Transfer &transfer : plan.transfers)
+    needed.push_back({transfer.srcRank, ScaleTable::Quantizer});
   for (const auto &[rank, box] : scalePlan.holderBoxes)
     if (!box.empty())
       needed.push_back({rank, ScaleTable::Holder});

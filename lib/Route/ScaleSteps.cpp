@@ -2,26 +2,34 @@
 
 #include "m2n/Route/ScaleSteps.h"
 
+#include <set>
+
 namespace m2n {
 
-std::variant<Schedule, std::string>
-withScaleSteps(Schedule data, const Scaling &scaling,
-               const ScalePlan &scalePlan, const Topology &topology) {
-  for (const Step &step : data.steps) {
-    if (step.from.kind != BufferKind::Source)
-      continue;
-    if (step.link == LinkClass::Network)
-      return "a move out of " + step.from.str() +
-             " crosses the network; quantizing before a network hop (the "
-             "sender's quantizer table) is not routed yet "
-             "(docs/fp8-scaling.md, status)";
-    if (step.to.kind != BufferKind::Destination)
-      return "a move out of " + step.from.str() + " lands in " +
-             step.to.str() +
-             ", not in a destination buffer whose holder table has the "
-             "scales to quantize it (route flat or hierarchical)";
-  }
+Schedule withScaleSteps(Schedule data, const Scaling &scaling,
+                        const Layout &src, const Layout &dst,
+                        const std::vector<int64_t> &shape,
+                        const ScalePlan &scalePlan, const Topology &topology) {
   const DomainMap domains(topology);
+  // The exchange, with a quantizer table for every source the route reads.
+  std::vector<AmaxTransfer> exchange = scalePlan.exchange;
+  std::set<int64_t> tables, missing;
+  for (const AmaxTransfer &transfer : exchange)
+    if (transfer.table == ScaleTable::Quantizer)
+      tables.insert(transfer.transfer.dstRank);
+  for (const Step &step : data.steps)
+    if (step.from.kind == BufferKind::Source && !step.fromBox.empty() &&
+        !tables.count(step.from.rank))
+      missing.insert(step.from.rank);
+  if (!missing.empty()) {
+    ReshardPlan readers;
+    for (int64_t rank : missing)
+      readers.transfers.push_back({rank, {}, -1, {}, std::nullopt});
+    for (const AmaxTransfer &transfer :
+         planScales(scaling, src, dst, shape, readers).exchange)
+      if (transfer.table == ScaleTable::Quantizer)
+        exchange.push_back(transfer);
+  }
   Schedule result;
   result.strategy = data.strategy;
   result.scaling = scaling;
@@ -29,30 +37,25 @@ withScaleSteps(Schedule data, const Scaling &scaling,
   for (const auto &[rank, share] : scalePlan.amaxBoxes) {
     if (share.empty())
       continue;
-    Box box = share.relativeTo(scalePlan.slotBoxes.at(rank).offsets);
     Step step;
     step.kind = StepKind::Amax;
     step.from = {BufferKind::Source, rank};
     step.to = {BufferKind::Slots, rank};
-    step.fromBox = step.toBox = box;
+    step.fromBox = step.toBox =
+        share.relativeTo(scalePlan.slotBoxes.at(rank).offsets);
     result.steps.push_back(std::move(step));
   }
-  for (const AmaxTransfer &exchange : scalePlan.exchange) {
-    if (exchange.table != ScaleTable::Holder)
-      continue;
-    const Transfer &t = exchange.transfer;
+  for (const AmaxTransfer &amax : exchange) {
+    const Transfer &t = amax.transfer;
     Step step;
     step.from = {BufferKind::Slots, t.srcRank};
     step.fromBox = t.srcBox;
-    step.to = {BufferKind::Holder, t.dstRank};
+    step.to = {amax.table == ScaleTable::Quantizer ? BufferKind::Quantizer
+                                                   : BufferKind::Holder,
+               t.dstRank};
     step.toBox = t.dstBox;
     step.reduction = t.reduction;
     step.link = domains.linkBetween(t.srcRank, t.dstRank);
-    if (step.link == LinkClass::Network)
-      return "the amax of blocks " + t.srcBox.str() + " of " +
-             step.from.str() + " crosses the network to " + step.to.str() +
-             "; exchanging amaxes over the network is not routed yet "
-             "(docs/fp8-scaling.md, status)";
     result.steps.push_back(std::move(step));
   }
   for (const auto &[rank, blocks] : scalePlan.holderBoxes) {

@@ -46,11 +46,12 @@ std::optional<std::string> checkStepKind(const Step &step) {
     if (!isScaleStep(step))
       return std::nullopt;
     if (step.from.kind == BufferKind::Slots &&
-        step.to.kind == BufferKind::Holder &&
+        (step.to.kind == BufferKind::Quantizer ||
+         step.to.kind == BufferKind::Holder) &&
         (!step.reduction || *step.reduction == Reduction::Max))
       return std::nullopt;
-    return "the amax exchange copies or max-reduces slots into holder "
-           "tables; nothing else moves blocks";
+    return "the amax exchange copies or max-reduces slots into quantizer "
+           "and holder tables; nothing else moves blocks";
   }
   return "an unknown step kind";
 }
@@ -141,11 +142,12 @@ void addDataDependencies(Schedule &schedule) {
             !schedule.steps[j].toBox.intersect(step.toBox).empty())
           deps.push_back(j);
     }
-    // A quantizing move out of a source divides by its executor's scales.
+    // A quantizing move out of a source divides by the scales of its
+    // source rank's quantizer table.
     if (schedule.scaling && step.kind == StepKind::Move &&
         step.from.kind == BufferKind::Source)
       for (int64_t j :
-           writers[keyOf({BufferKind::Scales, step.executor(), -1})])
+           writers[keyOf({BufferKind::Quantizer, step.from.rank, -1})])
         deps.push_back(j);
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());

@@ -65,13 +65,14 @@ std::string contributorList(const std::vector<int64_t> &contributors) {
 
 /// The amax exchange of a quantizing schedule (docs/fp8-scaling.md), once
 /// every step's buffers and boxes are known to exist: the shares, the
-/// holder exchange and the scale writes form a scale plan verifyScalePlan
-/// accepts (holder tables only: the destination quantizes), each step after
-/// what it reads (an exchange after the share it reads, a max after the
-/// copies it lands on, a scale write after the exchange into its blocks),
-/// every destination's scales written once, and every move out of a source
-/// landing in its executor's destination buffer after the scale writes of
-/// the blocks it touches. A schedule without a scaling has none of this.
+/// exchange and the scale writes form a scale plan verifyScalePlan accepts
+/// (a quantizer table for every rank whose source is read, a holder table
+/// for every destination), each step after what it reads (an exchange after
+/// the share it reads, a max after the copies it lands on, a scale write
+/// after the exchange into its blocks), every destination's scales written
+/// once, and every move out of a source after the exchange into its source
+/// rank's quantizer table for the blocks it touches. A schedule without a
+/// scaling has none of this.
 std::optional<ScheduleIssue>
 verifyScaleSteps(const Schedule &schedule, const Layout &src,
                  const Layout &dst, const std::vector<int64_t> &shape,
@@ -115,30 +116,32 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
       scaleWrites[step.to.rank].push_back(i);
       continue;
     }
-    if (step.link == LinkClass::Network)
-      return issue(i, "exchanges amaxes over the network; quantizing "
-                      "schedules exchange within NVLink domains (network "
-                      "routes are not taken yet)");
     scalePlan.exchange.push_back(
         {Transfer{step.from.rank, step.fromBox, step.to.rank, step.toBox,
                   step.reduction},
-         ScaleTable::Holder});
+         step.to.kind == BufferKind::Quantizer ? ScaleTable::Quantizer
+                                               : ScaleTable::Holder});
     exchangeSteps.push_back(i);
   }
-  std::vector<PlanIssue> issues =
-      verifyScalePlan(scaling, src, dst, shape, ReshardPlan{}, scalePlan, 1,
-                      RequiredTables::Holder);
+  // The ranks that quantize: every source whose buffer a step reads (the
+  // scale plan's verifier asks a quantizer table of each sender).
+  ReshardPlan senders;
+  for (const Step &step : steps)
+    if (!isScaleStep(step) && step.from.kind == BufferKind::Source)
+      senders.transfers.push_back({step.from.rank, {}, -1, {}, std::nullopt});
+  std::vector<PlanIssue> issues = verifyScalePlan(
+      scaling, src, dst, shape, senders, scalePlan, /*maxIssues=*/1);
   if (!issues.empty())
     return issue(issues.front().transfer >= 0
                      ? exchangeSteps[issues.front().transfer]
                      : -1,
                  issues.front().message);
 
-  // Each step after what it reads; the exchange into each holder table
-  // by rank, so that a refit's exchange is not compared with itself.
-  std::map<int64_t, std::vector<int64_t>> exchangeInto;
+  // Each step after what it reads; the exchange into each table by table,
+  // so that a refit's exchange is not compared with itself.
+  std::map<std::pair<BufferKind, int64_t>, std::vector<int64_t>> exchangeInto;
   for (int64_t i : exchangeSteps)
-    exchangeInto[steps[i].to.rank].push_back(i);
+    exchangeInto[{steps[i].to.kind, steps[i].to.rank}].push_back(i);
   for (size_t e = 0; e < exchangeSteps.size(); ++e) {
     const int64_t i = exchangeSteps[e];
     const Step &step = steps[i];
@@ -149,7 +152,7 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
                           std::to_string(share) + ", which computes it");
     if (!step.reduction)
       continue;
-    for (int64_t other : exchangeInto[step.to.rank]) {
+    for (int64_t other : exchangeInto[{step.to.kind, step.to.rank}]) {
       const Step &copy = steps[other];
       if (!copy.reduction && copy.to == step.to &&
           !copy.toBox.intersect(step.toBox).empty() && !precedes(other, i))
@@ -168,7 +171,7 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
                               steps[other].toBox.intersect(step.toBox).str() +
                               ", which step " + std::to_string(other) +
                               " writes too");
-      for (int64_t other : exchangeInto[rank])
+      for (int64_t other : exchangeInto[{BufferKind::Holder, rank}])
         if (steps[other].to == step.from &&
             !steps[other].toBox.intersect(step.fromBox).empty() &&
             !precedes(other, i))
@@ -193,40 +196,27 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
                            " are never written");
   }
 
-  // Every move out of a source quantizes on its executor, with the scales
-  // of the blocks it touches.
-  const MeshIndex dstIndex(dst.mesh);
+  // Every move out of a source quantizes with its source rank's quantizer
+  // table: after the exchange into the blocks it touches.
+  const MeshIndex srcIndex(src.mesh);
   for (size_t index = 0; index < steps.size(); ++index) {
     const Step &step = steps[index];
     const int64_t i = static_cast<int64_t>(index);
-    if (isScaleStep(step) || step.from.kind != BufferKind::Source)
+    if (isScaleStep(step) || step.from.kind != BufferKind::Source ||
+        step.fromBox.empty())
       continue;
-    if (step.link == LinkClass::Network)
-      return issue(i, "quantizes " + step.from.str() +
-                          " across the network; a move out of a source of a "
-                          "quantizing schedule stays within its NVLink domain "
-                          "(quantizing before a network hop is not routed "
-                          "yet)");
-    if (step.to.kind != BufferKind::Destination)
-      return issue(i, "quantizes " + step.from.str() + " into " +
-                          step.to.str() +
-                          ", which has no scales (a move out of a source of a "
-                          "quantizing reshard lands in its executor's "
-                          "destination buffer)");
-    const Box local = dst.localBox(shape, *dstIndex.indexOf(step.to.rank));
-    const Box blocks = blocksTouching(scaling, shape,
-                                      shifted(step.toBox, local.offsets));
+    const int64_t rank = step.from.rank;
+    const Box local = src.localBox(shape, *srcIndex.indexOf(rank));
     const Box inTable =
-        blocks.relativeTo(scalePlan.holderBoxes.at(step.to.rank).offsets);
-    if (auto it = scaleWrites.find(step.to.rank); it != scaleWrites.end())
-      for (int64_t other : it->second)
-        if (!steps[other].toBox.intersect(inTable).empty() &&
-            !precedes(other, i))
-          return issue(i, "quantizes with scales(" +
-                              std::to_string(step.to.rank) + ") " +
-                              steps[other].toBox.intersect(inTable).str() +
-                              " without waiting for step " +
-                              std::to_string(other) + ", which writes them");
+        blocksTouching(scaling, shape, shifted(step.fromBox, local.offsets))
+            .relativeTo(scalePlan.slotBoxes.at(rank).offsets);
+    for (int64_t other : exchangeInto[{BufferKind::Quantizer, rank}])
+      if (!steps[other].toBox.intersect(inTable).empty() &&
+          !precedes(other, i))
+        return issue(i, "quantizes with quantizer(" + std::to_string(rank) +
+                            ") " + steps[other].toBox.intersect(inTable).str() +
+                            " without waiting for step " +
+                            std::to_string(other) + ", which writes it");
   }
   return std::nullopt;
 }

@@ -179,6 +179,7 @@ std::optional<std::string> ReshardSimulator::execute(const Schedule &schedule,
     case BufferKind::Slots:
     case BufferKind::Holder:
     case BufferKind::Scales:
+    case BufferKind::Quantizer:
       return ref.str() + " belongs to a quantizing schedule, which "
                          "simulateQuantizingSchedule runs";
     }

@@ -373,6 +373,7 @@ SimulationReport simulateQuantizingSchedule(
     }
     case BufferKind::Slots:
     case BufferKind::Holder:
+    case BufferKind::Quantizer:
       return nullptr;
     }
     return nullptr;
@@ -428,7 +429,7 @@ SimulationReport simulateQuantizingSchedule(
                          plus(index, shapeOf.blocksOf(step.to)->offsets),
                          grid)];
                    });
-  std::map<int64_t, std::vector<int32_t>> heard;
+  std::map<std::pair<BufferKind, int64_t>, std::vector<int32_t>> heard;
 
   std::set<int64_t> ready;
   for (int64_t i = 0; i < count; ++i)
@@ -460,7 +461,7 @@ SimulationReport simulateQuantizingSchedule(
       std::vector<uint8_t> &out = *bytesOf(step.to, toShape);
       const int64_t size = exponents ? 1 : 4;
       const Box held = *shapeOf.blocksOf(step.from);
-      std::vector<int32_t> &entries = heard[step.from.rank];
+      std::vector<int32_t> &entries = heard[{step.from.kind, step.from.rank}];
       entries.resize(held.volume(), 0);
       forEachIndex(step.fromBox, [&](const Dims &index) {
         float value = amax[linearize(index, fromShape)];
@@ -483,7 +484,7 @@ SimulationReport simulateQuantizingSchedule(
     } else if (isScaleBuffer(step.from.kind)) {
       const std::vector<float> &in = amaxOf(step.from, fromShape);
       std::vector<float> &into = amaxOf(step.to, toShape);
-      std::vector<int32_t> &entries = heard[step.to.rank];
+      std::vector<int32_t> &entries = heard[{step.to.kind, step.to.rank}];
       entries.resize(Box{Dims(toShape.size(), 0), toShape}.volume(), 0);
       forEachIndex(step.fromBox, [&](const Dims &index) {
         float value = in[linearize(index, fromShape)];
@@ -497,50 +498,39 @@ SimulationReport simulateQuantizingSchedule(
             (std::isnan(value) || (step.reduction && std::isnan(entry))))
           problem = where + (std::isnan(value)
                                  ? "reads a slot no step computed"
-                                 : "reduces onto a holder entry no copy wrote");
+                                 : "reduces onto a table entry no copy wrote");
         entry = step.reduction ? std::fmax(entry, value) : value;
       });
     } else if (step.from.kind == BufferKind::Source) {
-      // Quantized on the executor with its scales.
-      if (step.to.kind != BufferKind::Destination) {
-        problem = where + "quantizes into a buffer without scales";
-      } else {
-        const Box &srcBox = fx.srcBoxes[step.from.rank];
-        const Box held = *shapeOf.blocksOf({BufferKind::Scales, step.to.rank});
-        const Dims heldShape = held.sizes;
-        const std::vector<uint8_t> &scaleData =
-            *bytesOf({BufferKind::Scales, step.to.rank}, heldShape);
-        std::vector<uint8_t> &out = dstBuffers[step.to.rank];
-        const std::vector<uint8_t> &in = fx.srcBuffers[step.from.rank];
-        forEachIndex(step.fromBox, [&](const Dims &index) {
-          if (!problem.empty())
-            return;
-          Dims globalIndex = plus(index, srcBox.offsets);
-          Dims coords(dims.size());
-          for (size_t d = 0; d < dims.size(); ++d)
-            coords[d] = globalIndex[d] / block[d];
-          float scale = NAN;
-          if (held.contains(Box{coords, Dims(dims.size(), 1)})) {
-            int64_t at = linearize(minus(coords, held.offsets), heldShape);
-            if (exponents) {
-              if (scaleData[at] != 0xFF)
-                scale = scaleFromE8m0(scaleData[at]);
-            } else {
-              std::memcpy(&scale, &scaleData[at * 4], 4);
-            }
-          }
-          if (std::isnan(scale)) {
-            problem = where + "quantizes block " + blockName(coords) +
-                      " without its scale";
-            return;
-          }
-          Dims target =
-              plus(minus(index, step.fromBox.offsets), step.toBox.offsets);
-          quantizeElement(from, to, scale,
-                          &out[linearize(target, toShape) * toSize],
-                          &in[linearize(index, fromShape) * fromSize]);
-        });
-      }
+      // Quantized with the source rank's quantizer table, whoever runs it.
+      const BufferRef tableRef{BufferKind::Quantizer, step.from.rank};
+      const Box table = *shapeOf.blocksOf(tableRef);
+      const std::vector<float> &amaxes = amaxOf(tableRef, table.sizes);
+      std::vector<int32_t> &entries = heard[{tableRef.kind, tableRef.rank}];
+      entries.resize(table.volume(), 0);
+      const Box &srcBox = fx.srcBoxes[step.from.rank];
+      std::vector<uint8_t> &out = *bytesOf(step.to, toShape);
+      const std::vector<uint8_t> &in = fx.srcBuffers[step.from.rank];
+      forEachIndex(step.fromBox, [&](const Dims &index) {
+        if (!problem.empty())
+          return;
+        Dims coords = plus(index, srcBox.offsets);
+        for (size_t d = 0; d < dims.size(); ++d)
+          coords[d] /= block[d];
+        const int64_t at = linearize(minus(coords, table.offsets), table.sizes);
+        float amax = amaxes[at];
+        if (std::isnan(amax) ||
+            entries[at] != sharesOf[linearize(coords, grid)]) {
+          problem = where + "quantizes block " + blockName(coords) +
+                    " before its amax arrived in " + tableRef.str();
+          return;
+        }
+        Dims target =
+            plus(minus(index, step.fromBox.offsets), step.toBox.offsets);
+        quantizeElement(from, to, scaleFromAmax(scaling, to, amax),
+                        &out[linearize(target, toShape) * toSize],
+                        &in[linearize(index, fromShape) * fromSize]);
+      });
     } else {
       // Quantized elements forwarded (a leader's fan-out): bytes.
       moveBox(to, bytesOf(step.from, fromShape)->data(), fromShape,

@@ -464,11 +464,12 @@ TEST(RouterPropertyTest, EveryStrategyDeliversTheReshard) {
 }
 
 
-// Quantizing reshards routed within one NVLink domain (docs/fp8-scaling.md):
-// every random plan's schedule, with its amax exchange steps and chunked
-// data steps, passes verifySchedule and runs bit-exact against the
-// reference quantizer in both dependency orders; a data step or an
-// exchange step stripped of its dependencies is caught by both.
+// Quantizing reshards routed by every strategy over one or two NVLink
+// domains (docs/fp8-scaling.md): every random plan's schedule, with its
+// amax exchange steps and chunked data steps, passes verifySchedule and
+// runs bit-exact against the reference quantizer in both dependency orders;
+// a data step or an exchange step stripped of its dependencies is caught
+// by both.
 TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
   const uint64_t seed = propertySeed();
   const int64_t cases = propertyCases(600);
@@ -493,24 +494,30 @@ TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
     }
     Layout src = random.layout(tensorRank, /*allowPartial=*/false);
     Layout dst = random.layout(tensorRank, /*allowPartial=*/false);
-    Strategy strategy =
-        random.uniform(0, 1) ? Strategy::Flat : Strategy::Hierarchical;
+    Strategy strategy = std::vector<Strategy>{
+        Strategy::Flat, Strategy::Hierarchical,
+        Strategy::GatherBroadcast}[random.uniform(0, 2)];
+    // One NVLink domain, or two (moves out of a source cross the network,
+    // so do amaxes of blocks straddling sources of both).
+    Topology topology = random.uniform(0, 1)
+                            ? oneDomain
+                            : twoDomains(random.uniform(1, kCommSize - 1),
+                                         kCommSize);
     SCOPED_TRACE("M2N_PROPERTY_SEED=" + std::to_string(seed) + " case " +
                  std::to_string(n) + ": " + src.str() + " -> " + dst.str() +
-                 " " + scaling.str() + " " + toString(strategy));
+                 " " + scaling.str() + " " + toString(strategy) + ", " +
+                 std::to_string(topology.domains.size()) + " domain(s)");
     ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
     ScalePlan scalePlan = planScales(scaling, src, dst, shape, plan);
     ElementType from = std::vector<ElementType>{
         ElementType::BF16, ElementType::F16, ElementType::F32}[random.uniform(0, 2)];
     ElementType to = random.uniform(0, 1) ? ElementType::F8E4M3FN
                                           : ElementType::F8E5M2;
-    Schedule data = chunkSchedule(
-        TopologyRouter(src, dst, shape, oneDomain).route(plan, strategy),
-        elementSize(to), random.uniform(0, 1) ? 0 : random.uniform(1, 24));
-    auto routed = withScaleSteps(std::move(data), scaling, scalePlan, oneDomain);
-    ASSERT_TRUE(std::holds_alternative<Schedule>(routed))
-        << std::get<std::string>(routed);
-    Schedule schedule = std::move(std::get<Schedule>(routed));
+    Schedule schedule = withScaleSteps(
+        chunkSchedule(
+            TopologyRouter(src, dst, shape, topology).route(plan, strategy),
+            elementSize(to), random.uniform(0, 1) ? 0 : random.uniform(1, 24)),
+        scaling, src, dst, shape, scalePlan, topology);
     addDataDependencies(schedule);
     steps += static_cast<int64_t>(schedule.steps.size());
     std::optional<ScheduleIssue> issue = verifySchedule(schedule, src, dst, shape);

@@ -5,10 +5,11 @@
 // local part of the output) or a scratch buffer that routing introduces (a
 // leader's landing zone for raw partial contributions, the root's full
 // tensor in gather-bcast). A quantizing reshard (docs/fp8-scaling.md) adds
-// three, in blocks (the scale tensor's coordinates): a source rank's amax
-// slots and a destination rank's holder table (f32 amaxes of the blocks its
-// box touches, the runtime's), and its scales (the caller's scale tensor,
-// f32 or e8m0, over the holder table's blocks). Shared by the compiler, the
+// four, in blocks (the scale tensor's coordinates): a source rank's amax
+// slots and quantizer table and a destination rank's holder table (f32
+// amaxes of the blocks the rank's box touches, the runtime's), and its
+// scales (the caller's scale tensor, f32 or e8m0, over the holder table's
+// blocks). Shared by the compiler, the
 // artifact and the runtime.
 //
 //===----------------------------------------------------------------------===//
@@ -26,13 +27,21 @@
 
 namespace m2n {
 
-enum class BufferKind { Source, Destination, Scratch, Slots, Holder, Scales };
+enum class BufferKind {
+  Source,
+  Destination,
+  Scratch,
+  Slots,
+  Holder,
+  Scales,
+  Quantizer,
+};
 
-/// Whether `kind` holds blocks of a quantizing reshard (slots, holder,
-/// scales) rather than elements of the tensor.
+/// Whether `kind` holds blocks of a quantizing reshard (slots, quantizer,
+/// holder, scales) rather than elements of the tensor.
 constexpr bool isScaleBuffer(BufferKind kind) {
   return kind == BufferKind::Slots || kind == BufferKind::Holder ||
-         kind == BufferKind::Scales;
+         kind == BufferKind::Scales || kind == BufferKind::Quantizer;
 }
 
 struct BufferRef {
@@ -47,8 +56,9 @@ struct BufferRef {
     return kind == other.kind && rank == other.rank &&
            scratch == other.scratch && tensor == other.tensor;
   }
-  /// "src(0)", "dst(4)", "scratch3(6)", "slots(0)", "holder(4)",
-  /// "scales(4)"; in a group "t2.src(0)" for a tensor other than the first.
+  /// "src(0)", "dst(4)", "scratch3(6)", "slots(0)", "quantizer(0)",
+  /// "holder(4)", "scales(4)"; in a group "t2.src(0)" for a tensor other
+  /// than the first.
   std::string str() const;
 };
 

@@ -78,26 +78,18 @@ void deriveScaleBoxes(const Scaling &scaling, const Layout &src,
                       const Layout &dst, const std::vector<int64_t> &shape,
                       ScalePlan &scalePlan);
 
-/// Which tables a scale plan must fill: the plan level fills both (a
-/// sender quantizes with its quantizer table); a schedule whose moves out
-/// of a source are all executed by their destination rank, which quantizes
-/// with its holder table, fills only those.
-enum class RequiredTables : uint8_t { QuantizerAndHolder, Holder };
-
 /// Checks a scale plan of `plan` (planScales's, or one read from the IR,
 /// with deriveScaleBoxes applied): every amax share inside its rank's slot
 /// box and every element in exactly one share; every exchange transfer
 /// reading slots its source rank computes and writing inside a table; every
-/// table of a rank that sends (quantizer, where `required` asks for them)
-/// or receives (holder) given, for each block, one copy and a max-reduction
+/// table of a rank that sends (quantizer) or receives (holder) given, for each block, one copy and a max-reduction
 /// from every other share of the block, nothing twice. At most `maxIssues`
 /// problems, `transfer` indexing `exchange` (-1: the plan as a whole);
 /// empty means correct.
 std::vector<PlanIssue>
 verifyScalePlan(const Scaling &scaling, const Layout &src, const Layout &dst,
                 const std::vector<int64_t> &shape, const ReshardPlan &plan,
-                const ScalePlan &scalePlan, size_t maxIssues = 8,
-                RequiredTables required = RequiredTables::QuantizerAndHolder);
+                const ScalePlan &scalePlan, size_t maxIssues = 8);
 
 /// Calls visit(index) for every index of `box`, row-major (last dimension
 /// fastest): the walk over blocks and elements the scale plan, its verifier

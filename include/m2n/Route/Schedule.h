@@ -11,10 +11,11 @@
 // A quantizing reshard (docs/fp8-scaling.md) adds the steps of its amax
 // exchange, in blocks: `amax` steps (a source rank computes the partial
 // amaxes of its share of blocks into its slots), moves from slots into
-// holder tables (copies and max-reductions), and `scale` steps (a
-// destination rank turns its holder table into its scale tensor). Every
-// move out of a source buffer then quantizes, dividing each element by
-// the scale its executor wrote for the element's block.
+// quantizer and holder tables (copies and max-reductions), and `scale`
+// steps (a destination rank turns its holder table into its scale tensor).
+// Every move out of a source buffer then quantizes, dividing each element
+// by the scale of its block in the source rank's quantizer table, whoever
+// executes it.
 //
 // Execution model: a step may start once all its dependencies have
 // completed. The rank that executes a step is the receiving rank (it pulls
@@ -82,8 +83,8 @@ bool isScaleStep(const Step &step);
 /// Why `step` joins buffers its kind does not, or std::nullopt: an amax
 /// step reads a source into the same blocks of the same rank's slots, a
 /// scale step a holder table into the same blocks of the same rank's
-/// scales, blocks move (copy or max) only from slots into holder tables,
-/// and no move of elements touches a scale buffer.
+/// scales, blocks move (copy or max) only from slots into quantizer and
+/// holder tables, and no move of elements touches a scale buffer.
 std::optional<std::string> checkStepKind(const Step &step);
 
 struct Schedule {
@@ -112,8 +113,8 @@ Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
 /// reads a region of a destination, scratch or scale buffer waits for every
 /// step that writes an overlapping region of it, a reduce waits for the
 /// copies into overlapping regions of its target, and in a quantizing
-/// schedule a move out of a source waits for the scale steps of its
-/// executor. (Source buffers are ready from the start; every region is
+/// schedule a move out of a source waits for the exchange into its source
+/// rank's quantizer table. (Source buffers are ready from the start; every region is
 /// written once by a copy, then only reduced into.)
 void addDataDependencies(Schedule &schedule);
 

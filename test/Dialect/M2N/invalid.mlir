@@ -850,7 +850,7 @@ func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, 
 
 func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
   %0 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) : !m2n.comm<3>, !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
-    // expected-error@+1 {{expected a buffer (src(R), dst(R), scratchK(R), slots(R), holder(R) or scales(R))}}
+    // expected-error@+1 {{expected a buffer (src(R), dst(R), scratchK(R), slots(R), quantizer(R), holder(R) or scales(R))}}
     m2n.step 0 copy source(0) [0:2] -> dst(2) [0:2] via nvlink
   }
   return
@@ -900,7 +900,7 @@ func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]
 
 func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
   %0, %1 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<3>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
-    // expected-error@+1 {{'m2n.step' op moves src into holder; blocks move only from slots into holder tables}}
+    // expected-error@+1 {{'m2n.step' op moves src into holder; blocks move only from slots into quantizer and holder tables}}
     m2n.step 0 copy src(0) [0:1, 0:2] -> holder(2) [0:1, 0:2] via nvlink
   }
   return

@@ -138,6 +138,8 @@ BufferKind toBufferKind(::m2n::BufferKind kind) {
     return BufferKind::Holder;
   case ::m2n::BufferKind::Scales:
     return BufferKind::Scales;
+  case ::m2n::BufferKind::Quantizer:
+    return BufferKind::Quantizer;
   }
   llvm_unreachable("unknown buffer kind");
 }

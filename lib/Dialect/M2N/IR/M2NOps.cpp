@@ -766,17 +766,18 @@ static LogicalResult verifyStepKind(StepOp step) {
              << stringifyBufferKind(to);
     return sameRank("scale writes");
   }
-  const bool blocksIn = from == BufferKind::Slots ||
-                        from == BufferKind::Holder ||
-                        from == BufferKind::Scales;
-  const bool blocksOut = to == BufferKind::Slots || to == BufferKind::Holder ||
-                         to == BufferKind::Scales;
-  if ((blocksIn || blocksOut) &&
-      (from != BufferKind::Slots || to != BufferKind::Holder))
+  auto blocks = [](BufferKind kind) {
+    return kind == BufferKind::Slots || kind == BufferKind::Holder ||
+           kind == BufferKind::Scales || kind == BufferKind::Quantizer;
+  };
+  if ((blocks(from) || blocks(to)) &&
+      (from != BufferKind::Slots ||
+       (to != BufferKind::Holder && to != BufferKind::Quantizer)))
     return step.emitOpError()
            << "moves " << stringifyBufferKind(from) << " into "
            << stringifyBufferKind(to)
-           << "; blocks move only from slots into holder tables";
+           << "; blocks move only from slots into quantizer and holder "
+              "tables";
   return success();
 }
 
@@ -848,13 +849,15 @@ LogicalResult ScheduleOp::verify() {
     }
     case BufferKind::Slots:
     case BufferKind::Holder:
-    case BufferKind::Scales: {
+    case BufferKind::Scales:
+    case BufferKind::Quantizer: {
       if (!scaling)
         return step.emitOpError()
                << side << " buffer " << stringifyBufferKind(kind)
                << " belongs to a quantizing schedule; this one has no "
                   "scaling";
-      const bool source = kind == BufferKind::Slots;
+      const bool source =
+          kind == BufferKind::Slots || kind == BufferKind::Quantizer;
       std::optional<int64_t> index =
           (source ? srcIndex : dstIndex).indexOf(rank);
       if (!index)
@@ -980,13 +983,15 @@ static ParseResult parseBufferRef(OpAsmParser &parser, BufferKind &kind,
     kind = BufferKind::Holder;
   } else if (keyword == "scales") {
     kind = BufferKind::Scales;
+  } else if (keyword == "quantizer") {
+    kind = BufferKind::Quantizer;
   } else if (keyword.consume_front("scratch") &&
              !keyword.getAsInteger(10, scratch)) {
     kind = BufferKind::Scratch;
   } else {
     return parser.emitError(loc, "expected a buffer (src(R), dst(R), "
-                                 "scratchK(R), slots(R), holder(R) or "
-                                 "scales(R))");
+                                 "scratchK(R), slots(R), quantizer(R), "
+                                 "holder(R) or scales(R))");
   }
   return failure(parser.parseLParen() || parser.parseInteger(rank) ||
                  parser.parseRParen());
@@ -1008,6 +1013,7 @@ static void printBufferRef(Stream &printer, BufferKind kind, int64_t rank,
   case BufferKind::Slots:
   case BufferKind::Holder:
   case BufferKind::Scales:
+  case BufferKind::Quantizer:
     printer << stringifyBufferKind(kind);
     break;
   }

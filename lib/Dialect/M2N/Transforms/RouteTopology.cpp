@@ -13,8 +13,6 @@
 #include "m2n/Route/Router.h"
 #include "m2n/Route/ScaleSteps.h"
 
-#include <variant>
-
 namespace mlir::m2n {
 #define GEN_PASS_DEF_ROUTETOPOLOGY
 #include "m2n/Dialect/M2N/Transforms/Passes.h.inc"
@@ -72,17 +70,10 @@ struct RouteTopologyPass
       // A quantizing plan's amax exchange goes before its data steps
       // (docs/fp8-scaling.md).
       ScalingAttr scaling = plan.getScalingAttr();
-      if (scaling) {
-        std::variant<::m2n::Schedule, std::string> routed =
-            ::m2n::withScaleSteps(std::move(schedule), scaling.getValue(),
-                                  toScalePlan(plan), *topology);
-        if (auto *problem = std::get_if<std::string>(&routed)) {
-          plan.emitOpError() << "with scaling " << scaling.getValue().str()
-                             << " routed " << ::m2n::toString(*parsed) << ": " << *problem;
-          return signalPassFailure();
-        }
-        schedule = std::move(std::get<::m2n::Schedule>(routed));
-      }
+      if (scaling)
+        schedule = ::m2n::withScaleSteps(
+            std::move(schedule), scaling.getValue(), srcLayout, dstLayout,
+            shape, toScalePlan(plan), *topology);
       ::m2n::addDataDependencies(schedule);
 
       OpBuilder builder(plan);

@@ -97,7 +97,8 @@ def M2N_BufferKind : I32EnumAttr<"BufferKind",
       I32EnumAttrCase<"Scratch", 2, "scratch">,
       I32EnumAttrCase<"Slots", 3, "slots">,
       I32EnumAttrCase<"Holder", 4, "holder">,
-      I32EnumAttrCase<"Scales", 5, "scales">
+      I32EnumAttrCase<"Scales", 5, "scales">,
+      I32EnumAttrCase<"Quantizer", 6, "quantizer">
     ]> {
   let genSpecializedAttr = 0;
   let cppNamespace = "::mlir::m2n";

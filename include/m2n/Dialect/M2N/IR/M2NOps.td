@@ -401,13 +401,15 @@ def M2N_StepOp : M2N_Op<"step", [HasParent<"ScheduleOp">]> {
 
     A quantizing schedule (one with a `scaling`, docs/fp8-scaling.md) adds
     its amax exchange, in blocks of the scale tensor relative to each
-    buffer: `slots(R)` (a source rank's partial amaxes of the blocks its box
-    touches), `holder(R)` (a destination rank's amaxes of the blocks its box
-    touches) and `scales(R)` (its scale tensor). `amax src(R) [..] ->
-    slots(R) [..]` computes the amaxes of rank R's elements of those blocks,
-    `copy` and `reduce<max>` move them from slots into holder tables, and
+    buffer: `slots(R)` and `quantizer(R)` (a source rank's partial amaxes,
+    and the amaxes it quantizes with, of the blocks its box touches),
+    `holder(R)` (a destination rank's amaxes of the blocks its box touches)
+    and `scales(R)` (its scale tensor). `amax src(R) [..] -> slots(R) [..]`
+    computes the amaxes of rank R's elements of those blocks, `copy` and
+    `reduce<max>` move them from slots into quantizer and holder tables, and
     `scale holder(R) [..] -> scales(R) [..]` turns amaxes into scales. Every
-    move out of a source then quantizes with its executor's scales.
+    move out of a source then quantizes with its source rank's quantizer
+    table, whoever executes it.
 
     ```mlir
     m2n.step 0 amax src(0) [0:2, 0:1] -> slots(0) [0:2, 0:1] via local
