@@ -181,9 +181,13 @@ TEST(ScalingTest, ReciprocalWithOneCorrectionQuantizesLikeDivision) {
   std::uniform_real_distribution<float> unit(0.0f, 1.0f);
   std::uniform_int_distribution<int> binade(-140, 120);
   for (int i = 0; i < 1000000; ++i) {
-    float amax = std::ldexp(0.5f + unit(random), binade(random));
-    float x = (random() % 2 ? -1.0f : 1.0f) * amax *
-              (random() % 8 ? unit(random) : 1.0f);
+    // One draw per statement: the same cases whatever the compiler's
+    // order of evaluation.
+    float mantissa = 0.5f + unit(random);
+    float amax = std::ldexp(mantissa, binade(random));
+    float sign = random() % 2 ? -1.0f : 1.0f;
+    float fraction = random() % 8 ? unit(random) : 1.0f;
+    float x = sign * amax * fraction;
     ElementType to = random() % 2 ? ElementType::F8E4M3FN : ElementType::F8E5M2;
     ASSERT_TRUE(check(x, scaleFromAmax(Scaling::tensor(), to, amax), to))
         << "x " << x << " amax " << amax;
