@@ -5,6 +5,7 @@
 
 #include "m2n/Base/Layout.h"
 #include "m2n/Base/ElementType.h"
+#include "m2n/Base/Scaling.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -103,6 +104,24 @@ public:
 
 public:
   std::mt19937_64 rng;
+
+  /// A small shape of `rank` dims (1 to 9 each) and a scaling it admits:
+  /// tensor, block(1-4, 1-4) (rank >= 2) or mx (the last dim 32, 64 or 96).
+  Scaling quantizing(int64_t rank, std::vector<int64_t> &shape) {
+    shape.assign(rank, 0);
+    for (int64_t &extent : shape)
+      extent = uniform(1, 9);
+    int64_t mode = uniform(0, 2);
+    if (mode == 1 && rank >= 2) {
+      int64_t rows = uniform(1, 4); // One draw per statement.
+      return Scaling::block(rows, uniform(1, 4));
+    }
+    if (mode == 2) {
+      shape.back() = 32 * uniform(1, 3);
+      return Scaling::mx();
+    }
+    return Scaling::tensor();
+  }
 };
 
 /// M2N_PROPERTY_SEED overrides the fixed default seed.

@@ -121,17 +121,8 @@ TEST(ScalePlanPropertyTest, TheExchangeGivesEveryTableItsBlocksAmax) {
   int64_t reductions = 0, replicated = 0, entries = 0;
   for (int64_t n = 0; n < cases; ++n) {
     int64_t tensorRank = random.uniform(1, 3);
-    std::vector<int64_t> shape(tensorRank);
-    for (int64_t &extent : shape)
-      extent = random.uniform(1, 9);
-    Scaling scaling = Scaling::tensor();
-    int64_t mode = random.uniform(0, 2);
-    if (mode == 1 && tensorRank >= 2)
-      scaling = Scaling::block(random.uniform(1, 4), random.uniform(1, 4));
-    if (mode == 2) {
-      scaling = Scaling::mx();
-      shape.back() = 32 * random.uniform(1, 3);
-    }
+    std::vector<int64_t> shape;
+    Scaling scaling = random.quantizing(tensorRank, shape);
     Layout src = random.layout(tensorRank, /*allowPartial=*/false);
     Layout dst = random.layout(tensorRank, /*allowPartial=*/false);
     SCOPED_TRACE("M2N_PROPERTY_SEED=" + std::to_string(seed) + " case " +

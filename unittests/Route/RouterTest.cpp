@@ -481,17 +481,8 @@ TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
   int64_t steps = 0, mutations = 0;
   for (int64_t n = 0; n < cases; ++n) {
     int64_t tensorRank = random.uniform(1, 3);
-    std::vector<int64_t> shape(tensorRank);
-    for (int64_t &extent : shape)
-      extent = random.uniform(1, 9);
-    Scaling scaling = Scaling::tensor();
-    int64_t mode = random.uniform(0, 2);
-    if (mode == 1 && tensorRank >= 2)
-      scaling = Scaling::block(random.uniform(1, 4), random.uniform(1, 4));
-    if (mode == 2) {
-      scaling = Scaling::mx();
-      shape.back() = 32 * random.uniform(1, 3);
-    }
+    std::vector<int64_t> shape;
+    Scaling scaling = random.quantizing(tensorRank, shape);
     Layout src = random.layout(tensorRank, /*allowPartial=*/false);
     Layout dst = random.layout(tensorRank, /*allowPartial=*/false);
     Strategy strategy = std::vector<Strategy>{
