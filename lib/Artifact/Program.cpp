@@ -111,7 +111,10 @@ static std::string coordsStr(const Dims &coords) {
 
 std::string Movement::str(ElementType type) const {
   std::ostringstream os;
-  os << opName(reduction, type);
+  if (kind == StepKind::Move)
+    os << opName(reduction, type);
+  else
+    os << toString(kind);
   // Kernel items name the mechanism but bulk; receives and copy-engine
   // copies are named by the list that holds them.
   if (mechanism == Mechanism::Tile || mechanism == Mechanism::Vector)
@@ -127,8 +130,14 @@ std::string Movement::str(ElementType type) const {
     os << " times " << level.count;
     if (level.dim >= 0)
       os << " along " << level.dim;
-    os << " by (+" << level.srcStride << ",+" << level.dstStride << ')';
+    os << " by (+" << level.srcStride << ",+" << level.dstStride;
+    if (level.entryStride)
+      os << ",+" << level.entryStride;
+    os << ')';
   }
+  if (lookup)
+    os << " blocks " << lookup->entry << '+' << lookup->phase << '/'
+       << lookup->width;
   if (signal)
     os << " signal " << signal->rank << ':' << signal->index;
   for (const CounterWait &wait : waits)
@@ -140,7 +149,11 @@ std::string Movement::str(ElementType type) const {
 }
 
 bool TransferProgram::tmaAddressable(const BufferRef &buffer) const {
-  return buffer.kind == BufferKind::Scratch || bufferAlignment >= 16;
+  // Scratch, slots and tables are the runtime's; scales are the caller's.
+  const bool runtimeOwned = buffer.kind == BufferKind::Scratch ||
+                            (isScaleBuffer(buffer.kind) &&
+                             buffer.kind != BufferKind::Scales);
+  return runtimeOwned || bufferAlignment >= 16;
 }
 
 int64_t Movement::instances() const {
@@ -162,6 +175,8 @@ Movement Movement::instance(const std::vector<int64_t> &index) const {
       one.srcOffset += index[level] * r.srcStride;
       one.dstOffset += index[level] * r.dstStride;
     }
+    if (one.lookup)
+      one.lookup->entry += index[level] * r.entryStride;
   }
   return one;
 }
@@ -283,10 +298,191 @@ listsOf(const RankProgram &rank) {
            {List::EngineCopies, &rank.engineCopies}}};
 }
 
+
+/// What checkBounds needs to check a quantizing reshard's moves: its
+/// blocks and each source rank's box in the tensor.
+struct ScaleContext {
+  const TransferProgram &program;
+  const BufferShapes &shapeOf;
+  const Layout &src;
+  const std::vector<int64_t> &shape;
+  Dims block;
+  MeshIndex srcIndex;
+  ScaleContext(const TransferProgram &program, const BufferShapes &shapeOf,
+               const Layout &src, const std::vector<int64_t> &shape)
+      : program(program), shapeOf(shapeOf), src(src), shape(shape),
+        block(program.scaling ? blockShape(*program.scaling,
+                                           Dims(shape.begin(), shape.end()))
+                              : Dims()),
+        srcIndex(src.mesh) {}
+};
+
+/// Why the lookup of `m` (one instance of an amax or quantizing move) does
+/// not give each element it reads its block's entry of `table` (the
+/// blocks of the table it names), or std::nullopt. Its run lies in one row
+/// of its source; the formula's block boundaries inside the run are the
+/// tensor's.
+static std::optional<std::string> checkLookup(const ScaleContext &context,
+                                              const Movement &m,
+                                              const Box &table) {
+  const TransferProgram &program = context.program;
+  const ElementType source = program.typeOf(m.src);
+  const int64_t fromSize = elementSize(source);
+  const int64_t elements =
+      m.kind == StepKind::Amax ? m.bytes / fromSize
+                               : m.bytes / elementSize(program.typeOf(m.dst));
+  const BlockLookup &lookup = *m.lookup;
+  if (lookup.width < 1 || lookup.phase < 0 || lookup.phase >= lookup.width)
+    return std::string("has a block lookup whose phase is not inside its "
+                       "width");
+  if (m.srcOffset % fromSize ||
+      m.bytes % (m.kind == StepKind::Amax
+                     ? fromSize
+                     : elementSize(program.typeOf(m.dst))))
+    return std::string("reads or writes a partial element");
+  std::optional<int64_t> position = context.srcIndex.indexOf(m.src.rank);
+  if (!position)
+    return std::string("names a buffer that does not exist");
+  const Box srcBox = context.src.localBox(context.shape, *position);
+  const int64_t rank = srcBox.rank(), last = rank - 1;
+  if (rank == 0 || elements < 1)
+    return std::string("reads no elements of a tensor with blocks");
+  Dims at(rank, 0);
+  int64_t linear = m.srcOffset / fromSize;
+  for (int64_t d = last; d >= 0; --d) {
+    at[d] = srcBox.sizes[d] ? linear % srcBox.sizes[d] : 0;
+    linear = srcBox.sizes[d] ? linear / srcBox.sizes[d] : 0;
+  }
+  if (linear != 0 || at[last] + elements > srcBox.sizes[last])
+    return std::string("reads past a row of its source, but finds blocks "
+                       "along one row");
+  int64_t entry = 0, stride = 1;
+  for (int64_t d = last; d >= 0; --d) {
+    const int64_t blockAt =
+        (at[d] + srcBox.offsets[d]) / context.block[d] - table.offsets[d];
+    if (blockAt < 0 || blockAt >= table.sizes[d])
+      return std::string("reads elements whose blocks its table does not "
+                         "hold");
+    entry += blockAt * stride;
+    stride *= table.sizes[d];
+  }
+  if (entry != lookup.entry)
+    return "finds its first element's block at entry " +
+           std::to_string(lookup.entry) + ", which is entry " +
+           std::to_string(entry);
+  // Where the entry changes inside the run: the formula's boundaries
+  // against the tensor's.
+  const int64_t width = context.block[last];
+  const int64_t tensorFirst = width - (at[last] + srcBox.offsets[last]) % width;
+  const int64_t lookupFirst = lookup.width - lookup.phase;
+  if (std::min(tensorFirst, lookupFirst) < elements &&
+      (tensorFirst != lookupFirst ||
+       ((tensorFirst + width < elements ||
+         lookupFirst + lookup.width < elements) &&
+        lookup.width != width)))
+    return "crosses its blocks elsewhere than the tensor's blocks of " +
+           std::to_string(width) + " elements end";
+  return std::nullopt;
+}
+
+/// Why `m` (one instance) breaks the rules of a quantizing reshard's
+/// moves, or std::nullopt: amax moves read a source into the same rank's
+/// slots, scale moves turn a holder table into the same rank's scales,
+/// blocks move only from slots into quantizer and holder tables, every
+/// move out of a source quantizes and only those do, all on the SM path
+/// (exchange copies of aligned runs may take TMA bulk), and lookups find
+/// the elements' blocks. `handled` says the bounds were checked here.
+static std::optional<std::string> checkScaleMove(const ScaleContext &context,
+                                                 const Movement &m,
+                                                 bool kernelItem,
+                                                 bool &handled) {
+  const TransferProgram &program = context.program;
+  handled = false;
+  const bool blocks = isScaleBuffer(m.src.kind) || isScaleBuffer(m.dst.kind);
+  const bool fromSource = m.src.kind == BufferKind::Source && m.bytes > 0;
+  if (m.kind == StepKind::Move && !m.lookup && !blocks &&
+      !(program.scaling && fromSource))
+    return std::nullopt;
+  if (!program.scaling)
+    return std::string("computes amaxes or scales, or moves blocks, in a "
+                       "reshard without scaling");
+  if (m.bytes <= 0) // A join or reads-done item may name any buffer.
+    return m.kind != StepKind::Move || m.lookup
+               ? std::optional<std::string>("computes amaxes, scales or "
+                                            "quantized elements of no bytes")
+               : std::nullopt;
+  if (!kernelItem)
+    return std::string("is a quantizing reshard's move but not a kernel "
+                       "item (none crosses the network or takes the copy "
+                       "engine yet)");
+  if ((m.kind != StepKind::Move || m.lookup) &&
+      (m.mechanism != Mechanism::Vector || m.reduction))
+    return std::string("computes amaxes, scales or quantized elements, "
+                       "which only a vector item that copies does");
+  switch (m.kind) {
+  case StepKind::Amax:
+    if (m.src.kind != BufferKind::Source ||
+        !(m.dst == BufferRef{BufferKind::Slots, m.src.rank, -1, m.src.tensor}))
+      return std::string("computes amaxes, but not of a source into its "
+                         "rank's slots");
+    if (!m.lookup)
+      return std::string("computes amaxes without a block lookup");
+    break;
+  case StepKind::Scale:
+    if (m.src.kind != BufferKind::Holder ||
+        !(m.dst == BufferRef{BufferKind::Scales, m.src.rank, -1, m.src.tensor}))
+      return std::string("writes scales, but not from a holder table into "
+                         "its rank's scales");
+    if (m.lookup)
+      return std::string("writes scales with a block lookup");
+    return std::nullopt;
+  case StepKind::Move:
+    if (fromSource != m.lookup.has_value())
+      return std::string(fromSource ? "moves out of a source without "
+                                      "quantizing (no block lookup)"
+                                    : "has a block lookup but does not read "
+                                      "a source");
+    if (blocks) {
+      const bool exchange = m.src.kind == BufferKind::Slots &&
+                            (m.dst.kind == BufferKind::Quantizer ||
+                             m.dst.kind == BufferKind::Holder);
+      if (!exchange ||
+          (m.reduction && *m.reduction != Reduction::Max))
+        return std::string("moves blocks, but not from slots into a "
+                           "quantizer or holder table (by copy or max)");
+      if (m.srcOffset % 4 || m.dstOffset % 4 || m.bytes % 4)
+        return std::string("moves a partial amax");
+      return std::nullopt;
+    }
+    break;
+  }
+  // Amax and quantizing moves: their table's entries, then their ranges.
+  const BufferRef tableRef =
+      m.kind == StepKind::Amax
+          ? m.dst
+          : BufferRef{BufferKind::Quantizer, m.src.rank, -1, m.src.tensor};
+  std::optional<Box> table = context.shapeOf.blocksOf(tableRef);
+  std::optional<Dims> from = context.shapeOf(m.src);
+  std::optional<Dims> to = context.shapeOf(m.dst);
+  if (!table || !from || !to)
+    return std::string("names a buffer that does not exist");
+  handled = true;
+  const int64_t fromBytes =
+      checkedProduct(*from, elementSize(program.typeOf(m.src))).value_or(-1);
+  const int64_t toBytes =
+      checkedProduct(*to, elementSize(program.typeOf(m.dst))).value_or(-1);
+  if (!rangeWithin(m.srcOffset, program.sourceBytes(m), fromBytes) ||
+      (m.kind != StepKind::Amax && !rangeWithin(m.dstOffset, m.bytes, toBytes)))
+    return std::string("reaches outside its buffers");
+  return checkLookup(context, m, *table);
+}
+
 static std::optional<ProgramIssue>
 checkBounds(const TransferProgram &program, const Layout &src,
             const Layout &dst, const std::vector<int64_t> &shape) {
-  const BufferShapes shapeOf(src, dst, shape, program.scratches);
+  const BufferShapes shapeOf(src, dst, shape, program.scratches,
+                             program.scaling);
+  const ScaleContext scaleContext(program, shapeOf, src, shape);
   std::vector<Movement> probes;
   // Buffer bytes, or -1 when they do not fit in int64 (a corrupted artifact).
   auto bufferBytes = [&](const Dims &extents,
@@ -360,6 +556,12 @@ checkBounds(const TransferProgram &program, const Layout &src,
             }
             continue;
           }
+          bool handled = false;
+          if (std::optional<std::string> bad = checkScaleMove(
+                  scaleContext, m, list == List::Items, handled))
+            return wrong(*bad);
+          if (handled)
+            continue;
           // A cast reads a source and converts whole, aligned elements (the
           // kernel loads and stores them naturally aligned).
           if (program.casts(m) && m.bytes > 0) {
@@ -481,10 +683,11 @@ checkTransferProgram(const TransferProgram &program, const Layout &src,
             return wrong("a network receive reduces, but NCCL receives only "
                          "copy (receive into staging, then reduce)",
                          ": ");
+          const ElementType reduced = program.typeOf(m.dst);
           if (m.reduction &&
               ((m.mechanism == Mechanism::Bulk &&
-                !tmaBulkReduces(*m.reduction, program.type)) ||
-               (m.isTile() && !tmaTileReduces(*m.reduction, program.type))))
+                !tmaBulkReduces(*m.reduction, reduced)) ||
+               (m.isTile() && !tmaTileReduces(*m.reduction, reduced))))
             return wrong(std::string("TMA has no such ") +
                              toString(m.mechanism) + " reduction",
                          ": ");
@@ -501,7 +704,7 @@ checkTransferProgram(const TransferProgram &program, const Layout &src,
               (m.srcOffset % 16 || m.dstOffset % 16 || m.bytes % 16))
             return wrong("TMA bulk needs 16-byte aligned offsets and sizes",
                          ": ");
-          if (m.reduction && m.bytes % elementSize(program.type))
+          if (m.reduction && m.bytes % elementSize(reduced))
             return wrong("reduces a partial element");
           // Casts convert element by element on the SM path: no TMA, no
           // NCCL, no reduction (routing packs a cast network step first).
@@ -587,7 +790,8 @@ networkOrder(const TransferProgram &program) {
 }
 
 int64_t TransferProgram::sourceBytes(const Movement &movement) const {
-  if (!casts(movement))
+  if (movement.kind == StepKind::Amax ||
+      typeOf(movement.src) == typeOf(movement.dst))
     return movement.bytes;
   return movement.bytes / elementSize(typeOf(movement.dst)) *
          elementSize(typeOf(movement.src));

@@ -237,6 +237,33 @@ void OrderCheck::collect() {
         std::vector<Run> *readsOf = repeated.src.kind == BufferKind::Source
                                         ? nullptr
                                         : &reads[keyOf(repeated.src)];
+        // A quantizing reshard's lookups: an amax move max-combines into
+        // the slots its lookup names, a quantizing move reads its source
+        // rank's quantizer table there; per instance, the entries of its
+        // run.
+        if (repeated.lookup) {
+          const bool amax = repeated.kind == StepKind::Amax;
+          const BufferRef table =
+              amax ? repeated.dst
+                   : BufferRef{BufferKind::Quantizer, repeated.src.rank, -1,
+                               repeated.src.tensor};
+          buffers.try_emplace(keyOf(table), table);
+          const int64_t elements =
+              repeated.bytes /
+              elementSize(program.typeOf(amax ? repeated.src : repeated.dst));
+          std::vector<Write> *into = amax ? &writes[keyOf(table)] : nullptr;
+          std::vector<Run> *from = amax ? nullptr : &reads[keyOf(table)];
+          repeated.forEachInstance([&](const Movement &one) {
+            const int64_t begin = one.lookup->entryOf(0) * 4;
+            const int64_t end = (one.lookup->entryOf(elements - 1) + 1) * 4;
+            if (into)
+              into->push_back({begin, end, node, WriteKind::AtomicReduction});
+            else
+              from->push_back({begin, end, node});
+          });
+          if (amax)
+            continue;
+        }
         if (!repeated.isTile()) {
           forEachRepeatedRun(repeated.dstOffset, repeated.bytes,
                              repeated.repeats, &Repeat::dstStride,
@@ -467,7 +494,8 @@ std::optional<ProgramIssue> OrderCheck::run() {
       for (size_t index = 0; index < movements->size(); ++index) {
         const Movement &m = (*movements)[index];
         instances += m.instances();
-        if (m.bytes <= 0 && !m.isTile())
+        // (An amax move maxes into the same slot again: it is atomic.)
+        if ((m.bytes <= 0 && !m.isTile()) || m.kind == StepKind::Amax)
           continue;
         for (const Repeat &r : m.repeats)
           if (r.count > 1 && r.dstStride == 0) {
@@ -497,12 +525,18 @@ std::optional<ProgramIssue> OrderCheck::run() {
     return cycle;
 
   const int64_t typeBytes = elementSize(program.type);
-  // Every destination buffer is checked, written or not.
-  for (int64_t i = 0; i < dst.mesh.size(); ++i) {
-    BufferRef buffer{BufferKind::Destination, dst.mesh.rankAt(i)};
-    buffers.try_emplace(keyOf(buffer), buffer);
-    writes[keyOf(buffer)];
-  }
+  // Every destination buffer is checked, written or not, and so is every
+  // scale buffer of a quantizing reshard.
+  const BufferShapes shapeOf(src, dst, shape, program.scratches,
+                             program.scaling);
+  for (int64_t i = 0; i < dst.mesh.size(); ++i)
+    for (BufferKind kind : {BufferKind::Destination, BufferKind::Scales}) {
+      if (kind == BufferKind::Scales && !program.scaling)
+        continue;
+      BufferRef buffer{kind, dst.mesh.rankAt(i)};
+      buffers.try_emplace(keyOf(buffer), buffer);
+      writes[keyOf(buffer)];
+    }
   // A memo of proven orders, by (earlier, later).
   std::unordered_map<uint64_t, bool> ordered;
   auto before = [&](uint32_t earlier, uint32_t later) {
@@ -537,11 +571,17 @@ std::optional<ProgramIssue> OrderCheck::run() {
                                  std::min(copies[i].end, copies[i - 1].end)) +
                          ", which " + name(copies[i - 1].node) +
                          " copies onto too: every byte is written once");
-    if (buffer.kind == BufferKind::Destination) {
-      // Which destination bytes exist: the rank's part of the output.
+    if (buffer.kind == BufferKind::Destination ||
+        buffer.kind == BufferKind::Scales) {
+      // Which destination bytes exist: the rank's part of the output (or
+      // the scales of its blocks).
       std::optional<int64_t> index = dst.mesh.indexOf(buffer.rank);
-      const int64_t bytes =
-          index ? dst.localBox(shape, *index).volume() * typeBytes : 0;
+      int64_t bytes = 0;
+      if (index && buffer.kind == BufferKind::Destination)
+        bytes = dst.localBox(shape, *index).volume() * typeBytes;
+      else if (index)
+        bytes = shapeOf.blocksOf(buffer)->volume() *
+                elementSize(program.typeOf(buffer));
       int64_t covered = 0;
       for (const Write &copy : copies) {
         if (copy.begin > covered)
@@ -557,7 +597,9 @@ std::optional<ProgramIssue> OrderCheck::run() {
           }
         ProgramIssue missing;
         missing.message = "no move copies " + bytesOf(buffer, covered, next) +
-                          ": every destination byte is written once";
+                          (buffer.kind == BufferKind::Scales
+                               ? ": every scale is written once"
+                               : ": every destination byte is written once");
         return missing;
       }
     }
@@ -592,9 +634,14 @@ std::optional<ProgramIssue> OrderCheck::run() {
     std::vector<int64_t> reach(reductions.size());
     for (size_t i = 0; i < reductions.size(); ++i)
       reach[i] = std::max(i ? reach[i - 1] : 0, reductions[i].end);
+    // Slots start at zero every execution (the runtime clears them): amax
+    // moves max into them with no copy first, and their readers need only
+    // wait for those.
+    const bool zeroed = buffer.kind == BufferKind::Slots;
     for (size_t i = 0; i < reductions.size(); ++i) {
       const Write &r = reductions[i];
-      const Cover cover = coverOf(r.begin, r.end, r.node);
+      const Cover cover =
+          zeroed ? Cover{nullptr, r.end} : coverOf(r.begin, r.end, r.node);
       if (const Write *copy = cover.unordered)
         return issue(r.node, "reduces onto " +
                                  bytesOf(buffer, std::max(r.begin, copy->begin),
@@ -631,7 +678,8 @@ std::optional<ProgramIssue> OrderCheck::run() {
     for (const Run &read : readsIt->second) {
       if (read.end <= read.begin)
         continue;
-      const Cover cover = coverOf(read.begin, read.end, read.node);
+      const Cover cover = zeroed ? Cover{nullptr, read.end}
+                                 : coverOf(read.begin, read.end, read.node);
       if (const Write *copy = cover.unordered)
         return issue(read.node,
                      "reads " +

@@ -4,6 +4,19 @@
 
 namespace m2n {
 
+const char *toString(StepKind kind) {
+  switch (kind) {
+  case StepKind::Move:
+    return "move";
+  case StepKind::Amax:
+    return "amax";
+  case StepKind::Scale:
+    return "scale";
+  }
+  return "?";
+}
+
+
 std::string BufferRef::str() const {
   std::string group = tensor ? "t" + std::to_string(tensor) + "." : "";
   switch (kind) {

@@ -538,23 +538,49 @@ lowerSchedule(const Schedule &routed, const Layout &src, const Layout &dst,
       src, dst, shape, type, options, program, cast);
 }
 
+/// Why `schedule` (with `cast`, into `type`) is a quantizing schedule or a
+/// kind of step the lowering does not take, or std::nullopt: a quantizing
+/// one needs its scaling valid for the cast it makes and no network step
+/// yet (the amax exchange has no f32 staging across nodes); a plain one no
+/// amax or scale step.
+static std::optional<std::string>
+checkQuantizingLowering(const Schedule &schedule,
+                        const std::vector<int64_t> &shape, ElementType type,
+                        const std::optional<ElementCast> &cast) {
+  if (!schedule.scaling) {
+    for (size_t i = 0; i < schedule.steps.size(); ++i)
+      if (schedule.steps[i].kind != StepKind::Move)
+        return "step " + std::to_string(i) + " (" + schedule.steps[i].str() +
+               ") computes amaxes or scales, but the schedule has no scaling";
+    return std::nullopt;
+  }
+  if (!cast)
+    return "a quantizing schedule (scaling " + schedule.scaling->str() +
+           ") needs the source's element type (a cast into " +
+           toString(type) + ")";
+  if (std::optional<std::string> wrong =
+          checkScaling(*schedule.scaling, Dims(shape.begin(), shape.end()),
+                       cast->source, type))
+    return wrong;
+  for (size_t i = 0; i < schedule.steps.size(); ++i)
+    if (schedule.steps[i].link == LinkClass::Network)
+      return "step " + std::to_string(i) + " (" + schedule.steps[i].str() +
+             ") crosses the network: quantizing schedules lower within one "
+             "NVLink domain only yet (docs/fp8-scaling.md, status)";
+  return std::nullopt;
+}
+
 std::optional<std::string>
 lowerPreparedSchedule(const Schedule &schedule, const Layout &src,
                       const Layout &dst, const std::vector<int64_t> &shape,
                       ElementType type, const LoweringOptions &options,
                       TransferProgram &program,
                       std::optional<ElementCast> cast) {
-  if (schedule.scaling)
-    return "a quantizing schedule (scaling " + schedule.scaling->str() +
-           ") does not lower yet: the program level has no amax exchange "
-           "(docs/fp8-scaling.md, status)";
-  for (size_t i = 0; i < schedule.steps.size(); ++i)
-    if (schedule.steps[i].kind != StepKind::Move)
-      return "step " + std::to_string(i) + " (" + schedule.steps[i].str() +
-             ") belongs to a quantizing schedule's amax exchange, which does "
-             "not lower yet";
   if (cast && cast->source == type)
     cast.reset();
+  if (std::optional<std::string> wrong =
+          checkQuantizingLowering(schedule, shape, type, cast))
+    return wrong;
   if (cast && !isCastable(cast->source, type))
     return std::string("no cast from ") + toString(cast->source) + " to " +
            toString(type) + " (casts convert between f32, f16, bf16, "
@@ -721,6 +747,116 @@ emissionOrder(const Schedule &schedule,
   return order;
 }
 
+
+/// The moves a quantizing reshard reads a source with (amax moves into
+/// slots, quantizing moves into elements), for the part `fromBox` of rank
+/// `srcBox`'s source buffer (local coordinates; `srcBox` places it in the
+/// tensor) whose blocks `table` (blocks of the rank's table, in the scale
+/// tensor's coordinates) holds: runs along the last dimension, each one
+/// row, repeated over the other dimensions in bands that stay inside one
+/// block of every dimension whose blocks are taller than one element (so
+/// that every row of a band finds its blocks `entryStride` entries after
+/// the row before: 0 inside a block, a table row where blocks are one row
+/// tall). Each run is cut into pieces of at most `perItem` elements; where
+/// a block is narrower than a piece, pieces hold whole blocks so that each
+/// starts at the same phase. Calls fn(fromElement, toElement, elements,
+/// lookup, levels) with element offsets of the first piece, its levels
+/// (strides in elements and entries) outermost first.
+template <typename Fn>
+static void forEachBlockRun(const Box &fromBox, const Dims &fromShape,
+                            const Box &toBox, const Dims &toShape,
+                            const Box &srcBox, const Dims &block,
+                            const Box &table, int64_t perItem, Fn fn) {
+  const int64_t rank = fromBox.rank(), last = rank - 1;
+  const Dims fromStrides = stridesOf(fromShape), toStrides = stridesOf(toShape);
+  const Dims tableStrides = stridesOf(table.sizes);
+  // Bands: per dimension but the last, cut at block boundaries where blocks
+  // are taller than one element.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> bands(rank);
+  for (int64_t d = 0; d < last; ++d) {
+    const int64_t begin = fromBox.offsets[d], end = begin + fromBox.sizes[d];
+    if (block[d] == 1) {
+      bands[d].push_back({begin, end});
+      continue;
+    }
+    for (int64_t at = begin; at < end;) {
+      const int64_t global = at + srcBox.offsets[d];
+      const int64_t next =
+          std::min(end, (global / block[d] + 1) * block[d] - srcBox.offsets[d]);
+      bands[d].push_back({at, next});
+      at = next;
+    }
+  }
+  bands[last].push_back(
+      {fromBox.offsets[last], fromBox.offsets[last] + fromBox.sizes[last]});
+  std::vector<size_t> pick(rank, 0);
+  while (true) {
+    Dims corner(rank), sizes(rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      corner[d] = bands[d][pick[d]].first;
+      sizes[d] = bands[d][pick[d]].second - corner[d];
+    }
+    std::vector<Repeat> levels;
+    for (int64_t d = 0; d < last; ++d)
+      if (sizes[d] > 1) {
+        Repeat level{sizes[d], fromStrides[d], toStrides[d], -1};
+        level.entryStride = block[d] == 1 ? tableStrides[d] : 0;
+        levels.push_back(level);
+      }
+    int64_t from = 0, to = 0, entry = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      from += corner[d] * fromStrides[d];
+      to += (corner[d] - fromBox.offsets[d] + toBox.offsets[d]) * toStrides[d];
+      entry += ((corner[d] + srcBox.offsets[d]) / block[d] - table.offsets[d]) *
+               tableStrides[d];
+    }
+    const int64_t width = block[last];
+    const int64_t phase = (corner[last] + srcBox.offsets[last]) % width;
+    const int64_t run = sizes[last];
+    if (width <= perItem) {
+      // Pieces of whole blocks: each starts at the run's phase.
+      const int64_t unit = perItem / width * width;
+      const int64_t whole = run / unit, rest = run % unit;
+      if (whole > 0) {
+        std::vector<Repeat> pieces = levels;
+        if (whole > 1) {
+          Repeat level{whole, unit, unit, -1};
+          level.entryStride = unit / width;
+          pieces.push_back(level);
+        }
+        fn(from, to, unit, BlockLookup{entry, phase, width}, pieces);
+      }
+      if (rest > 0)
+        fn(from + whole * unit, to + whole * unit, rest,
+           BlockLookup{entry + whole * unit / width, phase, width}, levels);
+    } else {
+      // Blocks wider than a piece: the run cut where its blocks end, each
+      // segment into pieces inside one block.
+      for (int64_t at = 0; at < run;) {
+        const int64_t segment = std::min(run - at, width - (phase + at) % width);
+        const int64_t segmentEntry = entry + (phase + at) / width;
+        const int64_t whole = segment / perItem, rest = segment % perItem;
+        if (whole > 0) {
+          std::vector<Repeat> pieces = levels;
+          if (whole > 1)
+            pieces.push_back({whole, perItem, perItem, -1});
+          fn(from + at, to + at, perItem,
+             BlockLookup{segmentEntry, 0, perItem}, pieces);
+        }
+        if (rest > 0)
+          fn(from + at + whole * perItem, to + at + whole * perItem, rest,
+             BlockLookup{segmentEntry, 0, perItem}, levels);
+        at += segment;
+      }
+    }
+    int64_t d = last;
+    while (d > 0 && ++pick[d - 1] == bands[d - 1].size())
+      pick[--d] = 0;
+    if (d == 0)
+      return;
+  }
+}
+
 static std::optional<std::string>
 lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
                   const Layout &src, const Layout &dst,
@@ -734,6 +870,7 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
     program.scale = cast->scale;
   }
   program.scratches = schedule.scratches;
+  program.scaling = schedule.scaling;
   const int64_t count = static_cast<int64_t>(schedule.steps.size());
   if (options.maxItemBytes < 16 || options.maxItemBytes % 16)
     return std::string("the item size must be a positive multiple of 16");
@@ -744,7 +881,22 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
   program.bufferAlignment = options.bufferAlignment;
 
   // Buffer shapes.
-  const BufferShapes shapeOf(src, dst, shape, schedule.scratches);
+  const BufferShapes shapeOf(src, dst, shape, schedule.scratches,
+                             schedule.scaling);
+  // A quantizing reshard's blocks, and its source ranks' boxes in the
+  // tensor (where their elements' blocks are).
+  const Dims block =
+      schedule.scaling
+          ? blockShape(*schedule.scaling, Dims(shape.begin(), shape.end()))
+          : Dims();
+  const MeshIndex srcIndex(src.mesh);
+  std::map<int64_t, Box> sourceBoxes;
+  auto sourceBoxOf = [&](int64_t rank) -> const Box & {
+    auto [it, fresh] = sourceBoxes.try_emplace(rank);
+    if (fresh)
+      it->second = src.localBox(shape, *srcIndex.indexOf(rank));
+    return it->second;
+  };
 
   const std::vector<std::vector<int64_t>> &dependents = ordered.dependents;
   const std::vector<int64_t> &steps = ordered.order;
@@ -852,6 +1004,7 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
     // waits for every instance.
     uint64_t instances = 0;
     auto emit = [&](Movement movement) {
+      movement.kind = step.kind;
       movement.reduction = reduction;
       movement.signal = signal;
       movement.waits = waits;
@@ -888,6 +1041,64 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
         emit(std::move(movement));
       }
     };
+    // A quantizing reshard's source reads: amax moves and quantizing moves
+    // on the SM path, one row of blocks per run (forEachBlockRun).
+    if (program.scaling && step.from.kind == BufferKind::Source &&
+        step.kind != StepKind::Scale) {
+      const bool amax = step.kind == StepKind::Amax;
+      const Box &srcBox = sourceBoxOf(step.from.rank);
+      const BufferRef tableRef{amax ? BufferKind::Slots : BufferKind::Quantizer,
+                               step.from.rank, -1, step.from.tensor};
+      const Box table = *shapeOf.blocksOf(tableRef);
+      Box fromBox = step.fromBox, toBox = step.toBox;
+      if (amax) {
+        // The rank's elements of the step's blocks, in its buffer.
+        const Box slots = *shapeOf.blocksOf(step.to);
+        for (int64_t d = 0; d < fromBox.rank(); ++d) {
+          const int64_t first = (step.fromBox.offsets[d] + slots.offsets[d]) *
+                                block[d];
+          const int64_t begin = std::max(first, srcBox.offsets[d]);
+          const int64_t end =
+              std::min(first + step.fromBox.sizes[d] * block[d],
+                       srcBox.offsets[d] + srcBox.sizes[d]);
+          fromBox.offsets[d] = begin - srcBox.offsets[d];
+          fromBox.sizes[d] = std::max<int64_t>(end - begin, 0);
+        }
+        toBox = fromBox;
+        if (fromBox.volume() == 0)
+          return where() + "computes the amaxes of blocks rank " +
+                 std::to_string(step.from.rank) + "'s source does not touch";
+      }
+      const int64_t perItem =
+          std::max<int64_t>(1, options.maxItemBytes /
+                                   std::max(fromBytes, elementBytes));
+      const int64_t toUnit = amax ? 0 : elementBytes;
+      forEachBlockRun(
+          fromBox, *fromShape, toBox, amax ? *fromShape : *toShape, srcBox,
+          block, table, perItem,
+          [&](int64_t from, int64_t to, int64_t elements, BlockLookup lookup,
+              std::vector<Repeat> levels) {
+            Movement movement;
+            movement.kind = step.kind;
+            movement.mechanism = Mechanism::Vector;
+            movement.src = step.from;
+            movement.dst = step.to;
+            movement.srcOffset = from * fromBytes;
+            movement.dstOffset = to * toUnit;
+            movement.bytes = elements * (amax ? fromBytes : elementBytes);
+            movement.lookup = lookup;
+            for (Repeat &level : levels) {
+              level.srcStride *= fromBytes;
+              level.dstStride *= toUnit;
+            }
+            movement.repeats = levels;
+            emit(std::move(movement));
+          });
+      if (signal)
+        signalled[i] = std::make_pair(*signal, instances);
+      continue;
+    }
+
     const std::vector<Repeat> levels =
         pattern.byteLevels(fromBytes, elementBytes);
     const int64_t runBytes = pattern.elements * elementBytes;
@@ -909,8 +1120,9 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
     }
 
     // A cast converts element by element on the SM path: runs cut into
-    // vector items of at most a stage of either side.
-    if (casting) {
+    // vector items of at most a stage of either side; so does a scale move
+    // (amaxes into scales).
+    if (casting || step.kind == StepKind::Scale) {
       const int64_t perItem =
           std::max<int64_t>(1, options.maxItemBytes /
                                    std::max(fromBytes, elementBytes));
@@ -942,12 +1154,14 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
     // Tiles where the runs are short or unaligned and tensor maps can
     // describe the box; otherwise runs, each cut into bulk and vector items.
     Dims tile;
+    // (No tensor maps over a quantizing reshard's small tables.)
     const bool wantTiles =
-        options.preferTiles || !aligned ||
-        (runs > 1 && runBytes < options.tileBelowRunBytes);
+        !isScaleBuffer(step.from.kind) && !isScaleBuffer(step.to.kind) &&
+        (options.preferTiles || !aligned ||
+         (runs > 1 && runBytes < options.tileBelowRunBytes));
     const bool tiled =
         tmaReady && wantTiles &&
-        (!reduction || tmaTileReduces(*reduction, type)) &&
+        (!reduction || tmaTileReduces(*reduction, program.typeOf(step.to))) &&
         !planTiles(step.fromBox, *fromShape, step.toBox, *toShape,
                    elementBytes, options.maxItemBytes, tile);
     if (tiled) {
@@ -981,7 +1195,8 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
             emit(std::move(movement));
           });
     } else {
-      const bool bulkReduces = !reduction || tmaBulkReduces(*reduction, type);
+      const bool bulkReduces =
+          !reduction || tmaBulkReduces(*reduction, program.typeOf(step.to));
       const int64_t unit = options.maxItemBytes;
       // One run, repeated over `runLevels`: TMA bulk needs both addresses
       // 16-byte aligned, so only a run whose addresses agree modulo 16 has

@@ -9,18 +9,6 @@
 
 namespace m2n {
 
-const char *toString(StepKind kind) {
-  switch (kind) {
-  case StepKind::Move:
-    return "move";
-  case StepKind::Amax:
-    return "amax";
-  case StepKind::Scale:
-    return "scale";
-  }
-  return "?";
-}
-
 bool isScaleStep(const Step &step) {
   return step.kind != StepKind::Move || isScaleBuffer(step.from.kind) ||
          isScaleBuffer(step.to.kind);

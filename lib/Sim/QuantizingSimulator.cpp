@@ -560,4 +560,97 @@ SimulationReport simulateQuantizingSchedule(
       keep);
 }
 
+SimulationReport simulateQuantizingBuffers(
+    const Scaling &scaling, const Layout &src, const Layout &dst,
+    const std::vector<int64_t> &shape, ElementType from, ElementType to,
+    const std::vector<ScratchBuffer> &scratches, uint64_t seed,
+    const std::function<std::optional<std::string>(
+        const QuantizedBufferResolver &)> &execute,
+    QuantizedBuffers *keep) {
+  SimulationReport report;
+  const Dims dims(shape.begin(), shape.end());
+  const int64_t toSize = elementSize(to);
+  Fixture fx(scaling, src, shape, from, to, seed);
+  const BufferShapes shapeOf(src, dst, shape, scratches, scaling);
+  std::map<int64_t, Box> dstBoxes;
+  std::map<int64_t, std::vector<uint8_t>> dstBuffers, scaleBytes;
+  for (int64_t position = 0; position < dst.mesh.size(); ++position) {
+    const int64_t rank = dst.mesh.rankAt(position);
+    dstBoxes[rank] = dst.localBox(shape, position);
+    dstBuffers[rank].assign(dstBoxes[rank].volume() * toSize, 0x5A);
+    const Box held = *shapeOf.blocksOf({BufferKind::Scales, rank});
+    for (int64_t i = 0; i < held.volume(); ++i)
+      storeScale(scaling, NAN, scaleBytes[rank]);
+  }
+  std::vector<std::vector<uint8_t>> scratchBuffers;
+  for (const ScratchBuffer &scratch : scratches)
+    scratchBuffers.emplace_back(
+        Box{Dims(scratch.shape.size(), 0), scratch.shape}.volume() * toSize,
+        0x5A);
+  // Slots and tables of f32 amaxes, poisoned with NaN.
+  std::map<std::pair<BufferKind, int64_t>, std::vector<uint8_t>> tables;
+  auto tableOf = [&](const BufferRef &ref) -> std::vector<uint8_t> * {
+    std::optional<Box> blocks = shapeOf.blocksOf(ref);
+    if (!blocks)
+      return nullptr;
+    auto [it, fresh] = tables.try_emplace({ref.kind, ref.rank});
+    if (fresh) {
+      const float poison = NAN;
+      it->second.resize(blocks->volume() * 4);
+      for (int64_t i = 0; i < blocks->volume(); ++i)
+        std::memcpy(&it->second[i * 4], &poison, 4);
+    }
+    return &it->second;
+  };
+  auto resolve = [&](const BufferRef &ref)
+      -> std::optional<std::pair<uint8_t *, int64_t>> {
+    std::vector<uint8_t> *bytes = nullptr;
+    switch (ref.kind) {
+    case BufferKind::Source: {
+      auto it = fx.srcBuffers.find(ref.rank);
+      bytes = it == fx.srcBuffers.end() ? nullptr : &it->second;
+      break;
+    }
+    case BufferKind::Destination: {
+      auto it = dstBuffers.find(ref.rank);
+      bytes = it == dstBuffers.end() ? nullptr : &it->second;
+      break;
+    }
+    case BufferKind::Scales: {
+      auto it = scaleBytes.find(ref.rank);
+      bytes = it == scaleBytes.end() ? nullptr : &it->second;
+      break;
+    }
+    case BufferKind::Scratch:
+      if (ref.scratch >= 0 &&
+          ref.scratch < static_cast<int64_t>(scratchBuffers.size()) &&
+          scratches[ref.scratch].rank == ref.rank)
+        bytes = &scratchBuffers[ref.scratch];
+      break;
+    case BufferKind::Slots:
+    case BufferKind::Holder:
+    case BufferKind::Quantizer:
+      bytes = tableOf(ref);
+      break;
+    }
+    if (!bytes)
+      return std::nullopt;
+    // A buffer of no bytes still has an address (an empty vector's may be
+    // null).
+    static uint8_t nothing;
+    return std::make_pair(bytes->empty() ? &nothing : bytes->data(),
+                          static_cast<int64_t>(bytes->size()));
+  };
+  if (std::optional<std::string> error = execute(resolve)) {
+    report.message = *error;
+    return report;
+  }
+  return checkQuantized(
+      scaling, to, dims, fx, dstBoxes, dstBuffers, scaleBytes,
+      [&](int64_t rank) {
+        return *shapeOf.blocksOf({BufferKind::Scales, rank});
+      },
+      keep);
+}
+
 } // namespace m2n

@@ -3,7 +3,9 @@
 #include "HostExecutor.h"
 
 #include "m2n/Base/CheckedMath.h"
+#include "m2n/Base/Scaling.h"
 
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <vector>
@@ -90,6 +92,59 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
     receives.push_back(receive);
   queues.emplace_back(std::move(receives), 0, 1);
 
+  // A quantizing reshard's source reads (BlockLookup): amax moves max
+  // |x| into slots, quantizing moves divide by their blocks' scales.
+  auto runLookup = [&](const Movement &m) -> std::optional<std::string> {
+    const ElementType type = program.typeOf(m.dst);
+    const bool amax = m.kind == StepKind::Amax;
+    const BufferRef tableRef =
+        amax ? m.dst
+             : BufferRef{BufferKind::Quantizer, m.src.rank, -1, m.src.tensor};
+    auto from = resolve(m.src);
+    auto to = resolve(m.dst);
+    auto table = resolve(tableRef);
+    const ElementType source = program.typeOf(m.src);
+    const int64_t fromSize = elementSize(source);
+    const int64_t elements = amax ? m.bytes / fromSize
+                                  : m.bytes / elementSize(type);
+    if (!program.scaling || !m.lookup || m.reduction ||
+        m.src.kind != BufferKind::Source ||
+        (amax ? m.dst.kind != BufferKind::Slots || m.bytes % fromSize
+              : m.bytes % elementSize(type)))
+      return "movement " + m.str(type) +
+             " reads blocks outside a quantizing reshard's source";
+    const BlockLookup &lookup = *m.lookup;
+    if (!from || !to || !table || elements < 1 || lookup.width < 1 ||
+        lookup.entry < 0 || lookup.phase < 0 ||
+        !rangeWithin(m.srcOffset, elements * fromSize, from->second) ||
+        (!amax && !rangeWithin(m.dstOffset, m.bytes, to->second)) ||
+        !rangeWithin(lookup.entryOf(0) * 4,
+                     (lookup.entryOf(elements - 1) - lookup.entryOf(0) + 1) * 4,
+                     table->second))
+      return "movement " + m.str(type) + " leaves a buffer";
+    const uint8_t *src = from->first + m.srcOffset;
+    auto entryAt = [&](int64_t i) { return table->first + lookup.entryOf(i) * 4; };
+    float entry;
+    if (amax) {
+      for (int64_t i = 0; i < elements; ++i) {
+        std::memcpy(&entry, entryAt(i), 4);
+        entry = std::fmax(entry, std::fabs(static_cast<float>(
+                                     loadElement(source, src + i * fromSize))));
+        std::memcpy(entryAt(i), &entry, 4);
+      }
+      return std::nullopt;
+    }
+    uint8_t *dst = to->first + m.dstOffset;
+    const int64_t toSize = elementSize(type);
+    for (int64_t i = 0; i < elements; ++i) {
+      std::memcpy(&entry, entryAt(i), 4);
+      quantizeElement(source, type,
+                      scaleFromAmax(*program.scaling, type, entry),
+                      dst + i * toSize, src + i * fromSize);
+    }
+    return std::nullopt;
+  };
+
   auto run = [&](const Movement &m) -> std::optional<std::string> {
     const ElementType type = program.typeOf(m.dst);
     if (m.isTile()) {
@@ -116,6 +171,9 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
         return "tile " + m.str(type) + " leaves a buffer";
       moveBox(type, from->first, srcMap.extents, fromBox, to->first,
               dstMap.extents, toBox, m.reduction);
+    } else if (m.bytes > 0 && (m.kind == StepKind::Amax || m.lookup)) {
+      if (auto error = runLookup(m))
+        return error;
     } else if (m.bytes > 0) {
       auto from = resolve(m.src);
       auto to = resolve(m.dst);
@@ -128,7 +186,23 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
       uint8_t *dst = to->first + m.dstOffset;
       // Bulk and vector items compute the same: the mechanism is the
       // kernel's business.
-      if (program.casts(m)) {
+      if (m.kind == StepKind::Scale) {
+        // Amaxes into scales: f32, or e8m0 for mx.
+        const int64_t toSize = elementSize(type);
+        if (!program.scaling || m.reduction || m.bytes % toSize)
+          return "scale move " + m.str(type) +
+                 " outside a quantizing reshard, or of a partial scale";
+        for (int64_t i = 0; i < m.bytes / toSize; ++i) {
+          float amax;
+          std::memcpy(&amax, src + i * 4, 4);
+          const float scale =
+              scaleFromAmax(*program.scaling, program.type, amax);
+          if (toSize == 1)
+            dst[i] = e8m0FromScale(scale);
+          else
+            std::memcpy(dst + i * 4, &scale, 4);
+        }
+      } else if (program.casts(m)) {
         const ElementType source = program.typeOf(m.src);
         const int64_t fromSize = elementSize(source), toSize = elementSize(type);
         if (m.reduction || m.bytes % toSize)
@@ -153,6 +227,14 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
       ++counters[{m.readDone->rank, m.readDone->index}];
     return std::nullopt;
   };
+
+  // A quantizing reshard's slots start at zero (the amax of nothing):
+  // amax moves only max into them.
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const Movement &m : rankProgram.items)
+      if (m.kind == StepKind::Amax)
+        if (auto slots = resolve(m.dst))
+          std::memset(slots->first, 0, slots->second);
 
   // Copy-engine copies run before each rank's kernel: before everything.
   for (const auto &[rank, rankProgram] : program.ranks)

@@ -111,10 +111,34 @@ struct Repeat {
   int64_t count = 1;
   int64_t srcStride = 0, dstStride = 0;
   int64_t dim = -1; // Tiles: the dimension the strides advance; else -1.
+  /// A movement with a BlockLookup: table entries each instance's lookup
+  /// starts further than the one before (0 elsewhere).
+  int64_t entryStride = 0;
   bool operator==(const Repeat &other) const {
     return count == other.count && srcStride == other.srcStride &&
-           dstStride == other.dstStride && dim == other.dim;
+           dstStride == other.dstStride && dim == other.dim &&
+           entryStride == other.entryStride;
   }
+};
+
+/// Where the elements of a run of a quantizing reshard find their block's
+/// entry in a table of f32 amaxes (docs/fp8-scaling.md): element i (from 0)
+/// of the run uses entry `entry + (phase + i) / width` (row-major over the
+/// table's blocks). The run lies in one row of its source buffer, so the
+/// entries it uses are consecutive blocks of one block row: `width` is the
+/// blocks' width in elements and `phase` the run's first element's column
+/// in its block (or, for a run inside one block, any width past the run
+/// and phase 0). An amax move max-combines |x| into the entries of its
+/// destination slots; a quantizing move reads them from its source rank's
+/// quantizer table and divides by each block's scale.
+struct BlockLookup {
+  int64_t entry = 0, phase = 0, width = 1;
+  bool operator==(const BlockLookup &other) const {
+    return entry == other.entry && phase == other.phase &&
+           width == other.width;
+  }
+  /// The entry of element `i`.
+  int64_t entryOf(int64_t i) const { return entry + (phase + i) / width; }
 };
 
 /// A movement's repeat levels, outermost first (most have one or two).
@@ -127,6 +151,13 @@ using Repeats = InlineList<Repeat, 2>;
 /// when it binds a rank: the program stays proportional to the steps, not
 /// to the bytes.
 struct Movement {
+  /// What it does with its bytes, as the schedule step it lowers: a move
+  /// copies, reduces or converts; a quantizing reshard's amax move reads
+  /// `bytes` of a source run and max-combines each element's |x| into the
+  /// slot `lookup` names (atomic: slots start at zero every execution); its
+  /// scale move turns the f32 amaxes of a holder table into the scales of
+  /// a scale buffer (as a cast: `bytes` counts the scales).
+  StepKind kind = StepKind::Move;
   BufferRef src;
   int64_t srcOffset = 0;
   BufferRef dst;
@@ -147,6 +178,9 @@ struct Movement {
   /// only when every such read is done (its "reads-done" item), so that its
   /// caller may overwrite the buffer once the stream passes the kernel.
   std::optional<CounterRef> readDone;
+  /// Amax moves and moves that quantize (out of a source of a quantizing
+  /// reshard): the table entries of the run's elements.
+  std::optional<BlockLookup> lookup;
   int64_t step = -1; // The schedule step it comes from (-1: a join).
   /// Outermost level first; empty: one instance. Every instance signals,
   /// waits and reports reads as the movement says: a dependent waits for
@@ -269,6 +303,12 @@ struct TransferProgram {
   /// refuses buffers that lack it. Below 16 no TMA item touches a caller
   /// buffer. Scratch buffers are the runtime's own and always 16-aligned.
   int64_t bufferAlignment = 16;
+  /// A quantizing reshard's (docs/fp8-scaling.md): `sourceType` converts
+  /// into `type` (fp8) with per-block scales taken from the data, computed
+  /// by amax moves into slots, exchanged into quantizer and holder tables
+  /// (f32) and written by scale moves into the scale buffers; every move
+  /// out of a source quantizes with its lookup's blocks. `scale` is unused.
+  std::optional<Scaling> scaling;
   std::vector<ScratchBuffer> scratches;
   std::vector<TensorMapSpec> maps;
   std::map<int64_t, RankProgram> ranks;
@@ -285,6 +325,11 @@ struct TransferProgram {
   int64_t itemCount() const;
   /// The element type `buffer` holds.
   ElementType typeOf(const BufferRef &buffer) const {
+    if (isScaleBuffer(buffer.kind))
+      return buffer.kind == BufferKind::Scales && scaling &&
+                     hasExponentScales(*scaling)
+                 ? ElementType::F8E8M0FNU
+                 : ElementType::F32;
     if (buffer.kind == BufferKind::Source)
       return tensorTypes.empty() ? sourceType.value_or(type)
                                  : tensorSourceTypes.at(buffer.tensor);
@@ -293,14 +338,21 @@ struct TransferProgram {
   /// Whether `movement` converts its elements (it reads a source buffer of
   /// another type than it writes).
   bool casts(const Movement &movement) const {
-    return typeOf(movement.src) != typeOf(movement.dst);
+    return movement.kind == StepKind::Move &&
+           typeOf(movement.src) != typeOf(movement.dst);
+  }
+  /// Whether `movement` quantizes (a move with a lookup: out of a source
+  /// of a quantizing reshard).
+  bool quantizes(const Movement &movement) const {
+    return movement.kind == StepKind::Move && movement.lookup.has_value();
   }
   /// The factor a cast of `movement` multiplies by.
   float scaleOf(const Movement &movement) const {
     return tensorScales.empty() ? scale : tensorScales.at(movement.dst.tensor);
   }
-  /// Bytes `movement` reads from its source: `bytes`, or for a cast as
-  /// many source elements as it writes.
+  /// Bytes `movement` reads from its source: `bytes` (an amax move's
+  /// too), or for a cast (a scale move's) as many source elements as it
+  /// writes.
   int64_t sourceBytes(const Movement &movement) const;
   /// Bytes of scratch buffer `index`.
   int64_t scratchBytes(size_t index) const;

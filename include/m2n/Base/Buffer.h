@@ -44,6 +44,22 @@ constexpr bool isScaleBuffer(BufferKind kind) {
          kind == BufferKind::Scales || kind == BufferKind::Quantizer;
 }
 
+/// What a schedule step does with its boxes (the same sizes on both sides),
+/// and what a program's movement lowered from it does with its bytes.
+enum class StepKind : uint8_t {
+  /// Copy or reduce a box of one buffer into a box of another.
+  Move,
+  /// From a source buffer into the same rank's slots: the amax of the
+  /// rank's elements of each block of the box (block coordinates relative
+  /// to its slots on both sides) into the block's slot.
+  Amax,
+  /// From a holder table into the same rank's scales: each block's scale
+  /// from its amax (scaleFromAmax; e8m0 for mx).
+  Scale,
+};
+/// "move", "amax", "scale".
+const char *toString(StepKind kind);
+
 struct BufferRef {
   BufferKind kind = BufferKind::Source;
   int64_t rank = 0;

@@ -17,6 +17,7 @@
 
 #include "HostExecutor.h"
 #include "m2n/Sim/HostSimulator.h"
+#include "m2n/Sim/QuantizingSimulator.h"
 
 namespace m2n {
 
@@ -24,6 +25,17 @@ namespace m2n {
 std::optional<std::string> executeProgram(const TransferProgram &program,
                                           ReshardSimulator &simulator,
                                           int64_t ctasPerRank);
+
+/// Runs the program of a quantizing reshard (`program.scaling`) from `src`
+/// to `dst` of `shape` on fresh buffers (simulateQuantizingBuffers: varied
+/// values, poisoned tables, scales and destinations) and compares every
+/// destination element and scale with quantizeTensor, bit for bit.
+SimulationReport simulateQuantizingProgram(const TransferProgram &program,
+                                           const Layout &src, const Layout &dst,
+                                           const std::vector<int64_t> &shape,
+                                           int64_t ctasPerRank,
+                                           uint64_t seed = 1,
+                                           QuantizedBuffers *keep = nullptr);
 
 } // namespace m2n
 

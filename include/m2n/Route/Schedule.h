@@ -39,21 +39,6 @@
 
 namespace m2n {
 
-/// What a step does with its boxes (the same sizes on both sides).
-enum class StepKind : uint8_t {
-  /// Copy or reduce a box of one buffer into a box of another.
-  Move,
-  /// From a source buffer into the same rank's slots: the amax of the
-  /// rank's elements of each block of the box (block coordinates relative
-  /// to its slots on both sides) into the block's slot.
-  Amax,
-  /// From a holder table into the same rank's scales: each block's scale
-  /// from its amax (scaleFromAmax; e8m0 for mx).
-  Scale,
-};
-/// "move", "amax", "scale".
-const char *toString(StepKind kind);
-
 struct Step {
   StepKind kind = StepKind::Move;
   BufferRef from;

@@ -21,6 +21,10 @@
 #include "m2n/Sim/HostSimulator.h"
 
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
 #include <map>
 #include <vector>
 
@@ -59,6 +63,28 @@ SimulationReport simulateQuantizingSchedule(
     const std::vector<int64_t> &shape, ElementType from, ElementType to,
     const Schedule &schedule, ReshardSimulator::StepOrder order,
     uint64_t seed = 1, QuantizedBuffers *keep = nullptr);
+
+/// Where a program's executor finds a buffer: its bytes and their count,
+/// or std::nullopt (the runtime's BufferResolver, HostExecutor.h).
+using QuantizedBufferResolver =
+    std::function<std::optional<std::pair<uint8_t *, int64_t>>(
+        const BufferRef &)>;
+
+/// A quantizing reshard run by `execute` over buffers this function makes:
+/// every source rank's part of a tensor of varied values (zeros, NaNs,
+/// magnitudes over 30 binades), and poisoned destinations, `scratches`,
+/// slots, quantizer and holder tables (NaN) and scales (NaN, or 0xFF for
+/// e8m0), which `execute` reaches through the resolver it is given; then
+/// every destination element and scale compared bit for bit with
+/// quantizeTensor. What the host executor and m2n-sim run lowered
+/// quantizing programs with (ProgramExecutor.h).
+SimulationReport simulateQuantizingBuffers(
+    const Scaling &scaling, const Layout &src, const Layout &dst,
+    const std::vector<int64_t> &shape, ElementType from, ElementType to,
+    const std::vector<ScratchBuffer> &scratches, uint64_t seed,
+    const std::function<std::optional<std::string>(
+        const QuantizedBufferResolver &)> &execute,
+    QuantizedBuffers *keep = nullptr);
 
 } // namespace m2n
 

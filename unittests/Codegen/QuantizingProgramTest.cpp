@@ -1,0 +1,191 @@
+//===- QuantizingProgramTest.cpp - quantizing reshards as programs --------===//
+//
+// The program level of a quantizing reshard (docs/fp8-scaling.md): routed
+// schedules with their amax exchange lowered into amax, exchange, scale and
+// quantizing moves, verified, and run by the host executor (as the kernel
+// deals items to CTAs) against an independent quantization of the tensor.
+//
+//===----------------------------------------------------------------------===//
+
+#include "m2n/Codegen/ProgramExecutor.h"
+#include "m2n/Codegen/TransferProgram.h"
+#include "m2n/Route/Router.h"
+#include "m2n/Route/ScaleSteps.h"
+#include "m2n/Route/VerifySchedule.h"
+
+#include "../Layout/RandomLayouts.h"
+
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+using namespace m2n;
+
+namespace {
+
+/// A quantizing reshard routed within one NVLink domain by `strategy` and
+/// lowered with `options`.
+struct LoweredQuantizing {
+  Schedule schedule;
+  TransferProgram program;
+  std::optional<std::string> error;
+};
+
+LoweredQuantizing lowerQuantizing(const Scaling &scaling, const Layout &src,
+                                  const Layout &dst,
+                                  const std::vector<int64_t> &shape,
+                                  ElementType from, ElementType to,
+                                  Strategy strategy, int64_t chunkBytes,
+                                  const LoweringOptions &options) {
+  Topology topology;
+  topology.domains.resize(1);
+  for (int64_t r = 0; r < kCommSize; ++r)
+    topology.domains[0].push_back(r);
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  ScalePlan scalePlan = planScales(scaling, src, dst, shape, plan);
+  LoweredQuantizing lowered;
+  lowered.schedule = withScaleSteps(
+      chunkSchedule(
+          TopologyRouter(src, dst, shape, topology).route(plan, strategy),
+          elementSize(to), chunkBytes),
+      scaling, src, dst, shape, scalePlan, topology);
+  addDataDependencies(lowered.schedule);
+  lowered.error = lowerSchedule(lowered.schedule, src, dst, shape, to, options,
+                                lowered.program, ElementCast{from, 1.0f});
+  return lowered;
+}
+
+TEST(QuantizingProgramTest, BlockScaledTensorParallelToDataParallel) {
+  // 2 x 4 ranks of a 6 x 40 bf16 weight, TP over columns into rows, with
+  // 4 x 16 blocks that straddle both sides' shards and a ragged last
+  // block: amaxes exchanged between ranks, every element quantized with
+  // its block's scale.
+  Layout src{Mesh::contiguous({4}, 0), {Placement::shard(1)}};
+  Layout dst{Mesh::contiguous({4}, 4), {Placement::shard(0)}};
+  const std::vector<int64_t> shape{6, 40};
+  LoweringOptions options;
+  options.maxItemBytes = 32; // Pieces of 16 bf16 elements: blocks cut.
+  for (Strategy strategy : {Strategy::Flat, Strategy::GatherBroadcast}) {
+    LoweredQuantizing lowered = lowerQuantizing(
+        Scaling::block(4, 16), src, dst, shape, ElementType::BF16,
+        ElementType::F8E4M3FN, strategy, 0, options);
+    ASSERT_FALSE(lowered.error) << *lowered.error;
+    const TransferProgram &program = lowered.program;
+    EXPECT_EQ(verifyTransferProgram(program, src, dst, shape), std::nullopt);
+    int64_t amaxes = 0, scales = 0, quantizing = 0;
+    for (const auto &[rank, rankProgram] : program.ranks)
+      for (const Movement &m : rankProgram.items) {
+        amaxes += m.kind == StepKind::Amax;
+        scales += m.kind == StepKind::Scale;
+        quantizing += program.quantizes(m);
+      }
+    EXPECT_GT(amaxes, 0);
+    EXPECT_GT(scales, 0);
+    EXPECT_GT(quantizing, 0);
+    for (int64_t ctas : {1, 3}) {
+      SimulationReport run =
+          simulateQuantizingProgram(program, src, dst, shape, ctas, 7);
+      EXPECT_TRUE(run.passed) << run.message;
+    }
+  }
+}
+
+TEST(QuantizingProgramTest, NetworkStepsAreNotLoweredYet) {
+  Layout src{Mesh::contiguous({2}, 0), {Placement::shard(0)}};
+  Layout dst{Mesh::contiguous({2}, 2), {Placement::shard(1)}};
+  const std::vector<int64_t> shape{4, 64};
+  Topology topology;
+  topology.domains = {{0, 1}, {2, 3}};
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  const Scaling scaling = Scaling::mx();
+  Schedule schedule = withScaleSteps(
+      TopologyRouter(src, dst, shape, topology).route(plan, Strategy::Flat),
+      scaling, src, dst, shape, planScales(scaling, src, dst, shape, plan),
+      topology);
+  addDataDependencies(schedule);
+  TransferProgram program;
+  std::optional<std::string> error =
+      lowerSchedule(schedule, src, dst, shape, ElementType::F8E4M3FN, {},
+                    program, ElementCast{ElementType::BF16, 1.0f});
+  ASSERT_TRUE(error);
+  EXPECT_NE(error->find("crosses the network"), std::string::npos) << *error;
+}
+
+TEST(QuantizingProgramPropertyTest, LoweredProgramQuantizesLikeTheReference) {
+  const uint64_t seed = propertySeed();
+  const int64_t cases = propertyCases(400);
+  RandomLayouts random(seed);
+  int64_t moves = 0, mutations = 0;
+  for (int64_t n = 0; n < cases; ++n) {
+    const int64_t tensorRank = random.uniform(1, 3);
+    std::vector<int64_t> shape;
+    const Scaling scaling = random.quantizing(tensorRank, shape);
+    const Layout src = random.layout(tensorRank, /*allowPartial=*/false);
+    const Layout dst = random.layout(tensorRank, /*allowPartial=*/false);
+    const Strategy strategy = std::vector<Strategy>{
+        Strategy::Flat, Strategy::Hierarchical,
+        Strategy::GatherBroadcast}[random.uniform(0, 2)];
+    const ElementType from = std::vector<ElementType>{
+        ElementType::BF16, ElementType::F16,
+        ElementType::F32}[random.uniform(0, 2)];
+    const ElementType to =
+        random.uniform(0, 1) ? ElementType::F8E4M3FN : ElementType::F8E5M2;
+    LoweringOptions options;
+    // Small items cut runs inside blocks and across them.
+    options.maxItemBytes = 16 * random.uniform(1, 8);
+    const int64_t chunkBytes = random.uniform(0, 1) ? 0 : random.uniform(1, 24);
+    SCOPED_TRACE("M2N_PROPERTY_SEED=" + std::to_string(seed) + " case " +
+                 std::to_string(n) + ": " + src.str() + " -> " + dst.str() +
+                 " " + scaling.str() + " " + toString(strategy) + " items of " +
+                 std::to_string(options.maxItemBytes) + " B");
+    LoweredQuantizing lowered =
+        lowerQuantizing(scaling, src, dst, shape, from, to, strategy,
+                        chunkBytes, options);
+    ASSERT_FALSE(lowered.error) << *lowered.error;
+    std::optional<std::string> wrong =
+        verifyTransferProgram(lowered.program, src, dst, shape);
+    ASSERT_FALSE(wrong) << *wrong;
+    for (const auto &[rank, rankProgram] : lowered.program.ranks)
+      moves += static_cast<int64_t>(rankProgram.items.size());
+    SimulationReport run = simulateQuantizingProgram(
+        lowered.program, src, dst, shape, random.uniform(1, 3), seed + n);
+    ASSERT_TRUE(run.passed) << run.message;
+
+    // One move broken: a quantizing or exchange move stripped of its
+    // waits (it may now read a table before its amaxes arrive), or a
+    // lookup pointed at the next block. The verifier must name it.
+    std::vector<std::pair<int64_t, size_t>> candidates;
+    const bool strip = random.uniform(0, 1);
+    for (const auto &[rank, rankProgram] : lowered.program.ranks)
+      for (size_t i = 0; i < rankProgram.items.size(); ++i) {
+        const Movement &m = rankProgram.items[i];
+        if (strip ? (lowered.program.quantizes(m) ||
+                     m.src.kind == BufferKind::Slots) &&
+                        m.bytes > 0 && !m.waits.empty()
+                  : m.lookup.has_value())
+          candidates.push_back({rank, i});
+      }
+    if (candidates.empty())
+      continue;
+    TransferProgram broken = lowered.program;
+    const auto [rank, index] = candidates[random.uniform(
+        0, static_cast<int64_t>(candidates.size()) - 1)];
+    Movement &victim = broken.ranks[rank].items[index];
+    const std::string before = victim.str(broken.type);
+    if (strip)
+      victim.waits.clear();
+    else
+      ++victim.lookup->entry;
+    std::optional<std::string> caught =
+        verifyTransferProgram(broken, src, dst, shape);
+    ASSERT_TRUE(caught) << (strip ? "stripped " : "shifted ") << before
+                        << " not caught";
+    ++mutations;
+  }
+  std::cout << "[ property ] seed " << seed << ": " << cases
+            << " quantizing programs, " << moves
+            << " moves, run bit-exact; " << mutations
+            << " broken moves caught\n";
+}
+
+} // namespace
