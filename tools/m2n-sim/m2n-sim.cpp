@@ -1,9 +1,12 @@
 //===- m2n-sim.cpp - reference executor for m2n plans -----------------------===//
 //
-// Runs every m2n.plan of a module on host memory for all ranks and checks
-// each destination rank's buffer against the logical tensor (fill rule in
-// m2n/Sim/HostSimulator.h). Layout-level input is planned first with the
-// same passes as m2n-opt. Prints one verdict line; exits 1 on failure.
+// Runs every m2n.plan, m2n.schedule or m2n.program of a module on host
+// memory for all ranks and checks each destination rank's buffer against
+// the logical tensor (fill rule in m2n/Sim/HostSimulator.h). Layout-level
+// input is planned first with the same passes as m2n-opt; programs are
+// verified (checkTransferProgram) and run by the runtime's host executor
+// with one and with three CTAs a rank. Prints one verdict line; exits 1 on
+// failure.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +16,8 @@
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Dialect/M2N/Transforms/Passes.h"
 #include "m2n/Base/CheckedMath.h"
+#include "m2n/Codegen/ProgramExecutor.h"
+#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 #include "m2n/Sim/HostSimulator.h"
 #include "m2n/Sim/QuantizingSimulator.h"
 #include "m2n/Input/ReadInput.h"
@@ -156,12 +161,13 @@ int main(int argc, char **argv) {
   // Plans and schedules, in program order.
   SmallVector<Operation *> plans;
   module->walk([&](Operation *op) {
-    if (isa<mlir::m2n::PlanOp, mlir::m2n::ScheduleOp>(op))
+    if (isa<mlir::m2n::PlanOp, mlir::m2n::ScheduleOp, mlir::m2n::ProgramOp>(
+            op))
       plans.push_back(op);
   });
   if (plans.empty())
-    return fail("no m2n.reshard, collective, m2n.plan or m2n.schedule in the "
-                "input");
+    return fail("no m2n.reshard, collective, m2n.plan, m2n.schedule or "
+                "m2n.program in the input");
 
   // --dump-dst's directory for plan `index` (a subdirectory per plan when
   // the input has several), created.
@@ -221,7 +227,10 @@ int main(int argc, char **argv) {
   int64_t transfers = 0, checked = 0;
   for (auto [index, plan] : llvm::enumerate(plans)) {
     auto schedule = dyn_cast<mlir::m2n::ScheduleOp>(plan);
-    std::string where = (schedule ? "schedule " : "plan ") +
+    auto programOp = dyn_cast<mlir::m2n::ProgramOp>(plan);
+    std::string where = (programOp  ? "program "
+                         : schedule ? "schedule "
+                                    : "plan ") +
                         std::to_string(index) + " in " + functionName(plan);
     auto srcType = cast<mlir::m2n::DistType>(plan->getOperand(0).getType());
     auto dstType = cast<mlir::m2n::DistType>(plan->getResult(0).getType());
@@ -250,7 +259,9 @@ int main(int argc, char **argv) {
     // the slots and tables too, which hold fewer blocks than elements).
     auto planOp = dyn_cast<mlir::m2n::PlanOp>(plan);
     mlir::m2n::ScalingAttr scalingAttr =
-        planOp ? planOp.getScalingAttr() : schedule.getScalingAttr();
+        planOp     ? planOp.getScalingAttr()
+        : schedule ? schedule.getScalingAttr()
+                   : programOp.getScalingAttr();
     if (needed && scalingAttr) {
       std::optional<int64_t> extra = ::m2n::checkedProduct(shape, 16);
       needed = extra ? ::m2n::checkedAdd(*needed, *extra) : std::nullopt;
@@ -265,7 +276,48 @@ int main(int argc, char **argv) {
         mlir::m2n::toLayout(srcType.getLayout()),
         mlir::m2n::toLayout(dstType.getLayout()), shape, *type);
     ::m2n::SimulationReport report;
-    if (schedule && scalingAttr) {
+    if (programOp) {
+      // A program: verified as the runtime verifies it, then run by its
+      // host executor, items dealt to one CTA a rank and to three.
+      ::m2n::CompiledReshard compiled = mlir::m2n::toCompiledReshard(programOp);
+      if (std::optional<std::string> wrong = ::m2n::verifyTransferProgram(
+              compiled.program, compiled.src, compiled.dst, compiled.shape))
+        return fail(where + ": " + *wrong);
+      for (const auto &[rank, rankProgram] : compiled.program.ranks)
+        transfers += static_cast<int64_t>(rankProgram.items.size() +
+                                          rankProgram.receives.size() +
+                                          rankProgram.engineCopies.size());
+      ::m2n::QuantizedBuffers kept;
+      for (int64_t ctas : {1, 3}) {
+        if (scalingAttr) {
+          report = ::m2n::simulateQuantizingProgram(
+              compiled.program, compiled.src, compiled.dst, compiled.shape,
+              ctas, /*seed=*/1, dumpDir.empty() ? nullptr : &kept);
+        } else {
+          simulator.reset();
+          if (std::optional<std::string> error =
+                  ::m2n::executeProgram(compiled.program, simulator, ctas))
+            return fail(where + ": " + *error);
+          report = simulator.check();
+        }
+        if (!report.passed)
+          return fail(where + ": " + report.message);
+      }
+      if (scalingAttr) {
+        checked += report.checkedElements;
+        if (dumpDir.empty())
+          continue;
+        const ::m2n::BufferShapes shapeOf(compiled.src, compiled.dst, shape,
+                                          compiled.program.scratches,
+                                          scalingAttr.getValue());
+        if (std::optional<std::string> error = dumpQuantized(
+                index, scalingAttr.getValue(), *type, kept, [&](int64_t rank) {
+                  return *shapeOf.blocksOf({::m2n::BufferKind::Scales, rank});
+                }))
+          return fail(*error);
+        continue;
+      }
+    } else if (schedule && scalingAttr) {
       // A quantizing schedule: its steps in both orders, from poisoned
       // slots, holder tables, scales and destinations.
       ::m2n::Schedule steps = mlir::m2n::toSchedule(schedule);
@@ -325,7 +377,9 @@ int main(int argc, char **argv) {
         return fail(*error);
       continue;
     }
-    if (schedule) {
+    if (programOp) {
+      // Ran above; its last run's buffers are the simulator's.
+    } else if (schedule) {
       // Both orders that respect the dependencies: a missing dependency
       // shows up as a wrong value in one of them.
       ::m2n::Schedule steps = mlir::m2n::toSchedule(schedule);
@@ -369,11 +423,14 @@ int main(int argc, char **argv) {
         return fail(*error);
     }
   }
-  bool routed = isa<mlir::m2n::ScheduleOp>(plans.front());
+  const bool routed = isa<mlir::m2n::ScheduleOp>(plans.front());
+  const bool lowered = isa<mlir::m2n::ProgramOp>(plans.front());
   llvm::outs() << "m2n-sim: PASS: " << plans.size()
-               << (routed ? " schedule" : " plan")
+               << (lowered ? " program" : routed ? " schedule" : " plan")
                << (plans.size() == 1 ? "" : "s") << ", " << transfers
-               << (routed ? " steps, " : " transfers, ") << checked
-               << " destination elements checked\n";
+               << (lowered  ? " moves, "
+                   : routed ? " steps, "
+                            : " transfers, ")
+               << checked << " destination elements checked\n";
   return 0;
 }

@@ -21,13 +21,18 @@ using namespace mlir;
 using namespace mlir::m2n;
 
 LogicalResult mlir::m2n::refuseQuantizing(ScheduleOp schedule) {
-  // The program level has no amax items, scale tables or quantizing moves
-  // yet: stop rather than lower the data without its scales.
-  if (ScalingAttr scaling = schedule.getScalingAttr())
-    return schedule.emitOpError()
-           << "with scaling " << scaling.getValue().str()
-           << ": the program level does not carry the amax exchange of a "
-              "quantizing schedule yet (docs/fp8-scaling.md, status)";
+  // Staging knows no f32 tables yet: a quantizing schedule lowers within
+  // one NVLink domain, where it needs no staging.
+  ScalingAttr scaling = schedule.getScalingAttr();
+  if (!scaling)
+    return success();
+  for (StepOp step : schedule.getBody().front().getOps<StepOp>())
+    if (step.getLink() == LinkClass::Network)
+      return step.emitOpError()
+             << "crosses the network in a schedule with scaling "
+             << scaling.getValue().str()
+             << ": quantizing schedules lower within one NVLink domain only "
+                "yet (docs/fp8-scaling.md, status)";
   return success();
 }
 
@@ -96,14 +101,26 @@ struct LowerSchedulePass
         return signalPassFailure();
       }
       OpBuilder builder(schedule);
-      auto lowered = ProgramOp::create(
-          builder, schedule.getLoc(), schedule.getResult().getType(),
-          schedule.getInput(), schedule.getComm(), schedule.getStrategy(),
-          program.bufferAlignment);
+      ProgramOp lowered =
+          schedule.getScales()
+              ? ProgramOp::create(builder, schedule.getLoc(),
+                                  schedule.getResult().getType(),
+                                  schedule.getScales().getType(),
+                                  schedule.getInput(), schedule.getComm(),
+                                  schedule.getStrategy(),
+                                  program.bufferAlignment,
+                                  schedule.getScalingAttr())
+              : ProgramOp::create(builder, schedule.getLoc(),
+                                  schedule.getResult().getType(),
+                                  schedule.getInput(), schedule.getComm(),
+                                  schedule.getStrategy(),
+                                  program.bufferAlignment);
       lowered.setScaleAttr(schedule.getScaleAttr());
       builder.setInsertionPointToEnd(&lowered.getBody().front());
       buildProgram(builder, schedule.getLoc(), program);
       schedule.getResult().replaceAllUsesWith(lowered.getResult());
+      if (Value scales = schedule.getScales())
+        scales.replaceAllUsesWith(lowered.getScales());
       schedule.erase();
       // The pass manager verifies the programs (a lowering bug is named on
       // the move).

@@ -193,9 +193,9 @@ func.func @sized_domains(%c: !m2n.comm<4>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n
 // CHECK-NEXT: m2n.move tile reduce<sum> src(1) map 0 (0) -> dst(0) map 1 (0) 64B times 2 along 0 by (+16,+16) signal 0:1
 // GENERIC-LABEL: sym_name = "program"
 // GENERIC: "m2n.move"() <{{.*}}mechanism = "engine", read_done = [], reduction = [], repeats = [], signal = [],
-// GENERIC: "m2n.move"() <{{.*}}mechanism = "network", read_done = [], reduction = [], repeats = [array<i64: 2, 64, 64, -1>], signal = [array<i64: 0, 0>],
+// GENERIC: "m2n.move"() <{{.*}}mechanism = "network", read_done = [], reduction = [], repeats = [array<i64: 2, 64, 64, -1, 0>], signal = [array<i64: 0, 0>],
 // GENERIC: "m2n.move"() <{{.*}}mechanism = "vector", read_done = [array<i64: 1, 0>], {{.*}}waits = [array<i64: 0, 0, 2>, array<i64: 0, 1, 1>]}>
-// GENERIC: "m2n.move"() <{{.*}}mechanism = "tile", {{.*}}repeats = [array<i64: 2, 16, 16, 0>], signal = [array<i64: 0, 1>],
+// GENERIC: "m2n.move"() <{{.*}}mechanism = "tile", {{.*}}repeats = [array<i64: 2, 16, 16, 0, 0>], signal = [array<i64: 0, 1>],
 func.func @program(%c: !m2n.comm<2>, %x: !m2n.dist<32xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>) {
   %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !m2n.dist<32xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>> -> !m2n.dist<32xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>> {
     m2n.tensor_map 0 of src(1) [32] box [16]

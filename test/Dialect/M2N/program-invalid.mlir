@@ -638,7 +638,7 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
 func.func @f(%c: !m2n.comm<2>, %x: !s) {
   %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
     m2n.rank 0 counters = 1 {
-      // expected-error@+1 {{expected a repeat [count, source stride, destination stride, dim] as array<i64: 4 values>}}
+      // expected-error@+1 {{expected a repeat [count, source stride, destination stride, dim, entry stride] as array<i64: 5 values>}}
       "m2n.move"() <{bytes = 16 : i64, dst_coords = [], dst_kind = 1 : i32, dst_map = -1 : i64, dst_offset = 0 : i64, dst_rank = 0 : i64, dst_scratch = -1 : i64, mechanism = "bulk", read_done = [], reduction = [], repeats = [array<i64: 2, 16, 16>], signal = [], src_coords = [], src_kind = 0 : i32, src_map = -1 : i64, src_offset = 0 : i64, src_rank = 0 : i64, src_scratch = -1 : i64, step = 0 : i64, waits = []}> : () -> ()
     }
   }

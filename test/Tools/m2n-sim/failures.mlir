@@ -45,7 +45,7 @@ func.func @f(%c: !m2n.comm<2>, %x: !m2n.dist<4xf8E4M3FN, #m2n.layout<#m2n.mesh<[
   return
 }
 
-// EMPTY: m2n-sim: FAIL: no m2n.reshard, collective, m2n.plan or m2n.schedule in the input
+// EMPTY: m2n-sim: FAIL: no m2n.reshard, collective, m2n.plan, m2n.schedule or m2n.program in the input
 
 // A missing element keeps the poison (NaN).
 // POISON: m2n-sim: FAIL: plan 0 in @f: destination rank 2 local element 2 (global linear index 2): expected 2, got nan

@@ -171,6 +171,10 @@ BufferKind toBufferKind(::m2n::BufferKind kind) {
   m.readDone = move.getReadDone();
   m.step = move.getStep();
   m.repeats.assign(move.getRepeats().begin(), move.getRepeats().end());
+  if (std::optional<StepKind> kind = move.getKind())
+    m.kind = *kind == StepKind::Amax ? ::m2n::StepKind::Amax
+                                     : ::m2n::StepKind::Scale;
+  m.lookup = move.getLookup();
   return m;
 }
 
@@ -187,6 +191,8 @@ BufferKind toBufferKind(::m2n::BufferKind kind) {
       reshard.program.scale = static_cast<float>(scale.getValueAsDouble());
   }
   reshard.program.bufferAlignment = program.getBufferAlignment();
+  if (ScalingAttr scaling = program.getScalingAttr())
+    reshard.program.scaling = scaling.getValue();
   reshard.shape.assign(src.getShape().begin(), src.getShape().end());
   reshard.src = toLayout(src.getLayout());
   reshard.dst = toLayout(program.getResult().getType().getLayout());
@@ -238,7 +244,13 @@ static void buildMove(OpBuilder &builder, Location loc,
                  m.dstMap, m.dstCoords, m.signal,
                  ArrayRef<::m2n::CounterWait>(m.waits.begin(), m.waits.end()),
                  m.readDone, m.step,
-                 ArrayRef<::m2n::Repeat>(m.repeats.begin(), m.repeats.end()));
+                 ArrayRef<::m2n::Repeat>(m.repeats.begin(), m.repeats.end()),
+                 m.kind == ::m2n::StepKind::Move
+                     ? std::nullopt
+                     : std::optional(m.kind == ::m2n::StepKind::Amax
+                                         ? StepKind::Amax
+                                         : StepKind::Scale),
+                 m.lookup);
 }
 
 void buildProgram(OpBuilder &builder, Location loc,

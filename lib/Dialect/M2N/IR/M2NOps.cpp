@@ -1123,11 +1123,22 @@ void ProgramOp::build(OpBuilder &builder, OperationState &state,
   body->push_back(new Block());
 }
 
+void ProgramOp::build(OpBuilder &builder, OperationState &state,
+                      Type resultType, Type scalesType, Value input,
+                      Value comm, StringRef strategy, int64_t bufferAlignment,
+                      ScalingAttr scaling) {
+  build(builder, state, resultType, input, comm, strategy, bufferAlignment);
+  state.addTypes(scalesType);
+  state.getOrAddProperties<Properties>().scaling = scaling;
+}
+
 LogicalResult ProgramOp::verify() {
   DistType src = getInput().getType(), dst = getResult().getType();
   CommType comm = getComm().getType();
   if (failed(verifyReshardSignature(*this, src, dst, comm, /*casts=*/true,
-                                    getScaleAttr())))
+                                    getScaleAttr())) ||
+      failed(verifyScaling(*this, src, dst, getScales(), getScalingAttr(),
+                           getScaleAttr())))
     return failure();
   if (!toElementType(src.getElementType()))
     return emitOpError() << "element type " << src.getElementType()
@@ -1170,7 +1181,11 @@ LogicalResult ProgramOp::verify() {
           return inner.emitOpError("is not allowed in an m2n.rank body; only "
                                    "m2n.move is");
         move.addLaunchDemand(demand);
-        if (move.getReduction() && move.getReduction() != partial)
+        // (A quantizing reshard's exchange takes the max of amaxes.)
+        const bool amaxes = move.getDstKind() == BufferKind::Quantizer ||
+                            move.getDstKind() == BufferKind::Holder;
+        if (move.getReduction() && move.getReduction() != partial &&
+            !(amaxes && move.getReduction() == ReductionKind::Max))
           return move.emitOpError()
                  << "reduces with '"
                  << stringifyReductionKind(*move.getReduction())
@@ -1263,8 +1278,14 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
     return parser.emitError(mechanismLoc, "unknown mechanism '")
            << mechanismName
            << "'; expected bulk, tile, vector, engine or network";
+  // `amax`, `scale` (a quantizing reshard's) or `copy` / `reduce<op>`.
+  std::optional<StepKind> kind;
   std::optional<ReductionKind> reduction;
-  if (parseCopyOrReduce(parser, reduction))
+  if (succeeded(parser.parseOptionalKeyword("amax")))
+    kind = StepKind::Amax;
+  else if (succeeded(parser.parseOptionalKeyword("scale")))
+    kind = StepKind::Scale;
+  else if (parseCopyOrReduce(parser, reduction))
     return failure();
   const bool tile = *mechanism == ::m2n::Mechanism::Tile;
   // `src(1)+0` or, for tiles, `src(1) map 0 (0, 16)`.
@@ -1294,7 +1315,7 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
       endpoint(dstKind, dstRank, dstScratch, dstOffset, dstMap, dstCoords) ||
       parser.parseInteger(bytes) || parser.parseKeyword("B"))
     return failure();
-  // `times N [along K] by (+S,+D)`, one per repeat level.
+  // `times N [along K] by (+S,+D[,+E])`, one per repeat level.
   SmallVector<::m2n::Repeat, 2> repeats;
   while (succeeded(parser.parseOptionalKeyword("times"))) {
     ::m2n::Repeat &level = repeats.emplace_back();
@@ -1303,7 +1324,19 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
          parser.parseInteger(level.dim)) ||
         parser.parseKeyword("by") || parser.parseLParen() ||
         parseByteOffset(parser, level.srcStride) || parser.parseComma() ||
-        parseByteOffset(parser, level.dstStride) || parser.parseRParen())
+        parseByteOffset(parser, level.dstStride) ||
+        (succeeded(parser.parseOptionalComma()) &&
+         parseByteOffset(parser, level.entryStride)) ||
+        parser.parseRParen())
+      return failure();
+  }
+  // `blocks E+P/W`: a quantizing reshard's block lookup.
+  std::optional<::m2n::BlockLookup> lookup;
+  if (succeeded(parser.parseOptionalKeyword("blocks"))) {
+    ::m2n::BlockLookup &blocks = lookup.emplace();
+    if (parser.parseInteger(blocks.entry) ||
+        parseByteOffset(parser, blocks.phase) || parser.parseSlash() ||
+        parser.parseInteger(blocks.width))
       return failure();
   }
   // `signal` and `read_done` once each, any number of `wait`s (the
@@ -1356,6 +1389,8 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
   move.read_done = readDone;
   move.step = step;
   move.repeats.assign(repeats.begin(), repeats.end());
+  move.kind = kind;
+  move.lookup = lookup;
   return success();
 }
 
@@ -1364,7 +1399,10 @@ void MoveOp::print(OpAsmPrinter &printer) {
   TextLine os;
   const ::m2n::Mechanism mechanism = getMechanism();
   os << ' ' << ::m2n::toString(mechanism);
-  printCopyOrReduce(os, getReduction());
+  if (std::optional<StepKind> kind = getKind())
+    os << ' ' << stringifyStepKind(*kind);
+  else
+    printCopyOrReduce(os, getReduction());
   const bool tile = mechanism == ::m2n::Mechanism::Tile;
   auto endpoint = [&](BufferKind kind, int64_t rank, int64_t scratch,
                       int64_t offset, int64_t map, ArrayRef<int64_t> coords) {
@@ -1387,8 +1425,14 @@ void MoveOp::print(OpAsmPrinter &printer) {
     os << " times " << level.count;
     if (level.dim >= 0)
       os << " along " << level.dim;
-    os << " by (+" << level.srcStride << ",+" << level.dstStride << ')';
+    os << " by (+" << level.srcStride << ",+" << level.dstStride;
+    if (level.entryStride)
+      os << ",+" << level.entryStride;
+    os << ')';
   }
+  if (std::optional<::m2n::BlockLookup> lookup = getLookup())
+    os << " blocks " << lookup->entry << '+' << lookup->phase << '/'
+       << lookup->width;
   if (std::optional<::m2n::CounterRef> signal = getSignal())
     os << " signal " << signal->rank << ':' << signal->index;
   for (const ::m2n::CounterWait &wait : getWaits())

@@ -52,8 +52,11 @@ Attribute convertToAttribute(MLIRContext *context, const CounterWait &wait) {
                             static_cast<int64_t>(wait.value)});
 }
 Attribute convertToAttribute(MLIRContext *context, const Repeat &repeat) {
-  return integers(context,
-                  {repeat.count, repeat.srcStride, repeat.dstStride, repeat.dim});
+  return integers(context, {repeat.count, repeat.srcStride, repeat.dstStride,
+                            repeat.dim, repeat.entryStride});
+}
+Attribute convertToAttribute(MLIRContext *context, const BlockLookup &lookup) {
+  return integers(context, {lookup.entry, lookup.phase, lookup.width});
 }
 
 LogicalResult convertFromAttribute(Mechanism &mechanism, Attribute attr,
@@ -91,12 +94,24 @@ LogicalResult convertFromAttribute(CounterWait &wait, Attribute attr,
 }
 LogicalResult convertFromAttribute(Repeat &repeat, Attribute attr,
                                    PropertyDiagnostic diag) {
-  FailureOr<ArrayRef<int64_t>> values = integersOf(
-      attr, 4, "a repeat [count, source stride, destination stride, dim]",
-      diag);
+  FailureOr<ArrayRef<int64_t>> values =
+      integersOf(attr, 5,
+                 "a repeat [count, source stride, destination stride, dim, "
+                 "entry stride]",
+                 diag);
   if (failed(values))
     return failure();
   repeat = {(*values)[0], (*values)[1], (*values)[2], (*values)[3]};
+  repeat.entryStride = (*values)[4];
+  return success();
+}
+LogicalResult convertFromAttribute(BlockLookup &lookup, Attribute attr,
+                                   PropertyDiagnostic diag) {
+  FailureOr<ArrayRef<int64_t>> values =
+      integersOf(attr, 3, "a block lookup [entry, phase, width]", diag);
+  if (failed(values))
+    return failure();
+  lookup = {(*values)[0], (*values)[1], (*values)[2]};
   return success();
 }
 
@@ -113,8 +128,12 @@ void writeToMlirBytecode(DialectBytecodeWriter &writer,
                      static_cast<int64_t>(wait.value)});
 }
 void writeToMlirBytecode(DialectBytecodeWriter &writer, const Repeat &repeat) {
-  writeInts(writer,
-            {repeat.count, repeat.srcStride, repeat.dstStride, repeat.dim});
+  writeInts(writer, {repeat.count, repeat.srcStride, repeat.dstStride,
+                     repeat.dim, repeat.entryStride});
+}
+void writeToMlirBytecode(DialectBytecodeWriter &writer,
+                         const BlockLookup &lookup) {
+  writeInts(writer, {lookup.entry, lookup.phase, lookup.width});
 }
 
 LogicalResult readFromMlirBytecode(DialectBytecodeReader &reader,
@@ -144,10 +163,19 @@ LogicalResult readFromMlirBytecode(DialectBytecodeReader &reader,
 }
 LogicalResult readFromMlirBytecode(DialectBytecodeReader &reader,
                                    Repeat &repeat) {
-  int64_t values[4];
+  int64_t values[5];
   if (failed(readInts(reader, values)))
     return failure();
   repeat = {values[0], values[1], values[2], values[3]};
+  repeat.entryStride = values[4];
+  return success();
+}
+LogicalResult readFromMlirBytecode(DialectBytecodeReader &reader,
+                                   BlockLookup &lookup) {
+  int64_t values[3];
+  if (failed(readInts(reader, values)))
+    return failure();
+  lookup = {values[0], values[1], values[2]};
   return success();
 }
 

@@ -57,9 +57,10 @@ struct OutlineReshardsPass
     });
     if (reshards.empty())
       return;
-    // Quantizing with scales from the data needs the amax exchange planned
-    // (docs/fp8-scaling.md); until the planner has it, such a reshard stops
-    // here with a diagnostic rather than compiling without its scales.
+    // Quantizing with scales from the data lowers to the program level
+    // (docs/fp8-scaling.md), but the transfer kernel does not compute its
+    // amaxes and scales yet: such a reshard stops here with a diagnostic
+    // rather than compiling without its scales.
     for (Operation *op : reshards) {
       ScalingAttr scaling;
       if (auto reshard = dyn_cast<ReshardOp>(op))
@@ -69,8 +70,9 @@ struct OutlineReshardsPass
       if (scaling) {
         op->emitOpError()
             << "with scaling " << scaling.getValue().str()
-            << ": the pipeline does not lower the amax exchange of a "
-               "quantizing reshard yet (docs/fp8-scaling.md, status)";
+            << ": the transfer kernel does not compute a quantizing "
+               "reshard's amaxes and scales yet (its program runs on the "
+               "host: m2n-sim; docs/fp8-scaling.md, status)";
         return signalPassFailure();
       }
     }

@@ -172,5 +172,7 @@ def M2N_CounterRefProp
 def M2N_CounterWaitProp
     : M2N_ArtifactProp<"CounterWait", "a wait (counter, value)">;
 def M2N_RepeatProp : M2N_ArtifactProp<"Repeat", "a repeat level">;
+def M2N_BlockLookupProp
+    : M2N_ArtifactProp<"BlockLookup", "a block lookup (entry, phase, width)">;
 
 #endif // M2N_DIALECT_M2N_IR_M2NBASE_TD

@@ -463,20 +463,26 @@ def M2N_ProgramOp : M2N_Op<"program", [Pure, SingleBlock, NoTerminator]> {
   let arguments = (ins M2N_AnyDist:$input, M2N_AnyComm:$comm,
                        StrAttr:$strategy,
                        DefaultValuedAttr<M2N_I64Attr, "16">:$buffer_alignment,
-                       OptionalAttr<F32Attr>:$scale);
-  let results = (outs M2N_AnyDist:$result);
+                       OptionalAttr<F32Attr>:$scale,
+                       OptionalAttr<M2N_ScalingAttr>:$scaling);
+  let results = (outs M2N_AnyDist:$result, Optional<M2N_AnyDist>:$scales);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $input `on` $comm `strategy` `=` $strategy
     (`buffer_alignment` `=` $buffer_alignment^)? attr-dict
-    `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result)) $body
+    `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result)) (`,` qualified(type($scales))^)? $body
   }];
   let hasVerifier = 1;
   let skipDefaultBuilders = 1;
   let builders = [
     OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Value":$input,
                    "::mlir::Value":$comm, "::llvm::StringRef":$strategy,
-                   "int64_t":$bufferAlignment)>
+                   "int64_t":$bufferAlignment)>,
+    // A quantizing reshard's program: its scales' type as a second result.
+    OpBuilder<(ins "::mlir::Type":$resultType, "::mlir::Type":$scalesType,
+                   "::mlir::Value":$input, "::mlir::Value":$comm,
+                   "::llvm::StringRef":$strategy, "int64_t":$bufferAlignment,
+                   "ScalingAttr":$scaling)>
   ];  let extraClassDeclaration = [{
     /// The counters each rank of the program owns (every m2n.rank), by
     /// ascending rank.
@@ -541,6 +547,18 @@ def M2N_MoveOp : M2N_Op<"move", [HasParent<"RankOp">]> {
     `wait R:I>=V` (at most two) waits for it first, `read_done R:I` tells the
     owner of the source that its bytes were read. `step N` records the
     schedule step it comes from.
+
+    A quantizing reshard (docs/fp8-scaling.md) adds three kinds of vector
+    moves. `m2n.move vector amax src(0)+0 -> slots(0)+0 256B blocks 0+0/128`
+    max-combines the |x| of a run of the source into the slots its blocks
+    have (slots start at zero every execution). `m2n.move vector scale
+    holder(4)+0 -> scales(4)+0 8B` turns f32 amaxes into scales (f32, or
+    e8m0 for mx). A move out of a source quantizes: `copy vector src(0)+0
+    -> dst(4)+0 128B blocks 3+5/128` divides element i of its run by the
+    scale of entry `3 + (5 + i) / 128` of its source rank's quantizer
+    table (`blocks E+P/W`: the first element's entry, its phase in its
+    block, the blocks' width). A repeat level of such moves may advance the
+    entry too: `times N by (+S,+D,+E)`.
   }];
   // Properties, not attributes: a refit's program has ~50k moves, and
   // plain values in the op need no uniquing, hashing or constraint check.
@@ -557,7 +575,9 @@ def M2N_MoveOp : M2N_Op<"move", [HasParent<"RankOp">]> {
                        OptionalProp<M2N_CounterRefProp>:$signal,
                        ArrayProp<M2N_CounterWaitProp>:$waits,
                        OptionalProp<M2N_CounterRefProp>:$read_done,
-                       I64Prop:$step, ArrayProp<M2N_RepeatProp>:$repeats);
+                       I64Prop:$step, ArrayProp<M2N_RepeatProp>:$repeats,
+                       OptionalProp<EnumProp<M2N_StepKind>>:$kind,
+                       OptionalProp<M2N_BlockLookupProp>:$lookup);
   let hasCustomAssemblyFormat = 1;
   let extraClassDeclaration = [{
     /// Adds what this move asks of its rank's launch (a kernel item's

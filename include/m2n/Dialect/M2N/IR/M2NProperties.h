@@ -33,6 +33,8 @@ mlir::Attribute convertToAttribute(mlir::MLIRContext *context,
                                    const CounterWait &wait);
 mlir::Attribute convertToAttribute(mlir::MLIRContext *context,
                                    const Repeat &repeat);
+mlir::Attribute convertToAttribute(mlir::MLIRContext *context,
+                                   const BlockLookup &lookup);
 
 using PropertyDiagnostic = llvm::function_ref<mlir::InFlightDiagnostic()>;
 llvm::LogicalResult convertFromAttribute(Mechanism &mechanism,
@@ -46,6 +48,9 @@ llvm::LogicalResult convertFromAttribute(CounterWait &wait,
                                          PropertyDiagnostic diag);
 llvm::LogicalResult convertFromAttribute(Repeat &repeat, mlir::Attribute attr,
                                          PropertyDiagnostic diag);
+llvm::LogicalResult convertFromAttribute(BlockLookup &lookup,
+                                         mlir::Attribute attr,
+                                         PropertyDiagnostic diag);
 
 void writeToMlirBytecode(mlir::DialectBytecodeWriter &writer,
                          Mechanism mechanism);
@@ -55,6 +60,8 @@ void writeToMlirBytecode(mlir::DialectBytecodeWriter &writer,
                          const CounterWait &wait);
 void writeToMlirBytecode(mlir::DialectBytecodeWriter &writer,
                          const Repeat &repeat);
+void writeToMlirBytecode(mlir::DialectBytecodeWriter &writer,
+                         const BlockLookup &lookup);
 llvm::LogicalResult readFromMlirBytecode(mlir::DialectBytecodeReader &reader,
                                          Mechanism &mechanism);
 llvm::LogicalResult readFromMlirBytecode(mlir::DialectBytecodeReader &reader,
@@ -63,6 +70,8 @@ llvm::LogicalResult readFromMlirBytecode(mlir::DialectBytecodeReader &reader,
                                          CounterWait &wait);
 llvm::LogicalResult readFromMlirBytecode(mlir::DialectBytecodeReader &reader,
                                          Repeat &repeat);
+llvm::LogicalResult readFromMlirBytecode(mlir::DialectBytecodeReader &reader,
+                                         BlockLookup &lookup);
 
 inline llvm::hash_code hash_value(Mechanism mechanism) {
   return llvm::hash_value(static_cast<unsigned>(mechanism));
@@ -75,7 +84,10 @@ inline llvm::hash_code hash_value(const CounterWait &wait) {
 }
 inline llvm::hash_code hash_value(const Repeat &repeat) {
   return llvm::hash_combine(repeat.count, repeat.srcStride, repeat.dstStride,
-                            repeat.dim);
+                            repeat.dim, repeat.entryStride);
+}
+inline llvm::hash_code hash_value(const BlockLookup &lookup) {
+  return llvm::hash_combine(lookup.entry, lookup.phase, lookup.width);
 }
 
 } // namespace m2n
