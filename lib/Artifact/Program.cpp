@@ -398,7 +398,9 @@ static std::optional<std::string> checkScaleMove(const ScaleContext &context,
                                                  bool &handled) {
   const TransferProgram &program = context.program;
   handled = false;
-  const bool blocks = isScaleBuffer(m.src.kind) || isScaleBuffer(m.dst.kind);
+  const bool blocks = isScaleBuffer(m.src.kind) || isScaleBuffer(m.dst.kind) ||
+                      holdsAmaxes(m.src, program.scratches) ||
+                      holdsAmaxes(m.dst, program.scratches);
   const bool fromSource = m.src.kind == BufferKind::Source && m.bytes > 0;
   if (m.kind == StepKind::Move && !m.lookup && !blocks &&
       !(program.scaling && fromSource))
@@ -411,10 +413,13 @@ static std::optional<std::string> checkScaleMove(const ScaleContext &context,
                ? std::optional<std::string>("computes amaxes, scales or "
                                             "quantized elements of no bytes")
                : std::nullopt;
-  if (!kernelItem)
-    return std::string("is a quantizing reshard's move but not a kernel "
-                       "item (none crosses the network or takes the copy "
-                       "engine yet)");
+  // Only staged amaxes and quantized elements cross the network, and the
+  // copy engine takes none of them.
+  if (!kernelItem && (m.kind != StepKind::Move || m.lookup ||
+                      m.mechanism != Mechanism::Network || m.reduction))
+    return std::string("computes amaxes, scales or quantized elements "
+                       "outside the kernel, or reduces amaxes over the "
+                       "network");
   if ((m.kind != StepKind::Move || m.lookup) &&
       (m.mechanism != Mechanism::Vector || m.reduction))
     return std::string("computes amaxes, scales or quantized elements, "
@@ -443,13 +448,19 @@ static std::optional<std::string> checkScaleMove(const ScaleContext &context,
                                     : "has a block lookup but does not read "
                                       "a source");
     if (blocks) {
-      const bool exchange = m.src.kind == BufferKind::Slots &&
-                            (m.dst.kind == BufferKind::Quantizer ||
-                             m.dst.kind == BufferKind::Holder);
-      if (!exchange ||
+      const bool fromAmaxes =
+          m.src.kind == BufferKind::Slots ||
+          (m.src.kind == BufferKind::Scratch &&
+           holdsAmaxes(m.src, program.scratches));
+      const bool intoTable = m.dst.kind == BufferKind::Quantizer ||
+                             m.dst.kind == BufferKind::Holder;
+      const bool intoStaging = m.dst.kind == BufferKind::Scratch &&
+                               holdsAmaxes(m.dst, program.scratches);
+      if (!fromAmaxes || !(intoTable || (intoStaging && !m.reduction)) ||
           (m.reduction && *m.reduction != Reduction::Max))
         return std::string("moves blocks, but not from slots into a "
-                           "quantizer or holder table (by copy or max)");
+                           "quantizer or holder table (by copy or max, "
+                           "through staging by copy)");
       if (m.srcOffset % 4 || m.dstOffset % 4 || m.bytes % 4)
         return std::string("moves a partial amax");
       return std::nullopt;

@@ -439,7 +439,8 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
                            const std::vector<int64_t> &shape,
                            bool castsSources) {
   const int64_t count = static_cast<int64_t>(schedule.steps.size());
-  const BufferShapes shapeOf(src, dst, shape, schedule.scratches);
+  const BufferShapes shapeOf(src, dst, shape, schedule.scratches,
+                             schedule.scaling);
   // Which sides of each network step are staged: (pack, unpack).
   std::vector<std::pair<bool, bool>> staged(count, {false, false});
   std::vector<int64_t> moved(count); // Old index -> new (its last step).
@@ -465,10 +466,11 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
   result.scaling = schedule.scaling;
   result.scratches = schedule.scratches;
   result.steps.reserve(count > 0 ? moved[count - 1] + 1 : 0);
-  auto stagingOn = [&](int64_t rank, const Dims &sizes) {
+  // Staging of a quantizing reshard's amaxes holds f32 blocks.
+  auto stagingOn = [&](int64_t rank, const Dims &sizes, bool amaxes) {
     BufferRef staging{BufferKind::Scratch, rank,
                       static_cast<int64_t>(result.scratches.size())};
-    result.scratches.push_back({rank, sizes});
+    result.scratches.push_back({rank, sizes, 0, amaxes});
     return staging;
   };
   for (int64_t i = 0; i < count; ++i) {
@@ -480,21 +482,28 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
       continue;
     }
     const Box whole{Dims(step.fromBox.rank(), 0), step.fromBox.sizes};
-    // The transfer waits only for what writes its source; what orders
-    // writes into the target (a reduction after the copy it reduces into)
-    // orders the unpacking.
+    const bool amaxes = holdsAmaxes(step.from, schedule.scratches);
+    // The transfer waits only for what writes its source (and, for a move
+    // out of a source of a quantizing reshard, its quantizer table: the
+    // packing quantizes); what orders writes into the target (a reduction
+    // after the copy it reduces into) orders the unpacking.
+    const BufferRef quantizer{BufferKind::Quantizer, step.from.rank, -1,
+                              step.from.tensor};
     std::vector<int64_t> sourceWriters, targetOrder;
-    for (int64_t dep : step.deps)
-      (dep >= 0 && dep < count && schedule.steps[dep].to == step.from
-           ? sourceWriters
-           : targetOrder)
-          .push_back(dep);
+    for (int64_t dep : step.deps) {
+      const bool reads =
+          dep >= 0 && dep < count &&
+          (schedule.steps[dep].to == step.from ||
+           (schedule.scaling && step.from.kind == BufferKind::Source &&
+            schedule.steps[dep].to == quantizer));
+      (reads ? sourceWriters : targetOrder).push_back(dep);
+    }
     Step transfer = step;
     transfer.reduction.reset();
     transfer.deps = remapped(sourceWriters);
     if (pack) {
       Step packing = step;
-      packing.to = stagingOn(step.from.rank, step.fromBox.sizes);
+      packing.to = stagingOn(step.from.rank, step.fromBox.sizes, amaxes);
       packing.toBox = whole;
       packing.reduction.reset();
       packing.link = LinkClass::Local;
@@ -510,7 +519,7 @@ Schedule stageNetworkSteps(const Schedule &schedule, const Layout &src,
       result.steps.push_back(std::move(transfer));
       continue;
     }
-    transfer.to = stagingOn(step.to.rank, step.fromBox.sizes);
+    transfer.to = stagingOn(step.to.rank, step.fromBox.sizes, amaxes);
     transfer.toBox = whole;
     Step unpacking = std::move(step);
     unpacking.from = transfer.to;
@@ -540,9 +549,8 @@ lowerSchedule(const Schedule &routed, const Layout &src, const Layout &dst,
 
 /// Why `schedule` (with `cast`, into `type`) is a quantizing schedule or a
 /// kind of step the lowering does not take, or std::nullopt: a quantizing
-/// one needs its scaling valid for the cast it makes and no network step
-/// yet (the amax exchange has no f32 staging across nodes); a plain one no
-/// amax or scale step.
+/// one needs its scaling valid for the cast it makes; a plain one no amax
+/// or scale step.
 static std::optional<std::string>
 checkQuantizingLowering(const Schedule &schedule,
                         const std::vector<int64_t> &shape, ElementType type,
@@ -562,11 +570,6 @@ checkQuantizingLowering(const Schedule &schedule,
           checkScaling(*schedule.scaling, Dims(shape.begin(), shape.end()),
                        cast->source, type))
     return wrong;
-  for (size_t i = 0; i < schedule.steps.size(); ++i)
-    if (schedule.steps[i].link == LinkClass::Network)
-      return "step " + std::to_string(i) + " (" + schedule.steps[i].str() +
-             ") crosses the network: quantizing schedules lower within one "
-             "NVLink domain only yet (docs/fp8-scaling.md, status)";
   return std::nullopt;
 }
 
@@ -1156,7 +1159,8 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
     Dims tile;
     // (No tensor maps over a quantizing reshard's small tables.)
     const bool wantTiles =
-        !isScaleBuffer(step.from.kind) && !isScaleBuffer(step.to.kind) &&
+        !holdsAmaxes(step.from, program.scratches) &&
+        !isScaleBuffer(step.to.kind) &&
         (options.preferTiles || !aligned ||
          (runs > 1 && runBytes < options.tileBelowRunBytes));
     const bool tiled =

@@ -9,12 +9,15 @@
 
 namespace m2n {
 
-bool isScaleStep(const Step &step) {
+bool isScaleStep(const Step &step,
+                 const std::vector<ScratchBuffer> &scratches) {
   return step.kind != StepKind::Move || isScaleBuffer(step.from.kind) ||
-         isScaleBuffer(step.to.kind);
+         isScaleBuffer(step.to.kind) || holdsAmaxes(step.from, scratches) ||
+         holdsAmaxes(step.to, scratches);
 }
 
-std::optional<std::string> checkStepKind(const Step &step) {
+std::optional<std::string>
+checkStepKind(const Step &step, const std::vector<ScratchBuffer> &scratches) {
   const bool sameBlocks = step.from.rank == step.to.rank &&
                           step.fromBox == step.toBox && !step.reduction;
   switch (step.kind) {
@@ -30,16 +33,24 @@ std::optional<std::string> checkStepKind(const Step &step) {
       return std::nullopt;
     return "a scale step turns a rank's holder table into the same blocks of "
            "its scales";
-  case StepKind::Move:
-    if (!isScaleStep(step))
+  case StepKind::Move: {
+    if (!isScaleStep(step, scratches))
       return std::nullopt;
-    if (step.from.kind == BufferKind::Slots &&
-        (step.to.kind == BufferKind::Quantizer ||
-         step.to.kind == BufferKind::Holder) &&
-        (!step.reduction || *step.reduction == Reduction::Max))
+    const bool staged = holdsAmaxes(step.from, scratches) &&
+                        step.from.kind == BufferKind::Scratch;
+    const bool staging = holdsAmaxes(step.to, scratches) &&
+                         step.to.kind == BufferKind::Scratch;
+    const bool fromAmaxes = step.from.kind == BufferKind::Slots || staged;
+    const bool intoTable = step.to.kind == BufferKind::Quantizer ||
+                           step.to.kind == BufferKind::Holder;
+    if (fromAmaxes &&
+        ((intoTable && (!step.reduction || *step.reduction == Reduction::Max)) ||
+         (staging && !step.reduction)))
       return std::nullopt;
     return "the amax exchange copies or max-reduces slots into quantizer "
-           "and holder tables; nothing else moves blocks";
+           "and holder tables (copied through staging scratches across the "
+           "network); nothing else moves blocks";
+  }
   }
   return "an unknown step kind";
 }

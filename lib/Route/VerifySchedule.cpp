@@ -8,6 +8,7 @@
 #include <map>
 #include <queue>
 #include <tuple>
+#include <variant>
 
 namespace m2n {
 
@@ -83,7 +84,7 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
   };
   if (!schedule.scaling) {
     for (size_t i = 0; i < steps.size(); ++i)
-      if (isScaleStep(steps[i]))
+      if (isScaleStep(steps[i], schedule.scratches))
         return issue(static_cast<int64_t>(i),
                      "belongs to the amax exchange of a quantizing reshard, "
                      "but the schedule has no scaling");
@@ -92,16 +93,54 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
   const Scaling &scaling = *schedule.scaling;
   ScalePlan scalePlan;
   deriveScaleBoxes(scaling, src, dst, shape, scalePlan);
-  std::vector<int64_t> exchangeSteps;
+  std::vector<int64_t> exchangeSteps, exchangeFrom; // And their slots' ranks.
   std::map<int64_t, int64_t> amaxOf;            // Source rank -> its step.
   std::map<int64_t, std::vector<int64_t>> scaleWrites; // Rank -> steps.
+  // Amaxes staged for the network: the one step that writes each staging
+  // scratch (whole), so that a step reading one is traced to the slots its
+  // amaxes come from.
+  std::map<int64_t, int64_t> stagedBy; // Scratch -> its writer.
+  for (size_t index = 0; index < steps.size(); ++index) {
+    const Step &step = steps[index];
+    if (step.to.kind == BufferKind::Scratch &&
+        holdsAmaxes(step.to, schedule.scratches) &&
+        !stagedBy.try_emplace(step.to.scratch, index).second)
+      return issue(static_cast<int64_t>(index),
+                   "writes " + step.to.str() +
+                       ", which stages amaxes another step writes");
+  }
+  // The slots (rank, box) a step reading staged amaxes reads, through the
+  // staging steps, or a message.
+  auto originOf = [&](const Step &step)
+      -> std::variant<std::pair<int64_t, Box>, std::string> {
+    BufferRef from = step.from;
+    Box box = step.fromBox;
+    for (size_t hops = 0; from.kind == BufferKind::Scratch; ++hops) {
+      auto writer = stagedBy.find(from.scratch);
+      if (writer == stagedBy.end() || hops > steps.size())
+        return "reads " + from.str() + ", which no step stages amaxes into";
+      const Step &staging = steps[writer->second];
+      Dims offsets = box.offsets;
+      for (size_t d = 0; d < offsets.size(); ++d)
+        offsets[d] += staging.fromBox.offsets[d] - staging.toBox.offsets[d];
+      box.offsets = offsets;
+      from = staging.from;
+    }
+    if (from.kind != BufferKind::Slots)
+      return "reads amaxes staged from " + from.str() + ", not from slots";
+    return std::make_pair(from.rank, box);
+  };
   for (size_t index = 0; index < steps.size(); ++index) {
     const Step &step = steps[index];
     const int64_t i = static_cast<int64_t>(index);
-    if (!isScaleStep(step))
+    if (!isScaleStep(step, schedule.scratches))
       continue;
-    if (std::optional<std::string> wrong = checkStepKind(step))
+    if (std::optional<std::string> wrong =
+            checkStepKind(step, schedule.scratches))
       return issue(i, step.str() + ": " + *wrong);
+    // Staging steps carry amaxes to the exchange step that lands them.
+    if (step.kind == StepKind::Move && step.to.kind == BufferKind::Scratch)
+      continue;
     if (step.kind == StepKind::Amax) {
       if (!amaxOf.try_emplace(step.from.rank, i).second)
         return issue(i, "is a second amax step of rank " +
@@ -116,18 +155,23 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
       scaleWrites[step.to.rank].push_back(i);
       continue;
     }
+    auto origin = originOf(step);
+    if (const std::string *wrong = std::get_if<std::string>(&origin))
+      return issue(i, *wrong);
+    const auto &[fromRank, fromBox] = std::get<std::pair<int64_t, Box>>(origin);
     scalePlan.exchange.push_back(
-        {Transfer{step.from.rank, step.fromBox, step.to.rank, step.toBox,
-                  step.reduction},
+        {Transfer{fromRank, fromBox, step.to.rank, step.toBox, step.reduction},
          step.to.kind == BufferKind::Quantizer ? ScaleTable::Quantizer
                                                : ScaleTable::Holder});
     exchangeSteps.push_back(i);
+    exchangeFrom.push_back(fromRank);
   }
   // The ranks that quantize: every source whose buffer a step reads (the
   // scale plan's verifier asks a quantizer table of each sender).
   ReshardPlan senders;
   for (const Step &step : steps)
-    if (!isScaleStep(step) && step.from.kind == BufferKind::Source)
+    if (!isScaleStep(step, schedule.scratches) &&
+        step.from.kind == BufferKind::Source)
       senders.transfers.push_back({step.from.rank, {}, -1, {}, std::nullopt});
   std::vector<PlanIssue> issues = verifyScalePlan(
       scaling, src, dst, shape, senders, scalePlan, /*maxIssues=*/1);
@@ -145,7 +189,7 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
   for (size_t e = 0; e < exchangeSteps.size(); ++e) {
     const int64_t i = exchangeSteps[e];
     const Step &step = steps[i];
-    const int64_t share = amaxOf.at(step.from.rank);
+    const int64_t share = amaxOf.at(exchangeFrom[e]);
     if (!precedes(share, i))
       return issue(i, "reads " + step.from.str() + " " + step.fromBox.str() +
                           " without waiting for step " +
@@ -202,7 +246,8 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
   for (size_t index = 0; index < steps.size(); ++index) {
     const Step &step = steps[index];
     const int64_t i = static_cast<int64_t>(index);
-    if (isScaleStep(step) || step.from.kind != BufferKind::Source ||
+    if (isScaleStep(step, schedule.scratches) ||
+        step.from.kind != BufferKind::Source ||
         step.fromBox.empty())
       continue;
     const int64_t rank = step.from.rank;
@@ -327,7 +372,7 @@ std::optional<ScheduleIssue> verifySchedule(const Schedule &schedule,
                       [](int64_t s) { return s < 0; }))
         return issue(i, "box " + box.str() + " lies outside " + buffer.str());
     // The amax exchange is checked as a whole below.
-    if (isScaleStep(step))
+    if (isScaleStep(step, schedule.scratches))
       continue;
     if (step.reduction && step.reduction != src.reduction())
       return issue(i, src.reduction()

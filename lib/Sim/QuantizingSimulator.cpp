@@ -7,6 +7,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 
 namespace m2n {
 
@@ -348,7 +349,9 @@ SimulationReport simulateQuantizingSchedule(
     dstBoxes[rank] = dst.localBox(shape, position);
     dstBuffers[rank].assign(dstBoxes[rank].volume() * toSize, 0x5A);
   }
-  std::map<std::pair<BufferKind, int64_t>, std::vector<float>> amaxes;
+  // Amaxes by buffer: (kind, rank, scratch), staging scratches included.
+  std::map<std::tuple<BufferKind, int64_t, int64_t>, std::vector<float>>
+      amaxes;
   std::map<int64_t, std::vector<uint8_t>> scaleBytes, scratches;
   auto bytesOf = [&](const BufferRef &ref, const Dims &extents)
       -> std::vector<uint8_t> * {
@@ -359,6 +362,8 @@ SimulationReport simulateQuantizingSchedule(
     case BufferKind::Destination:
       return &dstBuffers[ref.rank];
     case BufferKind::Scratch: {
+      if (holdsAmaxes(ref, schedule.scratches))
+        return nullptr; // Amaxes: amaxOf.
       auto [it, fresh] = scratches.try_emplace(ref.scratch);
       if (fresh)
         it->second.assign(volume * toSize, 0x5A);
@@ -380,7 +385,7 @@ SimulationReport simulateQuantizingSchedule(
   };
   auto amaxOf = [&](const BufferRef &ref,
                     const Dims &extents) -> std::vector<float> & {
-    auto [it, fresh] = amaxes.try_emplace({ref.kind, ref.rank});
+    auto [it, fresh] = amaxes.try_emplace({ref.kind, ref.rank, ref.scratch});
     if (fresh)
       it->second.assign(Box{Dims(extents.size(), 0), extents}.volume(), NAN);
     return it->second;
@@ -406,7 +411,8 @@ SimulationReport simulateQuantizingSchedule(
         step.toBox.rank() != toBounds.rank() ||
         !fromBounds.contains(step.fromBox) || !toBounds.contains(step.toBox))
       return fail(where + "leaves a buffer or writes a source");
-    if (std::optional<std::string> wrong = checkStepKind(step))
+    if (std::optional<std::string> wrong =
+            checkStepKind(step, schedule.scratches))
       return fail(where + *wrong);
     for (int64_t dep : step.deps) {
       if (dep < 0 || dep >= count || dep == i)
@@ -481,10 +487,15 @@ SimulationReport simulateQuantizingSchedule(
                    bytes);
         std::memcpy(&out[linearize(index, toShape) * size], bytes.data(), size);
       });
-    } else if (isScaleBuffer(step.from.kind)) {
+    } else if (holdsAmaxes(step.from, schedule.scratches)) {
       const std::vector<float> &in = amaxOf(step.from, fromShape);
       std::vector<float> &into = amaxOf(step.to, toShape);
-      std::vector<int32_t> &entries = heard[{step.to.kind, step.to.rank}];
+      // Staging passes amaxes on; the table they land in hears them.
+      std::vector<int32_t> staged;
+      std::vector<int32_t> &entries =
+          step.to.kind == BufferKind::Scratch
+              ? staged
+              : heard[{step.to.kind, step.to.rank}];
       entries.resize(Box{Dims(toShape.size(), 0), toShape}.volume(), 0);
       forEachIndex(step.fromBox, [&](const Dims &index) {
         float value = in[linearize(index, fromShape)];
@@ -497,7 +508,7 @@ SimulationReport simulateQuantizingSchedule(
         if (problem.empty() &&
             (std::isnan(value) || (step.reduction && std::isnan(entry))))
           problem = where + (std::isnan(value)
-                                 ? "reads a slot no step computed"
+                                 ? "reads an amax no step computed"
                                  : "reduces onto a table entry no copy wrote");
         entry = step.reduction ? std::fmax(entry, value) : value;
       });
@@ -582,11 +593,16 @@ SimulationReport simulateQuantizingBuffers(
     for (int64_t i = 0; i < held.volume(); ++i)
       storeScale(scaling, NAN, scaleBytes[rank]);
   }
+  // Scratch of the tensor's elements (0x5A) or of staged amaxes (NaN).
   std::vector<std::vector<uint8_t>> scratchBuffers;
-  for (const ScratchBuffer &scratch : scratches)
-    scratchBuffers.emplace_back(
-        Box{Dims(scratch.shape.size(), 0), scratch.shape}.volume() * toSize,
-        0x5A);
+  for (const ScratchBuffer &scratch : scratches) {
+    const int64_t volume = Box{Dims(scratch.shape.size(), 0), scratch.shape}.volume();
+    std::vector<uint8_t> &bytes =
+        scratchBuffers.emplace_back(volume * (scratch.amaxes ? 4 : toSize), 0x5A);
+    const float poison = NAN;
+    for (int64_t i = 0; scratch.amaxes && i < volume; ++i)
+      std::memcpy(&bytes[i * 4], &poison, 4);
+  }
   // Slots and tables of f32 amaxes, poisoned with NaN.
   std::map<std::pair<BufferKind, int64_t>, std::vector<uint8_t>> tables;
   auto tableOf = [&](const BufferRef &ref) -> std::vector<uint8_t> * {

@@ -12,6 +12,7 @@
 #include "m2n/Route/Router.h"
 #include "m2n/Route/ScaleSteps.h"
 #include "m2n/Route/VerifySchedule.h"
+#include "m2n/Sim/QuantizingSimulator.h"
 
 #include "../Layout/RandomLayouts.h"
 
@@ -23,8 +24,25 @@ using namespace m2n;
 
 namespace {
 
-/// A quantizing reshard routed within one NVLink domain by `strategy` and
-/// lowered with `options`.
+Topology oneDomain() {
+  Topology topology;
+  topology.domains.resize(1);
+  for (int64_t r = 0; r < kCommSize; ++r)
+    topology.domains[0].push_back(r);
+  return topology;
+}
+
+/// Ranks [0, first) in one NVLink domain, [first, total) in another.
+Topology twoDomains(int64_t first, int64_t total) {
+  Topology topology;
+  topology.domains.resize(2);
+  for (int64_t r = 0; r < total; ++r)
+    topology.domains[r < first ? 0 : 1].push_back(r);
+  return topology;
+}
+
+/// A quantizing reshard routed over `topology` by `strategy` and lowered
+/// with `options`.
 struct LoweredQuantizing {
   Schedule schedule;
   TransferProgram program;
@@ -36,11 +54,8 @@ LoweredQuantizing lowerQuantizing(const Scaling &scaling, const Layout &src,
                                   const std::vector<int64_t> &shape,
                                   ElementType from, ElementType to,
                                   Strategy strategy, int64_t chunkBytes,
-                                  const LoweringOptions &options) {
-  Topology topology;
-  topology.domains.resize(1);
-  for (int64_t r = 0; r < kCommSize; ++r)
-    topology.domains[0].push_back(r);
+                                  const LoweringOptions &options,
+                                  const Topology &topology = oneDomain()) {
   ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
   ScalePlan scalePlan = planScales(scaling, src, dst, shape, plan);
   LoweredQuantizing lowered;
@@ -90,32 +105,51 @@ TEST(QuantizingProgramTest, BlockScaledTensorParallelToDataParallel) {
   }
 }
 
-TEST(QuantizingProgramTest, NetworkStepsAreNotLoweredYet) {
-  Layout src{Mesh::contiguous({2}, 0), {Placement::shard(0)}};
-  Layout dst{Mesh::contiguous({2}, 2), {Placement::shard(1)}};
-  const std::vector<int64_t> shape{4, 64};
-  Topology topology;
-  topology.domains = {{0, 1}, {2, 3}};
-  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
-  const Scaling scaling = Scaling::mx();
-  Schedule schedule = withScaleSteps(
-      TopologyRouter(src, dst, shape, topology).route(plan, Strategy::Flat),
-      scaling, src, dst, shape, planScales(scaling, src, dst, shape, plan),
-      topology);
-  addDataDependencies(schedule);
-  TransferProgram program;
-  std::optional<std::string> error =
-      lowerSchedule(schedule, src, dst, shape, ElementType::F8E4M3FN, {},
-                    program, ElementCast{ElementType::BF16, 1.0f});
-  ASSERT_TRUE(error);
-  EXPECT_NE(error->find("crosses the network"), std::string::npos) << *error;
+TEST(QuantizingProgramTest, AcrossNodesTheExchangeIsStagedForTheNetwork) {
+  // A trainer on one node, a generator on the other: the amaxes of blocks
+  // straddling both source ranks cross the network (strided boxes of f32
+  // blocks staged, max reductions received into staging first), and so
+  // do the quantized elements (packed by a quantizing move first).
+  Layout src{Mesh::contiguous({2}, 0), {Placement::shard(1)}};
+  Layout dst{Mesh::contiguous({2}, 2), {Placement::shard(0)}};
+  const std::vector<int64_t> shape{8, 96};
+  for (const Scaling &scaling :
+       {Scaling::mx(), Scaling::block(4, 64), Scaling::tensor()}) {
+    SCOPED_TRACE(scaling.str());
+    LoweredQuantizing lowered = lowerQuantizing(
+        scaling, src, dst, shape, ElementType::BF16, ElementType::F8E4M3FN,
+        Strategy::Hierarchical, 0, {}, twoDomains(2, 4));
+    ASSERT_FALSE(lowered.error) << *lowered.error;
+    const TransferProgram &program = lowered.program;
+    EXPECT_EQ(verifyTransferProgram(program, src, dst, shape), std::nullopt);
+    int64_t amaxReceives = 0;
+    for (const auto &[rank, rankProgram] : program.ranks)
+      for (const Movement &m : rankProgram.receives)
+        amaxReceives += holdsAmaxes(m.dst, program.scratches);
+    EXPECT_GT(amaxReceives, 0);
+    for (int64_t ctas : {1, 2}) {
+      SimulationReport run =
+          simulateQuantizingProgram(program, src, dst, shape, ctas, 11);
+      EXPECT_TRUE(run.passed) << run.message;
+    }
+    // The staged schedule is a schedule like any: verified and simulated.
+    Schedule staged =
+        stageNetworkSteps(lowered.schedule, src, dst, shape, true);
+    std::optional<ScheduleIssue> issue =
+        verifySchedule(staged, src, dst, shape);
+    EXPECT_FALSE(issue) << issue->message;
+    SimulationReport run = simulateQuantizingSchedule(
+        scaling, src, dst, shape, ElementType::BF16, ElementType::F8E4M3FN,
+        staged, ReshardSimulator::StepOrder::LastReadyFirst, 11);
+    EXPECT_TRUE(run.passed) << run.message;
+  }
 }
 
 TEST(QuantizingProgramPropertyTest, LoweredProgramQuantizesLikeTheReference) {
   const uint64_t seed = propertySeed();
   const int64_t cases = propertyCases(400);
   RandomLayouts random(seed);
-  int64_t moves = 0, mutations = 0;
+  int64_t moves = 0, mutations = 0, stagedCases = 0;
   for (int64_t n = 0; n < cases; ++n) {
     const int64_t tensorRank = random.uniform(1, 3);
     std::vector<int64_t> shape;
@@ -138,9 +172,15 @@ TEST(QuantizingProgramPropertyTest, LoweredProgramQuantizesLikeTheReference) {
                  std::to_string(n) + ": " + src.str() + " -> " + dst.str() +
                  " " + scaling.str() + " " + toString(strategy) + " items of " +
                  std::to_string(options.maxItemBytes) + " B");
+    // One NVLink domain, or two (amaxes and quantized elements cross the
+    // network through staging).
+    const Topology topology =
+        random.uniform(0, 1)
+            ? oneDomain()
+            : twoDomains(random.uniform(1, kCommSize - 1), kCommSize);
     LoweredQuantizing lowered =
         lowerQuantizing(scaling, src, dst, shape, from, to, strategy,
-                        chunkBytes, options);
+                        chunkBytes, options, topology);
     ASSERT_FALSE(lowered.error) << *lowered.error;
     std::optional<std::string> wrong =
         verifyTransferProgram(lowered.program, src, dst, shape);
@@ -150,6 +190,20 @@ TEST(QuantizingProgramPropertyTest, LoweredProgramQuantizesLikeTheReference) {
     SimulationReport run = simulateQuantizingProgram(
         lowered.program, src, dst, shape, random.uniform(1, 3), seed + n);
     ASSERT_TRUE(run.passed) << run.message;
+    if (topology.domains.size() > 1) {
+      // What the lowering staged, as a schedule: verified and simulated.
+      Schedule staged =
+          stageNetworkSteps(lowered.schedule, src, dst, shape, true);
+      std::optional<ScheduleIssue> issue =
+          verifySchedule(staged, src, dst, shape);
+      ASSERT_FALSE(issue) << "staged step " << issue->step << ": "
+                          << issue->message;
+      SimulationReport steps = simulateQuantizingSchedule(
+          scaling, src, dst, shape, from, to, staged,
+          ReshardSimulator::StepOrder::LastReadyFirst, seed + n);
+      ASSERT_TRUE(steps.passed) << steps.message;
+      ++stagedCases;
+    }
 
     // One move broken: a quantizing or exchange move stripped of its
     // waits (it may now read a table before its amaxes arrive), or a
@@ -184,8 +238,9 @@ TEST(QuantizingProgramPropertyTest, LoweredProgramQuantizesLikeTheReference) {
   }
   std::cout << "[ property ] seed " << seed << ": " << cases
             << " quantizing programs, " << moves
-            << " moves, run bit-exact; " << mutations
-            << " broken moves caught\n";
+            << " moves (" << stagedCases
+            << " across two NVLink domains, staged), run bit-exact; "
+            << mutations << " broken moves caught\n";
 }
 
 } // namespace

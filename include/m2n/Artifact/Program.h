@@ -325,6 +325,8 @@ struct TransferProgram {
   int64_t itemCount() const;
   /// The element type `buffer` holds.
   ElementType typeOf(const BufferRef &buffer) const {
+    if (buffer.kind == BufferKind::Scratch && holdsAmaxes(buffer, scratches))
+      return ElementType::F32;
     if (isScaleBuffer(buffer.kind))
       return buffer.kind == BufferKind::Scales && scaling &&
                      hasExponentScales(*scaling)

@@ -82,7 +82,22 @@ struct ScratchBuffer {
   int64_t rank = 0;
   Dims shape;
   int64_t tensor = 0; // As BufferRef::tensor: whose elements it holds.
+  /// It holds f32 amaxes, in blocks, rather than the tensor's elements: a
+  /// quantizing reshard's exchange staged for the network
+  /// (stageNetworkSteps).
+  bool amaxes = false;
 };
+
+/// Whether `buffer` holds f32 amaxes of a quantizing reshard: slots, a
+/// quantizer or holder table, or a scratch of `scratches` staging them.
+inline bool holdsAmaxes(const BufferRef &buffer,
+                        const std::vector<ScratchBuffer> &scratches) {
+  if (buffer.kind == BufferKind::Scratch)
+    return buffer.scratch >= 0 &&
+           buffer.scratch < static_cast<int64_t>(scratches.size()) &&
+           scratches[buffer.scratch].amaxes;
+  return isScaleBuffer(buffer.kind) && buffer.kind != BufferKind::Scales;
+}
 
 /// The buffers of a reshard of `shape` from `src` to `dst` with
 /// `scratches` (all kept by reference) and, for a quantizing reshard,

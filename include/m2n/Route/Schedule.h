@@ -63,14 +63,19 @@ struct Step {
 };
 
 /// Whether `step` belongs to a quantizing schedule's amax exchange: an amax
-/// or scale step, or a move of blocks.
-bool isScaleStep(const Step &step);
+/// or scale step, or a move of blocks (between scale buffers or the
+/// schedule's `scratches` that stage amaxes for the network).
+bool isScaleStep(const Step &step,
+                 const std::vector<ScratchBuffer> &scratches = {});
 /// Why `step` joins buffers its kind does not, or std::nullopt: an amax
 /// step reads a source into the same blocks of the same rank's slots, a
 /// scale step a holder table into the same blocks of the same rank's
 /// scales, blocks move (copy or max) only from slots into quantizer and
-/// holder tables, and no move of elements touches a scale buffer.
-std::optional<std::string> checkStepKind(const Step &step);
+/// holder tables, through scratches of `scratches` that stage amaxes (by
+/// copy), and no move of elements touches a scale buffer.
+std::optional<std::string>
+checkStepKind(const Step &step,
+              const std::vector<ScratchBuffer> &scratches = {});
 
 struct Schedule {
   Strategy strategy = Strategy::Hierarchical;

@@ -20,22 +20,6 @@ namespace mlir::m2n {
 using namespace mlir;
 using namespace mlir::m2n;
 
-LogicalResult mlir::m2n::refuseQuantizing(ScheduleOp schedule) {
-  // Staging knows no f32 tables yet: a quantizing schedule lowers within
-  // one NVLink domain, where it needs no staging.
-  ScalingAttr scaling = schedule.getScalingAttr();
-  if (!scaling)
-    return success();
-  for (StepOp step : schedule.getBody().front().getOps<StepOp>())
-    if (step.getLink() == LinkClass::Network)
-      return step.emitOpError()
-             << "crosses the network in a schedule with scaling "
-             << scaling.getValue().str()
-             << ": quantizing schedules lower within one NVLink domain only "
-                "yet (docs/fp8-scaling.md, status)";
-  return success();
-}
-
 FailureOr<LoweringInputs> mlir::m2n::loweringInputsOf(ScheduleOp schedule) {
   DistType src = schedule.getInput().getType();
   DistType dst = schedule.getResult().getType();
@@ -45,8 +29,6 @@ FailureOr<LoweringInputs> mlir::m2n::loweringInputsOf(ScheduleOp schedule) {
   if (!type || !sourceType)
     return schedule.emitError("element type ")
            << (type ? src : dst).getElementType() << " has no executor yet";
-  if (failed(refuseQuantizing(schedule)))
-    return failure();
   LoweringInputs inputs{toSchedule(schedule), toLayout(src.getLayout()),
                         toLayout(dst.getLayout()),
                         std::vector<int64_t>(src.getShape().begin(),

@@ -25,8 +25,6 @@ struct OrderStepsPass
   void runOnOperation() override {
     bool changed = false;
     WalkResult walk = getOperation()->walk([&](ScheduleOp op) {
-      if (refuseQuantizing(op).failed())
-        return WalkResult::interrupt();
       ::m2n::Schedule schedule = toSchedule(op);
       if (!::m2n::isInEmissionOrder(schedule)) {
         replaceScheduleBody(op, ::m2n::inEmissionOrder(std::move(schedule)));

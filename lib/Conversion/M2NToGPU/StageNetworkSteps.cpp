@@ -25,8 +25,6 @@ struct StageNetworkStepsPass
   void runOnOperation() override {
     bool changed = false;
     WalkResult walk = getOperation()->walk([&](ScheduleOp op) {
-      if (refuseQuantizing(op).failed())
-        return WalkResult::interrupt();
       DistType src = op.getInput().getType(), dst = op.getResult().getType();
       ::m2n::Schedule schedule = toSchedule(op);
       if (llvm::none_of(schedule.steps, [](const ::m2n::Step &step) {

@@ -908,6 +908,30 @@ func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]
 
 // -----
 
+// Amaxes cross the network only through scratches declared `amaxes`.
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0, %1 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<3>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    m2n.scratch 0 on 0 [1, 2]
+    // expected-error@+1 {{'m2n.step' op moves slots into scratch; blocks move only from slots into quantizer and holder tables (copied through scratches staging amaxes)}}
+    m2n.step 0 copy slots(0) [0:1, 0:2] -> scratch0(0) [0:1, 0:2] via local
+  }
+  return
+}
+
+// -----
+
+// A scratch staging amaxes passes them on by copy: the max lands in a table.
+func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %0, %1 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<3>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
+    m2n.scratch 0 on 0 [1, 2] amaxes
+    // expected-error@+1 {{'m2n.step' op moves slots into scratch; blocks move only from slots into quantizer and holder tables (copied through scratches staging amaxes)}}
+    m2n.step 0 reduce<max> slots(0) [0:1, 0:2] -> scratch0(0) [0:1, 0:2] via local
+  }
+  return
+}
+
+// -----
+
 func.func @f(%c: !m2n.comm<3>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
   %0, %1 = m2n.schedule %x on %c strategy = "flat" topology(#m2n.topology<domains = [[0, 1, 2]], nvlink_gbps = 450.0, network_gbps = 50.0>) {scaling = #m2n.scaling<block(2, 4)>} : !m2n.comm<3>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[1], base = 2>, [replicate]>> {
     // expected-error@+1 {{'m2n.step' op reduces with 'sum' but amaxes are max-reduced}}

@@ -38,14 +38,8 @@ struct LoweringInputs {
   std::optional<::m2n::ElementCast> cast;
 };
 /// The LoweringInputs of `schedule`; fails, on the op, for an element type
-/// without an executor and for a quantizing schedule that crosses the
-/// network (refuseQuantizing).
+/// without an executor.
 FailureOr<LoweringInputs> loweringInputsOf(ScheduleOp schedule);
-
-/// Fails, with a diagnostic on the step, for a quantizing schedule with a
-/// network step: network staging does not carry its amax exchange yet
-/// (docs/fp8-scaling.md, status).
-LogicalResult refuseQuantizing(ScheduleOp schedule);
 
 /// The lowering's options from a pass that declares them
 /// (m2n-lower-schedule, m2n-order-reductions: Passes.td's LoweringOptions).

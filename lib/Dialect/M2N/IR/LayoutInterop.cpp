@@ -200,8 +200,9 @@ BufferKind toBufferKind(::m2n::BufferKind kind) {
   for (Operation &op : program.getBody().front()) {
     if (auto scratch = dyn_cast<ScratchOp>(op)) {
       reshard.program.scratches.push_back(
-          {scratch.getRank(), ::m2n::Dims(scratch.getShape().begin(),
-                                          scratch.getShape().end())});
+          {scratch.getRank(),
+           ::m2n::Dims(scratch.getShape().begin(), scratch.getShape().end()),
+           0, scratch.getAmaxes()});
     } else if (auto map = dyn_cast<TensorMapOp>(op)) {
       reshard.program.maps.push_back(
           {toBufferRef(map.getKind(), map.getRank(), map.getScratch()),
@@ -257,7 +258,7 @@ void buildProgram(OpBuilder &builder, Location loc,
                   const ::m2n::TransferProgram &program) {
   for (auto [id, scratch] : llvm::enumerate(program.scratches))
     ScratchOp::create(builder, loc, static_cast<int64_t>(id), scratch.rank,
-                      scratch.shape.vec());
+                      scratch.shape.vec(), scratch.amaxes);
   for (auto [id, map] : llvm::enumerate(program.maps))
     TensorMapOp::create(builder, loc, static_cast<int64_t>(id),
                         toBufferKind(map.buffer.kind), map.buffer.rank,

@@ -737,7 +737,8 @@ static LogicalResult verifyScratch(ScratchOp scratch, int64_t expectedId,
 /// blocks into its own slots, a scale step a rank's holder table into its
 /// own scales, a move of blocks slots into a holder table, and nothing else
 /// touches the blocks.
-static LogicalResult verifyStepKind(StepOp step) {
+static LogicalResult verifyStepKind(StepOp step,
+                                    ArrayRef<ScratchOp> scratches) {
   BufferKind from = step.getFromKind(), to = step.getToKind();
   auto sameRank = [&](StringRef what) -> LogicalResult {
     if (step.getFromRank() != step.getToRank())
@@ -766,18 +767,28 @@ static LogicalResult verifyStepKind(StepOp step) {
              << stringifyBufferKind(to);
     return sameRank("scale writes");
   }
+  // A scratch staging amaxes for the network (`amaxes`) holds blocks too.
+  auto staging = [&](BufferKind kind, int64_t scratch) {
+    return kind == BufferKind::Scratch && scratch >= 0 &&
+           scratch < static_cast<int64_t>(scratches.size()) &&
+           ScratchOp(scratches[scratch]).getAmaxes();
+  };
+  const bool stagedFrom = staging(from, step.getFromScratch());
+  const bool stagedTo = staging(to, step.getToScratch());
   auto blocks = [](BufferKind kind) {
     return kind == BufferKind::Slots || kind == BufferKind::Holder ||
            kind == BufferKind::Scales || kind == BufferKind::Quantizer;
   };
-  if ((blocks(from) || blocks(to)) &&
-      (from != BufferKind::Slots ||
-       (to != BufferKind::Holder && to != BufferKind::Quantizer)))
+  const bool fromAmaxes = from == BufferKind::Slots || stagedFrom;
+  const bool intoTable =
+      to == BufferKind::Holder || to == BufferKind::Quantizer;
+  if ((blocks(from) || blocks(to) || stagedFrom || stagedTo) &&
+      !(fromAmaxes && (intoTable || (stagedTo && !step.getReduction()))))
     return step.emitOpError()
            << "moves " << stringifyBufferKind(from) << " into "
            << stringifyBufferKind(to)
            << "; blocks move only from slots into quantizer and holder "
-              "tables";
+              "tables (copied through scratches staging amaxes)";
   return success();
 }
 
@@ -912,9 +923,11 @@ LogicalResult ScheduleOp::verify() {
         failed(checkBox(step, step.getFromOffsets(), *from, "source")) ||
         failed(checkBox(step, step.getToOffsets(), *to, "destination")))
       return failure();
-    if (failed(verifyStepKind(step)))
+    if (failed(verifyStepKind(step, scratches)))
       return failure();
-    const bool exchange = step.getFromKind() == BufferKind::Slots;
+    // (Exchange steps max amaxes into tables, from slots or staging.)
+    const bool exchange = step.getToKind() == BufferKind::Holder ||
+                          step.getToKind() == BufferKind::Quantizer;
     if (std::optional<ReductionKind> kind = step.getReduction())
       if (kind != (exchange ? std::optional(ReductionKind::Max) : reduction))
         return step.emitOpError()

@@ -101,8 +101,9 @@ void buildScaleOps(OpBuilder &builder, Location loc,
   for (Operation &op : schedule.getBody().front()) {
     if (auto scratch = dyn_cast<ScratchOp>(op)) {
       result.scratches.push_back(
-          {scratch.getRank(), ::m2n::Dims(scratch.getShape().begin(),
-                                          scratch.getShape().end())});
+          {scratch.getRank(),
+           ::m2n::Dims(scratch.getShape().begin(), scratch.getShape().end()),
+           0, scratch.getAmaxes()});
       continue;
     }
     auto step = dyn_cast<StepOp>(op);
@@ -135,7 +136,7 @@ void buildSchedule(OpBuilder &builder, Location loc,
                    const ::m2n::Schedule &schedule) {
   for (auto [id, scratch] : llvm::enumerate(schedule.scratches))
     ScratchOp::create(builder, loc, static_cast<int64_t>(id), scratch.rank,
-                      scratch.shape.vec());
+                      scratch.shape.vec(), scratch.amaxes);
   for (auto [id, step] : llvm::enumerate(schedule.steps)) {
     std::optional<ReductionKind> reduction;
     if (step.reduction)

@@ -383,10 +383,13 @@ def M2N_ScratchOp : M2N_Op<"scratch", [ParentOneOf<["ScheduleOp", "ProgramOp"]>]
     `m2n.scratch 3 on 6 [16, 256]` declares scratch buffer 3 on rank 6, a
     row-major array of the tensor's element type with the given shape (a
     leader's landing zone for raw partial contributions, the root's full
-    tensor in gather-bcast). Scratch ids count from 0 in order.
+    tensor in gather-bcast). Scratch ids count from 0 in order. With
+    `amaxes` it holds f32 amaxes in blocks instead (a quantizing reshard's
+    exchange staged for the network by `--m2n-stage-network-steps`).
   }];
-  let arguments = (ins M2N_I64Attr:$id, M2N_I64Attr:$rank, DenseI64ArrayAttr:$shape);
-  let assemblyFormat = "$id `on` $rank $shape attr-dict";
+  let arguments = (ins M2N_I64Attr:$id, M2N_I64Attr:$rank,
+                       DenseI64ArrayAttr:$shape, UnitAttr:$amaxes);
+  let assemblyFormat = "$id `on` $rank $shape (`amaxes` $amaxes^)? attr-dict";
 }
 
 def M2N_StepOp : M2N_Op<"step", [HasParent<"ScheduleOp">]> {
