@@ -895,6 +895,7 @@ mergePrograms(const std::vector<const TransferProgram *> &members) {
     merged.tensorTypes.push_back(member.type);
     merged.tensorSourceTypes.push_back(member.sourceType.value_or(member.type));
     merged.tensorScales.push_back(member.scale);
+    merged.tensorScalings.push_back(member.scaling);
     merged.bufferAlignment =
         std::min(merged.bufferAlignment, member.bufferAlignment);
     const int64_t scratchBase = static_cast<int64_t>(merged.scratches.size());

@@ -107,7 +107,8 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
     const int64_t fromSize = elementSize(source);
     const int64_t elements = amax ? m.bytes / fromSize
                                   : m.bytes / elementSize(type);
-    if (!program.scaling || !m.lookup || m.reduction ||
+    const std::optional<Scaling> &scaling = program.scalingOf(m.src.tensor);
+    if (!scaling || !m.lookup || m.reduction ||
         m.src.kind != BufferKind::Source ||
         (amax ? m.dst.kind != BufferKind::Slots || m.bytes % fromSize
               : m.bytes % elementSize(type)))
@@ -138,8 +139,7 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
     const int64_t toSize = elementSize(type);
     for (int64_t i = 0; i < elements; ++i) {
       std::memcpy(&entry, entryAt(i), 4);
-      quantizeElement(source, type,
-                      scaleFromAmax(*program.scaling, type, entry),
+      quantizeElement(source, type, scaleFromAmax(*scaling, type, entry),
                       dst + i * toSize, src + i * fromSize);
     }
     return std::nullopt;
@@ -189,14 +189,17 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
       if (m.kind == StepKind::Scale) {
         // Amaxes into scales: f32, or e8m0 for mx.
         const int64_t toSize = elementSize(type);
-        if (!program.scaling || m.reduction || m.bytes % toSize)
+        const std::optional<Scaling> &scaling = program.scalingOf(m.dst.tensor);
+        // The fp8 type the tensor's scales divide into.
+        const ElementType quantized = program.typeOf(
+            {BufferKind::Destination, m.dst.rank, -1, m.dst.tensor});
+        if (!scaling || m.reduction || m.bytes % toSize)
           return "scale move " + m.str(type) +
                  " outside a quantizing reshard, or of a partial scale";
         for (int64_t i = 0; i < m.bytes / toSize; ++i) {
           float amax;
           std::memcpy(&amax, src + i * 4, 4);
-          const float scale =
-              scaleFromAmax(*program.scaling, program.type, amax);
+          const float scale = scaleFromAmax(*scaling, quantized, amax);
           if (toSize == 1)
             dst[i] = e8m0FromScale(scale);
           else

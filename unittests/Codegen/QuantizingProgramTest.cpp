@@ -145,6 +145,56 @@ TEST(QuantizingProgramTest, AcrossNodesTheExchangeIsStagedForTheNetwork) {
   }
 }
 
+TEST(QuantizingProgramTest, AGroupRunsEachMemberWithItsOwnScaling) {
+  // Two quantizing reshards launched as one group (mergePrograms): block
+  // scales into e4m3 and MX into e5m2, each member's tables, scales and
+  // lookups its own. The host executor runs the merged program over both
+  // members' buffers, each checked against its own reference.
+  Layout srcA{Mesh::contiguous({4}, 0), {Placement::shard(1)}};
+  Layout dstA{Mesh::contiguous({4}, 4), {Placement::shard(0)}};
+  Layout srcB{Mesh::contiguous({2}, 2), {Placement::shard(0)}};
+  Layout dstB{Mesh::contiguous({2}, 6), {Placement::shard(1)}};
+  const std::vector<int64_t> shapeA{6, 40}, shapeB{4, 96};
+  LoweringOptions options;
+  options.maxItemBytes = 48;
+  LoweredQuantizing a = lowerQuantizing(
+      Scaling::block(4, 16), srcA, dstA, shapeA, ElementType::BF16,
+      ElementType::F8E4M3FN, Strategy::Flat, 0, options);
+  LoweredQuantizing b = lowerQuantizing(
+      Scaling::mx(), srcB, dstB, shapeB, ElementType::F32,
+      ElementType::F8E5M2, Strategy::Hierarchical, 0, options);
+  ASSERT_FALSE(a.error) << *a.error;
+  ASSERT_FALSE(b.error) << *b.error;
+  const TransferProgram merged = mergePrograms({&a.program, &b.program});
+  const int64_t scratchBase = static_cast<int64_t>(a.program.scratches.size());
+  for (int64_t ctas : {1, 3}) {
+    SimulationReport second;
+    SimulationReport first = simulateQuantizingBuffers(
+        Scaling::block(4, 16), srcA, dstA, shapeA, ElementType::BF16,
+        ElementType::F8E4M3FN, a.program.scratches, 3,
+        [&](const QuantizedBufferResolver &resolveA) {
+          second = simulateQuantizingBuffers(
+              Scaling::mx(), srcB, dstB, shapeB, ElementType::F32,
+              ElementType::F8E5M2, b.program.scratches, 4,
+              [&](const QuantizedBufferResolver &resolveB) {
+                // Each member's buffers, by tensor, scratch indices its own.
+                QuantizedBufferResolver both = [&](BufferRef ref) {
+                  const bool second = ref.tensor == 1;
+                  ref.tensor = 0;
+                  if (second && ref.kind == BufferKind::Scratch)
+                    ref.scratch -= scratchBase;
+                  return second ? resolveB(ref) : resolveA(ref);
+                };
+                return executeProgram(merged, both, ctas);
+              });
+          return second.passed ? std::nullopt
+                               : std::optional<std::string>(second.message);
+        });
+    EXPECT_TRUE(first.passed) << first.message;
+    EXPECT_TRUE(second.passed) << second.message;
+  }
+}
+
 TEST(QuantizingProgramPropertyTest, LoweredProgramQuantizesLikeTheReference) {
   const uint64_t seed = propertySeed();
   const int64_t cases = propertyCases(400);

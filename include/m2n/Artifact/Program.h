@@ -320,6 +320,14 @@ struct TransferProgram {
   /// and scale.
   std::vector<ElementType> tensorSourceTypes;
   std::vector<float> tensorScales;
+  /// A group's: each tensor's scaling (std::nullopt where it does not
+  /// quantize).
+  std::vector<std::optional<Scaling>> tensorScalings;
+
+  /// The scaling of tensor `tensor` (the program's own outside a group).
+  const std::optional<Scaling> &scalingOf(int64_t tensor) const {
+    return tensorScalings.empty() ? scaling : tensorScalings.at(tensor);
+  }
 
   /// Kernel items once expanded: the instances of every rank's items.
   int64_t itemCount() const;
@@ -327,11 +335,13 @@ struct TransferProgram {
   ElementType typeOf(const BufferRef &buffer) const {
     if (buffer.kind == BufferKind::Scratch && holdsAmaxes(buffer, scratches))
       return ElementType::F32;
-    if (isScaleBuffer(buffer.kind))
-      return buffer.kind == BufferKind::Scales && scaling &&
-                     hasExponentScales(*scaling)
+    if (isScaleBuffer(buffer.kind)) {
+      const std::optional<Scaling> &blocks = scalingOf(buffer.tensor);
+      return buffer.kind == BufferKind::Scales && blocks &&
+                     hasExponentScales(*blocks)
                  ? ElementType::F8E8M0FNU
                  : ElementType::F32;
+    }
     if (buffer.kind == BufferKind::Source)
       return tensorTypes.empty() ? sourceType.value_or(type)
                                  : tensorSourceTypes.at(buffer.tensor);
