@@ -27,7 +27,12 @@
 //    CTAs walking their share of the table in order cannot deadlock;
 //  * reads-done: an item reading another rank's buffer increments a counter
 //    of that rank, which ends its table waiting for all those reads, so its
-//    kernel ends only when its buffers may be reused.
+//    kernel ends only when its buffers may be reused;
+//  * a quantizing schedule (Schedule::scaling, docs/fp8-scaling.md): amax
+//    steps become vector amax moves and moves out of a source quantizing
+//    vector moves, over one-row runs whose BlockLookup names each
+//    element's block (bands inside blocks, pieces of whole blocks); the
+//    exchange moves f32 amaxes; scale steps become scale moves.
 //
 //===----------------------------------------------------------------------===//
 
