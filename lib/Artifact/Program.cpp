@@ -205,10 +205,20 @@ void expandRepeats(TransferProgram &program) {
 static std::optional<std::string> checkRepeats(const Movement &m) {
   int64_t instances = 1;
   int64_t srcEnd = m.srcOffset, dstEnd = m.dstOffset;
+  int64_t entryEnd = m.lookup ? m.lookup->entry : 0;
   Dims srcCoords = m.srcCoords, dstCoords = m.dstCoords;
   for (const Repeat &r : m.repeats) {
-    if (r.count < 1 || r.srcStride < 0 || r.dstStride < 0)
+    if (r.count < 1 || r.srcStride < 0 || r.dstStride < 0 ||
+        r.entryStride < 0)
       return std::string("repeats with a count below 1 or a negative stride");
+    if (r.entryStride && !m.lookup)
+      return std::string("advances a block lookup it does not have");
+    std::optional<int64_t> entrySpan = checkedMul(r.count - 1, r.entryStride);
+    std::optional<int64_t> entryLast =
+        entrySpan ? checkedAdd(entryEnd, *entrySpan) : std::nullopt;
+    if (!entryLast)
+      return std::string("repeats beyond 64-bit block entries");
+    entryEnd = *entryLast;
     if (m.isTile()
             ? r.dim < 0 || r.dim >= static_cast<int64_t>(std::min(
                                         m.srcCoords.size(), m.dstCoords.size()))
@@ -375,10 +385,11 @@ static std::optional<std::string> checkLookup(const ScaleContext &context,
   const int64_t width = context.block[last];
   const int64_t tensorFirst = width - (at[last] + srcBox.offsets[last]) % width;
   const int64_t lookupFirst = lookup.width - lookup.phase;
+  // (Differences, not sums: a corrupted width may be near 2^63.)
   if (std::min(tensorFirst, lookupFirst) < elements &&
       (tensorFirst != lookupFirst ||
-       ((tensorFirst + width < elements ||
-         lookupFirst + lookup.width < elements) &&
+       ((width < elements - tensorFirst ||
+         lookup.width < elements - lookupFirst) &&
         lookup.width != width)))
     return "crosses its blocks elsewhere than the tensor's blocks of " +
            std::to_string(width) + " elements end";
@@ -408,6 +419,10 @@ static std::optional<std::string> checkScaleMove(const ScaleContext &context,
   if (!program.scaling)
     return std::string("computes amaxes or scales, or moves blocks, in a "
                        "reshard without scaling");
+  if (m.isTile())
+    return std::string("moves amaxes, scales or quantized elements as a "
+                       "tile; only vector items (and bulk copies of "
+                       "amaxes) do");
   if (m.bytes <= 0) // A join or reads-done item may name any buffer.
     return m.kind != StepKind::Move || m.lookup
                ? std::optional<std::string>("computes amaxes, scales or "
@@ -440,6 +455,14 @@ static std::optional<std::string> checkScaleMove(const ScaleContext &context,
                          "its rank's scales");
     if (m.lookup)
       return std::string("writes scales with a block lookup");
+    {
+      // Holder and scales hold the same blocks: entry k into scale k.
+      const int64_t scaleSize = elementSize(program.typeOf(m.dst));
+      if (m.srcOffset % 4 || m.dstOffset % scaleSize || m.bytes % scaleSize ||
+          m.srcOffset / 4 != m.dstOffset / scaleSize)
+        return std::string("writes the scale of a block from another "
+                           "block's amax, or a partial one");
+    }
     return std::nullopt;
   case StepKind::Move:
     if (fromSource != m.lookup.has_value())
@@ -478,12 +501,16 @@ static std::optional<std::string> checkScaleMove(const ScaleContext &context,
   if (!table || !from || !to)
     return std::string("names a buffer that does not exist");
   handled = true;
+  if (m.lookup->entry < 0)
+    return std::string("has a block lookup before its table's first entry");
   const int64_t fromBytes =
       checkedProduct(*from, elementSize(program.typeOf(m.src))).value_or(-1);
   const int64_t toBytes =
       checkedProduct(*to, elementSize(program.typeOf(m.dst))).value_or(-1);
-  if (!rangeWithin(m.srcOffset, program.sourceBytes(m), fromBytes) ||
-      (m.kind != StepKind::Amax && !rangeWithin(m.dstOffset, m.bytes, toBytes)))
+  // The destination range first: it bounds `bytes`, so sourceBytes cannot
+  // overflow.
+  if ((m.kind != StepKind::Amax && !rangeWithin(m.dstOffset, m.bytes, toBytes)) ||
+      !rangeWithin(m.srcOffset, program.sourceBytes(m), fromBytes))
     return std::string("reaches outside its buffers");
   return checkLookup(context, m, *table);
 }
@@ -521,6 +548,7 @@ checkBounds(const TransferProgram &program, const Layout &src,
                           " does not describe " + map.buffer.str() +
                           " as it is");
   }
+  int64_t lookupInstances = 0;
   for (const auto &[rank, rankProgram] : program.ranks) {
     // What a rank's runtime expands (a kernel item or NCCL transfer per
     // instance) is bounded, not only each movement.
@@ -546,10 +574,35 @@ checkBounds(const TransferProgram &program, const Layout &src,
           return wrong(*bad);
         if (list == List::EngineCopies && !repeated.repeats.empty())
           return wrong("repeats");
+        // A lookup's entries are not linear in the instance (a block ends
+        // every few rows): every instance is checked, not only the
+        // bounding ones (as many as the order check expands).
+        if (repeated.lookup && !repeated.repeats.empty()) {
+          lookupInstances += repeated.instances();
+          if (lookupInstances > kMaxOrderedInstances)
+            return programIssue("the program has more than " +
+                                std::to_string(kMaxOrderedInstances) +
+                                " instances of moves with block lookups");
+          std::optional<std::string> bad;
+          repeated.forEachInstance([&](const Movement &one) {
+            bool handled = false;
+            if (!bad)
+              bad = checkScaleMove(scaleContext, one, list == List::Items,
+                                   handled);
+          });
+          if (bad)
+            return wrong(*bad);
+        }
         for (const Movement &m : boundingInstances(repeated, probes)) {
           std::optional<Dims> from = shapeOf(m.src), to = shapeOf(m.dst);
           if (!from || !to)
             return wrong("names a buffer that does not exist");
+          bool handled = false;
+          if (std::optional<std::string> bad = checkScaleMove(
+                  scaleContext, m, list == List::Items, handled))
+            return wrong(*bad);
+          if (handled)
+            continue;
           if (m.isTile()) {
             for (auto [mapIndex, buffer, coords] :
                  {std::make_tuple(m.srcMap, m.src, &m.srcCoords),
@@ -567,12 +620,6 @@ checkBounds(const TransferProgram &program, const Layout &src,
             }
             continue;
           }
-          bool handled = false;
-          if (std::optional<std::string> bad = checkScaleMove(
-                  scaleContext, m, list == List::Items, handled))
-            return wrong(*bad);
-          if (handled)
-            continue;
           // A cast reads a source and converts whole, aligned elements (the
           // kernel loads and stores them naturally aligned).
           if (program.casts(m) && m.bytes > 0) {

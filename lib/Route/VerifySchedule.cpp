@@ -111,15 +111,21 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
   }
   // The slots (rank, box) a step reading staged amaxes reads, through the
   // staging steps, or a message.
-  auto originOf = [&](const Step &step)
+  auto originOf = [&](int64_t reader)
       -> std::variant<std::pair<int64_t, Box>, std::string> {
-    BufferRef from = step.from;
-    Box box = step.fromBox;
+    BufferRef from = steps[reader].from;
+    Box box = steps[reader].fromBox;
     for (size_t hops = 0; from.kind == BufferKind::Scratch; ++hops) {
       auto writer = stagedBy.find(from.scratch);
       if (writer == stagedBy.end() || hops > steps.size())
         return "reads " + from.str() + ", which no step stages amaxes into";
       const Step &staging = steps[writer->second];
+      if (!staging.toBox.contains(box))
+        return "reads " + from.str() + " " + box.str() + ", which step " +
+               std::to_string(writer->second) + " does not stage";
+      if (!precedes(writer->second, reader))
+        return "reads " + from.str() + " without waiting for step " +
+               std::to_string(writer->second) + ", which stages it";
       Dims offsets = box.offsets;
       for (size_t d = 0; d < offsets.size(); ++d)
         offsets[d] += staging.fromBox.offsets[d] - staging.toBox.offsets[d];
@@ -155,7 +161,7 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
       scaleWrites[step.to.rank].push_back(i);
       continue;
     }
-    auto origin = originOf(step);
+    auto origin = originOf(i);
     if (const std::string *wrong = std::get_if<std::string>(&origin))
       return issue(i, *wrong);
     const auto &[fromRank, fromBox] = std::get<std::pair<int64_t, Box>>(origin);
@@ -307,24 +313,27 @@ std::optional<ScheduleIssue> verifySchedule(const Schedule &schedule,
     return issue(-1, "the steps' dependencies form a cycle");
 
   // Whether `ancestor` completes before `step` starts, marking the
-  // ancestors of a step once (ancestorsOf == step).
+  // ancestors of the step asked about last (ancestorsOf == the search's
+  // generation: marks left by an earlier search of the same step must not
+  // stop a new one).
   std::vector<int64_t> ancestorsOf(count, -1);
-  int64_t marked = -1;
+  int64_t marked = -1, generation = -1;
   auto precedes = [&](int64_t ancestor, int64_t step) {
     if (marked != step) {
+      ++generation;
       std::vector<int64_t> stack(steps[step].deps.begin(),
                                  steps[step].deps.end());
       while (!stack.empty()) {
         const int64_t at = stack.back();
         stack.pop_back();
-        if (ancestorsOf[at] == step)
+        if (ancestorsOf[at] == generation)
           continue;
-        ancestorsOf[at] = step;
+        ancestorsOf[at] = generation;
         stack.insert(stack.end(), steps[at].deps.begin(), steps[at].deps.end());
       }
       marked = step;
     }
-    return ancestorsOf[ancestor] == step;
+    return ancestorsOf[ancestor] == generation;
   };
 
   const MeshIndex srcIndex(src.mesh);

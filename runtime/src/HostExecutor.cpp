@@ -116,7 +116,8 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
              " reads blocks outside a quantizing reshard's source";
     const BlockLookup &lookup = *m.lookup;
     if (!from || !to || !table || elements < 1 || lookup.width < 1 ||
-        lookup.entry < 0 || lookup.phase < 0 ||
+        lookup.entry < 0 || lookup.phase < 0 || lookup.phase >= lookup.width ||
+        lookup.entry >= table->second / 4 ||
         !rangeWithin(m.srcOffset, elements * fromSize, from->second) ||
         (!amax && !rangeWithin(m.dstOffset, m.bytes, to->second)) ||
         !rangeWithin(lookup.entryOf(0) * 4,
