@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <vector>
 
 namespace m2n {
@@ -234,9 +235,12 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
 
   // A quantizing reshard's slots start at zero (the amax of nothing):
   // amax moves only max into them.
+  // (Once per slots buffer, not once per amax move.)
+  std::set<std::pair<int64_t, int64_t>> cleared; // (rank, tensor).
   for (const auto &[rank, rankProgram] : program.ranks)
     for (const Movement &m : rankProgram.items)
-      if (m.kind == StepKind::Amax)
+      if (m.kind == StepKind::Amax &&
+          cleared.insert({m.dst.rank, m.dst.tensor}).second)
         if (auto slots = resolve(m.dst))
           std::memset(slots->first, 0, slots->second);
 
