@@ -100,6 +100,13 @@ public:
     put<int64_t>(m.dstOffset);
     put<int64_t>(m.bytes);
     put<uint8_t>(static_cast<uint8_t>(m.mechanism));
+    put<uint8_t>(static_cast<uint8_t>(m.kind));
+    put<uint8_t>(m.lookup.has_value());
+    if (m.lookup) {
+      put<int64_t>(m.lookup->entry);
+      put<int64_t>(m.lookup->phase);
+      put<int64_t>(m.lookup->width);
+    }
     if (m.isTile()) {
       put<int64_t>(m.srcMap);
       put<int64_t>(m.dstMap);
@@ -131,6 +138,7 @@ public:
       put<int64_t>(r.srcStride);
       put<int64_t>(r.dstStride);
       put<int64_t>(r.dim);
+      put<int64_t>(r.entryStride);
     }
   }
   void layout(const Layout &l) {
@@ -200,7 +208,7 @@ public:
   BufferRef buffer() {
     BufferRef ref;
     uint8_t kind = get<uint8_t>("a buffer kind");
-    if (kind > static_cast<uint8_t>(BufferKind::Scratch))
+    if (kind > static_cast<uint8_t>(BufferKind::Quantizer))
       fail("artifact names an unknown buffer kind " + std::to_string(kind));
     ref.kind = static_cast<BufferKind>(kind);
     ref.rank = get<int64_t>("a buffer rank");
@@ -218,6 +226,17 @@ public:
     if (mechanism >= kMechanismCount)
       fail("artifact names an unknown mechanism " + std::to_string(mechanism));
     m.mechanism = static_cast<Mechanism>(mechanism);
+    uint8_t kind = get<uint8_t>("a movement kind");
+    if (kind > static_cast<uint8_t>(StepKind::Scale))
+      fail("artifact names an unknown movement kind " + std::to_string(kind));
+    m.kind = static_cast<StepKind>(kind);
+    if (get<uint8_t>("a block lookup flag")) {
+      BlockLookup lookup;
+      lookup.entry = get<int64_t>("a lookup entry");
+      lookup.phase = get<int64_t>("a lookup phase");
+      lookup.width = get<int64_t>("a lookup width");
+      m.lookup = lookup;
+    }
     if (m.isTile()) {
       m.srcMap = get<int64_t>("a source tensor map");
       m.dstMap = get<int64_t>("a destination tensor map");
@@ -247,13 +266,14 @@ public:
       m.readDone = CounterRef{get<int64_t>("a read-done rank"),
                               get<int64_t>("a read-done counter")};
     m.step = get<int64_t>("a step index");
-    uint32_t repeats = count("repeats", 32);
+    uint32_t repeats = count("repeats", 40);
     for (uint32_t level = 0; level < repeats && !error; ++level) {
       Repeat r;
       r.count = get<int64_t>("a repeat count");
       r.srcStride = get<int64_t>("a source stride");
       r.dstStride = get<int64_t>("a destination stride");
       r.dim = get<int64_t>("a repeat dimension");
+      r.entryStride = get<int64_t>("a repeat's entry stride");
       m.repeats.push_back(r);
     }
     if (!error && (m.bytes < 0 || m.srcOffset < 0 || m.dstOffset < 0))
@@ -328,6 +348,11 @@ std::string serializeProgram(const CompiledReshard &r,
     uint32_t scaleBits;
     std::memcpy(&scaleBits, &r.program.scale, sizeof(scaleBits));
     w.put<uint32_t>(scaleBits);
+    // The quantizing scaling: 0 none, 1 + Scaling::Kind, with block sizes.
+    const std::optional<Scaling> &scaling = r.program.scaling;
+    w.put<uint8_t>(scaling ? 1 + static_cast<uint8_t>(scaling->kind) : 0);
+    w.put<int64_t>(scaling ? scaling->blockRows : 0);
+    w.put<int64_t>(scaling ? scaling->blockCols : 0);
     w.ints(r.shape);
     w.layout(r.src);
     w.layout(r.dst);
@@ -337,6 +362,7 @@ std::string serializeProgram(const CompiledReshard &r,
     for (const ScratchBuffer &s : r.program.scratches) {
       w.put<int64_t>(s.rank);
       w.ints(s.shape.vec());
+      w.put<uint8_t>(s.amaxes);
     }
     w.put<uint32_t>(r.program.maps.size());
     for (const TensorMapSpec &map : r.program.maps) {
@@ -534,16 +560,31 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
     std::memcpy(&c.program.scale, &scaleBits, sizeof(scaleBits));
     if (!std::isfinite(c.program.scale))
       r.fail("artifact has a cast scale that is not finite");
+    const uint8_t scalingKind = r.get<uint8_t>("a scaling mode");
+    const int64_t blockRows = r.get<int64_t>("a scaling's block rows");
+    const int64_t blockCols = r.get<int64_t>("a scaling's block columns");
+    if (scalingKind > 1 + static_cast<uint8_t>(Scaling::Kind::Mx))
+      r.fail("artifact names an unknown scaling mode " +
+             std::to_string(scalingKind));
+    else if (scalingKind)
+      c.program.scaling =
+          Scaling{static_cast<Scaling::Kind>(scalingKind - 1), blockRows,
+                  blockCols};
     c.shape = r.ints("a shape");
     c.src = r.layout();
     c.dst = r.layout();
     c.strategy = r.string("a strategy");
     c.program.bufferAlignment = r.get<int64_t>("a buffer alignment");
-    uint32_t scratches = r.count("scratch buffers", 12);
+    uint32_t scratches = r.count("scratch buffers", 13);
     for (uint32_t s = 0; s < scratches; ++s) {
       ScratchBuffer buffer;
       buffer.rank = r.get<int64_t>("a scratch rank");
       buffer.shape = Dims(r.ints("a scratch shape"));
+      const uint8_t amaxes = r.get<uint8_t>("a scratch's contents");
+      if (amaxes > 1)
+        r.fail("artifact has a scratch of unknown contents " +
+               std::to_string(amaxes));
+      buffer.amaxes = amaxes == 1;
       c.program.scratches.push_back(buffer);
     }
     uint32_t maps = r.count("tensor maps", 25);
@@ -568,13 +609,13 @@ std::optional<std::string> deserializeArtifact(const std::string &bytes,
       launch.walkers = r.get<uint32_t>("a launch's walkers");
       launch.stageBytes = r.get<uint64_t>("a launch's stage bytes");
       program.launch = launch;
-      uint32_t items = r.count("items", 64);
+      uint32_t items = r.count("items", 66);
       for (uint32_t m = 0; m < items && !r.error; ++m)
         program.items.push_back(r.movement());
-      uint32_t receives = r.count("receives", 64);
+      uint32_t receives = r.count("receives", 66);
       for (uint32_t m = 0; m < receives && !r.error; ++m)
         program.receives.push_back(r.movement());
-      uint32_t copies = r.count("copy-engine copies", 64);
+      uint32_t copies = r.count("copy-engine copies", 66);
       for (uint32_t m = 0; m < copies && !r.error; ++m)
         program.engineCopies.push_back(r.movement());
     }
@@ -780,7 +821,9 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
     if (r.program.sourceType)
       os << toString(*r.program.sourceType) << " -> ";
     os << toString(r.type);
-    if (r.program.sourceType && r.program.scale != 1.0f)
+    if (r.program.scaling)
+      os << " scaling " << r.program.scaling->str();
+    else if (r.program.sourceType && r.program.scale != 1.0f)
       os << " x " << r.program.scale;
     os << '[';
     for (size_t d = 0; d < r.shape.size(); ++d)
@@ -795,7 +838,7 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
          << " [";
       for (size_t d = 0; d < r.program.scratches[s].shape.size(); ++d)
         os << (d ? "x" : "") << r.program.scratches[s].shape[d];
-      os << "]\n";
+      os << (r.program.scratches[s].amaxes ? "] amaxes\n" : "]\n");
     }
     for (size_t m = 0; m < r.program.maps.size(); ++m) {
       const TensorMapSpec &map = r.program.maps[m];
@@ -834,11 +877,11 @@ std::string describeArtifact(const Artifact &artifact, bool withPtx) {
            << program.launch->stageBytes << " B";
       os << '\n';
       for (const Movement &m : program.engineCopies)
-        os << "    engine " << m.str(r.type) << '\n';
+        os << "    engine " << m.str(r.program.typeOf(m.dst)) << '\n';
       for (const Movement &m : program.items)
-        os << "    item " << m.str(r.type) << '\n';
+        os << "    item " << m.str(r.program.typeOf(m.dst)) << '\n';
       for (const Movement &m : program.receives)
-        os << "    recv " << m.str(r.type) << '\n';
+        os << "    recv " << m.str(r.program.typeOf(m.dst)) << '\n';
     }
   }
   for (const CompiledGroup &group : artifact.groups) {

@@ -2,6 +2,8 @@
 
 #include "m2n/Artifact/KernelABI.h"
 
+#include <cstring>
+
 namespace m2n {
 
 std::optional<BulkOp> bulkOp(std::optional<Reduction> reduction,
@@ -95,9 +97,78 @@ std::optional<std::pair<ElementType, ElementType>> castOpMeaning(uint32_t op) {
                         castTypeAt(index % kCastTypeCount));
 }
 
+/// f32, f16, bf16: the types a quantizing reshard reads; -1 otherwise.
+static int quantizingSourceIndex(ElementType type) {
+  const int index = castTypeIndex(type);
+  return index >= 0 && index < 3 ? index : -1;
+}
+
+uint32_t amaxOp(ElementType from) {
+  return kAmaxOpBase + static_cast<uint32_t>(quantizingSourceIndex(from));
+}
+
+uint32_t scaleOp(ElementType to, bool exponentScales) {
+  return kScaleOpBase + 2 * exponentScales + (to == ElementType::F8E5M2);
+}
+
+uint32_t quantizeOp(ElementType from, ElementType to, bool exponentScales) {
+  return kQuantizeOpBase +
+         4 * static_cast<uint32_t>(quantizingSourceIndex(from)) +
+         2 * exponentScales + (to == ElementType::F8E5M2);
+}
+
+std::optional<QuantizingOp> quantizingOpMeaning(uint32_t op) {
+  auto fp8 = [](uint32_t bit) {
+    return bit ? ElementType::F8E5M2 : ElementType::F8E4M3FN;
+  };
+  if (op >= kAmaxOpBase && op < kScaleOpBase)
+    return QuantizingOp{StepKind::Amax, castTypeAt(op - kAmaxOpBase),
+                        ElementType::F32, false};
+  if (op >= kScaleOpBase && op < kQuantizeOpBase)
+    return QuantizingOp{StepKind::Scale, ElementType::F32,
+                        fp8((op - kScaleOpBase) % 2),
+                        (op - kScaleOpBase) / 2 == 1};
+  if (op >= kQuantizeOpBase && op < kQuantizingOpEnd) {
+    const uint32_t index = op - kQuantizeOpBase;
+    return QuantizingOp{StepKind::Move, castTypeAt(index / 4), fp8(index % 2),
+                        (index / 2) % 2 == 1};
+  }
+  return std::nullopt;
+}
+
+void setLookup(KernelItem &item, const ItemLookup &lookup) {
+  std::memcpy(reinterpret_cast<char *>(&item) + kItemLookupOffset, &lookup,
+              sizeof(lookup));
+}
+
+ItemLookup lookupOf(const KernelItem &item) {
+  ItemLookup lookup;
+  std::memcpy(&lookup, reinterpret_cast<const char *>(&item) + kItemLookupOffset,
+              sizeof(lookup));
+  return lookup;
+}
+
+/// The fp8 type tensor `tensor` of `program` quantizes into.
+static ElementType quantizedType(const TransferProgram &program,
+                                 int64_t tensor) {
+  return program.typeOf({BufferKind::Destination, 0, -1, tensor});
+}
+
 uint32_t kernelOp(const Movement &movement, const TransferProgram &program) {
   // Zero-byte items (joins, reads-done) move nothing: whatever their
   // buffers, they take their mechanism's copy code.
+  if (movement.bytes > 0 && movement.mechanism == Mechanism::Vector) {
+    const std::optional<Scaling> &scaling =
+        program.scalingOf(movement.dst.tensor);
+    const bool exponent = scaling && hasExponentScales(*scaling);
+    if (movement.kind == StepKind::Amax)
+      return amaxOp(program.typeOf(movement.src));
+    if (movement.kind == StepKind::Scale)
+      return scaleOp(quantizedType(program, movement.dst.tensor), exponent);
+    if (program.quantizes(movement))
+      return quantizeOp(program.typeOf(movement.src),
+                        program.typeOf(movement.dst), exponent);
+  }
   if (movement.bytes > 0 && program.casts(movement))
     return castOp(program.typeOf(movement.src), program.typeOf(movement.dst));
   return kernelOp(movement, program.typeOf(movement.dst));
@@ -129,7 +200,57 @@ KernelOps KernelOps::all() {
   for (uint32_t op = 0; op < kVectorOpCount + kCastOpCount; ++op)
     if (op < kVectorOpCount || castOpMeaning(op)->first != castOpMeaning(op)->second)
       ops.vector.insert(op);
+  for (uint32_t op = kAmaxOpBase; op < kQuantizingOpEnd; ++op)
+    ops.vector.insert(op);
   return ops;
+}
+
+KernelItem encodeItem(const Movement &m, const TransferProgram &program,
+                      const ItemAddresses &addresses) {
+  KernelItem item{};
+  item.kind = static_cast<uint32_t>(m.mechanism);
+  item.op = kernelOp(m, program);
+  if (program.casts(m) && !program.quantizes(m))
+    item.scale = program.scaleOf(m);
+  if (m.isTile()) {
+    item.rank = static_cast<uint32_t>(m.srcCoords.size());
+    item.src = addresses.tensorMap(m.srcMap);
+    item.dst = addresses.tensorMap(m.dstMap);
+    // Innermost first.
+    for (uint32_t d = 0; d < item.rank; ++d) {
+      item.srcCoords[d] = static_cast<int32_t>(m.srcCoords[item.rank - 1 - d]);
+      item.dstCoords[d] = static_cast<int32_t>(m.dstCoords[item.rank - 1 - d]);
+    }
+  } else {
+    item.src = addresses.buffer(m.src) + static_cast<uint64_t>(m.srcOffset);
+    item.dst = addresses.buffer(m.dst) + static_cast<uint64_t>(m.dstOffset);
+  }
+  if (m.lookup) {
+    // An amax move's table is its slots; a quantizing move's the quantizer
+    // table of the rank it reads from.
+    const BufferRef table =
+        m.kind == StepKind::Amax
+            ? m.dst
+            : BufferRef{BufferKind::Quantizer, m.src.rank, -1, m.src.tensor};
+    setLookup(item, {addresses.buffer(table), m.lookup->entry,
+                     m.lookup->phase, m.lookup->width});
+  }
+  item.bytes = static_cast<uint32_t>(m.bytes);
+  if (m.waitsOrderOnlyTheStore())
+    item.flags |= kStoreWaits;
+  if (m.signal)
+    item.signal = addresses.counter(*m.signal);
+  if (m.waits.size() > 0) {
+    item.wait0 = addresses.counter(m.waits[0].counter);
+    item.value0 = m.waits[0].value;
+  }
+  if (m.waits.size() > 1) {
+    item.wait1 = addresses.counter(m.waits[1].counter);
+    item.value1 = m.waits[1].value;
+  }
+  if (m.readDone)
+    item.readDone = addresses.counter(*m.readDone);
+  return item;
 }
 
 void KernelOps::add(const TransferProgram &program) {

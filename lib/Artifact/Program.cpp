@@ -686,6 +686,14 @@ checkTransferProgram(const TransferProgram &program, const Layout &src,
                           std::to_string(rankProgram.counters) +
                           " counters (at most " +
                           std::to_string(kMaxRankItems) + ")");
+  // A quantizing program's blocks and types are the format's (a file's
+  // block sizes are divided by before anything else reads them).
+  if (program.scaling)
+    if (std::optional<std::string> wrong = checkScaling(
+            *program.scaling, Dims(shape),
+            program.sourceType.value_or(program.type), program.type))
+      return programIssue("its scaling " + program.scaling->str() + ": " +
+                          *wrong);
   if (program.sourceType && !isCastable(*program.sourceType, program.type))
     return programIssue(std::string("no cast from ") +
                         toString(*program.sourceType) + " to " +

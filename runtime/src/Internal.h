@@ -23,6 +23,8 @@
 
 struct m2n_artifact_t {
   m2n::Artifact artifact;
+  /// Each reshard's scaling, spelled for m2n_artifact_reshard_scaling.
+  std::vector<std::string> scalingNames;
   /// Merged programs of groups by member list: the artifact's compiled
   /// groups (from the load), and those of other member lists, merged once
   /// when first run (groupProgram).
@@ -61,6 +63,13 @@ ElementType sideType(const CompiledReshard &reshard, bool source);
 /// Bytes of rank `rank`'s local part of the source (`source`) or the
 /// destination (0 outside its mesh).
 int64_t localBytes(const CompiledReshard &reshard, bool source, int rank);
+
+/// Bytes of rank `rank`'s scale buffer of kind `kind` (slots, quantizer,
+/// holder: f32 amaxes; scales: f32, or e8m0 bytes for mx) of a quantizing
+/// reshard: one entry per block its local box touches (0 when the reshard
+/// does not quantize or the rank holds no such buffer).
+int64_t scaleBufferBytes(const CompiledReshard &reshard, BufferKind kind,
+                         int rank);
 
 /// Checks that a caller buffer has the alignment its reshard was compiled
 /// for (TransferProgram::bufferAlignment) and its elements'; `which` names

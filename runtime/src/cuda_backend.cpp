@@ -565,40 +565,16 @@ m2n_status buildTables(m2n_cuda_context context, ReshardState &state) {
                       std::to_string(instances) + " kernel items of rank " +
                       std::to_string(rank));
     }
+    m2n::ItemAddresses addresses;
+    addresses.buffer = [&](const m2n::BufferRef &ref) {
+      return reinterpret_cast<uint64_t>(addressOf(ref));
+    };
+    addresses.counter = counterOf;
+    addresses.tensorMap = [&](int64_t map) {
+      return reinterpret_cast<uint64_t>(state.maps[device] + map);
+    };
     auto encode = [&](const m2n::Movement &m) {
-      Item it{};
-      it.kind = static_cast<uint32_t>(m.mechanism);
-      it.op = m2n::kernelOp(m, program);
-      if (program.casts(m))
-        it.scale = program.scaleOf(m);
-      if (m.isTile()) {
-        it.rank = static_cast<uint32_t>(m.srcCoords.size());
-        it.src = reinterpret_cast<uint64_t>(state.maps[device] + m.srcMap);
-        it.dst = reinterpret_cast<uint64_t>(state.maps[device] + m.dstMap);
-        for (uint32_t d = 0; d < it.rank; ++d) {
-          it.srcCoords[d] = static_cast<int32_t>(m.srcCoords[it.rank - 1 - d]);
-          it.dstCoords[d] = static_cast<int32_t>(m.dstCoords[it.rank - 1 - d]);
-        }
-      } else {
-        it.src = reinterpret_cast<uint64_t>(addressOf(m.src) + m.srcOffset);
-        it.dst = reinterpret_cast<uint64_t>(addressOf(m.dst) + m.dstOffset);
-      }
-      it.bytes = static_cast<uint32_t>(m.bytes);
-      if (m.waitsOrderOnlyTheStore())
-        it.flags |= m2n::kStoreWaits;
-      if (m.signal)
-        it.signal = counterOf(*m.signal);
-      if (m.waits.size() > 0) {
-        it.wait0 = counterOf(m.waits[0].counter);
-        it.value0 = m.waits[0].value;
-      }
-      if (m.waits.size() > 1) {
-        it.wait1 = counterOf(m.waits[1].counter);
-        it.value1 = m.waits[1].value;
-      }
-      if (m.readDone)
-        it.readDone = counterOf(*m.readDone);
-      items.push_back(it);
+      items.push_back(m2n::encodeItem(m, program, addresses));
     };
     for (const m2n::Movement &m : rankProgram.items)
       m.forEachInstance(encode);
@@ -682,6 +658,16 @@ m2n_status bindState(m2n_cuda_context context, ReshardState &state,
     return fail(M2N_INVALID_ARGUMENT,
                 "binding " + state.name + ": null buffer arrays");
   // What every process finds the same way may fail before the exchange.
+  const m2n::TransferProgram &program = state.program();
+  for (size_t t = 0; t < std::max<size_t>(1, program.tensorScalings.size());
+       ++t)
+    if (program.scalingOf(static_cast<int64_t>(t)))
+      return fail(M2N_UNSUPPORTED,
+                  "binding " + state.name +
+                      ": the CUDA backend does not run quantizing reshards "
+                      "yet (its amax tables and scale tensors); the host "
+                      "backend does (m2n_host_execute_scaled; "
+                      "docs/fp8-scaling.md, status)");
   for (const auto &[rank, program] : state.program().ranks) {
     if (rank >= context->ranks)
       return fail(M2N_INVALID_ARGUMENT,

@@ -8,7 +8,9 @@
 #include <limits>
 #include <fstream>
 #include <functional>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -67,6 +69,22 @@ int64_t localBytes(const CompiledReshard &reshard, bool source, int rank) {
     return 0;
   return layout.localBox(reshard.shape, *index).volume() *
          elementSize(sideType(reshard, source));
+}
+
+int64_t scaleBufferBytes(const CompiledReshard &reshard, BufferKind kind,
+                         int rank) {
+  const std::optional<Scaling> &scaling = reshard.program.scaling;
+  if (!scaling)
+    return 0;
+  BufferShapes shapes(reshard.src, reshard.dst, reshard.shape,
+                      reshard.program.scratches, scaling);
+  std::optional<Dims> blocks = shapes({kind, rank, -1, 0});
+  if (!blocks)
+    return 0;
+  int64_t entries = 1;
+  for (int64_t extent : *blocks)
+    entries *= extent; // At most the tensor's elements: no overflow.
+  return entries * elementSize(reshard.program.typeOf({kind, rank, -1, 0}));
 }
 
 m2n_status checkAlignment(const CompiledReshard &reshard, bool source,
@@ -204,6 +222,9 @@ m2n_status m2n_artifact_load(const void *bytes, size_t size,
           std::string(static_cast<const char *>(bytes), size),
           loaded->artifact))
     return fail(M2N_INVALID_ARTIFACT, *error);
+  for (const m2n::CompiledReshard &r : loaded->artifact.reshards)
+    loaded->scalingNames.push_back(r.program.scaling ? r.program.scaling->str()
+                                                     : std::string());
   // A compiled group runs the program the loader built for it.
   for (const m2n::CompiledGroup &group : loaded->artifact.groups)
     if (group.members.size() > 1)
@@ -342,21 +363,108 @@ m2n_status m2n_host_execute(m2n_artifact artifact, int reshard, int ranks,
   });
 }
 
+const char *m2n_artifact_reshard_scaling(m2n_artifact artifact, int reshard) {
+  const m2n::CompiledReshard *r = reshardAt(artifact, reshard);
+  if (!r)
+    return nullptr;
+  return artifact->scalingNames[reshard].c_str();
+}
+
+m2n_status m2n_artifact_scale_shape(m2n_artifact artifact, int reshard,
+                                    int rank, int *present, int *dims,
+                                    int64_t *shape, int *element_bytes) {
+  return m2n::runtime::guarded("m2n_artifact_scale_shape", [&]() -> m2n_status {
+  const m2n::CompiledReshard *r = reshardAt(artifact, reshard);
+  if (!r || !present || !dims || !shape || !element_bytes || rank < 0)
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_artifact_scale_shape: bad reshard, rank or output");
+  *present = 0;
+  *dims = static_cast<int>(r->shape.size());
+  *element_bytes = 0;
+  if (r->shape.size() > 8)
+    return fail(M2N_UNSUPPORTED, "tensors of more than 8 dimensions");
+  std::fill(shape, shape + r->shape.size(), 0);
+  const std::optional<m2n::Scaling> &scaling = r->program.scaling;
+  if (!scaling)
+    return M2N_SUCCESS;
+  m2n::BufferShapes shapes(r->src, r->dst, r->shape, r->program.scratches,
+                           scaling);
+  const m2n::BufferRef scales{m2n::BufferKind::Scales, rank, -1, 0};
+  std::optional<m2n::Dims> blocks = shapes(scales);
+  if (!blocks)
+    return M2N_SUCCESS;
+  *present = 1;
+  *element_bytes =
+      static_cast<int>(m2n::elementSize(r->program.typeOf(scales)));
+  std::copy(blocks->begin(), blocks->end(), shape);
+  return M2N_SUCCESS;
+  });
+}
+
 m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
                                   const int *reshards, int ranks,
                                   const void *const *src,
                                   const size_t *src_bytes, void *const *dst,
                                   const size_t *dst_bytes) {
   return m2n::runtime::guarded("m2n_host_execute_group", [&]() -> m2n_status {
+  return m2n_host_execute_scaled(artifact, members, reshards, ranks, src,
+                                 src_bytes, dst, dst_bytes, nullptr, nullptr);
+  });
+}
+
+m2n_status m2n_host_execute_scaled(m2n_artifact artifact, int members,
+                                   const int *reshards, int ranks,
+                                   const void *const *src,
+                                   const size_t *src_bytes, void *const *dst,
+                                   const size_t *dst_bytes,
+                                   void *const *scales,
+                                   const size_t *scale_bytes) {
+  return m2n::runtime::guarded("m2n_host_execute_scaled", [&]() -> m2n_status {
   std::vector<const m2n::CompiledReshard *> group;
   M2N_TRY(m2n::runtime::groupMembers("m2n_host_execute", artifact, members,
                                      reshards, group));
-  if (ranks <= 0 || !src || !dst || !src_bytes || !dst_bytes)
+  if (ranks <= 0 || !src || !dst || !src_bytes || !dst_bytes ||
+      static_cast<bool>(scales) != static_cast<bool>(scale_bytes))
     return fail(M2N_INVALID_ARGUMENT,
                 "m2n_host_execute: bad rank count or buffer arrays");
   std::vector<m2n::runtime::CallerBuffer> buffers;
   for (size_t t = 0; t < group.size(); ++t) {
     const m2n::CompiledReshard &r = *group[t];
+    if (r.program.scaling && !scales)
+      return fail(M2N_INVALID_ARGUMENT,
+                  "m2n_host_execute: " + r.name + " quantizes with scaling " +
+                      r.program.scaling->str() +
+                      " and writes a scale tensor per rank: run it with "
+                      "m2n_host_execute_scaled");
+    // A quantizing member's scales: the blocks each rank's part touches.
+    for (int rank = 0; scales && rank < ranks; ++rank) {
+      const int64_t want =
+          m2n::runtime::scaleBufferBytes(r, m2n::BufferKind::Scales, rank);
+      const size_t at = t * ranks + rank;
+      if (want == 0)
+        continue;
+      if (!scales[at] || scale_bytes[at] < static_cast<size_t>(want))
+        return fail(M2N_INVALID_ARGUMENT,
+                    "m2n_host_execute: " + r.name + ": rank " +
+                        std::to_string(rank) + " needs a scale buffer of " +
+                        std::to_string(want) + " bytes, got " +
+                        (scales[at] ? std::to_string(scale_bytes[at]) +
+                                          " bytes"
+                                    : std::string("none")));
+      const std::string which = "scale buffer of rank " + std::to_string(rank);
+      const auto elementBytes = static_cast<uintptr_t>(m2n::elementSize(
+          r.program.typeOf({m2n::BufferKind::Scales, rank, -1, 0})));
+      if (reinterpret_cast<uintptr_t>(scales[at]) % elementBytes)
+        return fail(M2N_INVALID_ARGUMENT,
+                    r.name + ": the " + which + " is not aligned to its " +
+                        std::to_string(elementBytes) + "-byte elements");
+      buffers.push_back(
+          {scales[at], static_cast<size_t>(want), true,
+           r.name +
+               (group.size() > 1 ? " (member " + std::to_string(t) + ")"
+                                 : std::string()) +
+               ": the " + which});
+    }
     int needed = 0;
     M2N_TRY(m2n_artifact_reshard_ranks(artifact, reshards[t], &needed));
     if (ranks < needed)
@@ -416,8 +524,30 @@ m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
   std::vector<std::vector<uint8_t>> scratch;
   for (size_t index = 0; index < program.scratches.size(); ++index)
     scratch.emplace_back(program.scratchBytes(index));
+  // A quantizing member's tables of amaxes (slots, quantizer, holder): the
+  // runtime's, by (kind, member, rank), each at most 4 bytes an element of
+  // the tensor.
+  std::map<std::tuple<m2n::BufferKind, int64_t, int64_t>, std::vector<uint8_t>>
+      tables;
   auto resolve = [&](const m2n::BufferRef &ref)
       -> std::optional<std::pair<uint8_t *, int64_t>> {
+    if (m2n::isScaleBuffer(ref.kind)) {
+      if (ref.rank < 0 || ref.rank >= ranks || ref.tensor < 0 ||
+          ref.tensor >= static_cast<int64_t>(group.size()))
+        return std::nullopt;
+      const m2n::CompiledReshard &r = *group[ref.tensor];
+      const int64_t bytes = m2n::runtime::scaleBufferBytes(
+          r, ref.kind, static_cast<int>(ref.rank));
+      if (bytes == 0)
+        return std::nullopt;
+      if (ref.kind == m2n::BufferKind::Scales) {
+        void *pointer = scales[ref.tensor * ranks + ref.rank];
+        return std::make_pair(static_cast<uint8_t *>(pointer), bytes);
+      }
+      std::vector<uint8_t> &table = tables[{ref.kind, ref.tensor, ref.rank}];
+      table.resize(static_cast<size_t>(bytes));
+      return std::make_pair(table.data(), bytes);
+    }
     if (ref.kind == m2n::BufferKind::Scratch) {
       if (ref.scratch < 0 || ref.scratch >= static_cast<int64_t>(scratch.size()))
         return std::nullopt;

@@ -23,18 +23,35 @@ struct RunResult {
   double medianMs = 0; // Host-timed, per run.
 };
 
-/// By member of the launch, then rank: buffers[m * ranks + rank].
-using Buffers = std::vector<std::vector<uint8_t>>;
+/// The host buffers of a launch, by member of the launch, then rank:
+/// src[m * ranks + rank]; NULL and 0 where a rank has no such buffer.
+/// `scales`: the scale tensors of quantizing members (all NULL when no
+/// member quantizes).
+struct LaunchBuffers {
+  std::vector<const void *> src;
+  std::vector<void *> dst, scales;
+  std::vector<size_t> srcBytes, dstBytes, scaleBytes;
+
+  explicit LaunchBuffers(size_t count)
+      : src(count, nullptr), dst(count, nullptr), scales(count, nullptr),
+        srcBytes(count, 0), dstBytes(count, 0), scaleBytes(count, 0) {}
+  bool quantizes() const {
+    for (void *p : scales)
+      if (p)
+        return true;
+    return false;
+  }
+};
 
 /// Runs reshards `members` (one: a reshard; more: a group, as
-/// m2n_host_execute_group / m2n_cuda_group_create take them).
+/// m2n_host_execute_scaled / m2n_cuda_group_create take them).
 RunResult runOnHost(m2n_artifact artifact, const std::vector<int> &members,
-                    const Buffers &src, Buffers &dst, int repeat);
+                    LaunchBuffers &buffers, int repeat);
 
 /// Rank r on CUDA device r % (device count); several ranks per device are
 /// virtual ranks. Unavailable (a problem) in builds without CUDA.
 RunResult runOnCuda(m2n_artifact artifact, const std::vector<int> &members,
-                    const Buffers &src, Buffers &dst, int repeat);
+                    LaunchBuffers &buffers, int repeat);
 
 } // namespace m2n::run
 

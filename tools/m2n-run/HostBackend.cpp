@@ -8,28 +8,17 @@
 namespace m2n::run {
 
 RunResult runOnHost(m2n_artifact artifact, const std::vector<int> &members,
-                    const Buffers &src, Buffers &dst, int repeat) {
-  const int buffers = static_cast<int>(src.size());
-  const int ranks = buffers / static_cast<int>(members.size());
-  std::vector<const void *> srcPointers(buffers, nullptr);
-  std::vector<void *> dstPointers(buffers, nullptr);
-  std::vector<size_t> srcBytes(buffers), dstBytes(buffers);
-  for (int rank = 0; rank < buffers; ++rank) {
-    srcBytes[rank] = src[rank].size();
-    dstBytes[rank] = dst[rank].size();
-    if (!src[rank].empty())
-      srcPointers[rank] = src[rank].data();
-    if (!dst[rank].empty())
-      dstPointers[rank] = dst[rank].data();
-  }
+                    LaunchBuffers &buffers, int repeat) {
+  const int ranks = static_cast<int>(buffers.src.size() / members.size());
   RunResult result;
   std::vector<double> times;
   for (int run = 0; run < repeat; ++run) {
     auto start = std::chrono::steady_clock::now();
-    m2n_status status = m2n_host_execute_group(
+    m2n_status status = m2n_host_execute_scaled(
         artifact, static_cast<int>(members.size()), members.data(), ranks,
-        srcPointers.data(), srcBytes.data(), dstPointers.data(),
-        dstBytes.data());
+        buffers.src.data(), buffers.srcBytes.data(), buffers.dst.data(),
+        buffers.dstBytes.data(), buffers.scales.data(),
+        buffers.scaleBytes.data());
     times.push_back(std::chrono::duration<double, std::milli>(
                         std::chrono::steady_clock::now() - start)
                         .count());

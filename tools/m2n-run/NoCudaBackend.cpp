@@ -4,8 +4,8 @@
 
 namespace m2n::run {
 
-RunResult runOnCuda(m2n_artifact, const std::vector<int> &, const Buffers &,
-                    Buffers &, int) {
+RunResult runOnCuda(m2n_artifact, const std::vector<int> &, LaunchBuffers &,
+                    int) {
   return {"this m2n-run was built without CUDA", 0};
 }
 

@@ -19,6 +19,7 @@
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Compiler/Compile.h"
 #include "m2n/Base/ElementType.h"
+#include "m2n/Sim/QuantizingSimulator.h"
 #include "m2n/Sim/RankData.h"
 #include "m2n/runtime.h"
 
@@ -37,6 +38,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 namespace cl = llvm::cl;
 
@@ -185,38 +187,88 @@ int main(int argc, char **argv) {
       ++failedCount;
       return;
     }
-    m2n::run::Buffers src(members.size() * ranks), dst(members.size() * ranks);
+    // The launch's buffers, member by member: a quantizing member's from
+    // simulateQuantizingBuffers (varied values, zeros, NaNs; poisoned
+    // destinations and scales; checked bit for bit against quantizeTensor
+    // once the launch returns), any other's seeded and checked here.
+    m2n::run::LaunchBuffers launch(members.size() * ranks);
+    std::vector<std::vector<uint8_t>> owned(2 * members.size() * ranks);
     int64_t movedBytes = 0;
-    for (size_t m = 0; m < members.size(); ++m) {
+    m2n::run::RunResult result;
+    std::function<std::string(size_t)> withMember =
+        [&](size_t m) -> std::string {
+      if (m == members.size()) {
+        result = backend == "cuda"
+                     ? m2n::run::runOnCuda(artifact, members, launch,
+                                           benchRuns)
+                     : m2n::run::runOnHost(artifact, members, launch,
+                                           benchRuns);
+        return result.problem;
+      }
       const m2n::CompiledReshard &r = parsed.reshards[members[m]];
+      const std::string prefix =
+          members.size() > 1 ? r.name + ": " : std::string();
+      if (const std::optional<m2n::Scaling> &scaling = r.program.scaling) {
+        std::string inner;
+        m2n::SimulationReport report = m2n::simulateQuantizingBuffers(
+            *scaling, r.src, r.dst, r.shape, *r.program.sourceType, r.type,
+            r.program.scratches, seed + m,
+            [&](const m2n::QuantizedBufferResolver &resolve)
+                -> std::optional<std::string> {
+              for (int rank = 0; rank < ranks; ++rank) {
+                const size_t at = m * ranks + rank;
+                auto place = [&](m2n::BufferKind kind, auto &pointer,
+                                 size_t &bytes) {
+                  if (auto buffer = resolve({kind, rank, -1, 0})) {
+                    pointer = buffer->first;
+                    bytes = static_cast<size_t>(buffer->second);
+                  }
+                };
+                place(m2n::BufferKind::Source, launch.src[at],
+                      launch.srcBytes[at]);
+                place(m2n::BufferKind::Destination, launch.dst[at],
+                      launch.dstBytes[at]);
+                place(m2n::BufferKind::Scales, launch.scales[at],
+                      launch.scaleBytes[at]);
+                movedBytes += launch.dstBytes[at];
+              }
+              inner = withMember(m + 1);
+              if (!inner.empty())
+                return inner;
+              return std::nullopt;
+            });
+        if (!inner.empty())
+          return inner;
+        return report.passed ? std::string() : prefix + report.message;
+      }
       for (int rank = 0; rank < ranks; ++rank) {
         size_t srcBytes = 0, dstBytes = 0;
         (void)m2n_artifact_buffer_bytes(artifact, members[m], rank, &srcBytes,
                                         &dstBytes);
+        const size_t at = m * ranks + rank;
         // Each member its own data: a group that mixed members up fails.
-        src[m * ranks + rank] =
-            m2n::sourceBytes(r.src, r.shape,
-                             r.program.sourceType.value_or(r.type), rank,
-                             seed + m);
-        dst[m * ranks + rank].assign(dstBytes, m2n::kPoisonByte);
+        std::vector<uint8_t> &src = owned[2 * at], &dst = owned[2 * at + 1];
+        src = m2n::sourceBytes(r.src, r.shape,
+                               r.program.sourceType.value_or(r.type), rank,
+                               seed + m);
+        dst.assign(dstBytes, m2n::kPoisonByte);
+        launch.src[at] = src.empty() ? nullptr : src.data();
+        launch.srcBytes[at] = src.size();
+        launch.dst[at] = dst.empty() ? nullptr : dst.data();
+        launch.dstBytes[at] = dst.size();
         movedBytes += dstBytes;
       }
-    }
-    m2n::run::RunResult result =
-        backend == "cuda"
-            ? m2n::run::runOnCuda(artifact, members, src, dst, benchRuns)
-            : m2n::run::runOnHost(artifact, members, src, dst, benchRuns);
-    std::string problem = result.problem;
-    for (size_t m = 0; m < members.size() && problem.empty(); ++m) {
-      const m2n::CompiledReshard &r = parsed.reshards[members[m]];
-      for (int rank = 0; rank < ranks && problem.empty(); ++rank)
+      if (std::string problem = withMember(m + 1); !problem.empty())
+        return problem;
+      for (int rank = 0; rank < ranks; ++rank)
         if (std::optional<std::string> wrong = m2n::checkDestination(
                 r.src, r.dst, r.shape, r.type, rank, seed + m,
-                dst[m * ranks + rank].data(), r.program.sourceType,
-                r.program.scale))
-          problem = (members.size() > 1 ? r.name + ": " : std::string()) +
-                    *wrong;
-    }
+                owned[2 * (m * ranks + rank) + 1].data(),
+                r.program.sourceType, r.program.scale))
+          return prefix + *wrong;
+      return std::string();
+    };
+    std::string problem = withMember(0);
     const std::string &strategy = parsed.reshards[members.front()].strategy;
     llvm::outs() << llvm::format("%-32s %s", name.c_str(),
                                  problem.empty() ? "PASS" : "FAIL")

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
 #include <string>
@@ -98,11 +99,62 @@ uint32_t castOp(ElementType from, ElementType to);
 /// The (from, to) of cast op code `op`, or std::nullopt for another code.
 std::optional<std::pair<ElementType, ElementType>> castOpMeaning(uint32_t op);
 
+/// Op codes of a quantizing reshard's vector items (docs/fp8-scaling.md)
+/// follow the casts': amax items, one per source type (f32, f16, bf16:
+/// quantizingSourceIndex); scale items, one per (fp8 type, e8m0 scales or
+/// f32); quantizing items, one per (source type, fp8 type, e8m0 or f32).
+constexpr uint32_t kAmaxOpBase = kVectorOpCount + kCastOpCount;
+constexpr uint32_t kScaleOpBase = kAmaxOpBase + 3;
+constexpr uint32_t kQuantizeOpBase = kScaleOpBase + 4;
+constexpr uint32_t kQuantizingOpEnd = kQuantizeOpBase + 12;
+/// What a quantizing op code does: `kind` Amax (from), Scale (to, the
+/// scales' encoding) or Move (quantize from into to).
+struct QuantizingOp {
+  StepKind kind = StepKind::Move;
+  ElementType from = ElementType::F32, to = ElementType::F8E4M3FN;
+  bool exponentScales = false; // mx: power-of-two scales (e8m0).
+};
+uint32_t amaxOp(ElementType from);
+uint32_t scaleOp(ElementType to, bool exponentScales);
+uint32_t quantizeOp(ElementType from, ElementType to, bool exponentScales);
+/// The meaning of quantizing op code `op`, or std::nullopt for another code.
+std::optional<QuantizingOp> quantizingOpMeaning(uint32_t op);
+
+/// A quantizing vector item's block lookup (Movement::lookup) where a tile
+/// keeps its coordinates: the address of its table of f32 amaxes (an amax
+/// item's slots, a quantizing item's quantizer table; a scale item has
+/// none) and the run's first entry, phase and width, so that element i
+/// uses entry `entry + (phase + i) / width`.
+struct ItemLookup {
+  uint64_t table;
+  int64_t entry, phase, width;
+};
+constexpr size_t kItemLookupOffset = offsetof(KernelItem, srcCoords);
+static_assert(kItemLookupOffset % 8 == 0 &&
+                  kItemLookupOffset + sizeof(ItemLookup) <=
+                      offsetof(KernelItem, flags),
+              "the lookup fits in the tile coordinates");
+void setLookup(KernelItem &item, const ItemLookup &lookup);
+ItemLookup lookupOf(const KernelItem &item);
+
 /// The op code of `movement` in its kind (KernelItem::op) when it does not
 /// cast.
 uint32_t kernelOp(const Movement &movement, ElementType type);
-/// The op code of `movement` of `program`: a cast op where it casts.
+/// The op code of `movement` of `program`: a cast op where it casts, a
+/// quantizing op where it is an amax or scale move or quantizes.
 uint32_t kernelOp(const Movement &movement, const TransferProgram &program);
+
+/// Where encodeItem finds device addresses: a buffer's first byte, a
+/// counter's, a tensor map's.
+struct ItemAddresses {
+  std::function<uint64_t(const BufferRef &)> buffer;
+  std::function<uint64_t(const CounterRef &)> counter;
+  std::function<uint64_t(int64_t map)> tensorMap;
+};
+/// The work item of one instance (no repeats) of kernel item `movement` of
+/// `program`: what the runtime uploads for the kernel.
+KernelItem encodeItem(const Movement &movement, const TransferProgram &program,
+                      const ItemAddresses &addresses);
 
 /// The op codes a transfer kernel implements, per kind: the generator emits
 /// only these (a kernel for a copy-only artifact has no reduction code).

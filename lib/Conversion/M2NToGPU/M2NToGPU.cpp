@@ -19,19 +19,6 @@ namespace mlir::m2n {
 
 using namespace mlir;
 
-/// The kernel and the artifact do not carry a quantizing reshard's items
-/// yet: stop rather than drop its amaxes and scales.
-static LogicalResult refuseQuantizingProgram(mlir::m2n::ProgramOp program) {
-  if (mlir::m2n::ScalingAttr scaling = program.getScalingAttr())
-    return program.emitError()
-           << "a quantizing reshard's program (scaling "
-           << scaling.getValue().str()
-           << ") has amax, scale and quantizing moves, which the transfer "
-              "kernel and the artifact do not carry yet (docs/fp8-scaling.md, "
-              "status)";
-  return success();
-}
-
 FailureOr<mlir::m2n::ProgramTable>
 mlir::m2n::collectPrograms(ModuleOp module) {
   ProgramTable table;
@@ -49,9 +36,6 @@ mlir::m2n::collectPrograms(ModuleOp module) {
     auto func = op->getParentOfType<func::FuncOp>();
     return (func ? "@" + func.getSymName().str() : std::string()) + "#" +
            std::to_string(table.tensors.size());
-  };
-  auto quantizing = [](mlir::m2n::ProgramOp program) {
-    return failed(refuseQuantizingProgram(program));
   };
   llvm::DenseMap<Value, uint32_t> tensorOf; // A reshard's result -> tensor.
   WalkResult walk = module.walk<WalkOrder::PreOrder>([&](Operation *op) {
@@ -82,8 +66,6 @@ mlir::m2n::collectPrograms(ModuleOp module) {
             op))
       return notLowered(op);
     if (auto program = dyn_cast<mlir::m2n::ProgramOp>(op)) {
-      if (quantizing(program))
-        return WalkResult::interrupt();
       programs.push_back(program);
       tensorOf[program.getResult()] = table.tensors.size();
       table.tensors.emplace_back(name(op), programs.size() - 1);
@@ -104,8 +86,6 @@ mlir::m2n::collectPrograms(ModuleOp module) {
       auto program = dyn_cast<mlir::m2n::ProgramOp>(fn.getReshard());
       if (!program)
         return notLowered(fn.getReshard());
-      if (quantizing(program))
-        return WalkResult::interrupt();
       programs.push_back(program);
     }
     tensorOf[call.getResult()] = table.tensors.size();
@@ -186,8 +166,6 @@ struct ConvertToGPUPass
         auto program = dyn_cast<mlir::m2n::ProgramOp>(op);
         if (!program)
           return WalkResult::advance();
-        if (failed(refuseQuantizingProgram(program)))
-          return WalkResult::interrupt();
         ::m2n::TransferProgram types;
         mlir::m2n::DistType src = program.getInput().getType();
         mlir::m2n::DistType dst = program.getResult().getType();
@@ -195,19 +173,17 @@ struct ConvertToGPUPass
                          .value_or(::m2n::ElementType::F32);
         if (src.getElementType() != dst.getElementType())
           types.sourceType = mlir::m2n::toElementType(src.getElementType());
+        if (mlir::m2n::ScalingAttr scaling = program.getScalingAttr())
+          types.scaling = scaling.getValue();
+        // Scratches decide which buffers hold f32 amaxes.
+        program.walk([&](mlir::m2n::ScratchOp scratch) {
+          types.scratches.push_back(
+              {scratch.getRank(), {}, 0, scratch.getAmaxes()});
+        });
         program.walk([&](mlir::m2n::MoveOp move) {
           if (!::m2n::isKernelMechanism(move.getMechanism()))
             return;
-          ::m2n::Movement item;
-          item.mechanism = move.getMechanism();
-          if (std::optional<mlir::m2n::ReductionKind> kind = move.getReduction())
-            item.reduction = mlir::m2n::toReduction(*kind);
-          item.src.kind = mlir::m2n::toBufferRef(move.getSrcKind(), 0, -1).kind;
-          item.dst.kind = mlir::m2n::toBufferRef(move.getDstKind(), 0, -1).kind;
-          item.bytes = move.getBytes();
-          item.srcCoords = ::m2n::Dims(move.getSrcCoords().begin(),
-                                       move.getSrcCoords().end());
-          ops.add(item, types);
+          ops.add(mlir::m2n::toMovement(move), types);
         });
         return WalkResult::skip();
       });

@@ -53,6 +53,7 @@
 #include "mlir/IR/ImplicitLocOpBuilder.h"
 
 #include <cstddef>
+#include <limits>
 
 using namespace mlir;
 using ::m2n::KernelItem;
@@ -204,8 +205,13 @@ private:
   void storeBulk(Value dst, Value stage, Value bytes, Value op);
   void storeTile(Value record, Value stage, Value op);
   void loadTile(Value record, Value stage, Value bar);
-  void moveVector(Value src, Value dst, Value bytes, Value op, Value scale,
-                  Value thread, Value threads);
+  void moveVector(Value record, Value src, Value dst, Value bytes, Value op,
+                  Value scale, Value thread, Value threads);
+  void quantizingLoop(Value record, Value src, Value dst, Value bytes,
+                      Value thread, Value threads,
+                      const ::m2n::QuantizingOp &op);
+  Value scaleFromAmax(Value amax, const ::m2n::QuantizingOp &op,
+                      Value *exponentByte = nullptr);
   void castLoop(Value src, Value dst, Value bytes, Value scale, Value thread,
                 Value threads, ::m2n::ElementType from, ::m2n::ElementType to);
   Value toF32(Value element, ::m2n::ElementType type);
@@ -825,11 +831,190 @@ void KernelBuilder::castLoop(Value src, Value dst, Value bytes, Value scale,
       });
 }
 
+/// The scale of a block whose amax is `amax` (f32, never NaN: amaxes
+/// ignore NaN), as scaleFromAmax computes it: 1 for an amax that is 0 or
+/// infinite; amax / the fp8 type's largest finite value (1 where that
+/// underflows); for e8m0 scales 2^(floor(log2 amax) - emax) clamped to
+/// [2^-127, 2^127], whose biased exponent goes to `*exponentByte` (i8).
+Value KernelBuilder::scaleFromAmax(Value amax, const ::m2n::QuantizingOp &op,
+                                   Value *exponentByte) {
+  Type f32 = b.getF32Type();
+  auto f32c = [&](float v) {
+    return arith::ConstantFloatOp::create(b, cast<FloatType>(f32),
+                                          APFloat(v));
+  };
+  // Finite and positive: amax > 0 and amax < infinity.
+  Value usable = both(
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, amax, f32c(0.0f)),
+      arith::CmpFOp::create(b, arith::CmpFPredicate::OLT, amax,
+                            f32c(std::numeric_limits<float>::infinity())));
+  if (!op.exponentScales) {
+    const float largest =
+        op.to == ::m2n::ElementType::F8E4M3FN ? 448.0f : 57344.0f;
+    Value quotient = arith::DivFOp::create(b, amax, f32c(largest));
+    Value underflows =
+        arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, quotient,
+                              f32c(0.0f));
+    return arith::SelectOp::create(b, both(usable, negate(underflows)),
+                                   quotient, f32c(1.0f));
+  }
+  // floor(log2 amax) from the exponent field; subnormals scaled by 2^64
+  // first (exact) so that their leading bit reaches the field.
+  Value bits = arith::BitcastOp::create(b, i32, amax);
+  Value subnormal = cmp(arith::CmpIPredicate::ult, bits, c32(0x00800000));
+  Value lifted = arith::BitcastOp::create(
+      b, i32, arith::MulFOp::create(b, amax, f32c(0x1p64f)));
+  Value field = arith::ShRUIOp::create(
+      b, arith::SelectOp::create(b, subnormal, lifted, bits), c32(23));
+  Value floorLog2 = sub(sub(field, c32(127)),
+                        arith::SelectOp::create(b, subnormal, c32(64), c32(0)));
+  const int64_t emax = op.to == ::m2n::ElementType::F8E4M3FN ? 8 : 15;
+  Value shared = arith::MaxSIOp::create(
+      b, arith::MinSIOp::create(b, sub(floorLog2, c32(emax)), c32(127)),
+      c32(-127));
+  shared = arith::SelectOp::create(b, usable, shared, c32(0));
+  // 2^shared: a normal's exponent field, or 2^-127's subnormal bit.
+  Value scaleBits = arith::SelectOp::create(
+      b, cmp(arith::CmpIPredicate::sge, shared, c32(-126)),
+      arith::ShLIOp::create(b, add(shared, c32(127)), c32(23)),
+      c32(0x00400000));
+  if (exponentByte)
+    *exponentByte = arith::TruncIOp::create(b, i8, add(shared, c32(127)));
+  return arith::BitcastOp::create(b, f32, scaleBits);
+}
+
+/// A quantizing reshard's vector items (docs/fp8-scaling.md), every thread
+/// of the CTA taking part:
+///  * scale items turn the f32 amaxes at `src` into `bytes` of scales at
+///    `dst` (f32, or e8m0 bytes);
+///  * amax items read `bytes` of source elements and max-combine each
+///    block's |x| (NaN ignored) into its entry of the lookup's table:
+///    per block the CTA reduces its threads' maxima through warp shuffles
+///    and each warp's first lane combines with `red.max.u32` (non-negative
+///    floats order as their bits);
+///  * quantizing items read `bytes` / |fp8| source elements and write
+///    to_fp8(x / scale), each block's scale computed once from the amax in
+///    the lookup's table.
+/// A run's elements fall into consecutive blocks of one block row: segment
+/// j holds the elements of entry `entry + j`.
+void KernelBuilder::quantizingLoop(Value record, Value src, Value dst,
+                                   Value bytes, Value thread, Value threads,
+                                   const ::m2n::QuantizingOp &op) {
+  Type f32 = b.getF32Type();
+  auto load = [&](Type type, Value address, int64_t alignment) -> Value {
+    // Volatile: bytes and tables written by peers during this kernel.
+    return LLVM::LoadOp::create(b, type, address, alignment,
+                                /*isVolatile=*/true);
+  };
+  if (op.kind == ::m2n::StepKind::Scale) {
+    const int64_t toSize = op.exponentScales ? 1 : 4;
+    Value count = arith::DivUIOp::create(b, zext64(bytes), c64(toSize));
+    forRange(thread, count, threads, [&](Value i) {
+      Value amax = load(f32, byteOffset(src, mul(i, c64(4))), 4);
+      Value exponent;
+      Value scale = scaleFromAmax(amax, op, &exponent);
+      LLVM::StoreOp::create(b, op.exponentScales ? exponent : scale,
+                            byteOffset(dst, mul(i, c64(toSize))), toSize);
+    });
+    return;
+  }
+  const bool amax = op.kind == ::m2n::StepKind::Amax;
+  const int64_t fromSize = ::m2n::elementSize(op.from);
+  const int64_t toSize = ::m2n::elementSize(op.to);
+  Value table = pointerField(
+      record, ::m2n::kItemLookupOffset + offsetof(::m2n::ItemLookup, table),
+      global);
+  Value entry = field(
+      record, ::m2n::kItemLookupOffset + offsetof(::m2n::ItemLookup, entry),
+      i64);
+  Value phase = field(
+      record, ::m2n::kItemLookupOffset + offsetof(::m2n::ItemLookup, phase),
+      i64);
+  Value width = field(
+      record, ::m2n::kItemLookupOffset + offsetof(::m2n::ItemLookup, width),
+      i64);
+  Value n = arith::DivUIOp::create(b, zext64(bytes),
+                                   c64(amax ? fromSize : toSize));
+  // Segments: ceil((phase + n) / width) blocks (phase < width).
+  Value segments = arith::DivUIOp::create(
+      b, add(add(phase, n), sub(width, c64(1))), width);
+  Value zero = arith::ConstantFloatOp::create(b, cast<FloatType>(f32),
+                                              APFloat(0.0f));
+  Type element = elementType(op.from);
+  // fmax(acc, x) for an acc that is never NaN (amaxes start at 0): a NaN x
+  // leaves it (a compare and a select; arith.maxnumf would call libdevice).
+  auto maxIgnoringNaN = [&](Value acc, Value x) -> Value {
+    return arith::SelectOp::create(
+        b, arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, acc), x,
+        acc);
+  };
+  forRange(c64(0), segments, c64(1), [&](Value j) {
+    // Elements [lo, hi) of the run lie in block entry + j.
+    Value start = sub(mul(j, width), phase);
+    Value lo = arith::SelectOp::create(
+        b, cmp(arith::CmpIPredicate::slt, start, c64(0)), c64(0), start);
+    Value hi = arith::MinSIOp::create(b, add(start, width), n);
+    Value slot = elementAt(table, f32, add(entry, j));
+    if (amax) {
+      auto loop = scf::ForOp::create(
+          b, toIndex(add(lo, thread)), toIndex(hi), toIndex(threads),
+          ValueRange{zero},
+          [&](OpBuilder &, Location, Value iv, ValueRange acc) {
+            Value x = toF32(load(element, byteOffset(src, mul(toI64(iv),
+                                                              c64(fromSize))),
+                                 fromSize),
+                            op.from);
+            // |x|: the sign bit cleared (NaN stays NaN).
+            Value magnitude = arith::BitcastOp::create(
+                b, f32,
+                arith::AndIOp::create(b, arith::BitcastOp::create(b, i32, x),
+                                      c32(0x7FFFFFFF)));
+            scf::YieldOp::create(b, ValueRange{maxIgnoringNaN(acc[0],
+                                                              magnitude)});
+          });
+      Value best = loop.getResult(0);
+      // The warp's maximum in every lane, then one atomic per warp.
+      Value all = c32(-1);
+      for (int64_t offset = 16; offset > 0; offset /= 2) {
+        Value other = NVVM::ShflOp::create(
+            b, f32, all, best, c32(offset), c32(31),
+            NVVM::ShflKindAttr::get(ctx, NVVM::ShflKind::bfly), UnitAttr());
+        best = maxIgnoringNaN(best, other);
+      }
+      Value lane = arith::AndIOp::create(b, thread, c64(31));
+      Value first = cmp(arith::CmpIPredicate::eq, lane, c64(0));
+      Value some = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, best,
+                                         zero);
+      ifThen(both(first, some), [&] {
+        ptx("red.relaxed.sys.global.max.u32 [$0], $1;",
+            {slot, arith::BitcastOp::create(b, i32, best)});
+      });
+      return;
+    }
+    // Quantize: the block's scale once, then its elements.
+    Value scale = scaleFromAmax(load(f32, slot, 4), op);
+    forRange(add(lo, thread), hi, threads, [&](Value i) {
+      Value x = toF32(load(element, byteOffset(src, mul(i, c64(fromSize))),
+                           fromSize),
+                      op.from);
+      Value quotient = arith::DivFOp::create(b, x, scale);
+      LLVM::StoreOp::create(b, fromF32(quotient, op.to),
+                            byteOffset(dst, mul(i, c64(toSize))), toSize);
+    });
+  });
+}
+
 /// A vector item: every thread of the CTA takes part.
-void KernelBuilder::moveVector(Value src, Value dst, Value bytes, Value op,
-                               Value scale, Value thread, Value threads) {
+void KernelBuilder::moveVector(Value record, Value src, Value dst, Value bytes,
+                               Value op, Value scale, Value thread,
+                               Value threads) {
   SmallVector<int64_t> cases(ops.vector.begin(), ops.vector.end());
   switchOn(op, cases, [&](int64_t code) {
+    if (auto quantizing =
+            ::m2n::quantizingOpMeaning(static_cast<uint32_t>(code))) {
+      quantizingLoop(record, src, dst, bytes, thread, threads, *quantizing);
+      return;
+    }
     if (auto cast = ::m2n::castOpMeaning(static_cast<uint32_t>(code))) {
       castLoop(src, dst, bytes, scale, thread, threads, cast->first,
                cast->second);
@@ -1010,6 +1195,7 @@ void KernelBuilder::buildKernel() {
             ifThen(both(isVector, moves), [&] {
               NVVM::Barrier0Op::create(b);
               moveVector(
+                  record,
                   pointerField(record, offsetof(KernelItem, src), global),
                   pointerField(record, offsetof(KernelItem, dst), global),
                   bytes, op,

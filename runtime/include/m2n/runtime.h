@@ -22,7 +22,10 @@
 extern "C" {
 #endif
 
-#define M2N_RUNTIME_API_VERSION 4 /* 4: M2N_OUT_OF_MEMORY, M2N_INTERNAL_ERROR */
+/* 5: quantizing reshards (m2n_artifact_reshard_scaling,
+ * m2n_artifact_scale_shape, m2n_host_execute_scaled); 4: M2N_OUT_OF_MEMORY,
+ * M2N_INTERNAL_ERROR */
+#define M2N_RUNTIME_API_VERSION 5
 
 typedef enum m2n_status {
   M2N_SUCCESS = 0,
@@ -83,6 +86,20 @@ m2n_status m2n_artifact_local_shape(m2n_artifact artifact, int reshard,
                                     int rank, int source, int *present,
                                     int *dims, int64_t *shape);
 
+/* Quantizing reshards (docs/fp8-scaling.md) write a scale tensor besides
+ * their destination. The reshard's scaling as the IR spells it ("tensor",
+ * "block(128, 128)", "mx"), or "" when it does not quantize; NULL for a bad
+ * index. */
+const char *m2n_artifact_reshard_scaling(m2n_artifact artifact, int reshard);
+/* Rank `rank`'s scales: the blocks its destination part touches, in the
+ * scale tensor's coordinates (*dims dimensions, extents in
+ * shape[0..*dims), room for 8), of f32 or, for "mx", e8m0 bytes
+ * (*element_bytes 4 or 1). *present is 0 when the reshard does not quantize
+ * or the rank is outside the destination mesh. */
+m2n_status m2n_artifact_scale_shape(m2n_artifact artifact, int reshard,
+                                    int rank, int *present, int *dims,
+                                    int64_t *shape, int *element_bytes);
+
 /* Runs reshard `reshard` on host memory. `src[r]` / `dst[r]` are rank r's
  * local source and destination buffers (row-major local parts), of
  * `src_bytes[r]` / `dst_bytes[r]` bytes; ranks outside a mesh pass NULL and
@@ -102,6 +119,19 @@ m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
                                   const void *const *src,
                                   const size_t *src_bytes, void *const *dst,
                                   const size_t *dst_bytes);
+/* m2n_host_execute_group with the scale buffers of quantizing members:
+ * scales[m * ranks + r] of scale_bytes[m * ranks + r] bytes is rank r's
+ * scale tensor of member m (m2n_artifact_scale_shape), NULL and 0 where
+ * the member does not quantize or the rank holds no scales. `scales` and
+ * `scale_bytes` may be NULL when no member quantizes; the calls above run
+ * only reshards that do not. */
+m2n_status m2n_host_execute_scaled(m2n_artifact artifact, int members,
+                                   const int *reshards, int ranks,
+                                   const void *const *src,
+                                   const size_t *src_bytes, void *const *dst,
+                                   const size_t *dst_bytes,
+                                   void *const *scales,
+                                   const size_t *scale_bytes);
 
 /*===----------------------------------------------------------------------===*
  * CUDA backend. Available when the runtime was built with CUDA; otherwise

@@ -68,7 +68,10 @@
 // ALL: m2n.kernel_ops = {bulk = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14>,
 // ALL-SAME: vector = array<i32: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27,
 // Casts: 28 + 5 * from + to between f32, f16, bf16, f8E4M3FN, f8E5M2.
-// ALL-SAME: 29, 30, 31, 32, 33, 35, 36, 37, 38, 39, 41, 42, 43, 44, 45, 47, 48, 49, 50, 51>
+// ALL-SAME: 29, 30, 31, 32, 33, 35, 36, 37, 38, 39, 41, 42, 43, 44, 45, 47, 48, 49, 50, 51,
+// A quantizing reshard's items (docs/fp8-scaling.md): amax 53-55 (from f32,
+// f16, bf16), scale 56-59, quantize 60-71 (from x fp8 type x e8m0 scales).
+// ALL-SAME: 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 69, 70, 71>
 
 // Every bulk reduction, tiles of 1-5 dimensions, copies and reductions.
 // PTX: .visible .entry m2n_transfer(

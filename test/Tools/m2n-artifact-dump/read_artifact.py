@@ -56,6 +56,9 @@ class Reader:
         self.buffer(), self.take("q"), self.buffer(), self.take("q")
         nbytes = self.take("q")
         mechanism = self.take("B")
+        kind = self.take("B")  # 0 move, 1 amax, 2 scale
+        if self.take("B"):
+            self.take("qqq")  # block lookup: entry, phase, width
         if mechanism == 1:
             self.take("qq"), self.ints(), self.ints()
         self.take("B")  # op
@@ -67,8 +70,8 @@ class Reader:
             self.take("qq")
         self.take("q")  # step
         for _ in range(self.take("I")):
-            self.take("qqqq")  # count, src stride, dst stride, dim
-        return mechanism, nbytes
+            self.take("qqqqq")  # count, src stride, dst stride, dim, entry stride
+        return mechanism, nbytes, kind
 
 
 def main():
@@ -77,7 +80,7 @@ def main():
         sys.exit("bad magic")
     version, size, checksum = struct.unpack_from("<IQQ", data, 4)
     payload = data[24:]
-    if version != 14 or size != len(payload) or fnv1a(payload) != checksum:
+    if version != 15 or size != len(payload) or fnv1a(payload) != checksum:
         sys.exit(f"bad header: version {version}, size {size}, checksum {checksum:#x}")
     r = Reader(payload)
     r.string(), r.string(), r.string()  # ptx, chip, kernel name
@@ -94,12 +97,16 @@ def main():
         scale = r.take("f")
         if source != 0xFFFFFFFF:
             element = f"{TYPES[source]} -> {element} x {scale:g}"
+        scaling, block_rows, block_cols = r.take("B"), r.take("q"), r.take("q")
+        if scaling:
+            mode = ["tensor", f"block({block_rows}, {block_cols})", "mx"][scaling - 1]
+            element = element.replace(f" x {scale:g}", "") + f" scaling {mode}"
         shape = r.ints()
         r.layout(), r.layout()
         strategy = r.string().decode()
         alignment = r.take("q")
         for _ in range(r.take("I")):
-            r.take("q"), r.ints()
+            r.take("q"), r.ints(), r.take("B")  # rank, shape, holds amaxes
         for _ in range(r.take("I")):
             r.buffer(), r.ints(), r.ints()
         lines = [f"{element}[{'x'.join(map(str, shape))}] {strategy}, "
@@ -111,11 +118,13 @@ def main():
             # Each list holds its own mechanisms: kernel items 0-2 (bulk,
             # tile, vector), network receives 4, copy-engine copies 3.
             for mechanisms, movements in zip(({0, 1, 2}, {4}, {3}), lists):
-                if any(m not in mechanisms for m, _ in movements):
+                if any(m not in mechanisms for m, _, _ in movements):
                     sys.exit(f"rank {rank}: a movement outside its mechanism's list")
+            kinds = sum(kind > 0 for _, _, kind in lists[0])
             lines.append(f"  rank {rank}: {counters} counters, {len(lists[0])} items, "
                          f"{len(lists[1])} receives, {len(lists[2])} engine copies; "
-                         f"launch {walkers} x {threads} threads, stages of {stage} B")
+                         f"launch {walkers} x {threads} threads, stages of {stage} B"
+                         + (f"; {kinds} amax or scale items" if kinds else ""))
         programs.append(lines)
     for name, program in reshards:
         if program >= len(programs):

@@ -1470,6 +1470,11 @@ Value ReshardFnOp::getResult() {
   return cast<YieldOp>(getBody().front().getTerminator()).getResult();
 }
 
+Type ReshardFnOp::getScalesType() {
+  Value scales = cast<YieldOp>(getBody().front().getTerminator()).getScales();
+  return scales ? scales.getType() : Type();
+}
+
 LogicalResult ReshardFnOp::verify() {
   Block &body = getBody().front();
   if (body.getNumArguments() != 2 ||
@@ -1486,6 +1491,17 @@ LogicalResult ReshardFnOp::verify() {
       reshard->getOperand(1) != getComm())
     return emitOpError("must yield the result of one m2n.reshard, m2n.plan, "
                        "m2n.schedule or m2n.program of its arguments");
+  // A quantizing reshard's scales are yielded with its result, or not at
+  // all (then no call could reach them).
+  Value scales = cast<YieldOp>(body.back()).getScales();
+  const bool quantizing = reshard->getNumResults() == 2;
+  if (quantizing != static_cast<bool>(scales) ||
+      (scales && scales != reshard->getResult(1)))
+    return emitOpError(quantizing
+                           ? "must yield its quantizing reshard's scales "
+                             "after its result"
+                           : "yields scales, which its reshard does not "
+                             "compute");
   // One reshard and the yield: nothing else runs when a tensor calls it.
   if (&body.front() != reshard || reshard->getNextNode() != &body.back())
     return emitOpError("holds exactly one reshard and its m2n.yield");
@@ -1498,13 +1514,20 @@ LogicalResult CallOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   if (!callee)
     return emitOpError() << "'" << getCallee()
                          << "' does not name an m2n.reshard_fn";
+  Type scales = callee.getScalesType();
   if (callee.getInput().getType() != getInput().getType() ||
       callee.getComm().getType() != getComm().getType() ||
-      callee.getResult().getType() != getResult().getType())
-    return emitOpError() << "types differ from those of @" << getCallee()
-                         << ": " << callee.getComm().getType() << ", "
-                         << callee.getInput().getType() << " -> "
-                         << callee.getResult().getType();
+      callee.getResult().getType() != getResult().getType() ||
+      scales != (getScales() ? getScales().getType() : Type())) {
+    InFlightDiagnostic diag = emitOpError()
+                              << "types differ from those of @" << getCallee()
+                              << ": " << callee.getComm().getType() << ", "
+                              << callee.getInput().getType() << " -> "
+                              << callee.getResult().getType();
+    if (scales)
+      diag << ", " << scales;
+    return diag;
+  }
   return success();
 }
 

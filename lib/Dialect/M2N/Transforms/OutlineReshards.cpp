@@ -57,29 +57,10 @@ struct OutlineReshardsPass
     });
     if (reshards.empty())
       return;
-    // Quantizing with scales from the data lowers to the program level
-    // (docs/fp8-scaling.md), but the transfer kernel does not compute its
-    // amaxes and scales yet: such a reshard stops here with a diagnostic
-    // rather than compiling without its scales.
-    for (Operation *op : reshards) {
-      ScalingAttr scaling;
-      if (auto reshard = dyn_cast<ReshardOp>(op))
-        scaling = reshard.getScalingAttr();
-      else if (auto plan = dyn_cast<PlanOp>(op))
-        scaling = plan.getScalingAttr();
-      if (scaling) {
-        op->emitOpError()
-            << "with scaling " << scaling.getValue().str()
-            << ": the transfer kernel does not compute a quantizing "
-               "reshard's amaxes and scales yet (its program runs on the "
-               "host: m2n-sim; docs/fp8-scaling.md, status)";
-        return signalPassFailure();
-      }
-    }
-
     // Per module: a reshard in a nested module is shared within it, where
     // its call finds the function.
-    using Key = std::tuple<Operation *, Type, Type, Type, Attribute, Attribute>;
+    using Key = std::tuple<Operation *, Type, Type, Type, Attribute,
+                           Attribute, Attribute>;
     llvm::DenseMap<Key, ReshardFnOp> shared;
     SymbolTableCollection symbolTables;
     OpBuilder builder(module.getContext());
@@ -90,8 +71,15 @@ struct OutlineReshardsPass
       TopologyAttr topology = scopedTopology(op);
       auto reshard = dyn_cast<ReshardOp>(op);
       auto scope = op->getParentOfType<ModuleOp>();
-      Key key{scope, input.getType(), result.getType(), comm.getType(),
-              reshard ? reshard.getScaleAttr() : Attribute(), topology};
+      // A quantizing reshard's scales (its second result) go with it.
+      Value scales = op->getNumResults() == 2 ? op->getResult(1) : Value();
+      Key key{scope,
+              input.getType(),
+              result.getType(),
+              comm.getType(),
+              reshard ? reshard.getScaleAttr() : Attribute(),
+              reshard ? reshard.getScalingAttr() : Attribute(),
+              topology};
       ReshardFnOp fn = reshard ? shared.lookup(key) : ReshardFnOp();
       bool fresh = !fn;
       if (fresh) {
@@ -108,8 +96,11 @@ struct OutlineReshardsPass
       }
       builder.setInsertionPoint(op);
       auto call = CallOp::create(builder, op->getLoc(), result.getType(),
+                                 scales ? scales.getType() : Type(),
                                  fn.getSymName(), input, comm);
       result.replaceAllUsesWith(call.getResult());
+      if (scales)
+        scales.replaceAllUsesWith(call.getScales());
       if (!fresh) {
         op->erase();
         continue;
@@ -118,9 +109,11 @@ struct OutlineReshardsPass
       Operation *inner = op;
       if (reshard) {
         builder.setInsertionPointToStart(body);
-        inner = ReshardOp::create(builder, op->getLoc(), result.getType(),
-                                  body->getArgument(0), body->getArgument(1),
-                                  reshard.getScaleAttr());
+        inner = ReshardOp::create(
+            builder, op->getLoc(), result.getType(),
+            scales ? scales.getType() : Type(), body->getArgument(0),
+            body->getArgument(1), reshard.getScaleAttr(),
+            reshard.getScalingAttr());
         op->erase();
       } else {
         // A plan, schedule or program keeps its body: moved, not copied.
@@ -131,7 +124,8 @@ struct OutlineReshardsPass
       if (topology && !isa<ScheduleOp, ProgramOp>(inner))
         inner->setAttr(M2NDialect::getTopologyAttrName(), topology);
       builder.setInsertionPointToEnd(body);
-      YieldOp::create(builder, inner->getLoc(), inner->getResult(0));
+      YieldOp::create(builder, inner->getLoc(), inner->getResult(0),
+                      scales ? inner->getResult(1) : Value());
     }
   }
 };

@@ -614,6 +614,9 @@ def M2N_ReshardFnOp : M2N_Op<"reshard_fn", [Symbol, IsolatedFromAbove,
       m2n.yield %0 : !m2n.dist<4x8xbf16, #dst>
     }
     ```
+
+    A quantizing reshard yields its scales too, and its calls have them as
+    a second result.
   }];
   let arguments = (ins SymbolNameAttr:$sym_name);
   let regions = (region SizedRegion<1>:$body);
@@ -624,6 +627,8 @@ def M2N_ReshardFnOp : M2N_Op<"reshard_fn", [Symbol, IsolatedFromAbove,
     ::mlir::BlockArgument getComm() { return getBody().getArgument(1); }
     /// The value the body yields.
     ::mlir::Value getResult();
+    /// The type of the scales a quantizing reshard yields, or null.
+    ::mlir::Type getScalesType();
     /// The one op of the body that computes the result (a reshard, plan,
     /// schedule or program).
     ::mlir::Operation *getReshard() { return getResult().getDefiningOp(); }
@@ -633,8 +638,13 @@ def M2N_ReshardFnOp : M2N_Op<"reshard_fn", [Symbol, IsolatedFromAbove,
 def M2N_YieldOp : M2N_Op<"yield", [Pure, Terminator, ReturnLike,
     HasParent<"ReshardFnOp">]> {
   let summary = "The result of an m2n.reshard_fn";
-  let arguments = (ins M2N_AnyDist:$result);
-  let assemblyFormat = "$result attr-dict `:` qualified(type($result))";
+  let description = [{
+    The reshard's result and, for a quantizing reshard, its scales.
+  }];
+  let arguments = (ins M2N_AnyDist:$result, Optional<M2N_AnyDist>:$scales);
+  let assemblyFormat = [{
+    $result (`,` $scales^)? attr-dict `:` qualified(type($result)) (`,` qualified(type($scales))^)?
+  }];
 }
 
 def M2N_CallOp : M2N_Op<"call", [Pure,
@@ -653,9 +663,9 @@ def M2N_CallOp : M2N_Op<"call", [Pure,
   }];
   let arguments = (ins FlatSymbolRefAttr:$callee, M2N_AnyDist:$input,
                        M2N_AnyComm:$comm);
-  let results = (outs M2N_AnyDist:$result);
+  let results = (outs M2N_AnyDist:$result, Optional<M2N_AnyDist>:$scales);
   let assemblyFormat = [{
-    $callee `(` $input `)` `on` $comm attr-dict `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result))
+    $callee `(` $input `)` `on` $comm attr-dict `:` qualified(type($comm)) `,` qualified(type($input)) `->` qualified(type($result)) (`,` qualified(type($scales))^)?
   }];
 }
 
