@@ -19,6 +19,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace m2n::runtime {
@@ -73,6 +74,16 @@ struct ReshardState {
   /// on the rank's stream before its kernel.
   std::map<int64_t, std::vector<std::array<uint64_t, 3>>> engineCopies;
   std::map<int, CUtensorMap *> maps;         // By local device.
+  /// A quantizing member's scale tensors (the caller's), by member, then
+  /// rank, and as bound (by member, then local slot).
+  std::vector<std::vector<char *>> scales;
+  std::vector<void *> boundScales;
+  /// A quantizing member's tables of f32 amaxes on the local ranks (slots,
+  /// quantizer, holder: the runtime's), by (kind, member, rank).
+  std::map<std::tuple<BufferKind, int64_t, int64_t>, char *> amaxTables;
+  /// Local ranks: the slots (address, bytes) cleared before each launch of
+  /// the rank's kernel (amax moves only max into them).
+  std::map<int64_t, std::vector<std::pair<char *, size_t>>> slotsToClear;
   uint64_t networkLaunches = 0; // Host-side epoch of the network steps.
   /// The network movements in step order (with their receiving rank) and
   /// each counter they signal with its full value per launch: planned once
@@ -84,6 +95,10 @@ struct ReshardState {
   char *addressOf(const BufferRef &ref) const {
     if (ref.kind == BufferKind::Scratch)
       return scratch.at(ref.scratch);
+    if (ref.kind == BufferKind::Scales)
+      return scales.at(ref.tensor).at(ref.rank);
+    if (isScaleBuffer(ref.kind))
+      return amaxTables.at({ref.kind, ref.tensor, ref.rank});
     return ref.kind == BufferKind::Source ? src.at(ref.tensor).at(ref.rank)
                                           : dst.at(ref.tensor).at(ref.rank);
   }

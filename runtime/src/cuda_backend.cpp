@@ -306,7 +306,8 @@ m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
 /// destination sharing a byte with another buffer of the launch.
 m2n_status checkBuffers(m2n_cuda_context context, const ReshardState &state,
                         void *const *src, const size_t *srcBytes,
-                        void *const *dst, const size_t *dstBytes) {
+                        void *const *dst, const size_t *dstBytes,
+                        void *const *scales, const size_t *scaleBytes) {
   const size_t slots = context->localRanks.size();
   std::vector<m2n::runtime::CallerBuffer> buffers;
   for (size_t t = 0; t < state.members.size(); ++t) {
@@ -337,6 +338,30 @@ m2n_status checkBuffers(m2n_cuda_context context, const ReshardState &state,
         buffers.push_back({pointer, static_cast<size_t>(want), !source,
                            r.name + member + ": the " + which});
       }
+      // A quantizing member's scale tensor of the rank.
+      const int64_t want = m2n::runtime::scaleBufferBytes(
+          r, m2n::BufferKind::Scales, rank);
+      if (want == 0)
+        continue;
+      const size_t at = t * slots + slot;
+      const std::string which = "scale buffer of rank " + std::to_string(rank);
+      if (!scales || !scaleBytes || !scales[at] ||
+          scaleBytes[at] < static_cast<size_t>(want))
+        return fail(M2N_INVALID_ARGUMENT, r.name + member + ": the " + which +
+                                              " must have " +
+                                              std::to_string(want) + " bytes");
+      const auto elementBytes = static_cast<uintptr_t>(m2n::elementSize(
+          r.program.typeOf({m2n::BufferKind::Scales, rank, -1, 0})));
+      if (reinterpret_cast<uintptr_t>(scales[at]) % elementBytes)
+        return fail(M2N_INVALID_ARGUMENT,
+                    r.name + member + ": the " + which +
+                        " is not aligned to its " +
+                        std::to_string(elementBytes) + "-byte elements");
+      Allocation allocation;
+      M2N_TRY(findAllocation(scales[at], want, context->localDevices[slot],
+                             which, allocation));
+      buffers.push_back({scales[at], static_cast<size_t>(want), true,
+                         r.name + member + ": the " + which});
     }
   }
   return m2n::runtime::checkDisjoint(buffers);
@@ -365,6 +390,31 @@ m2n_status allocateOwned(m2n_cuda_context context, ReshardState &state) {
     void *p = nullptr;
     M2N_CUDA(cudaMalloc(&p, std::max<int64_t>(program.scratchBytes(index), 16)));
     state.ownScratch[index] = static_cast<char *>(p);
+  }
+  // A quantizing member's tables of amaxes on each local rank; its slots
+  // are cleared before every launch.
+  for (size_t t = 0; t < state.members.size(); ++t) {
+    const m2n::CompiledReshard &r = *state.members[t];
+    for (size_t slot = 0; r.program.scaling && slot < context->localRanks.size();
+         ++slot) {
+      const int rank = context->localRanks[slot];
+      for (m2n::BufferKind kind :
+           {m2n::BufferKind::Slots, m2n::BufferKind::Quantizer,
+            m2n::BufferKind::Holder}) {
+        const int64_t bytes = m2n::runtime::scaleBufferBytes(r, kind, rank);
+        const auto key = std::make_tuple(kind, static_cast<int64_t>(t),
+                                         static_cast<int64_t>(rank));
+        if (bytes == 0 || state.amaxTables.count(key))
+          continue;
+        M2N_CUDA(cudaSetDevice(context->localDevices[slot]));
+        void *p = nullptr;
+        M2N_CUDA(cudaMalloc(&p, static_cast<size_t>(bytes)));
+        state.amaxTables[key] = static_cast<char *>(p);
+        if (kind == m2n::BufferKind::Slots)
+          state.slotsToClear[rank].push_back(
+              {static_cast<char *>(p), static_cast<size_t>(bytes)});
+      }
+    }
   }
   return M2N_SUCCESS;
 }
@@ -651,23 +701,36 @@ static m2n_status createHelperStreams(m2n_cuda_context context) {
 namespace {
 
 /// Binds a reshard or a group (m2n_cuda_bind, m2n_cuda_group_bind).
+/// Whether a member of `state` quantizes (writes scales).
+bool quantizes(const ReshardState &state) {
+  for (const m2n::CompiledReshard *member : state.members)
+    if (member->program.scaling)
+      return true;
+  return false;
+}
+
 m2n_status bindState(m2n_cuda_context context, ReshardState &state,
                      void *const *src, const size_t *srcBytes,
-                     void *const *dst, const size_t *dstBytes) {
+                     void *const *dst, const size_t *dstBytes,
+                     void *const *scales, const size_t *scaleBytes) {
   if (!src || !dst || !srcBytes || !dstBytes)
     return fail(M2N_INVALID_ARGUMENT,
                 "binding " + state.name + ": null buffer arrays");
   // What every process finds the same way may fail before the exchange.
-  const m2n::TransferProgram &program = state.program();
-  for (size_t t = 0; t < std::max<size_t>(1, program.tensorScalings.size());
-       ++t)
-    if (program.scalingOf(static_cast<int64_t>(t)))
-      return fail(M2N_UNSUPPORTED,
-                  "binding " + state.name +
-                      ": the CUDA backend does not run quantizing reshards "
-                      "yet (its amax tables and scale tensors); the host "
-                      "backend does (m2n_host_execute_scaled; "
-                      "docs/fp8-scaling.md, status)");
+  // A quantizing member's tables live on its own ranks; peers map them
+  // in one process only so far.
+  const bool quantizing = quantizes(state);
+  if (quantizing && context->processes > 1)
+    return fail(M2N_UNSUPPORTED,
+                "binding " + state.name +
+                    ": quantizing reshards run in one process for every "
+                    "rank so far (m2n_cuda_context_create), not across "
+                    "processes (docs/fp8-scaling.md, status)");
+  if (quantizing && !scales)
+    return fail(M2N_INVALID_ARGUMENT,
+                "binding " + state.name +
+                    ": it quantizes and writes a scale tensor per rank: bind "
+                    "it with m2n_cuda_bind_scaled / m2n_cuda_group_bind_scaled");
   for (const auto &[rank, program] : state.program().ranks) {
     if (rank >= context->ranks)
       return fail(M2N_INVALID_ARGUMENT,
@@ -687,12 +750,24 @@ m2n_status bindState(m2n_cuda_context context, ReshardState &state,
   if (local == M2N_SUCCESS)
     local = allocateOwned(context, state);
   if (local == M2N_SUCCESS)
-    local = checkBuffers(context, state, src, srcBytes, dst, dstBytes);
+    local = checkBuffers(context, state, src, srcBytes, dst, dstBytes, scales,
+                         scaleBytes);
   M2N_TRY(resolveAddresses(context, state, src, dst, local));
-  M2N_TRY(buildTables(context, state));
   const size_t entries = context->localRanks.size() * state.members.size();
+  // The scale tensors (quantizing members; one process).
+  state.scales.assign(state.members.size(),
+                      std::vector<char *>(context->ranks, nullptr));
+  for (size_t t = 0; scales && t < state.members.size(); ++t)
+    for (size_t slot = 0; slot < context->localRanks.size(); ++slot)
+      state.scales[t][context->localRanks[slot]] =
+          static_cast<char *>(scales[t * context->localRanks.size() + slot]);
+  M2N_TRY(buildTables(context, state));
   state.boundSrc.assign(src, src + entries);
   state.boundDst.assign(dst, dst + entries);
+  if (scales)
+    state.boundScales.assign(scales, scales + entries);
+  else
+    state.boundScales.clear();
   state.bound = true;
   return M2N_SUCCESS;
 }
@@ -745,6 +820,12 @@ m2n_status launchState(m2n_cuda_context context, ReshardState &state,
     const int device = context->localDevices[slot];
     M2N_CUDA(cudaSetDevice(device));
     cudaStream_t stream = kernelStream[slot];
+    // Slots start at zero (the amax of nothing) every launch: nobody reads
+    // the last launch's any more (its readers reported their reads before
+    // this rank's kernel ended), and nobody reads this launch's before
+    // this rank's amax items signal.
+    for (const auto &[slots, bytes] : state.slotsToClear[rank])
+      M2N_CUDA(cudaMemsetAsync(slots, 0, bytes, stream));
     // The rank's own bytes, by the copy engine, before its kernel.
     for (const std::array<uint64_t, 3> &copy : state.engineCopies[rank])
       M2N_CUDA(cudaMemcpyAsync(reinterpret_cast<void *>(copy[0]),
@@ -835,6 +916,8 @@ void m2n_cuda_context_destroy(m2n_cuda_context context) {
       cudaFree(p);
     for (auto &[device, p] : state.maps)
       cudaFree(p);
+    for (auto &[key, p] : state.amaxTables)
+      cudaFree(p);
   }
   m2n::runtime::destroyNetwork(context->network);
   for (size_t slot = 0; slot < context->helperStreams.size(); ++slot) {
@@ -886,7 +969,31 @@ m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
     state.name = r->name;
     state.members = {r};
   }
-  return bindState(context, state, src, src_bytes, dst, dst_bytes);
+  return bindState(context, state, src, src_bytes, dst, dst_bytes, nullptr,
+                   nullptr);
+  });
+}
+
+m2n_status m2n_cuda_bind_scaled(m2n_cuda_context context, int reshard,
+                                void *const *src, const size_t *src_bytes,
+                                void *const *dst, const size_t *dst_bytes,
+                                void *const *scales,
+                                const size_t *scale_bytes) {
+  return m2n::runtime::guarded("m2n_cuda_bind_scaled", [&]() -> m2n_status {
+  if (!context)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_bind_scaled: null context");
+  const m2n::CompiledReshard *r =
+      m2n::runtime::reshardAt(context->artifact, reshard);
+  if (!r)
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_cuda_bind_scaled: no reshard " + std::to_string(reshard));
+  ReshardState &state = context->reshards[reshard];
+  if (state.members.empty()) {
+    state.name = r->name;
+    state.members = {r};
+  }
+  return bindState(context, state, src, src_bytes, dst, dst_bytes, scales,
+                   scale_bytes);
   });
 }
 
@@ -936,7 +1043,29 @@ m2n_status m2n_cuda_group_bind(m2n_cuda_context context, int group,
   if (found == context->groups.end())
     return fail(M2N_INVALID_ARGUMENT,
                 "m2n_cuda_group_bind: no group " + std::to_string(group));
-  return bindState(context, found->second, src, src_bytes, dst, dst_bytes);
+  return bindState(context, found->second, src, src_bytes, dst, dst_bytes,
+                   nullptr, nullptr);
+  });
+}
+
+m2n_status m2n_cuda_group_bind_scaled(m2n_cuda_context context, int group,
+                                      void *const *src,
+                                      const size_t *src_bytes,
+                                      void *const *dst,
+                                      const size_t *dst_bytes,
+                                      void *const *scales,
+                                      const size_t *scale_bytes) {
+  return m2n::runtime::guarded("m2n_cuda_group_bind_scaled", [&]() -> m2n_status {
+  if (!context)
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_cuda_group_bind_scaled: null context");
+  auto found = context->groups.find(group);
+  if (found == context->groups.end())
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_cuda_group_bind_scaled: no group " +
+                    std::to_string(group));
+  return bindState(context, found->second, src, src_bytes, dst, dst_bytes,
+                   scales, scale_bytes);
   });
 }
 

@@ -35,6 +35,12 @@ m2n_status m2n_cuda_bind(m2n_cuda_context, int, void *const *, const size_t *,
   return noCuda();
 }
 
+m2n_status m2n_cuda_bind_scaled(m2n_cuda_context, int, void *const *,
+                                const size_t *, void *const *, const size_t *,
+                                void *const *, const size_t *) {
+  return noCuda();
+}
+
 m2n_status m2n_cuda_launch(m2n_cuda_context, int, void *const *) {
   return noCuda();
 }
@@ -51,6 +57,13 @@ m2n_status m2n_cuda_group_create(m2n_cuda_context, int, const int *, int *) {
 
 m2n_status m2n_cuda_group_bind(m2n_cuda_context, int, void *const *,
                                const size_t *, void *const *, const size_t *) {
+  return noCuda();
+}
+
+m2n_status m2n_cuda_group_bind_scaled(m2n_cuda_context, int, void *const *,
+                                      const size_t *, void *const *,
+                                      const size_t *, void *const *,
+                                      const size_t *) {
   return noCuda();
 }
 

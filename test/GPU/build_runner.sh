@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Builds test/GPU/artifact_runner.cu with the runtime from its sources, to
-# the path given (the GPU machine has CUDA but no m2n build tree): the
-# runtime, the artifact format and the base types (what libm2n_runtime.so
-# holds), and the runner's test-data library (lib/Sim/RankData.cpp).
+# Builds a GPU driver (test/GPU/artifact_runner.cu, or the one given) with
+# the runtime from its sources, to the path given (the GPU machine has CUDA
+# but no m2n build tree): the runtime, the artifact format and the base
+# types (what libm2n_runtime.so holds), and the drivers' test-data
+# libraries: the seeded values (lib/Sim/RankData.cpp) and the quantizing
+# simulator with the plain C++ stages it uses (lib/Sim, lib/Plan,
+# lib/Route).
+#   test/GPU/build_runner.sh OUTPUT [DRIVER.cu]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+driver=${2:-$root/test/GPU/artifact_runner.cu}
 nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" -I"$root/runtime/include" \
-  "$root/test/GPU/artifact_runner.cu" "$root/runtime/src/runtime.cpp" \
+  "$driver" "$root/runtime/src/runtime.cpp" \
   "$root/runtime/src/cuda_backend.cpp" "$root/runtime/src/network.cpp" \
   "$root/runtime/src/HostExecutor.cpp" "$root"/lib/Base/*.cpp \
-  "$root"/lib/Artifact/*.cpp "$root/lib/Sim/RankData.cpp" \
-  -lpthread -ldl -o "${1:?usage: build_runner.sh OUTPUT}"
+  "$root"/lib/Artifact/*.cpp "$root"/lib/Sim/*.cpp "$root"/lib/Plan/*.cpp \
+  "$root"/lib/Route/*.cpp \
+  -lpthread -ldl -o "${1:?usage: build_runner.sh OUTPUT [DRIVER.cu]}"

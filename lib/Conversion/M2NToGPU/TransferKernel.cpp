@@ -216,6 +216,7 @@ private:
                 Value threads, ::m2n::ElementType from, ::m2n::ElementType to);
   Value toF32(Value element, ::m2n::ElementType type);
   Value fromF32(Value value, ::m2n::ElementType type);
+  Value keepNaN(Value converted, Value x, ::m2n::ElementType type);
   void vectorLoop(Value src, Value dst, Value bytes, Value thread,
                   Value threads, std::optional<::m2n::Reduction> reduction,
                   ::m2n::ElementType type);
@@ -722,6 +723,29 @@ Value KernelBuilder::fromF32(Value value, ::m2n::ElementType type) {
   }
 }
 
+/// `converted` (x scaled and converted into `type`), except that a NaN x
+/// becomes the reference's NaN (storeElement): x's sign with 0x7F (e4m3) or
+/// 0x7E (e5m2). The f32 product or quotient of a NaN loses its sign on the
+/// GPU, and cvt gives 0x7F for e5m2.
+Value KernelBuilder::keepNaN(Value converted, Value x,
+                             ::m2n::ElementType type) {
+  if (type != ::m2n::ElementType::F8E4M3FN &&
+      type != ::m2n::ElementType::F8E5M2)
+    return converted;
+  Value isNaN = arith::CmpFOp::create(b, arith::CmpFPredicate::UNO, x, x);
+  Value sign = arith::TruncIOp::create(
+      b, i8,
+      arith::AndIOp::create(
+          b, arith::ShRUIOp::create(b, arith::BitcastOp::create(b, i32, x),
+                                    c32(24)),
+          c32(0x80)));
+  Value nan = arith::OrIOp::create(
+      b, sign,
+      arith::ConstantIntOp::create(
+          b, i8, type == ::m2n::ElementType::F8E4M3FN ? 0x7F : 0x7E));
+  return arith::SelectOp::create(b, isNaN, nan, converted);
+}
+
 /// A cast item: the CTA's threads convert element by element,
 /// dst[i] = to(from(src[i]) x scale), `bytes` counting destination bytes.
 void KernelBuilder::castLoop(Value src, Value dst, Value bytes, Value scale,
@@ -738,7 +762,8 @@ void KernelBuilder::castLoop(Value src, Value dst, Value bytes, Value scale,
                                 fromSize, /*isVolatile=*/true);
   };
   auto convert = [&](Value in) {
-    return fromF32(arith::MulFOp::create(b, toF32(in, from), scale), to);
+    Value x = toF32(in, from);
+    return keepNaN(fromF32(arith::MulFOp::create(b, x, scale), to), x, to);
   };
   auto convertAndStore = [&](Value i, Value in) {
     LLVM::StoreOp::create(b, convert(in), byteOffset(dst, mul(i, c64(toSize))),
@@ -998,7 +1023,7 @@ void KernelBuilder::quantizingLoop(Value record, Value src, Value dst,
                            fromSize),
                       op.from);
       Value quotient = arith::DivFOp::create(b, x, scale);
-      LLVM::StoreOp::create(b, fromF32(quotient, op.to),
+      LLVM::StoreOp::create(b, keepNaN(fromF32(quotient, op.to), x, op.to),
                             byteOffset(dst, mul(i, c64(toSize))), toSize);
     });
   });

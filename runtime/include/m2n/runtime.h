@@ -23,7 +23,8 @@ extern "C" {
 #endif
 
 /* 5: quantizing reshards (m2n_artifact_reshard_scaling,
- * m2n_artifact_scale_shape, m2n_host_execute_scaled); 4: M2N_OUT_OF_MEMORY,
+ * m2n_artifact_scale_shape, m2n_host_execute_scaled, m2n_cuda_bind_scaled,
+ * m2n_cuda_group_bind_scaled); 4: M2N_OUT_OF_MEMORY,
  * M2N_INTERNAL_ERROR */
 #define M2N_RUNTIME_API_VERSION 5
 
@@ -193,6 +194,19 @@ m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
                          void *const *src, const size_t *src_bytes,
                          void *const *dst, const size_t *dst_bytes);
 
+/* m2n_cuda_bind for a quantizing reshard (docs/fp8-scaling.md): with each
+ * local rank's scale tensor (scales[slot] of scale_bytes[slot] bytes, as
+ * m2n_artifact_scale_shape gives it; NULL and 0 for a rank without
+ * scales). The runtime allocates the ranks' tables of amaxes and clears
+ * them before every launch, so that each launch computes its own scales
+ * from the data it moves. One process for every rank so far
+ * (m2n_cuda_context_create); m2n_cuda_bind refuses a quantizing reshard. */
+m2n_status m2n_cuda_bind_scaled(m2n_cuda_context context, int reshard,
+                                void *const *src, const size_t *src_bytes,
+                                void *const *dst, const size_t *dst_bytes,
+                                void *const *scales,
+                                const size_t *scale_bytes);
+
 /* Enqueues the bound reshard on each local rank's stream (`streams[i]`, a
  * cudaStream_t of its device, NULL for the device's default stream; `streams`
  * may be NULL). Capturable. Every rank's kernel must be launched the same
@@ -233,6 +247,16 @@ m2n_status m2n_cuda_group_create(m2n_cuda_context context, int members,
 m2n_status m2n_cuda_group_bind(m2n_cuda_context context, int group,
                                void *const *src, const size_t *src_bytes,
                                void *const *dst, const size_t *dst_bytes);
+/* m2n_cuda_group_bind with the scale tensors of quantizing members
+ * (member-major as the buffers; NULL and 0 where a member does not
+ * quantize). */
+m2n_status m2n_cuda_group_bind_scaled(m2n_cuda_context context, int group,
+                                      void *const *src,
+                                      const size_t *src_bytes,
+                                      void *const *dst,
+                                      const size_t *dst_bytes,
+                                      void *const *scales,
+                                      const size_t *scale_bytes);
 m2n_status m2n_cuda_group_launch(m2n_cuda_context context, int group,
                                  void *const *streams);
 
