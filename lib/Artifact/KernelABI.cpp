@@ -2,6 +2,9 @@
 
 #include "m2n/Artifact/KernelABI.h"
 
+#include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <cstring>
 
 namespace m2n {
@@ -232,8 +235,24 @@ KernelItem encodeItem(const Movement &m, const TransferProgram &program,
         m.kind == StepKind::Amax
             ? m.dst
             : BufferRef{BufferKind::Quantizer, m.src.rank, -1, m.src.tensor};
-    setLookup(item, {addresses.buffer(table), m.lookup->entry,
-                     m.lookup->phase, m.lookup->width});
+    // Phase and width fit 32 bits (encodeItems checks; a run inside one
+    // block has any width past it: the smallest such is taken).
+    int64_t phase = m.lookup->phase, width = m.lookup->width;
+    const int64_t elements =
+        m.bytes / elementSize(m.kind == StepKind::Amax
+                                  ? program.typeOf(m.src)
+                                  : program.typeOf(m.dst));
+    if (width > INT32_MAX && phase + elements <= width) {
+      phase = 0;
+      width = std::max<int64_t>(elements, 1);
+    }
+    ItemLookup lookup{};
+    lookup.table = addresses.buffer(table);
+    lookup.entry = m.lookup->entry;
+    lookup.phase = static_cast<uint32_t>(phase);
+    lookup.width = static_cast<uint32_t>(width);
+    lookup.rows = 1;
+    setLookup(item, lookup);
   }
   item.bytes = static_cast<uint32_t>(m.bytes);
   if (m.waitsOrderOnlyTheStore())
@@ -251,6 +270,50 @@ KernelItem encodeItem(const Movement &m, const TransferProgram &program,
   if (m.readDone)
     item.readDone = addresses.counter(*m.readDone);
   return item;
+}
+
+std::optional<std::string> encodeItems(const Movement &movement,
+                                       const TransferProgram &program,
+                                       const ItemAddresses &addresses,
+                                       std::vector<KernelItem> &items) {
+  if (movement.lookup) {
+    const int64_t elements =
+        movement.bytes /
+        elementSize(movement.kind == StepKind::Amax
+                        ? program.typeOf(movement.src)
+                        : program.typeOf(movement.dst));
+    const BlockLookup &lookup = *movement.lookup;
+    if (lookup.phase > INT32_MAX ||
+        (lookup.width > INT32_MAX && lookup.phase + elements > lookup.width))
+      return "movement " + movement.str(program.typeOf(movement.dst)) +
+             ": its block lookup's phase or width exceeds 32 bits";
+  }
+  const bool fold = movement.lookup && !movement.repeats.empty() &&
+                    movement.repeats.back().count <= UINT32_MAX &&
+                    movement.repeats.back().srcStride <= UINT32_MAX &&
+                    movement.repeats.back().dstStride <= UINT32_MAX &&
+                    movement.repeats.back().entryStride <= UINT32_MAX;
+  if (!fold) {
+    movement.forEachInstance([&](const Movement &instance) {
+      items.push_back(encodeItem(instance, program, addresses));
+    });
+    return std::nullopt;
+  }
+  // The outer levels' instances, each walking the innermost level.
+  Movement outer = movement;
+  const Repeat inner = outer.repeats.back();
+  outer.repeats.pop_back();
+  outer.forEachInstance([&](const Movement &instance) {
+    KernelItem item = encodeItem(instance, program, addresses);
+    ItemLookup lookup = lookupOf(item);
+    lookup.rows = static_cast<uint32_t>(inner.count);
+    lookup.srcStride = static_cast<uint32_t>(inner.srcStride);
+    lookup.dstStride = static_cast<uint32_t>(inner.dstStride);
+    lookup.entryStride = static_cast<uint32_t>(inner.entryStride);
+    setLookup(item, lookup);
+    items.push_back(item);
+  });
+  return std::nullopt;
 }
 
 void KernelOps::add(const TransferProgram &program) {

@@ -623,11 +623,11 @@ m2n_status buildTables(m2n_cuda_context context, ReshardState &state) {
     addresses.tensorMap = [&](int64_t map) {
       return reinterpret_cast<uint64_t>(state.maps[device] + map);
     };
-    auto encode = [&](const m2n::Movement &m) {
-      items.push_back(m2n::encodeItem(m, program, addresses));
-    };
     for (const m2n::Movement &m : rankProgram.items)
-      m.forEachInstance(encode);
+      if (std::optional<std::string> wrong =
+              m2n::encodeItems(m, program, addresses, items))
+        return fail(M2N_UNSUPPORTED, "binding " + state.name + ": rank " +
+                                         std::to_string(rank) + ": " + *wrong);
     if (state.itemCounts[rank] < items.size() || !state.tables.count(rank)) {
       if (state.tables.count(rank))
         M2N_CUDA(cudaFree(state.tables[rank]));

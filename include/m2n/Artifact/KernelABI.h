@@ -20,6 +20,7 @@
 #include <set>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace m2n {
 
@@ -122,18 +123,29 @@ std::optional<QuantizingOp> quantizingOpMeaning(uint32_t op);
 
 /// A quantizing vector item's block lookup (Movement::lookup) where a tile
 /// keeps its coordinates: the address of its table of f32 amaxes (an amax
-/// item's slots, a quantizing item's quantizer table; a scale item has
-/// none) and the run's first entry, phase and width, so that element i
-/// uses entry `entry + (phase + i) / width`.
+/// item's slots, a quantizing item's quantizer table) and the run's first
+/// entry, phase and width, so that element i uses entry
+/// `entry + (phase + i) / width`. One item may stand for `rows` instances
+/// of its movement's innermost repeat level (0 or 1: one), each `srcStride`
+/// and `dstStride` bytes and `entryStride` entries further than the one
+/// before: it signals and reports reads once per instance, as the
+/// movement's instances would (encodeItems folds them).
 struct ItemLookup {
   uint64_t table;
-  int64_t entry, phase, width;
+  int64_t entry;
+  uint32_t phase, width;
+  uint32_t rows, srcStride, dstStride, entryStride;
 };
 constexpr size_t kItemLookupOffset = offsetof(KernelItem, srcCoords);
 static_assert(kItemLookupOffset % 8 == 0 &&
                   kItemLookupOffset + sizeof(ItemLookup) <=
                       offsetof(KernelItem, flags),
               "the lookup fits in the tile coordinates");
+/// Whether vector op code `op` is a quantizing reshard's (amax, scale,
+/// quantize): its item's signals count ItemLookup::rows instances.
+constexpr bool isQuantizingOp(uint32_t op) {
+  return op >= kAmaxOpBase && op < kQuantizingOpEnd;
+}
 void setLookup(KernelItem &item, const ItemLookup &lookup);
 ItemLookup lookupOf(const KernelItem &item);
 
@@ -155,6 +167,16 @@ struct ItemAddresses {
 /// `program`: what the runtime uploads for the kernel.
 KernelItem encodeItem(const Movement &movement, const TransferProgram &program,
                       const ItemAddresses &addresses);
+/// The work items of every instance of kernel item `movement`, in order,
+/// appended to `items`: one per instance, except that a movement with a
+/// block lookup walks its innermost repeat level in one item (ItemLookup's
+/// rows) where its strides fit 32 bits: a band of a block's rows is one
+/// item instead of one per row. Refuses (a message) a lookup whose phase
+/// or width does not fit 32 bits.
+std::optional<std::string> encodeItems(const Movement &movement,
+                                       const TransferProgram &program,
+                                       const ItemAddresses &addresses,
+                                       std::vector<KernelItem> &items);
 
 /// The op codes a transfer kernel implements, per kind: the generator emits
 /// only these (a kernel for a copy-only artifact has no reduction code).

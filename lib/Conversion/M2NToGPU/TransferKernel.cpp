@@ -206,10 +206,11 @@ private:
   void storeTile(Value record, Value stage, Value op);
   void loadTile(Value record, Value stage, Value bar);
   void moveVector(Value record, Value src, Value dst, Value bytes, Value op,
-                  Value scale, Value thread, Value threads);
+                  Value scale, Value thread, Value threads, Value stage,
+                  Value stageBytes);
   void quantizingLoop(Value record, Value src, Value dst, Value bytes,
-                      Value thread, Value threads,
-                      const ::m2n::QuantizingOp &op);
+                      Value thread, Value threads, Value stage,
+                      Value stageBytes, const ::m2n::QuantizingOp &op);
   Value scaleFromAmax(Value amax, const ::m2n::QuantizingOp &op,
                       Value *exponentByte = nullptr);
   void castLoop(Value src, Value dst, Value bytes, Value scale, Value thread,
@@ -251,6 +252,12 @@ private:
   }
 
   bool hasTiles() const { return !ops.tile.empty(); }
+  /// A quantizing reshard's vector items (amax, scale, quantize).
+  bool hasQuantizingOps() const {
+    return llvm::any_of(ops.vector, [](uint32_t op) {
+      return ::m2n::isQuantizingOp(op);
+    });
+  }
   /// Vector items other than the no-op: the CTA's threads take part.
   bool hasVectors() const { return !ops.vector.empty(); }
   SmallVector<int64_t> tileRanks() const {
@@ -912,18 +919,22 @@ Value KernelBuilder::scaleFromAmax(Value amax, const ::m2n::QuantizingOp &op,
 /// of the CTA taking part:
 ///  * scale items turn the f32 amaxes at `src` into `bytes` of scales at
 ///    `dst` (f32, or e8m0 bytes);
-///  * amax items read `bytes` of source elements and max-combine each
-///    block's |x| (NaN ignored) into its entry of the lookup's table:
-///    per block the CTA reduces its threads' maxima through warp shuffles
-///    and each warp's first lane combines with `red.max.u32` (non-negative
-///    floats order as their bits);
-///  * quantizing items read `bytes` / |fp8| source elements and write
-///    to_fp8(x / scale), each block's scale computed once from the amax in
-///    the lookup's table.
-/// A run's elements fall into consecutive blocks of one block row: segment
-/// j holds the elements of entry `entry + j`.
+///  * amax items read `bytes` of source elements per row and max-combine
+///    each block's |x| (NaN ignored) into its entry of the lookup's table
+///    (non-negative floats order as their bits: `red.max.u32`);
+///  * quantizing items read `bytes` / |fp8| source elements per row and
+///    write to_fp8(x / scale), each block's scale computed once from the
+///    amax in the lookup's table.
+/// An item walks `rows` rows (ItemLookup). The fast path, for blocks at
+/// least a vector wide and rows of whole, aligned vectors, keeps a chunk of
+/// rows' entries in the item's shared-memory stage (free while a vector
+/// item runs: TMA loads only fill the stages of later items): the scales,
+/// or amaxes combined with shared-memory atomics and flushed once per
+/// chunk, while every thread keeps kVectorUnroll 16-byte loads in flight
+/// over the chunk's rows. Anything else walks each row block by block.
 void KernelBuilder::quantizingLoop(Value record, Value src, Value dst,
                                    Value bytes, Value thread, Value threads,
+                                   Value stage, Value stageBytes,
                                    const ::m2n::QuantizingOp &op) {
   Type f32 = b.getF32Type();
   auto load = [&](Type type, Value address, int64_t alignment) -> Value {
@@ -946,21 +957,26 @@ void KernelBuilder::quantizingLoop(Value record, Value src, Value dst,
   const bool amax = op.kind == ::m2n::StepKind::Amax;
   const int64_t fromSize = ::m2n::elementSize(op.from);
   const int64_t toSize = ::m2n::elementSize(op.to);
+  auto lookupField = [&](size_t offset, Type type) {
+    return field(record, ::m2n::kItemLookupOffset + offset, type);
+  };
   Value table = pointerField(
       record, ::m2n::kItemLookupOffset + offsetof(::m2n::ItemLookup, table),
       global);
-  Value entry = field(
-      record, ::m2n::kItemLookupOffset + offsetof(::m2n::ItemLookup, entry),
-      i64);
-  Value phase = field(
-      record, ::m2n::kItemLookupOffset + offsetof(::m2n::ItemLookup, phase),
-      i64);
-  Value width = field(
-      record, ::m2n::kItemLookupOffset + offsetof(::m2n::ItemLookup, width),
-      i64);
+  Value entry = lookupField(offsetof(::m2n::ItemLookup, entry), i64);
+  Value phase = zext64(lookupField(offsetof(::m2n::ItemLookup, phase), i32));
+  Value width = zext64(lookupField(offsetof(::m2n::ItemLookup, width), i32));
+  Value rows = arith::MaxUIOp::create(
+      b, zext64(lookupField(offsetof(::m2n::ItemLookup, rows), i32)), c64(1));
+  Value srcStride =
+      zext64(lookupField(offsetof(::m2n::ItemLookup, srcStride), i32));
+  Value dstStride =
+      zext64(lookupField(offsetof(::m2n::ItemLookup, dstStride), i32));
+  Value entryStride =
+      zext64(lookupField(offsetof(::m2n::ItemLookup, entryStride), i32));
   Value n = arith::DivUIOp::create(b, zext64(bytes),
                                    c64(amax ? fromSize : toSize));
-  // Segments: ceil((phase + n) / width) blocks (phase < width).
+  // Blocks a row touches: ceil((phase + n) / width) (phase < width).
   Value segments = arith::DivUIOp::create(
       b, add(add(phase, n), sub(width, c64(1))), width);
   Value zero = arith::ConstantFloatOp::create(b, cast<FloatType>(f32),
@@ -973,71 +989,232 @@ void KernelBuilder::quantizingLoop(Value record, Value src, Value dst,
         b, arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, x, acc), x,
         acc);
   };
-  forRange(c64(0), segments, c64(1), [&](Value j) {
-    // Elements [lo, hi) of the run lie in block entry + j.
-    Value start = sub(mul(j, width), phase);
-    Value lo = arith::SelectOp::create(
-        b, cmp(arith::CmpIPredicate::slt, start, c64(0)), c64(0), start);
-    Value hi = arith::MinSIOp::create(b, add(start, width), n);
-    Value slot = elementAt(table, f32, add(entry, j));
-    if (amax) {
-      auto loop = scf::ForOp::create(
-          b, toIndex(add(lo, thread)), toIndex(hi), toIndex(threads),
-          ValueRange{zero},
-          [&](OpBuilder &, Location, Value iv, ValueRange acc) {
-            Value x = toF32(load(element, byteOffset(src, mul(toI64(iv),
-                                                              c64(fromSize))),
-                                 fromSize),
-                            op.from);
-            // |x|: the sign bit cleared (NaN stays NaN).
-            Value magnitude = arith::BitcastOp::create(
-                b, f32,
-                arith::AndIOp::create(b, arith::BitcastOp::create(b, i32, x),
-                                      c32(0x7FFFFFFF)));
-            scf::YieldOp::create(b, ValueRange{maxIgnoringNaN(acc[0],
-                                                              magnitude)});
-          });
-      Value best = loop.getResult(0);
-      // The warp's maximum in every lane, then one atomic per warp.
-      Value all = c32(-1);
-      for (int64_t offset = 16; offset > 0; offset /= 2) {
-        Value other = NVVM::ShflOp::create(
-            b, f32, all, best, c32(offset), c32(31),
-            NVVM::ShflKindAttr::get(ctx, NVVM::ShflKind::bfly), UnitAttr());
-        best = maxIgnoringNaN(best, other);
-      }
-      Value lane = arith::AndIOp::create(b, thread, c64(31));
-      Value first = cmp(arith::CmpIPredicate::eq, lane, c64(0));
-      Value some = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, best,
-                                         zero);
-      ifThen(both(first, some), [&] {
-        ptx("red.relaxed.sys.global.max.u32 [$0], $1;",
-            {slot, arith::BitcastOp::create(b, i32, best)});
+  auto magnitude = [&](Value x) -> Value {
+    // |x|: the sign bit cleared (NaN stays NaN).
+    return arith::BitcastOp::create(
+        b, f32,
+        arith::AndIOp::create(b, arith::BitcastOp::create(b, i32, x),
+                              c32(0x7FFFFFFF)));
+  };
+  auto flush = [&](Value slot, Value best) {
+    ifThen(arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, best, zero),
+           [&] {
+             ptx("red.relaxed.sys.global.max.u32 [$0], $1;",
+                 {slot, arith::BitcastOp::create(b, i32, best)});
+           });
+  };
+
+  // Fast path: a vector is 16 bytes of source, `lanes` elements.
+  const int64_t lanes = 16 / fromSize;
+  Value capacity = arith::DivUIOp::create(b, stageBytes, c64(4));
+  auto divides = [&](Value value, int64_t by) {
+    return cmp(arith::CmpIPredicate::eq,
+               arith::AndIOp::create(b, value, c64(by - 1)), c64(0));
+  };
+  Value s = LLVM::PtrToIntOp::create(b, i64, src);
+  Value d = LLVM::PtrToIntOp::create(b, i64, dst);
+  Value fast = both(
+      both(cmp(arith::CmpIPredicate::uge, width, c64(lanes)),
+           cmp(arith::CmpIPredicate::ule, segments, capacity)),
+      both(divides(n, lanes), both(divides(s, 16), divides(srcStride, 16))));
+  if (!amax)
+    fast = both(fast, both(divides(d, lanes), divides(dstStride, lanes)));
+  auto fastPath = [&] {
+    Value vectors = arith::DivUIOp::create(b, n, c64(lanes));
+    // Rows per chunk: their entries, (R - 1) x entryStride + segments,
+    // within the stage.
+    Value rowsPerChunk = arith::SelectOp::create(
+        b, cmp(arith::CmpIPredicate::eq, entryStride, c64(0)), rows,
+        arith::MinUIOp::create(
+            b, rows,
+            add(arith::DivUIOp::create(
+                    b, sub(capacity, segments),
+                    arith::MaxUIOp::create(b, entryStride, c64(1))),
+                c64(1))));
+    Type fromLanes = VectorType::get({lanes}, element);
+    Type toLanes = VectorType::get({lanes}, i8);
+    Type i32Ty = i32;
+    forRange(c64(0), rows, rowsPerChunk, [&](Value first) {
+      Value chunkRows = arith::MinUIOp::create(b, rowsPerChunk,
+                                               sub(rows, first));
+      Value entries = add(mul(sub(chunkRows, c64(1)), entryStride), segments);
+      Value base = add(entry, mul(first, entryStride));
+      // The chunk's entries: zeroed amaxes, or the blocks' scales.
+      forRange(thread, entries, threads, [&](Value e) {
+        Value at = elementAt(stage, amax ? i32Ty : f32, e);
+        if (amax)
+          LLVM::StoreOp::create(b, c32(0), at, 4);
+        else
+          LLVM::StoreOp::create(
+              b, scaleFromAmax(load(f32, elementAt(table, f32, add(base, e)), 4),
+                               op),
+              at, 4);
       });
-      return;
-    }
-    // Quantize: the block's scale once, then its elements.
-    Value scale = scaleFromAmax(load(f32, slot, 4), op);
-    forRange(add(lo, thread), hi, threads, [&](Value i) {
-      Value x = toF32(load(element, byteOffset(src, mul(i, c64(fromSize))),
-                           fromSize),
-                      op.from);
-      Value quotient = arith::DivFOp::create(b, x, scale);
-      LLVM::StoreOp::create(b, keepNaN(fromF32(quotient, op.to), x, op.to),
-                            byteOffset(dst, mul(i, c64(toSize))), toSize);
+      NVVM::Barrier0Op::create(b);
+      // Vector u of the chunk: row u / vectors, lanes from u % vectors.
+      auto where = [&](Value u) {
+        Value row = arith::DivUIOp::create(b, u, vectors);
+        Value i0 = mul(arith::RemUIOp::create(b, u, vectors), c64(lanes));
+        Value position = add(phase, i0);
+        Value j0 = arith::DivUIOp::create(b, position, width);
+        Value rem = arith::RemUIOp::create(b, position, width);
+        Value local = add(mul(row, entryStride), j0);
+        Value line = add(first, row);
+        return std::array<Value, 4>{line, i0, rem, local};
+      };
+      auto loadVector = [&](Value u) {
+        auto [line, i0, rem, local] = where(u);
+        return load(fromLanes,
+                    byteOffset(src, add(mul(line, srcStride),
+                                        mul(i0, c64(fromSize)))),
+                    16);
+      };
+      auto finish = [&](Value u, Value x) {
+        auto [line, i0, rem, local] = where(u);
+        // Lane l lies in the next block where rem + l reaches the width.
+        auto second = [&](int64_t l) {
+          return cmp(arith::CmpIPredicate::uge, add(rem, c64(l)), width);
+        };
+        Value crosses = second(lanes - 1);
+        if (amax) {
+          Value m0 = zero, m1 = zero;
+          for (int64_t l = 0; l < lanes; ++l) {
+            Value a = magnitude(toF32(
+                LLVM::ExtractElementOp::create(b, x, c32(l)), op.from));
+            Value next = second(l);
+            m0 = arith::SelectOp::create(b, next, m0, maxIgnoringNaN(m0, a));
+            m1 = arith::SelectOp::create(b, next, maxIgnoringNaN(m1, a), m1);
+          }
+          auto combine = [&](Value at, Value best) {
+            ifThen(arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, best,
+                                         zero),
+                   [&] {
+                     LLVM::AtomicRMWOp::create(
+                         b, LLVM::AtomicBinOp::umax,
+                         elementAt(stage, i32Ty, at),
+                         arith::BitcastOp::create(b, i32Ty, best),
+                         LLVM::AtomicOrdering::monotonic);
+                   });
+          };
+          combine(local, m0);
+          ifThen(crosses, [&] { combine(add(local, c64(1)), m1); });
+          return;
+        }
+        Value s0 = LLVM::LoadOp::create(b, f32, elementAt(stage, f32, local), 4);
+        Value s1 = LLVM::LoadOp::create(
+            b, f32,
+            elementAt(stage, f32,
+                      add(local, arith::ExtUIOp::create(b, i64, crosses))),
+            4);
+        Value out = LLVM::UndefOp::create(b, toLanes);
+        for (int64_t l = 0; l < lanes; ++l) {
+          Value xl = toF32(LLVM::ExtractElementOp::create(b, x, c32(l)),
+                           op.from);
+          Value scale = arith::SelectOp::create(b, second(l), s1, s0);
+          Value q = keepNaN(fromF32(arith::DivFOp::create(b, xl, scale), op.to),
+                            xl, op.to);
+          out = LLVM::InsertElementOp::create(b, out, q, c32(l));
+        }
+        LLVM::StoreOp::create(
+            b, out, byteOffset(dst, add(mul(line, dstStride), i0)), lanes);
+      };
+      Value total = mul(chunkRows, vectors);
+      Value round = mul(threads, c64(kVectorUnroll));
+      Value full = mul(arith::DivUIOp::create(b, total, round), round);
+      forRange(c64(0), full, round, [&](Value start) {
+        SmallVector<Value> which, in;
+        for (int64_t k = 0; k < kVectorUnroll; ++k) {
+          which.push_back(add(start, add(thread, mul(threads, c64(k)))));
+          in.push_back(loadVector(which.back()));
+        }
+        for (int64_t k = 0; k < kVectorUnroll; ++k)
+          finish(which[k], in[k]);
+      });
+      forRange(add(full, thread), total, threads,
+               [&](Value u) { finish(u, loadVector(u)); });
+      NVVM::Barrier0Op::create(b);
+      if (amax) {
+        // The chunk's amaxes into the table, one atomic per block.
+        forRange(thread, entries, threads, [&](Value e) {
+          flush(elementAt(table, f32, add(base, e)),
+                LLVM::LoadOp::create(b, f32, elementAt(stage, f32, e), 4));
+        });
+        // The next chunk zeroes the entries only after every flush.
+        NVVM::Barrier0Op::create(b);
+      }
     });
-  });
+    return SmallVector<Value>{};
+  };
+
+  // Any other item: each row, block by block.
+  auto slowPath = [&] {
+    forRange(c64(0), rows, c64(1), [&](Value row) {
+      Value rowSrc = byteOffset(src, mul(row, srcStride));
+      Value rowDst = byteOffset(dst, mul(row, dstStride));
+      Value rowEntry = add(entry, mul(row, entryStride));
+      forRange(c64(0), segments, c64(1), [&](Value j) {
+        // Elements [lo, hi) of the row lie in block rowEntry + j.
+        Value start = sub(mul(j, width), phase);
+        Value lo = arith::SelectOp::create(
+            b, cmp(arith::CmpIPredicate::slt, start, c64(0)), c64(0), start);
+        Value hi = arith::MinSIOp::create(b, add(start, width), n);
+        Value slot = elementAt(table, f32, add(rowEntry, j));
+        if (amax) {
+          auto loop = scf::ForOp::create(
+              b, toIndex(add(lo, thread)), toIndex(hi), toIndex(threads),
+              ValueRange{zero},
+              [&](OpBuilder &, Location, Value iv, ValueRange acc) {
+                Value x = toF32(
+                    load(element,
+                         byteOffset(rowSrc, mul(toI64(iv), c64(fromSize))),
+                         fromSize),
+                    op.from);
+                scf::YieldOp::create(
+                    b, ValueRange{maxIgnoringNaN(acc[0], magnitude(x))});
+              });
+          Value best = loop.getResult(0);
+          // The warp's maximum in every lane, then one atomic per warp.
+          for (int64_t offset = 16; offset > 0; offset /= 2) {
+            Value other = NVVM::ShflOp::create(
+                b, f32, c32(-1), best, c32(offset), c32(31),
+                NVVM::ShflKindAttr::get(ctx, NVVM::ShflKind::bfly),
+                UnitAttr());
+            best = maxIgnoringNaN(best, other);
+          }
+          Value lane = arith::AndIOp::create(b, thread, c64(31));
+          ifThen(cmp(arith::CmpIPredicate::eq, lane, c64(0)),
+                 [&] { flush(slot, best); });
+          return;
+        }
+        // Quantize: the block's scale once, then its elements.
+        Value scale = scaleFromAmax(load(f32, slot, 4), op);
+        forRange(add(lo, thread), hi, threads, [&](Value i) {
+          Value x = toF32(
+              load(element, byteOffset(rowSrc, mul(i, c64(fromSize))),
+                   fromSize),
+              op.from);
+          Value quotient = arith::DivFOp::create(b, x, scale);
+          LLVM::StoreOp::create(b, keepNaN(fromF32(quotient, op.to), x, op.to),
+                                byteOffset(rowDst, mul(i, c64(toSize))),
+                                toSize);
+        });
+      });
+    });
+    return SmallVector<Value>{};
+  };
+  ifElse(fast, fastPath, slowPath);
 }
 
 /// A vector item: every thread of the CTA takes part.
 void KernelBuilder::moveVector(Value record, Value src, Value dst, Value bytes,
                                Value op, Value scale, Value thread,
-                               Value threads) {
+                               Value threads, Value stage, Value stageBytes) {
   SmallVector<int64_t> cases(ops.vector.begin(), ops.vector.end());
   switchOn(op, cases, [&](int64_t code) {
     if (auto quantizing =
             ::m2n::quantizingOpMeaning(static_cast<uint32_t>(code))) {
-      quantizingLoop(record, src, dst, bytes, thread, threads, *quantizing);
+      quantizingLoop(record, src, dst, bytes, thread, threads, stage,
+                     stageBytes, *quantizing);
       return;
     }
     if (auto cast = ::m2n::castOpMeaning(static_cast<uint32_t>(code))) {
@@ -1215,22 +1392,45 @@ void KernelBuilder::buildKernel() {
               },
               [&] { return SmallVector<Value>(pending); });
 
-          // Vector items: the whole CTA, after thread 0's waits.
+          // A quantizing item stands for `rows` instances of its movement
+          // (ItemLookup): it signals and reports reads once per instance.
+          Value instances = c64(1);
+          if (hasQuantizingOps()) {
+            Value quantizing = both(
+                isVector,
+                both(cmp(arith::CmpIPredicate::uge, op,
+                         c32(::m2n::kAmaxOpBase)),
+                     cmp(arith::CmpIPredicate::ult, op,
+                         c32(::m2n::kQuantizingOpEnd))));
+            Value rows = zext64(field(
+                record,
+                ::m2n::kItemLookupOffset + offsetof(::m2n::ItemLookup, rows),
+                i32));
+            instances = arith::SelectOp::create(
+                b,
+                both(quantizing, cmp(arith::CmpIPredicate::ugt, rows, c64(1))),
+                rows, c64(1));
+          }
+          // Vector items: the whole CTA, after thread 0's waits. The item's
+          // stage is theirs meanwhile (only later items' loads are in
+          // flight, into other stages).
           if (hasVectors())
             ifThen(both(isVector, moves), [&] {
               NVVM::Barrier0Op::create(b);
+              Value slot = arith::RemUIOp::create(b, k, stages);
               moveVector(
                   record,
                   pointerField(record, offsetof(KernelItem, src), global),
                   pointerField(record, offsetof(KernelItem, dst), global),
                   bytes, op,
                   field(record, offsetof(KernelItem, scale), b.getF32Type()),
-                  thread, threads);
+                  thread, threads, byteOffset(stageBase, mul(slot, stageBytes)),
+                  stageBytes);
               // Later TMA accesses (async proxy) see these stores.
               fenceProxyAsync();
               NVVM::Barrier0Op::create(b);
               ifThen(both(elected, readsPeer),
-                     [&] { addRelease(readDone, c64(1)); });
+                     [&] { addRelease(readDone, instances); });
             });
 
           // Thread 0: hold the signal back (release the held sum first if
@@ -1255,7 +1455,7 @@ void KernelBuilder::buildKernel() {
                             return SmallVector<Value>{c64(0)};
                           },
                           [&] { return SmallVector<Value>{held[1]}; })[0];
-                      return SmallVector<Value>{signal, add(base, c64(1))};
+                      return SmallVector<Value>{signal, add(base, instances)};
                     },
                     [&] { return SmallVector<Value>(held); });
                 // With one stage, refill it for the next item once this
