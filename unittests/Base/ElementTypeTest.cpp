@@ -5,8 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <set>
+#include <vector>
 
 using namespace m2n;
 
@@ -75,3 +77,55 @@ TEST(ElementTypeTest, VectorOpCodesAreABijection) {
 }
 
 } // namespace
+
+/// The nearest 8-bit float by a scan of every encoding (ties to the even
+/// code), saturating at the largest finite value: what storeElement's
+/// bisection must give.
+static uint8_t nearestByScan(double value, m2n::ElementType type) {
+  const bool e5m2 = type == m2n::ElementType::F8E5M2;
+  const uint8_t largest = e5m2 ? 0x7B : 0x7E;
+  const double magnitude = std::fabs(value);
+  auto valueOf = [&](uint8_t code) {
+    return m2n::loadElement(type, &code);
+  };
+  uint8_t best = largest;
+  if (magnitude < valueOf(largest)) {
+    double bestError = INFINITY;
+    for (int code = 0; code <= largest; ++code) {
+      const double error = std::fabs(valueOf(static_cast<uint8_t>(code)) - magnitude);
+      if (error < bestError || (error == bestError && !(code & 1))) {
+        best = static_cast<uint8_t>(code);
+        bestError = error;
+      }
+    }
+  }
+  return static_cast<uint8_t>((std::signbit(value) ? 0x80 : 0) | best);
+}
+
+TEST(ElementTypeTest, Fp8RoundingEqualsAScanOfEveryEncoding) {
+  // Every f16 value (all magnitudes the fp8 types round between, subnormals
+  // and ties included) and the midpoints of neighbouring fp8 values.
+  for (m2n::ElementType type :
+       {m2n::ElementType::F8E4M3FN, m2n::ElementType::F8E5M2}) {
+    std::vector<double> values;
+    for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+      const uint16_t half = static_cast<uint16_t>(bits);
+      const double value = m2n::loadElement(m2n::ElementType::F16, &half);
+      if (std::isfinite(value))
+        values.push_back(value);
+    }
+    for (int code = 0; code < 0x7F; ++code) {
+      uint8_t a = static_cast<uint8_t>(code), b = static_cast<uint8_t>(code + 1);
+      const double low = m2n::loadElement(type, &a);
+      const double high = m2n::loadElement(type, &b);
+      if (std::isfinite(low) && std::isfinite(high))
+        values.push_back((low + high) / 2);
+    }
+    for (double value : values) {
+      uint8_t stored = 0;
+      m2n::storeElement(type, &stored, value);
+      ASSERT_EQ(stored, nearestByScan(value, type))
+          << m2n::toString(type) << " of " << value;
+    }
+  }
+}

@@ -65,7 +65,7 @@ using ValuesBody = llvm::function_ref<SmallVector<Value>()>;
 
 constexpr int64_t kMaxTileRank = 5;
 /// Vector items: chunks a thread loads before it combines and stores, to
-/// keep several loads in flight over NVLink.
+/// keep several loads in flight over NVLink (quantizing items: rows).
 constexpr int64_t kVectorUnroll = 4;
 /// Cast items: elements a thread loads before it converts and stores.
 constexpr int64_t kCastUnroll = 8;
@@ -1031,9 +1031,13 @@ void KernelBuilder::quantizingLoop(Value record, Value src, Value dst,
                     b, sub(capacity, segments),
                     arith::MaxUIOp::create(b, entryStride, c64(1))),
                 c64(1))));
+    Value perRow = cmp(arith::CmpIPredicate::ne, entryStride, c64(0));
     Type fromLanes = VectorType::get({lanes}, element);
     Type toLanes = VectorType::get({lanes}, i8);
     Type i32Ty = i32;
+    auto sharedAt = [&](Type type, Value index) {
+      return elementAt(stage, type, index);
+    };
     forRange(c64(0), rows, rowsPerChunk, [&](Value first) {
       Value chunkRows = arith::MinUIOp::create(b, rowsPerChunk,
                                                sub(rows, first));
@@ -1041,103 +1045,131 @@ void KernelBuilder::quantizingLoop(Value record, Value src, Value dst,
       Value base = add(entry, mul(first, entryStride));
       // The chunk's entries: zeroed amaxes, or the blocks' scales.
       forRange(thread, entries, threads, [&](Value e) {
-        Value at = elementAt(stage, amax ? i32Ty : f32, e);
         if (amax)
-          LLVM::StoreOp::create(b, c32(0), at, 4);
+          LLVM::StoreOp::create(b, c32(0), sharedAt(i32Ty, e), 4);
         else
           LLVM::StoreOp::create(
               b, scaleFromAmax(load(f32, elementAt(table, f32, add(base, e)), 4),
                                op),
-              at, 4);
+              sharedAt(f32, e), 4);
       });
       NVVM::Barrier0Op::create(b);
-      // Vector u of the chunk: row u / vectors, lanes from u % vectors.
-      auto where = [&](Value u) {
-        Value row = arith::DivUIOp::create(b, u, vectors);
-        Value i0 = mul(arith::RemUIOp::create(b, u, vectors), c64(lanes));
+      // Each thread takes vectors v, v + threads, ... of every row of the
+      // chunk: a vector's block and the lanes in the next block are the
+      // same in every row (computed once), and kVectorUnroll rows' loads
+      // are in flight at a time.
+      forRange(thread, vectors, threads, [&](Value v) {
+        Value i0 = mul(v, c64(lanes));
         Value position = add(phase, i0);
         Value j0 = arith::DivUIOp::create(b, position, width);
         Value rem = arith::RemUIOp::create(b, position, width);
-        Value local = add(mul(row, entryStride), j0);
-        Value line = add(first, row);
-        return std::array<Value, 4>{line, i0, rem, local};
-      };
-      auto loadVector = [&](Value u) {
-        auto [line, i0, rem, local] = where(u);
-        return load(fromLanes,
-                    byteOffset(src, add(mul(line, srcStride),
-                                        mul(i0, c64(fromSize)))),
-                    16);
-      };
-      auto finish = [&](Value u, Value x) {
-        auto [line, i0, rem, local] = where(u);
-        // Lane l lies in the next block where rem + l reaches the width.
-        auto second = [&](int64_t l) {
-          return cmp(arith::CmpIPredicate::uge, add(rem, c64(l)), width);
+        SmallVector<Value> next; // Lane l lies in block j0 + 1.
+        for (int64_t l = 0; l < lanes; ++l)
+          next.push_back(cmp(arith::CmpIPredicate::uge, add(rem, c64(l)),
+                             width));
+        Value crosses = next.back();
+        Value j1 = add(j0, arith::ExtUIOp::create(b, i64, crosses));
+        Value srcColumn = byteOffset(src, mul(i0, c64(fromSize)));
+        Value dstColumn = byteOffset(dst, i0);
+        auto rowSrc = [&](Value r) {
+          return byteOffset(srcColumn, mul(add(first, r), srcStride));
         };
-        Value crosses = second(lanes - 1);
-        if (amax) {
-          Value m0 = zero, m1 = zero;
+        auto loadRow = [&](Value r) { return load(fromLanes, rowSrc(r), 16); };
+        // Row r's entries of lanes in block j0 and j0 + 1.
+        auto entryOf = [&](Value r, Value j) {
+          return add(mul(r, entryStride), j);
+        };
+        auto combineShared = [&](Value at, Value best) {
+          ifThen(arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, best,
+                                       zero),
+                 [&] {
+                   LLVM::AtomicRMWOp::create(
+                       b, LLVM::AtomicBinOp::umax, sharedAt(i32Ty, at),
+                       arith::BitcastOp::create(b, i32Ty, best),
+                       LLVM::AtomicOrdering::monotonic);
+                 });
+        };
+        // Amax: the maxima of lanes in block j0 and j0 + 1, kept across
+        // rows that share their blocks, combined into the stage per row
+        // otherwise (entryStride > 0) and at the end.
+        auto amaxRow = [&](Value r, Value x, Value m0, Value m1) {
           for (int64_t l = 0; l < lanes; ++l) {
             Value a = magnitude(toF32(
                 LLVM::ExtractElementOp::create(b, x, c32(l)), op.from));
-            Value next = second(l);
-            m0 = arith::SelectOp::create(b, next, m0, maxIgnoringNaN(m0, a));
-            m1 = arith::SelectOp::create(b, next, maxIgnoringNaN(m1, a), m1);
+            m0 = arith::SelectOp::create(b, next[l], m0, maxIgnoringNaN(m0, a));
+            m1 = arith::SelectOp::create(b, next[l], maxIgnoringNaN(m1, a), m1);
           }
-          auto combine = [&](Value at, Value best) {
-            ifThen(arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, best,
-                                         zero),
-                   [&] {
-                     LLVM::AtomicRMWOp::create(
-                         b, LLVM::AtomicBinOp::umax,
-                         elementAt(stage, i32Ty, at),
-                         arith::BitcastOp::create(b, i32Ty, best),
-                         LLVM::AtomicOrdering::monotonic);
-                   });
-          };
-          combine(local, m0);
-          ifThen(crosses, [&] { combine(add(local, c64(1)), m1); });
-          return;
-        }
-        Value s0 = LLVM::LoadOp::create(b, f32, elementAt(stage, f32, local), 4);
-        Value s1 = LLVM::LoadOp::create(
-            b, f32,
-            elementAt(stage, f32,
-                      add(local, arith::ExtUIOp::create(b, i64, crosses))),
-            4);
-        Value out = LLVM::UndefOp::create(b, toLanes);
-        for (int64_t l = 0; l < lanes; ++l) {
-          Value xl = toF32(LLVM::ExtractElementOp::create(b, x, c32(l)),
-                           op.from);
-          Value scale = arith::SelectOp::create(b, second(l), s1, s0);
-          Value q = keepNaN(fromF32(arith::DivFOp::create(b, xl, scale), op.to),
-                            xl, op.to);
-          out = LLVM::InsertElementOp::create(b, out, q, c32(l));
-        }
-        LLVM::StoreOp::create(
-            b, out, byteOffset(dst, add(mul(line, dstStride), i0)), lanes);
-      };
-      Value total = mul(chunkRows, vectors);
-      Value round = mul(threads, c64(kVectorUnroll));
-      Value full = mul(arith::DivUIOp::create(b, total, round), round);
-      forRange(c64(0), full, round, [&](Value start) {
-        SmallVector<Value> which, in;
-        for (int64_t k = 0; k < kVectorUnroll; ++k) {
-          which.push_back(add(start, add(thread, mul(threads, c64(k)))));
-          in.push_back(loadVector(which.back()));
-        }
-        for (int64_t k = 0; k < kVectorUnroll; ++k)
-          finish(which[k], in[k]);
+          return ifElse(
+              perRow,
+              [&] {
+                combineShared(entryOf(r, j0), m0);
+                ifThen(crosses,
+                       [&] { combineShared(entryOf(r, j1), m1); });
+                return SmallVector<Value>{zero, zero};
+              },
+              [&] { return SmallVector<Value>{m0, m1}; });
+        };
+        auto quantizeRow = [&](Value r, Value x) {
+          Value s0 = LLVM::LoadOp::create(b, f32,
+                                          sharedAt(f32, entryOf(r, j0)), 4);
+          Value s1 = LLVM::LoadOp::create(b, f32,
+                                          sharedAt(f32, entryOf(r, j1)), 4);
+          Value out = LLVM::UndefOp::create(b, toLanes);
+          for (int64_t l = 0; l < lanes; ++l) {
+            Value xl = toF32(LLVM::ExtractElementOp::create(b, x, c32(l)),
+                             op.from);
+            Value scale = arith::SelectOp::create(b, next[l], s1, s0);
+            Value q = keepNaN(
+                fromF32(arith::DivFOp::create(b, xl, scale), op.to), xl,
+                op.to);
+            out = LLVM::InsertElementOp::create(b, out, q, c32(l));
+          }
+          LLVM::StoreOp::create(
+              b, out,
+              byteOffset(dstColumn, mul(add(first, r), dstStride)), lanes);
+        };
+        // Rows in rounds of kVectorUnroll, loads first, then the rest.
+        Value full = mul(arith::DivUIOp::create(b, chunkRows,
+                                                c64(kVectorUnroll)),
+                         c64(kVectorUnroll));
+        auto walk = [&](Value lo, Value hi, int64_t unroll,
+                        ValueRange maxima) -> SmallVector<Value> {
+          auto loop = scf::ForOp::create(
+              b, toIndex(lo), toIndex(hi), toIndex(c64(unroll)), maxima,
+              [&](OpBuilder &, Location, Value iv, ValueRange acc) {
+                Value r = toI64(iv);
+                SmallVector<Value> in;
+                for (int64_t k = 0; k < unroll; ++k)
+                  in.push_back(loadRow(add(r, c64(k))));
+                SmallVector<Value> carried(acc);
+                for (int64_t k = 0; k < unroll; ++k) {
+                  if (amax)
+                    carried = amaxRow(add(r, c64(k)), in[k], carried[0],
+                                      carried[1]);
+                  else
+                    quantizeRow(add(r, c64(k)), in[k]);
+                }
+                scf::YieldOp::create(b, carried);
+              });
+          return SmallVector<Value>(loop.getResults());
+        };
+        SmallVector<Value> maxima;
+        if (amax)
+          maxima = {zero, zero};
+        maxima = walk(c64(0), full, kVectorUnroll, maxima);
+        maxima = walk(full, chunkRows, 1, maxima);
+        if (amax)
+          ifThen(negate(perRow), [&] {
+            combineShared(j0, maxima[0]);
+            ifThen(crosses, [&] { combineShared(j1, maxima[1]); });
+          });
       });
-      forRange(add(full, thread), total, threads,
-               [&](Value u) { finish(u, loadVector(u)); });
       NVVM::Barrier0Op::create(b);
       if (amax) {
         // The chunk's amaxes into the table, one atomic per block.
         forRange(thread, entries, threads, [&](Value e) {
           flush(elementAt(table, f32, add(base, e)),
-                LLVM::LoadOp::create(b, f32, elementAt(stage, f32, e), 4));
+                LLVM::LoadOp::create(b, f32, sharedAt(f32, e), 4));
         });
         // The next chunk zeroes the entries only after every flush.
         NVVM::Barrier0Op::create(b);
