@@ -41,7 +41,9 @@
 // RAN: @block#0{{ +}}PASS
 // RAN: @mx#1{{ +}}PASS
 // RAN: @tensor#2{{ +}}PASS
-// RAN: 3 passed, 0 failed
+// A group of a quantizing member and a plain one: one launch, both checked.
+// RAN: group refit{{ +}}PASS  2 members
+// RAN: 6 passed, 0 failed
 
 func.func @block(%c: !m2n.comm<4>, %w: !m2n.dist<256x64xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<1>]>>)
     -> (!m2n.dist<256x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>, !m2n.dist<2x1xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
@@ -59,4 +61,11 @@ func.func @tensor(%c: !m2n.comm<4>, %w: !m2n.dist<1001xf16, #m2n.layout<#m2n.mes
     -> (!m2n.dist<1001xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], ranks = [3]>, [replicate]>>, !m2n.dist<1xf32, #m2n.layout<#m2n.mesh<[1], ranks = [3]>, [replicate]>>) {
   %q, %s = m2n.reshard %w on %c {scaling = #m2n.scaling<tensor>} : !m2n.comm<4>, !m2n.dist<1001xf16, #m2n.layout<#m2n.mesh<[3]>, [shard<0>]>> -> !m2n.dist<1001xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], ranks = [3]>, [replicate]>>, !m2n.dist<1xf32, #m2n.layout<#m2n.mesh<[1], ranks = [3]>, [replicate]>>
   return %q, %s : !m2n.dist<1001xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], ranks = [3]>, [replicate]>>, !m2n.dist<1xf32, #m2n.layout<#m2n.mesh<[1], ranks = [3]>, [replicate]>>
+}
+
+func.func @refit(%c: !m2n.comm<4>, %w: !m2n.dist<256x64xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<1>]>>, %v: !m2n.dist<16x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>) {
+  %q, %s = m2n.reshard %w on %c {scaling = #m2n.scaling<block(128, 128)>} : !m2n.comm<4>, !m2n.dist<256x64xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<1>]>> -> !m2n.dist<256x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>, !m2n.dist<2x1xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
+  %n = m2n.reshard %v on %c : !m2n.comm<4>, !m2n.dist<16x8xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>> -> !m2n.dist<16x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+  m2n.group "refit"(%q, %n) : !m2n.dist<256x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>, !m2n.dist<16x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [replicate]>>
+  return
 }
