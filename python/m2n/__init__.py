@@ -2,7 +2,7 @@
 compiler and run by its runtime (see docs/python.md)."""
 from ._native import CompileError, M2NError, compiler_version
 from .api import (all_gather, all_reduce, all_to_all, local_shape, reduce_scatter, reshard,
-                  reshard_many)
+                  reshard_many, scale_shape)
 from .comm import Communicator
 from .dtensor import redistribute
 from . import api as _api, jit as _jit
@@ -25,7 +25,8 @@ def clear_memory_cache() -> None:
 __all__ = [
     "Mesh", "Shard", "Replicate", "Partial", "Communicator", "reshard", "reshard_many",
     "all_gather",
-    "reduce_scatter", "all_reduce", "all_to_all", "local_shape", "set_cache_dir",
+    "reduce_scatter", "all_reduce", "all_to_all", "local_shape", "scale_shape",
+    "set_cache_dir",
     "set_cache_limit", "set_dump_dir",
     "clear_memory_cache", "stats", "compiler_version", "M2NError", "CompileError",
     "redistribute", "refit", "Sharded", "__version__",

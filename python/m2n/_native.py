@@ -101,6 +101,14 @@ def runtime() -> ctypes.CDLL:
         lib.m2n_host_execute_group.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p,
                                                ctypes.c_int, c_void_pp, c_size_p, c_void_pp,
                                                c_size_p]
+        lib.m2n_host_execute_scaled.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p,
+                                                ctypes.c_int, c_void_pp, c_size_p, c_void_pp,
+                                                c_size_p, c_void_pp, c_size_p]
+        lib.m2n_artifact_reshard_scaling.restype = ctypes.c_char_p
+        lib.m2n_artifact_reshard_scaling.argtypes = [ctypes.c_void_p, ctypes.c_int]
+        lib.m2n_artifact_scale_shape.argtypes = [
+            ctypes.c_void_p, ctypes.c_int, ctypes.c_int, c_int_p, c_int_p,
+            ctypes.POINTER(ctypes.c_int64), c_int_p]
         lib.m2n_cuda_device_count.argtypes = [c_int_p]
         lib.m2n_cuda_context_create.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p,
                                                 ctypes.c_double, c_void_pp]
@@ -116,6 +124,12 @@ def runtime() -> ctypes.CDLL:
         lib.m2n_cuda_group_create.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p, c_int_p]
         lib.m2n_cuda_group_bind.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp, c_size_p,
                                             c_void_pp, c_size_p]
+        lib.m2n_cuda_bind_scaled.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp,
+                                             c_size_p, c_void_pp, c_size_p, c_void_pp,
+                                             c_size_p]
+        lib.m2n_cuda_group_bind_scaled.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp,
+                                                   c_size_p, c_void_pp, c_size_p, c_void_pp,
+                                                   c_size_p]
         lib.m2n_cuda_group_launch.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp]
         lib.m2n_cuda_synchronize.argtypes = [ctypes.c_void_p]
         _runtime = lib

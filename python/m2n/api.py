@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
+import re
 import struct
 import weakref
 from typing import Any, List, Optional, Sequence, Tuple
@@ -19,6 +20,67 @@ from .layout import Mesh, Partial, Placement, Replicate, Shard, layout_ir, local
 
 # The dtypes a reshard converts between on the way (an in-flight cast).
 _CASTABLE = {"float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"}
+
+# Quantizing with scales from the data (docs/fp8-scaling.md): from these
+# into these, the scales float32 (tensor, block) or e8m0 bytes (mx: uint8, or
+# torch.float8_e8m0fnu).
+_QUANTIZED = {"float8_e4m3fn", "float8_e5m2"}
+_QUANTIZED_FROM = {"float32", "float16", "bfloat16"}
+
+
+def _scaling_ir(scaling) -> str:
+    """The IR spelling of a scaling mode: "tensor", "mx" or "block(R, C)"
+    (R, C positive; spaces optional)."""
+    if isinstance(scaling, str):
+        text = scaling.replace(" ", "")
+        if text in ("tensor", "mx"):
+            return text
+        match = re.fullmatch(r"block\((\d+),(\d+)\)", text)
+        if match and int(match.group(1)) > 0 and int(match.group(2)) > 0:
+            return f"block({int(match.group(1))}, {int(match.group(2))})"
+    raise ValueError(f"scaling must be 'tensor', 'block(R, C)' (positive R, C) or 'mx', "
+                     f"got {scaling!r}")
+
+
+def _block_shape(scaling: str, shape: Sequence[int]) -> Tuple[int, ...]:
+    """The extents of one block of a tensor of `shape` (Scaling.h)."""
+    block = [1] * len(shape)
+    if scaling == "tensor":
+        return tuple(max(d, 1) for d in shape)
+    if scaling == "mx":
+        block[-1] = 32
+    else:
+        rows, cols = (int(x) for x in re.findall(r"\d+", scaling))
+        block[-2], block[-1] = rows, cols
+    return tuple(block)
+
+
+def scale_shape(rank: int, *, mesh: Mesh, placements, global_shape,
+                scaling: str) -> Optional[Tuple[int, ...]]:
+    """The shape of rank `rank`'s scales of a quantizing reshard into
+    (mesh, placements) (the blocks its part of the tensor touches: a block
+    cut by a shard boundary has its scale on both sides), or None outside
+    the mesh: to allocate the `scales` of m2n.reshard(..., scaling=)."""
+    scaling = _scaling_ir(scaling)
+    placements = _placements(placements, "placements")
+    shape = _global_shape(global_shape)
+    box = local_box(mesh, placements, shape, int(rank))
+    if box is None:
+        return None
+    if any(end == begin for begin, end in box):
+        return tuple(0 for _ in box)
+    if scaling == "tensor":
+        return tuple(1 for _ in box)
+    block = _block_shape(scaling, shape)
+    return tuple((end - 1) // b - begin // b + 1 for (begin, end), b in zip(box, block))
+
+
+def _global_scale_shape(scaling: str, shape: Sequence[int]) -> Tuple[int, ...]:
+    if scaling == "tensor":
+        return tuple(1 for _ in shape)
+    block = _block_shape(scaling, shape)
+    return tuple(-(-d // b) for d, b in zip(shape, block))
+
 
 # numpy / torch dtype names -> m2n IR element types.
 _IR_TYPES = {
@@ -177,12 +239,43 @@ def _check(tensors: List[Optional[_Tensor]], artifact: jit.Artifact, comm: Commu
                                  f"cuda:{comm.device_of(rank)}")
 
 
+def _check_scales(tensors: List[Optional[_Tensor]], artifact: jit.Artifact,
+                  comm: Communicator, scaling: str, reshard: int = 0) -> None:
+    """A quantizing reshard's scales: each rank's of the shape its blocks
+    give (m2n_artifact_scale_shape), float32, or e8m0 bytes for mx."""
+    dtypes = ("uint8", "float8_e8m0fnu") if scaling == "mx" else ("float32",)
+    for rank in comm.local_ranks:
+        t = tensors[rank]
+        want = artifact.scale_shape(rank, reshard)
+        if want is None:
+            if t is not None:
+                raise ValueError(f"scales[{rank}]: rank {rank} is outside the destination "
+                                 f"mesh; pass None")
+            continue
+        if t is None:
+            raise ValueError(f"scales[{rank}]: rank {rank} holds scales of shape "
+                             f"{list(want)}; pass a tensor")
+        if t.shape != want:
+            raise ValueError(f"{t.what} has shape {list(t.shape)}, rank {rank}'s scales are "
+                             f"{list(want)} (m2n.scale_shape)")
+        if t.dtype not in dtypes:
+            raise TypeError(f"{t.what} has dtype {t.dtype}; scaling={scaling!r} writes "
+                            f"{' or '.join(dtypes)} scales")
+        if not t.contiguous:
+            raise ValueError(f"{t.what} is not contiguous")
+        if comm.backend == "host" and t.kind != "numpy":
+            raise TypeError(f"{t.what}: the host backend takes numpy arrays")
+        if comm.backend != "host" and (t.kind != "torch" or t.device != comm.device_of(rank)):
+            raise ValueError(f"{t.what} must be a CUDA tensor on cuda:{comm.device_of(rank)}")
+
+
 class _Prepared:
     """Everything a warm call needs: the artifact, the byte counts and the
-    pointer arrays (refilled per call) of one (layouts, tensors) signature."""
+    pointer arrays (refilled per call) of one (layouts, tensors) signature;
+    a quantizing reshard's scales too."""
 
     def __init__(self, artifact: jit.Artifact, sources, destinations, comm: Communicator,
-                 alignment: int, reshard: int = 0):
+                 alignment: int, reshard: int = 0, scales=None):
         n = comm.size
         self.artifact = artifact
         self.reshard = reshard  # Its index in the artifact.
@@ -191,6 +284,12 @@ class _Prepared:
         self.dst_bytes = (ctypes.c_size_t * n)(*[t.nbytes if t else 0 for t in destinations])
         self.src_pointers = (ctypes.c_void_p * n)()
         self.dst_pointers = (ctypes.c_void_p * n)()
+        self.quantizing = scales is not None
+        self.scale_bytes = (ctypes.c_size_t * n)(*[t.nbytes if t else 0
+                                                   for t in (scales or [None] * n)])
+        self.scale_pointers = (ctypes.c_void_p * n)()
+        self.last_scales = [None] * n
+        self.cuda_bound = None  # The pointers m2n_cuda_bind_scaled last bound.
         # Weak references to the arrays whose pointers the arrays hold: a
         # numpy array's buffer and strides never change, so the same object
         # needs no new look; torch tensors are asked every call (set_ can
@@ -204,29 +303,36 @@ class _Prepared:
         # The pointers _check_writable_and_disjoint last accepted.
         # (ctypes reads a null pointer back as None.)
         self.checked = (tuple(t and _pointer(t.value) or None for t in sources),
-                        tuple(t and _pointer(t.value) or None for t in destinations))
+                        tuple(t and _pointer(t.value) or None for t in destinations),
+                        tuple(t and _pointer(t.value) or None for t in (scales or [None] * n)))
 
-    def recheck(self, src, dst) -> None:
+    def recheck(self, src, dst, scales=None) -> None:
         """After refresh: new buffers (torch tensors at other addresses, or
         new numpy arrays, which may be read-only views) are checked for
         writability and overlap as the first call's were."""
-        pointers = (tuple(self.src_pointers), tuple(self.dst_pointers))
+        pointers = (tuple(self.src_pointers), tuple(self.dst_pointers),
+                    tuple(self.scale_pointers))
+        written = [(dst, "dst")] + ([(scales, "scales")] if scales is not None else [])
         if pointers == self.checked and not self.fresh:
             # The same numpy arrays may have been made read-only since.
-            for r, t in enumerate(dst):
-                flags = getattr(t, "flags", None) if self.numpy else None
-                if flags is not None and not flags.writeable:
-                    raise ValueError(f"dst[{r}] is read-only; a destination must be "
-                                     f"writable")
+            for tensors, what in written:
+                for r, t in enumerate(tensors):
+                    flags = getattr(t, "flags", None) if self.numpy else None
+                    if flags is not None and not flags.writeable:
+                        raise ValueError(f"{what}[{r}] is read-only; a destination must be "
+                                         f"writable")
             return
         _check_writable_and_disjoint(
             [None if t is None else _Tensor(t, f"src[{r}]") for r, t in enumerate(src)],
-            [None if t is None else _Tensor(t, f"dst[{r}]") for r, t in enumerate(dst)])
+            [None if t is None else _Tensor(t, f"{what}[{r}]")
+             for tensors, what in written for r, t in enumerate(tensors)])
         self.checked = pointers
 
-    def refresh(self, tensors, last, pointers, what: str) -> None:
+    def refresh(self, tensors, last, pointers, what: str, aligned: bool = True) -> None:
         """Refills `pointers` from `tensors`; self.fresh says whether a numpy
-        array is a new object (it may be a read-only view of old memory)."""
+        array is a new object (it may be a read-only view of old memory).
+        `aligned`: the reshard was compiled for their alignment (scales are
+        only element-aligned: the runtime checks that)."""
         numpy = self.numpy
         for r, t in enumerate(tensors):
             if t is None or (numpy and last[r] is not None and last[r]() is t):
@@ -237,7 +343,7 @@ class _Prepared:
             pointer = _pointer(t)
             # Less aligned than compiled for: compile again, unless it is not
             # even aligned to its elements (the runtime refuses that).
-            if pointer % self.alignment and pointer % _itemsize(t) == 0:
+            if aligned and pointer % self.alignment and pointer % _itemsize(t) == 0:
                 raise _Misaligned()
             pointers[r] = pointer
             last[r] = weakref.ref(t) if numpy else None
@@ -305,7 +411,8 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
             src_placements: Sequence[Placement], dst_mesh: Mesh,
             dst_placements: Sequence[Placement], global_shape: Optional[Sequence[int]] = None,
             options: str = "", dtype=None, stable_buffers: bool = False,
-            scale: Optional[float] = None) -> None:
+            scale: Optional[float] = None, scaling: Optional[str] = None,
+            scales=None) -> None:
     """Moves the tensor from (src_mesh, src_placements) to (dst_mesh,
     dst_placements): dst[r] receives rank r's part of the destination layout.
     Destinations of another float dtype than the sources (float32, float16,
@@ -314,6 +421,14 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
     fp8 saturating), e.g. a bf16 trainer's weights into an fp8 generator;
     `scale` (a float, rounded to float32; default 1) needs such a cast and
     is compiled into the reshard.
+    Quantizing with scales from the data (docs/fp8-scaling.md): with
+    scaling= ('tensor', 'block(R, C)', e.g. DeepSeek-V3's 'block(128, 128)',
+    or 'mx'), float32/float16/bfloat16 sources go into float8_e4m3fn or
+    float8_e5m2 destinations as to_fp8(x / scale), each block's scale
+    computed from the data of this very call (amax / the fp8 type's largest
+    value; for mx a power of two) and written to scales[r]: rank r's
+    scales of the blocks its part touches (shape: m2n.scale_shape; float32,
+    or uint8 / float8_e8m0fnu e8m0 bytes for mx).
     `stream` (CUDA backend): one stream per rank, or None for each device's
     current stream. `options`: --m2n-pipeline options (strategy=, max-ctas=,
     topology=, ...).
@@ -333,6 +448,10 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
         dtypes = {str(t.dtype).replace("torch.", "") for t in (src, dst) if t is not None}
         if dtype is not None:
             dtypes.add(str(dtype).replace("torch.", ""))
+        if scaling is not None or scales is not None:
+            raise ValueError("quantizing reshards (scaling=) run with one process for every "
+                             "rank so far, not with a process-group communicator "
+                             "(docs/fp8-scaling.md, status)")
         if scale is not None or len(dtypes) > 1:
             raise ValueError("casts (scale=, or source and destination dtypes "
                              f"{' and '.join(sorted(dtypes))}) are not supported with a "
@@ -343,27 +462,33 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
     try:
         key = (id(comm), src_mesh, tuple(src_placements), dst_mesh, tuple(dst_placements),
                None if global_shape is None else tuple(global_shape), options,
-               _signature(src), _signature(dst), scale)
+               _signature(src), _signature(dst), scale, scaling,
+               None if scales is None else _signature(scales))
         prepared = _prepared.get(key)
     except (TypeError, AttributeError):  # Not tensors: the slow path says why.
         prepared = None
+
+    def prepare() -> _Prepared:
+        return _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
+                        global_shape, options, scale=scale, scaling=scaling, scales=scales)
+
+    def refresh(p: _Prepared) -> None:
+        p.fresh = False
+        p.refresh(src, p.last_src, p.src_pointers, "src")
+        p.refresh(dst, p.last_dst, p.dst_pointers, "dst")
+        if p.quantizing:
+            p.refresh(scales, p.last_scales, p.scale_pointers, "scales", aligned=False)
+
     if prepared is None or prepared.comm is not comm:
-        prepared = _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh,
-                            dst_placements, global_shape, options, scale=scale)
+        prepared = prepare()
         _prepared[key] = prepared
-    n = comm.size
-    prepared.fresh = False
     try:
-        prepared.refresh(src, prepared.last_src, prepared.src_pointers, "src")
-        prepared.refresh(dst, prepared.last_dst, prepared.dst_pointers, "dst")
+        refresh(prepared)
     except _Misaligned:  # Buffers less aligned than the first call's.
-        prepared = _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh,
-                            dst_placements, global_shape, options, scale=scale)
+        prepared = prepare()
         _prepared[key] = prepared
-        prepared.fresh = False
-        prepared.refresh(src, prepared.last_src, prepared.src_pointers, "src")
-        prepared.refresh(dst, prepared.last_dst, prepared.dst_pointers, "dst")
-    prepared.recheck(src, dst)
+        refresh(prepared)
+    prepared.recheck(src, dst, scales if prepared.quantizing else None)
     _execute(prepared, src, dst, comm, stream)
 
 
@@ -372,6 +497,12 @@ def _execute(prepared: _Prepared, src, dst, comm: Communicator, stream) -> None:
     n = comm.size
     lib = _native.runtime()
     if comm.backend == "host":
+        if prepared.quantizing:
+            _native.check(lib.m2n_host_execute_scaled(
+                prepared.artifact.handle, 1, (ctypes.c_int * 1)(prepared.reshard), n,
+                prepared.src_pointers, prepared.src_bytes, prepared.dst_pointers,
+                prepared.dst_bytes, prepared.scale_pointers, prepared.scale_bytes))
+            return
         _native.check(lib.m2n_host_execute(prepared.artifact.handle, prepared.reshard, n,
                                            prepared.src_pointers, prepared.src_bytes,
                                            prepared.dst_pointers, prepared.dst_bytes))
@@ -382,7 +513,22 @@ def _execute(prepared: _Prepared, src, dst, comm: Communicator, stream) -> None:
                 raise ValueError(f"{what}[{r}] is on {t.device}, rank {r} runs on "
                                  f"cuda:{comm.devices[r]}")
     streams = _streams(comm, stream)
-    _native.check(lib.m2n_cuda_execute(comm.cuda_context(prepared.artifact), prepared.reshard,
+    context = comm.cuda_context(prepared.artifact)
+    if prepared.quantizing:
+        # Bound (tables of amaxes allocated, items encoded) when the buffers
+        # change; every launch computes its scales from its data.
+        pointers = (context.value, tuple(prepared.src_pointers),
+                    tuple(prepared.dst_pointers), tuple(prepared.scale_pointers))
+        if prepared.cuda_bound != pointers:
+            _native.check(lib.m2n_cuda_bind_scaled(
+                context, prepared.reshard, prepared.src_pointers, prepared.src_bytes,
+                prepared.dst_pointers, prepared.dst_bytes, prepared.scale_pointers,
+                prepared.scale_bytes))
+            prepared.cuda_bound = pointers
+        _native.check(lib.m2n_cuda_launch(context, prepared.reshard,
+                                          (ctypes.c_void_p * n)(*streams)))
+        return
+    _native.check(lib.m2n_cuda_execute(context, prepared.reshard,
                                        prepared.src_pointers, prepared.src_bytes,
                                        prepared.dst_pointers, prepared.dst_bytes,
                                        (ctypes.c_void_p * n)(*streams)))
@@ -390,37 +536,45 @@ def _execute(prepared: _Prepared, src, dst, comm: Communicator, stream) -> None:
 
 def compiled(comm: Communicator, src_mesh: Mesh, src_placements, dst_mesh: Mesh,
              dst_placements, global_shape, dtype: str, options: str = "",
-             dst_dtype: Optional[str] = None, scale: Optional[float] = None) -> jit.Artifact:
+             dst_dtype: Optional[str] = None, scale: Optional[float] = None,
+             scaling: Optional[str] = None) -> jit.Artifact:
     """The artifact of a reshard (JIT-compiled on first use, then cached);
-    dst_dtype and scale: an in-flight cast."""
+    dst_dtype and scale: an in-flight cast; scaling: a quantizing one."""
     src_placements = _placements(src_placements, "src_placements")
     dst_placements = _placements(dst_placements, "dst_placements")
     shape = _global_shape(global_shape)
     key = (comm.size, comm.backend, src_mesh, src_placements, dst_mesh, dst_placements,
-           shape, dtype, options, dst_dtype, scale)
+           shape, dtype, options, dst_dtype, scale, scaling)
 
     def build_ir() -> str:
         return _reshard_ir("reshard", comm.size, src_mesh, src_placements, dst_mesh,
-                           dst_placements, shape, dtype, dst_dtype, scale)
+                           dst_placements, shape, dtype, dst_dtype, scale, scaling)
 
     return jit.get(key, build_ir, options, comm.target)
 
 
 def _reshard_parts(src_mesh: Mesh, src_placements, dst_mesh: Mesh, dst_placements, shape,
                    dtype: str, dst_dtype: Optional[str] = None,
-                   scale: Optional[float] = None) -> Tuple[str, str, str]:
-    """The source and destination types of one m2n.reshard and its
-    attributes (the scale of a cast as its float32 bits)."""
+                   scale: Optional[float] = None,
+                   scaling: Optional[str] = None) -> Tuple[str, str, str, Optional[str]]:
+    """The source and destination types of one m2n.reshard, its attributes
+    (the scale of a cast as its float32 bits, a quantizing scaling) and, for
+    a quantizing reshard, the type of its scales."""
     extents = "x".join(str(d) for d in shape) + "x"
+    dst_layout = layout_ir(dst_mesh, dst_placements, len(shape))
     src_type = (f"!m2n.dist<{extents}{_IR_TYPES[dtype]}, "
                 f"{layout_ir(src_mesh, src_placements, len(shape))}>")
-    dst_type = (f"!m2n.dist<{extents}{_IR_TYPES[dst_dtype or dtype]}, "
-                f"{layout_ir(dst_mesh, dst_placements, len(shape))}>")
-    attrs = ""
+    dst_type = f"!m2n.dist<{extents}{_IR_TYPES[dst_dtype or dtype]}, {dst_layout}>"
+    attrs, scales_type = "", None
     if scale is not None:
         bits = struct.unpack("<I", struct.pack("<f", scale))[0]
         attrs = f" {{scale = 0x{bits:08X} : f32}}"
-    return src_type, dst_type, attrs
+    if scaling is not None:
+        attrs = f" {{scaling = #m2n.scaling<{scaling}>}}"
+        blocks = "x".join(str(d) for d in _global_scale_shape(scaling, shape)) + "x"
+        element = "f8E8M0FNU" if scaling == "mx" else "f32"
+        scales_type = f"!m2n.dist<{blocks}{element}, {dst_layout}>"
+    return src_type, dst_type, attrs, scales_type
 
 
 def _reshard_ir(name: str, size: int, *layouts, **kwargs) -> str:
@@ -436,12 +590,15 @@ def _group_ir(name: str, size: int, reshards, group: bool = True) -> str:
     of them, named `name`: compiled into one program per rank."""
     comm_type = f"!m2n.comm<{size}>"
     parts = [_reshard_parts(*layouts, **kwargs) for layouts, kwargs in reshards]
-    arguments = "".join(f", %x{i}: {src}" for i, (src, _, _) in enumerate(parts))
-    body = "".join(f"  %{i} = m2n.reshard %x{i} on %c{attrs} : {comm_type}, {src} -> {dst}\n"
-                   for i, (src, dst, attrs) in enumerate(parts))
+    arguments = "".join(f", %x{i}: {src}" for i, (src, _, _, _) in enumerate(parts))
+    # A quantizing reshard's second result: its scales.
+    body = "".join(
+        f"  %{i}{f', %s{i}' if scales else ''} = m2n.reshard %x{i} on %c{attrs} : "
+        f"{comm_type}, {src} -> {dst}{f', {scales}' if scales else ''}\n"
+        for i, (src, dst, attrs, scales) in enumerate(parts))
     if group:
         members = ", ".join(f"%{i}" for i in range(len(parts)))
-        types = ", ".join(dst for _, dst, _ in parts)
+        types = ", ".join(dst for _, dst, _, _ in parts)
         body += f'  m2n.group "{name}"({members}) : {types}\n'
     return f"func.func @{name}(%c: {comm_type}{arguments}) {{\n{body}  return\n}}\n"
 
@@ -462,7 +619,8 @@ class _Call:
     the alignment its buffers have."""
 
     def __init__(self, src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
-                 global_shape, dtype=None, alignment=None, scale=None):
+                 global_shape, dtype=None, alignment=None, scale=None, scaling=None,
+                 scales=None):
         if not isinstance(comm, Communicator):
             raise TypeError(f"comm must be an m2n.Communicator, got {type(comm).__name__}")
         sources = _per_rank(src, comm, "src")
@@ -475,7 +633,20 @@ class _Call:
             if t is not None and not t.shape:
                 raise ValueError(f"{t.what} is 0-dimensional; m2n moves tensors of rank >= 1 "
                                  f"(reshape a scalar to [1])")
-        _check_writable_and_disjoint(sources, destinations)
+        if scaling is None and scales is not None:
+            raise ValueError("scales= is the output of a quantizing reshard: pass scaling= "
+                             "too ('tensor', 'block(R, C)' or 'mx')")
+        scale_tensors = None
+        if scaling is not None:
+            scaling = _scaling_ir(scaling)
+            if scale is not None:
+                raise ValueError("scale= is a cast's fixed factor; scaling= computes the "
+                                 "scales from the data: pass one of them")
+            if scales is None:
+                raise ValueError(f"scaling={scaling!r} writes a scale tensor per rank: pass "
+                                 f"scales= (shapes from m2n.scale_shape)")
+            scale_tensors = _per_rank(scales, comm, "scales")
+        _check_writable_and_disjoint(sources, destinations + (scale_tensors or []))
         for mesh, name in ((src_mesh, "src_mesh"), (dst_mesh, "dst_mesh")):
             if not isinstance(mesh, Mesh):
                 raise TypeError(f"{name} must be an m2n.Mesh, got {type(mesh).__name__}")
@@ -516,6 +687,11 @@ class _Call:
                 finite = False
             if not finite:
                 raise ValueError(f"scale {scale} is not a finite float32")
+        if scaling is not None and (dst_dtype not in _QUANTIZED or
+                                    dtype not in _QUANTIZED_FROM):
+            raise TypeError(f"scaling= quantizes float32, float16 or bfloat16 sources into "
+                            f"float8_e4m3fn or float8_e5m2 destinations; these are {dtype} "
+                            f"and {dst_dtype}")
         tensor_rank = len(global_shape) if global_shape is not None else len(first.shape)
         layout_ir(src_mesh, src_placements, tensor_rank)  # Checks the placements.
         layout_ir(dst_mesh, dst_placements, tensor_rank)
@@ -531,17 +707,28 @@ class _Call:
         self.dst_mesh, self.dst_placements = dst_mesh, dst_placements
         self.dtype, self.dst_dtype = dtype, dst_dtype
         self.scale = scale if dst_dtype != dtype else None
+        self.scaling, self.scales = scaling, scale_tensors
+        if scaling == "mx" and self.shape[-1] % 32:
+            raise ValueError(f"scaling='mx' needs a last dimension that is a multiple of 32 "
+                             f"(one scale per 32 elements); the tensor is "
+                             f"{list(self.shape)}")
+        if scaling is not None and scaling.startswith("block") and len(self.shape) < 2:
+            raise ValueError(f"scaling={scaling!r} cuts the last two dimensions into blocks; "
+                             f"the tensor is {list(self.shape)}")
 
     def layouts(self) -> tuple:
         return (self.src_mesh, self.src_placements, self.dst_mesh, self.dst_placements,
-                self.shape, self.dtype, self.dst_dtype, self.scale)
+                self.shape, self.dtype, self.dst_dtype, self.scale, self.scaling)
 
     def bind(self, artifact: jit.Artifact, comm: Communicator, alignment: int,
              reshard: int = 0) -> _Prepared:
         """Checks the tensors against reshard `reshard` of `artifact`."""
         _check(self.sources, artifact, comm, True, self.dtype, "src", reshard)
         _check(self.destinations, artifact, comm, False, self.dst_dtype, "dst", reshard)
-        return _Prepared(artifact, self.sources, self.destinations, comm, alignment, reshard)
+        if self.scaling is not None:
+            _check_scales(self.scales, artifact, comm, self.scaling, reshard)
+        return _Prepared(artifact, self.sources, self.destinations, comm, alignment, reshard,
+                         self.scales)
 
 
 def _aligned(options: str, alignment: int) -> str:
@@ -549,15 +736,17 @@ def _aligned(options: str, alignment: int) -> str:
 
 
 def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
-             global_shape, options, dtype=None, alignment=None, scale=None) -> _Prepared:
+             global_shape, options, dtype=None, alignment=None, scale=None,
+             scaling=None, scales=None) -> _Prepared:
     """The first call of a signature: checks everything, compiles (or finds
     the cached artifact) for the alignment of the buffers (`alignment`, or
     that of the given tensors) and validates every tensor against it."""
     call = _Call(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
-                 global_shape, dtype, alignment, scale)
+                 global_shape, dtype, alignment, scale, scaling, scales)
     artifact = compiled(comm, call.src_mesh, call.src_placements, call.dst_mesh,
                         call.dst_placements, call.shape, call.dtype,
-                        _aligned(options, call.alignment), call.dst_dtype, call.scale)
+                        _aligned(options, call.alignment), call.dst_dtype, call.scale,
+                        call.scaling)
     return call.bind(artifact, comm, call.alignment)
 
 
@@ -592,7 +781,8 @@ def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
             raise TypeError(f"calls[{i}] must be a dict of reshard() arguments, "
                             f"got {type(call).__name__}")
         unknown = set(call) - {"src", "dst", "src_mesh", "src_placements", "dst_mesh",
-                               "dst_placements", "global_shape", "scale"}
+                               "dst_placements", "global_shape", "scale", "scaling",
+                               "scales"}
         if unknown:
             raise TypeError(f"calls[{i}]: unknown argument(s) {', '.join(sorted(unknown))}")
         missing = {"src", "dst", "src_mesh", "src_placements", "dst_mesh",
@@ -611,7 +801,8 @@ def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
             (c["src_mesh"], tuple(c["src_placements"]), c["dst_mesh"],
              tuple(c["dst_placements"]),
              None if c.get("global_shape") is None else tuple(c["global_shape"]),
-             _signature(c["src"]), _signature(c["dst"]), c.get("scale")) for c in calls)
+             _signature(c["src"]), _signature(c["dst"]), c.get("scale"), c.get("scaling"),
+             None if c.get("scales") is None else _signature(c["scales"])) for c in calls)
         prepared = _prepared_many.get(key)
     except (TypeError, AttributeError):  # Not tensors: the slow path says why.
         key, prepared = None, None
@@ -624,12 +815,15 @@ def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
         try:
             p.refresh(call["src"], p.last_src, p.src_pointers, "src")
             p.refresh(call["dst"], p.last_dst, p.dst_pointers, "dst")
+            if p.quantizing:
+                p.refresh(call["scales"], p.last_scales, p.scale_pointers, "scales",
+                          aligned=False)
         except _Misaligned:  # Less aligned than the first call's: prepare again.
             if key is not None:  # The next call prepares it again.
                 _prepared_many.pop(key, None)
             return reshard_many(calls, comm, stream, options=options, group=group)
     for p, call in zip(prepared.members, calls):  # Every check before any move.
-        p.recheck(call["src"], call["dst"])
+        p.recheck(call["src"], call["dst"], call.get("scales") if p.quantizing else None)
     if not group:
         for p, call in zip(prepared.members, calls):
             _execute(p, call["src"], call["dst"], comm, stream)
@@ -656,6 +850,9 @@ class _Group:
         self.reshards = (ctypes.c_int * m)(*compiled)
         self.src_bytes = (ctypes.c_size_t * (m * n))(*[b for p in members for b in p.src_bytes])
         self.dst_bytes = (ctypes.c_size_t * (m * n))(*[b for p in members for b in p.dst_bytes])
+        self.quantizing = any(p.quantizing for p in members)
+        self.scale_bytes = (ctypes.c_size_t * (m * n))(*[b for p in members
+                                                         for b in p.scale_bytes])
         self.checked = None  # Pointers the last cross-call check accepted.
         self.context = None
         self.group = ctypes.c_int(-1)
@@ -663,7 +860,8 @@ class _Group:
 
     def pointers(self):
         return (tuple(x for p in self.members for x in p.src_pointers),
-                tuple(x for p in self.members for x in p.dst_pointers))
+                tuple(x for p in self.members for x in p.dst_pointers),
+                tuple(x for p in self.members for x in p.scale_pointers))
 
     def check_disjoint(self, calls) -> None:
         """No destination of one call may share bytes with any tensor of
@@ -675,8 +873,9 @@ class _Group:
         for i, call in enumerate(calls):
             sources += [None if t is None else _Tensor(t, f"calls[{i}]['src'][{r}]")
                         for r, t in enumerate(call["src"])]
-            destinations += [None if t is None else _Tensor(t, f"calls[{i}]['dst'][{r}]")
-                             for r, t in enumerate(call["dst"])]
+            for what in ("dst", "scales"):
+                destinations += [None if t is None else _Tensor(t, f"calls[{i}]['{what}'][{r}]")
+                                 for r, t in enumerate(call.get(what) or [])]
         _check_writable_and_disjoint(sources, destinations)
         self.checked = pointers
 
@@ -684,13 +883,14 @@ class _Group:
         comm, n, m = self.comm, self.comm.size, len(self.members)
         lib = _native.runtime()
         artifact = self.members[0].artifact
-        src, dst = self.pointers()
+        src, dst, scales = self.pointers()
         src_array = (ctypes.c_void_p * (m * n))(*src)
         dst_array = (ctypes.c_void_p * (m * n))(*dst)
+        scale_array = (ctypes.c_void_p * (m * n))(*scales) if self.quantizing else None
         if comm.backend == "host":
-            _native.check(lib.m2n_host_execute_group(
+            _native.check(lib.m2n_host_execute_scaled(
                 artifact.handle, m, self.reshards, n, src_array, self.src_bytes, dst_array,
-                self.dst_bytes))
+                self.dst_bytes, scale_array, self.scale_bytes if self.quantizing else None))
             return
         for i, call in enumerate(calls):  # A tensor may have moved to another device.
             for what in ("src", "dst"):
@@ -704,10 +904,16 @@ class _Group:
             _native.check(lib.m2n_cuda_group_create(context, m, self.reshards,
                                                     ctypes.byref(self.group)))
             self.context, self.bound = context, None
-        if self.bound != (src, dst):
-            _native.check(lib.m2n_cuda_group_bind(context, self.group, src_array,
-                                                  self.src_bytes, dst_array, self.dst_bytes))
-            self.bound = (src, dst)
+        if self.bound != (src, dst, scales):
+            if self.quantizing:
+                _native.check(lib.m2n_cuda_group_bind_scaled(
+                    context, self.group, src_array, self.src_bytes, dst_array, self.dst_bytes,
+                    scale_array, self.scale_bytes))
+            else:
+                _native.check(lib.m2n_cuda_group_bind(context, self.group, src_array,
+                                                      self.src_bytes, dst_array,
+                                                      self.dst_bytes))
+            self.bound = (src, dst, scales)
         _native.check(lib.m2n_cuda_group_launch(context, self.group,
                                                 (ctypes.c_void_p * n)(*streams)))
 
@@ -729,14 +935,15 @@ def _prepare_many(calls, comm: Communicator, options: str) -> List[_Prepared]:
     of any of them), each call bound to its reshard in it."""
     checked = [_Call(c["src"], c["dst"], comm, c["src_mesh"], c["src_placements"],
                      c["dst_mesh"], c["dst_placements"], c.get("global_shape"),
-                     scale=c.get("scale"))
+                     scale=c.get("scale"), scaling=c.get("scaling"), scales=c.get("scales"))
                for c in calls]
     alignment = min(c.alignment for c in checked)
     key = ("many", comm.size, comm.backend, options, alignment) + tuple(
         c.layouts() for c in checked)
 
     def build_ir() -> str:
-        return _group_ir("reshard_many", comm.size, [(c.layouts(), {}) for c in checked])
+        return _group_ir("reshard_many", comm.size,
+                         [(c.layouts(), {}) for c in checked])
 
     artifact = jit.get(key, build_ir, _aligned(options, alignment), comm.target)
     return [c.bind(artifact, comm, alignment, i) for i, c in enumerate(checked)]

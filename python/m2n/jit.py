@@ -172,6 +172,19 @@ class Artifact:
             self._shapes[key] = tuple(shape[:dims.value]) if present.value else None
         return self._shapes[key]
 
+    def scale_shape(self, rank: int, reshard: int = 0) -> Optional[Tuple[int, ...]]:
+        """Rank `rank`'s scales of a quantizing reshard (the blocks its
+        destination part touches), or None (no scales there)."""
+        key = (reshard, rank, "scales")
+        if key not in self._shapes:
+            present, dims, element = ctypes.c_int(), ctypes.c_int(), ctypes.c_int()
+            shape = (ctypes.c_int64 * 8)()
+            _native.check(_native.runtime().m2n_artifact_scale_shape(
+                self.handle, reshard, rank, ctypes.byref(present), ctypes.byref(dims), shape,
+                ctypes.byref(element)))
+            self._shapes[key] = tuple(shape[:dims.value]) if present.value else None
+        return self._shapes[key]
+
     def __del__(self):
         handle = getattr(self, "handle", None)
         if handle:

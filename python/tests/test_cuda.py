@@ -272,3 +272,49 @@ def test_views_at_any_alignment():
         for o, g in zip(out, gathered):
             assert torch.equal(o.cpu(), total)
             assert torch.equal(g.cpu(), torch.cat(parts))
+
+
+@pytest.mark.parametrize("fmt,scaling", [("float8_e4m3fn", "block(128, 128)"),
+                                         ("float8_e5m2", "mx")])
+def test_quantizing_reshard_computes_scales_from_each_call(fmt, scaling):
+    """A bf16 weight TP2 -> TP3 on 5 ranks quantized with scales from the
+    data: two calls with different weights each get their own scales, both
+    bit for bit against the independent quantizer (one binding, launched
+    twice)."""
+    import numpy as np
+    import fp8_reference as ref
+    comm = m2n.Communicator.from_devices(devices(5))
+    dev = [f"cuda:{d}" for d in comm.devices]
+    shape = (256, 384)
+    src_mesh, dst_mesh = Mesh([2]), Mesh([3], start_rank=2)
+    mode = ("block", 128, 128) if scaling.startswith("block") else ("mx",)
+    src = [torch.empty(128, 384, dtype=torch.bfloat16, device=dev[r]) if r < 2 else None
+           for r in range(5)]
+    dst = [None, None] + [torch.zeros(256, 128, dtype=getattr(torch, fmt), device=dev[r])
+                          for r in range(2, 5)]
+    scales = [None if r < 2 else torch.zeros(
+        m2n.scale_shape(r, mesh=dst_mesh, placements=[Shard(1)], global_shape=shape,
+                        scaling=scaling),
+        dtype=torch.uint8 if mode[0] == "mx" else torch.float32, device=dev[r])
+        for r in range(5)]
+    for call in range(2):
+        w = (torch.randn(shape) * 2.0 ** (4 * call - 2)).to(torch.bfloat16)
+        w[:128, :128] = 0  # A block of zeros: scale 1.
+        for r in range(2):
+            src[r].copy_(w[128 * r:128 * (r + 1)])
+        m2n.reshard(src, dst, comm, src_mesh=src_mesh, src_placements=[Shard(0)],
+                    dst_mesh=dst_mesh, dst_placements=[Shard(1)], scaling=scaling,
+                    scales=scales)
+        comm.synchronize()
+        bits, want_scales, e8m0 = ref.scaled_quantize(w.float().numpy(), mode, fmt)
+        for r in range(2, 5):
+            cols = slice(128 * (r - 2), 128 * (r - 1))
+            got = dst[r].cpu().view(torch.uint8).numpy()
+            assert np.array_equal(got, bits[:, cols]), f"call {call}, rank {r}"
+            block = (128, 128) if mode[0] == "block" else (1, 32)
+            held = (slice(0, 256 // block[0]),
+                    slice(cols.start // block[1], cols.stop // block[1]))
+            expected = e8m0[held] if mode[0] == "mx" else want_scales[held]
+            assert scales[r].cpu().numpy().tobytes() == expected.tobytes(), \
+                f"call {call}, rank {r} scales"
+

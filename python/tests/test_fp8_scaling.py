@@ -169,3 +169,149 @@ def test_m2n_sim_matches_the_independent_quantizer(tmp_path, name, source, fmt,
         got_scales = np.load(out / f"scales{rank}.npy")
         want = e8m0[held] if mode[0] == "mx" else ref_scales[held]
         assert got_scales.tobytes() == want.tobytes(), f"rank {rank} scales"
+
+
+# m2n's compiled quantizing reshards (the Python frontend's IR, the
+# pipeline, the runtime's host backend) against the independent quantizer.
+# numpy has no fp8 dtype, so destinations are raw bytes handed to the
+# runtime, as in test_fp8_casts.py.
+
+def _aligned(array, alignment=64):
+    raw = np.empty(array.nbytes + alignment, np.uint8)
+    start = -raw.ctypes.data % alignment
+    copy = raw[start:start + array.nbytes].view(array.dtype).reshape(array.shape)
+    copy[...] = array
+    return copy
+
+
+def _run_quantizing(values, fmt, scaling, src, dst, seed_note=""):
+    """values (float32 or float16, global) from rows/cols sharded over
+    `src` = (ranks, dim) to `dst` = (ranks, dim) on the ranks after them,
+    quantized with `scaling`: each destination rank's bytes and scales."""
+    import ctypes
+    import m2n
+    from m2n import Mesh, Shard, _native
+    from m2n.api import compiled
+    from m2n.layout import local_box
+
+    shape = values.shape
+    n = src[0] + dst[0]
+    comm = m2n.Communicator.host(n)
+    src_mesh = Mesh([src[0]])
+    dst_mesh = Mesh([dst[0]], ranks=list(range(src[0], n)))
+    artifact = compiled(comm, src_mesh, [Shard(src[1])], dst_mesh, [Shard(dst[1])], shape,
+                        str(values.dtype), dst_dtype=fmt, scaling=scaling)
+    sources, outs, scales = [None] * n, [None] * n, [None] * n
+    for rank in range(n):
+        box = local_box(src_mesh, [Shard(src[1])], shape, rank)
+        if box is not None:
+            sources[rank] = _aligned(values[tuple(slice(b, e) for b, e in box)])
+        box = local_box(dst_mesh, [Shard(dst[1])], shape, rank)
+        if box is not None:
+            outs[rank] = _aligned(np.full([e - b for b, e in box], 0x5A, np.uint8))
+            shape_here = m2n.scale_shape(rank, mesh=dst_mesh, placements=[Shard(dst[1])],
+                                         global_shape=shape, scaling=scaling)
+            # The Python rule and the C library's agree.
+            assert shape_here == artifact.scale_shape(rank)
+            scales[rank] = _aligned(np.full(shape_here, np.nan, np.float32)
+                                    if scaling != "mx" else
+                                    np.full(shape_here, 0xFF, np.uint8))
+    pointers = lambda arrays: (ctypes.c_void_p * n)(
+        *[None if a is None else a.ctypes.data for a in arrays])
+    sizes = lambda arrays: (ctypes.c_size_t * n)(*[0 if a is None else a.nbytes
+                                                   for a in arrays])
+    _native.check(_native.runtime().m2n_host_execute_scaled(
+        artifact.handle, 1, (ctypes.c_int * 1)(0), n, pointers(sources), sizes(sources),
+        pointers(outs), sizes(outs), pointers(scales), sizes(scales)))
+    return dst_mesh, outs, scales
+
+
+COMPILED = [
+    # Blocks straddling both sides' uneven shards, a ragged last block.
+    (E4M3, "block(4, 8)", (10, 21), (3, 1), (2, 0), "float32"),
+    (E5M2, "block(4, 8)", (10, 21), (2, 0), (3, 1), "float16"),
+    # DeepSeek-V3's blocks: rows into columns.
+    (E4M3, "block(128, 128)", (256, 384), (2, 0), (3, 1), "float32"),
+    (E5M2, "mx", (6, 96), (2, 0), (3, 1), "float32"),
+    (E4M3, "mx", (5, 64), (2, 1), (2, 0), "float16"),
+    (E4M3, "tensor", (9, 7), (3, 0), (2, 1), "float32"),
+]
+
+
+@pytest.mark.parametrize("fmt,scaling,shape,src,dst,source", COMPILED)
+def test_compiled_reshards_match_the_independent_quantizer(fmt, scaling, shape, src, dst,
+                                                           source):
+    """Zeros (whole blocks of them), NaN, an infinity, 30 binades: every
+    destination element and every scale a rank holds, bit for bit (NaN as
+    a NaN encoding)."""
+    from m2n import Shard
+    from m2n.layout import local_box
+
+    seed = int(np.random.default_rng().integers(1 << 30))
+    print(f"seed {seed}")
+    rng = np.random.default_rng(seed)
+    values = (rng.standard_normal(shape) * 2.0 ** rng.integers(-15, 15, shape))
+    values[rng.random(shape) < 0.15] = 0.0
+    values[:4, :8] = 0.0  # A whole block of zeros (scale 1).
+    values.flat[rng.integers(values.size)] = np.nan
+    values.flat[rng.integers(values.size)] = -np.inf
+    values = values.astype(source)
+    mode = (("block",) + tuple(int(x) for x in scaling[6:-1].split(","))
+            if scaling.startswith("block") else (scaling,))
+    bits, ref_scales, e8m0 = scaled_quantize(values.astype(np.float32), mode, fmt)
+    dst_mesh, outs, scales = _run_quantizing(values, fmt, scaling, src, dst)
+    block = block_shape(shape, mode)
+    for rank, out in enumerate(outs):
+        if out is None:
+            continue
+        box = local_box(dst_mesh, [Shard(dst[1])], shape, rank)
+        want = bits[tuple(slice(b, e) for b, e in box)]
+        nan = is_nan(want, fmt)
+        assert np.array_equal(is_nan(out, fmt), nan), f"rank {rank} NaNs (seed {seed})"
+        assert np.array_equal(out[~nan], want[~nan]), f"rank {rank} elements (seed {seed})"
+        held = tuple(slice(b // k, -(-e // k)) for (b, e), k in zip(box, block))
+        if mode[0] == "tensor":
+            held = tuple(slice(0, 1) for _ in shape)
+        expected = e8m0[held] if mode[0] == "mx" else ref_scales[held]
+        assert scales[rank].tobytes() == expected.tobytes(), f"rank {rank} scales"
+
+
+def test_scaling_is_checked_before_compiling():
+    import m2n
+    from m2n import Mesh, Shard
+
+    comm = m2n.Communicator.host(2)
+    src = [np.zeros((4, 8), np.float32), None]
+    dst = [None, np.zeros((4, 8), np.float32)]
+    layouts = dict(src_mesh=Mesh([1]), src_placements=[Shard(0)],
+                   dst_mesh=Mesh([1], ranks=[1]), dst_placements=[Shard(0)])
+    scales = [None, np.zeros((1, 1), np.float32)]
+    with pytest.raises(TypeError, match="float8_e4m3fn or float8_e5m2 destinations"):
+        m2n.reshard(src, dst, comm, scaling="block(4, 8)", scales=scales, **layouts)
+    with pytest.raises(ValueError, match="scaling must be 'tensor', 'block"):
+        m2n.reshard(src, dst, comm, scaling="blocks(4)", scales=scales, **layouts)
+    with pytest.raises(ValueError, match="block\\(0, 8\\)|scaling must be"):
+        m2n.reshard(src, dst, comm, scaling="block(0, 8)", scales=scales, **layouts)
+    with pytest.raises(ValueError, match="pass scaling= too"):
+        m2n.reshard(src, dst, comm, scales=scales, **layouts)
+    with pytest.raises(ValueError, match="pass scales="):
+        m2n.reshard(src, dst, comm, scaling="tensor", **layouts)
+    with pytest.raises(ValueError, match="pass one of them"):
+        m2n.reshard(src, dst, comm, scaling="tensor", scale=2.0, scales=scales, **layouts)
+
+
+def test_scale_shapes_follow_the_blocks_a_rank_touches():
+    import m2n
+    from m2n import Mesh, Replicate, Shard
+
+    # 10 rows over 4 ranks (torch.chunk: 3, 3, 3, 1); blocks of 4 rows:
+    # rank 1 (rows 3-5) touches block rows 0 and 1, rank 3 (row 9) block
+    # row 2 only; rank 4 is outside the mesh.
+    mesh = Mesh([4])
+    shapes = [m2n.scale_shape(r, mesh=mesh, placements=[Shard(0)], global_shape=(10, 21),
+                              scaling="block(4, 8)") for r in range(5)]
+    assert shapes == [(1, 3), (2, 3), (2, 3), (1, 3), None]
+    assert m2n.scale_shape(0, mesh=Mesh([2]), placements=[Replicate()], global_shape=(5, 64),
+                           scaling="mx") == (5, 2)
+    assert m2n.scale_shape(1, mesh=Mesh([2]), placements=[Shard(1)], global_shape=(5, 64),
+                           scaling="tensor") == (1, 1)
