@@ -220,16 +220,19 @@ std::string refitIR(mlir::MLIRContext &context, const ModelSpec &model,
         << ", " << distIR(tensor, plan.trainer[i]) << " -> "
         << distIR(tensor, plan.generator[i]) << "\n";
   }
-  // Quantizing reshards are planned but not yet lowered, so not grouped
-  // (docs/fp8-scaling.md, status).
-  if (!model.tensors.empty() && !quantization) {
+  if (!model.tensors.empty()) {
     out << "  m2n.group \"refit\"(";
     for (size_t i = 0; i < model.tensors.size(); ++i)
       out << (i ? ", " : "") << "%r" << i;
     out << ") :";
-    for (size_t i = 0; i < model.tensors.size(); ++i)
+    // A quantized tensor's member is its FP8 result (its scales ride along).
+    for (size_t i = 0; i < model.tensors.size(); ++i) {
+      const TensorSpec &tensor = model.tensors[i];
       out << (i ? ",\n      " : "\n      ")
-          << distIR(model.tensors[i], plan.generator[i]);
+          << (quantization && tensor.quantized
+                  ? distIR(tensor.shape, quantization->type, plan.generator[i])
+                  : distIR(tensor, plan.generator[i]));
+    }
     out << "\n";
   }
   out << "  return\n}\n}\n";
@@ -391,9 +394,6 @@ int main(int argc, char **argv) {
           return fail(tensor.name + ": " + *error);
     quantization = q;
   }
-  if (quantization && !compilePath.empty())
-    return fail("--compile: quantizing reshards are planned but the pipeline "
-                "does not lower them yet (docs/fp8-scaling.md, status)");
 
   Topology topology;
   std::string topologyName;
