@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "m2n/Artifact/KernelABI.h"
 #include "m2n/Codegen/ProgramExecutor.h"
 #include "m2n/Codegen/TransferProgram.h"
 #include "m2n/Route/Router.h"
@@ -19,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <tuple>
 
 using namespace m2n;
 
@@ -103,6 +105,68 @@ TEST(QuantizingProgramTest, BlockScaledTensorParallelToDataParallel) {
       EXPECT_TRUE(run.passed) << run.message;
     }
   }
+}
+
+TEST(QuantizingProgramTest, EncodedItemsWalkEveryInstance) {
+  // What the runtime uploads (encodeItems): every instance of every kernel
+  // item, a band of a lookup movement's rows folded into one item whose
+  // rows and strides the kernel walks. Decoded, the items give back each
+  // instance's addresses, op and block lookup, in order.
+  Layout src{Mesh::contiguous({4}, 0), {Placement::shard(1)}};
+  Layout dst{Mesh::contiguous({2}, 4), {Placement::shard(0)}};
+  const std::vector<int64_t> shape{64, 96};
+  LoweredQuantizing lowered = lowerQuantizing(
+      Scaling::block(16, 32), src, dst, shape, ElementType::BF16,
+      ElementType::F8E4M3FN, Strategy::Flat, 0, LoweringOptions{});
+  ASSERT_FALSE(lowered.error) << *lowered.error;
+  const TransferProgram &program = lowered.program;
+  // Buffers at distinct bases; counters likewise.
+  ItemAddresses addresses;
+  addresses.buffer = [](const BufferRef &ref) {
+    return (uint64_t{1} << 44) * (static_cast<uint64_t>(ref.kind) + 1) +
+           (uint64_t{1} << 36) * static_cast<uint64_t>(ref.rank) +
+           (uint64_t{1} << 32) * static_cast<uint64_t>(ref.scratch + 1);
+  };
+  addresses.counter = [](const CounterRef &counter) {
+    return (uint64_t{1} << 50) + 8 * static_cast<uint64_t>(counter.rank * 4096 +
+                                                          counter.index);
+  };
+  addresses.tensorMap = [](int64_t map) { return uint64_t{1} << 20 | map; };
+  int64_t folded = 0;
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    std::vector<KernelItem> items;
+    for (const Movement &m : rankProgram.items)
+      ASSERT_EQ(encodeItems(m, program, addresses, items), std::nullopt);
+    // The instances the kernel walks, decoded.
+    std::vector<std::tuple<uint64_t, uint64_t, uint32_t, int64_t>> walked;
+    for (const KernelItem &item : items) {
+      const bool scaleItem =
+          item.op >= kScaleOpBase && item.op < kQuantizeOpBase;
+      if (!isQuantizingOp(item.op) || scaleItem) {
+        walked.emplace_back(item.src, item.dst, item.op, -1);
+        continue;
+      }
+      const ItemLookup lookup = lookupOf(item);
+      folded += lookup.rows > 1;
+      for (uint32_t row = 0; row < std::max<uint32_t>(lookup.rows, 1); ++row)
+        walked.emplace_back(item.src + uint64_t{row} * lookup.srcStride,
+                            item.dst + uint64_t{row} * lookup.dstStride,
+                            item.op,
+                            lookup.entry + int64_t{row} * lookup.entryStride);
+    }
+    // Each movement's instances, expanded.
+    std::vector<std::tuple<uint64_t, uint64_t, uint32_t, int64_t>> expected;
+    for (const Movement &m : rankProgram.items)
+      m.forEachInstance([&](const Movement &instance) {
+        expected.emplace_back(
+            addresses.buffer(instance.src) + instance.srcOffset,
+            addresses.buffer(instance.dst) + instance.dstOffset,
+            kernelOp(instance, program),
+            instance.lookup ? instance.lookup->entry : -1);
+      });
+    EXPECT_EQ(walked, expected) << "rank " << rank;
+  }
+  EXPECT_GT(folded, 0); // Bands of 16 rows became one item each.
 }
 
 TEST(QuantizingProgramTest, AcrossNodesTheExchangeIsStagedForTheNetwork) {
