@@ -18,7 +18,12 @@ std::string Estimate::busiestLink() const {
 
 void LinkLoads::add(const Schedule &schedule, int64_t elementSize) {
   for (const Step &step : schedule.steps) {
-    int64_t bytes = step.fromBox.volume() * elementSize;
+    // A quantizing schedule's amax steps read what they compute on; its
+    // exchange moves f32 amaxes (its scale steps too, locally).
+    const bool scaleStep = isScaleStep(step, schedule.scratches);
+    if (step.kind == StepKind::Amax)
+      continue;
+    int64_t bytes = step.fromBox.volume() * (scaleStep ? 4 : elementSize);
     switch (step.link) {
     case LinkClass::Local:
       localBytes += bytes;

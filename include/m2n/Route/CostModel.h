@@ -47,6 +47,9 @@ struct LinkLoads {
   int64_t localBytes = 0, nvlinkBytes = 0, networkBytes = 0;
   std::map<int64_t, int64_t> networkOut, networkIn, nvlinkOut, nvlinkIn;
 
+  /// The schedule's steps of `elementSize`-byte elements (a quantizing
+  /// schedule's: the fp8 type's; its amax exchange moves 4-byte amaxes and
+  /// its amax steps move nothing).
   void add(const Schedule &schedule, int64_t elementSize);
 };
 

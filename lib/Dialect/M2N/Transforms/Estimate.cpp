@@ -12,6 +12,7 @@
 #include "m2n/Dialect/M2N/Transforms/TopologySource.h"
 #include "m2n/Route/CostModel.h"
 #include "m2n/Route/Router.h"
+#include "m2n/Route/ScaleSteps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/Format.h"
@@ -128,16 +129,10 @@ struct EstimatePass : public mlir::m2n::impl::EstimateBase<EstimatePass> {
       auto schedule = dyn_cast<ScheduleOp>(op);
       if (!plan && !schedule)
         return WalkResult::advance();
-      // A quantizing reshard moves fp8 after an amax exchange in blocks,
-      // which the cost model does not count yet.
-      if (ScalingAttr scaling = plan ? plan.getScalingAttr()
-                                     : schedule.getScalingAttr()) {
-        op->emitOpError() << "with scaling " << scaling.getValue().str()
-                          << ": estimating a quantizing reshard (its fp8 "
-                             "bytes and amax exchange) is not done yet "
-                             "(docs/fp8-scaling.md, status)";
-        return WalkResult::interrupt();
-      }
+      // A quantizing reshard's amax exchange moves f32 blocks, its data
+      // the destination's fp8 elements (converted before they travel).
+      ScalingAttr scaling =
+          plan ? plan.getScalingAttr() : schedule.getScalingAttr();
       DistType src = cast<DistType>(op->getOperand(0).getType());
       DistType dst = cast<DistType>(op->getResult(0).getType());
       int64_t commSize = cast<CommType>(op->getOperand(1).getType()).getSize();
@@ -148,8 +143,14 @@ struct EstimatePass : public mlir::m2n::impl::EstimateBase<EstimatePass> {
       for (int64_t extent : src.getShape())
         typeText << extent << 'x';
       typeText << src.getElementType();
+      if (scaling)
+        typeText << " -> " << dst.getElementType() << " scaling "
+                 << scaling.getValue().str();
       int64_t elementBytes = src.getElementType().getIntOrFloatBitWidth() / 8;
       report.bytes = elementBytes;
+      // What travels: the destination's elements where they quantize.
+      if (scaling)
+        elementBytes = dst.getElementType().getIntOrFloatBitWidth() / 8;
       for (int64_t extent : src.getShape())
         report.bytes *= extent;
       report.ranks = commSize;
@@ -172,13 +173,21 @@ struct EstimatePass : public mlir::m2n::impl::EstimateBase<EstimatePass> {
         ::m2n::TopologyRouter router(srcLayout, dstLayout, shape,
                                      report.topology);
         ::m2n::ReshardPlan transfers = toReshardPlan(plan);
+        auto routed = [&](::m2n::Strategy strategy) {
+          ::m2n::Schedule steps = router.route(transfers, strategy);
+          if (scaling)
+            steps = ::m2n::withScaleSteps(std::move(steps), scaling.getValue(),
+                                          srcLayout, dstLayout, shape,
+                                          toScalePlan(plan), report.topology);
+          return steps;
+        };
         for (::m2n::Strategy strategy :
              {::m2n::Strategy::Flat, ::m2n::Strategy::GatherBroadcast,
               ::m2n::Strategy::Hierarchical})
           report.rows.push_back(
               {strategy, false,
-               ::m2n::estimateSchedule(router.route(transfers, strategy),
-                                       report.topology, elementBytes)});
+               ::m2n::estimateSchedule(routed(strategy), report.topology,
+                                       elementBytes)});
         // Reductions into replicas: also the reduce-share route.
         if (::m2n::reducesContributions(srcLayout, dstLayout))
           report.rows.push_back(
