@@ -8,6 +8,8 @@
 #                  .gpu/engine/*.ptx)
 #   GPU machine:   bench/gpu/run.sh measure-1gpu OUT    (one GPU: the engine
 #                  microbenchmark, m2n rows on virtual ranks, the CTA sweep)
+#                  bench/gpu/run.sh measure-quantizing OUT (one GPU: issue
+#                  32's FP8 reshard against its uncast twin)
 #                  bench/gpu/run.sh measure OUT         (2+ GPUs; or its parts
 #                  measure-m2n, measure-variants, measure-baselines, one
 #                  10-minute call each), carrying .gpu
@@ -53,7 +55,25 @@ compile)
   # Every row again with contiguous source copies of >= 1 MiB (a rank's own
   # and its peers') on the copy engine.
   "$root/build/bin/m2n-opt" "$root/.gpu/bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench-engine.m2n copy-engine=true" -o /dev/null
-  echo "wrote $root/.gpu/bench.m2n, bench-share.m2n, bench-engine.m2n and ctas/ctas-{${cta_counts// /,}}.m2n" ;;
+  # Issue 32's quantizing reshard and its uncast twin at each CTA budget
+  # whose 16 ranks' kernels all fit one GPU at once (measure-quantizing).
+  for n in 4 8; do
+    "$root/build/bin/m2n-opt" "$root/bench/gpu/quantizing_bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing-ctas$n.m2n max-ctas=$n" -o /dev/null
+  done
+  echo "wrote $root/.gpu/bench.m2n, bench-share.m2n, bench-engine.m2n, quantizing-ctas{4,8}.m2n and ctas/ctas-{${cta_counts// /,}}.m2n" ;;
+measure-quantizing)
+  # The quantizing reshard against the same reshard without a cast, at the
+  # same CTA budget, on GPU 0 (16 virtual ranks); each quantizing row is
+  # checked once (the host reference of 132M elements takes a while) and
+  # timed. Then: bench/results by hand (the runner prints the table rows).
+  out=${2:?usage: run.sh measure-quantizing OUT_DIR}
+  mkdir -p "$out"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
+  "$root/test/GPU/build_runner.sh" /tmp/m2n_quantizing_runner "$root/test/GPU/quantizing_runner.cu"
+  export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
+  for n in 4 8; do
+    timeout 280 /tmp/m2n_quantizing_runner "$root/.gpu/quantizing-ctas$n.m2n" --checks 1 --bench 20 2>&1 | tee "$out/quantizing-ctas$n.log"
+  done ;;
 measure|measure-m2n|measure-variants|measure-baselines)
   # `measure` runs every part and the report; the parts alone fit the GPU
   # machine's 10-minute calls (then: run.sh report OUT here, with the parts'

@@ -36,5 +36,7 @@ python3 "$root/test/GPU/random_matrix.py" --cases 240 > "$root/.gpu/random.mlir"
   --generator tp=2,dp=2 --shrink 16 --strategy hierarchical --emit-mlir "$root/.gpu/refit.mlir" > /dev/null
 "$opt" "$root/.gpu/refit.mlir" "--m2n-pipeline=artifact=$root/.gpu/refit-group.m2n chunk-bytes=0" -o /dev/null
 rm "$root/.gpu/refit.mlir"
+# Quantizing reshards (docs/fp8-scaling.md), checked by quantizing_runner.
+"$opt" "$root/test/GPU/quantizing.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing.m2n" -o /dev/null
 "$root/bench/gpu/run.sh" compile
 du -sh "$root/.gpu"

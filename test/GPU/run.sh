@@ -13,6 +13,9 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
 nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" "$root/test/GPU/transfer_kernel_driver.cu" -o /tmp/m2n_transfer_driver -lcuda
 "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
+if [ -f "$dir/quantizing.m2n" ]; then
+  "$root/test/GPU/build_runner.sh" /tmp/m2n_quantizing_runner "$root/test/GPU/quantizing_runner.cu" &
+fi
 status=0
 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" all 2>&1 | tee "$out/transfer_kernel.log" || status=1
 timeout 120 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" timeout 2>&1 | tee "$out/timeout.log" || status=1
@@ -29,6 +32,11 @@ done
 # no TMA item touches a caller buffer).
 if [ -f "$dir/random-align8.m2n" ]; then
   timeout 300 /tmp/m2n_artifact_runner "$dir/random-align8.m2n" --repeat 1 --misalign 8 2>&1 | tee "$out/artifact_runner_misaligned.log" || status=1
+fi
+# Quantizing reshards: three launches of one binding, each with its own data.
+wait
+if [ -f "$dir/quantizing.m2n" ]; then
+  timeout 120 /tmp/m2n_quantizing_runner "$dir/quantizing.m2n" 2>&1 | tee "$out/quantizing.log" || status=1
 fi
 # One process per GPU: buffer handles exchanged through an all-gather.
 gpus=$(nvidia-smi -L | wc -l)
