@@ -33,11 +33,6 @@ RunResult runOnCuda(m2n_artifact artifact, const std::vector<int> &members,
     result.problem = "not run: " + lostContext;
     return result;
   }
-  if (host.quantizes()) {
-    result.problem = "the CUDA backend does not run quantizing reshards yet "
-                     "(docs/fp8-scaling.md, status); --backend host does";
-    return result;
-  }
   CudaCheck check{result.problem};
   // Buffer b is member b / ranks's buffer of rank b % ranks.
   const int buffers = static_cast<int>(host.src.size());
@@ -49,13 +44,16 @@ RunResult runOnCuda(m2n_artifact artifact, const std::vector<int> &members,
   for (int rank = 0; rank < ranks; ++rank)
     deviceOf[rank] = rank % devices;
   std::vector<void *> srcPointers(buffers, nullptr),
-      dstPointers(buffers, nullptr);
-  std::vector<size_t> srcBytes(buffers), dstBytes(buffers);
+      dstPointers(buffers, nullptr), scalePointers(buffers, nullptr);
+  std::vector<size_t> srcBytes(buffers), dstBytes(buffers),
+      scaleBytes(host.scaleBytes);
+  const bool quantizing = host.quantizes();
   auto release = [&]() {
     for (int rank = 0; rank < buffers; ++rank) {
       cudaSetDevice(deviceOf[rank % ranks]);
       cudaFree(srcPointers[rank]);
       cudaFree(dstPointers[rank]);
+      cudaFree(scalePointers[rank]);
     }
   };
   for (int rank = 0; rank < buffers && result.problem.empty(); ++rank) {
@@ -71,6 +69,12 @@ RunResult runOnCuda(m2n_artifact artifact, const std::vector<int> &members,
         check(cudaMalloc(&dstPointers[rank], dstBytes[rank]), "cudaMalloc"))
       check(cudaMemcpy(dstPointers[rank], host.dst[rank], dstBytes[rank],
                        cudaMemcpyHostToDevice),
+            "cudaMemcpy");
+    // A quantizing member's scales, poisoned as the host's are.
+    if (scaleBytes[rank] &&
+        check(cudaMalloc(&scalePointers[rank], scaleBytes[rank]), "cudaMalloc"))
+      check(cudaMemcpy(scalePointers[rank], host.scales[rank],
+                       scaleBytes[rank], cudaMemcpyHostToDevice),
             "cudaMemcpy");
   }
   m2n_cuda_context context = nullptr;
@@ -88,14 +92,27 @@ RunResult runOnCuda(m2n_artifact artifact, const std::vector<int> &members,
     if (members.size() > 1 &&
         fail(m2n_cuda_group_create(context, static_cast<int>(members.size()),
                                    members.data(), &group)))
-      fail(m2n_cuda_group_bind(context, group, srcPointers.data(),
-                               srcBytes.data(), dstPointers.data(),
-                               dstBytes.data()));
+      fail(quantizing ? m2n_cuda_group_bind_scaled(
+                            context, group, srcPointers.data(),
+                            srcBytes.data(), dstPointers.data(),
+                            dstBytes.data(), scalePointers.data(),
+                            scaleBytes.data())
+                      : m2n_cuda_group_bind(context, group, srcPointers.data(),
+                                            srcBytes.data(), dstPointers.data(),
+                                            dstBytes.data()));
+    // A quantizing reshard is bound with its scales once, then launched.
+    if (members.size() == 1 && quantizing)
+      fail(m2n_cuda_bind_scaled(context, members.front(), srcPointers.data(),
+                                srcBytes.data(), dstPointers.data(),
+                                dstBytes.data(), scalePointers.data(),
+                                scaleBytes.data()));
     std::vector<double> times;
     for (int run = 0; run < repeat && result.problem.empty(); ++run) {
       auto start = std::chrono::steady_clock::now();
-      if ((members.size() > 1
-               ? fail(m2n_cuda_group_launch(context, group, nullptr))
+      if ((members.size() > 1 ? fail(m2n_cuda_group_launch(context, group,
+                                                           nullptr))
+           : quantizing
+               ? fail(m2n_cuda_launch(context, members.front(), nullptr))
                : fail(m2n_cuda_execute(context, members.front(),
                                        srcPointers.data(), srcBytes.data(),
                                        dstPointers.data(), dstBytes.data(),
@@ -116,6 +133,13 @@ RunResult runOnCuda(m2n_artifact artifact, const std::vector<int> &members,
       check(cudaSetDevice(deviceOf[rank % ranks]), "cudaSetDevice");
       check(cudaMemcpy(host.dst[rank], dstPointers[rank], dstBytes[rank],
                        cudaMemcpyDeviceToHost),
+            "cudaMemcpy");
+    }
+  for (int rank = 0; rank < buffers && result.problem.empty(); ++rank)
+    if (scaleBytes[rank]) {
+      check(cudaSetDevice(deviceOf[rank % ranks]), "cudaSetDevice");
+      check(cudaMemcpy(host.scales[rank], scalePointers[rank],
+                       scaleBytes[rank], cudaMemcpyDeviceToHost),
             "cudaMemcpy");
     }
   release();
