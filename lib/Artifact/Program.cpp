@@ -6,6 +6,7 @@
 #include "m2n/Base/CheckedMath.h"
 
 #include <algorithm>
+#include <limits>
 #include <array>
 #include <set>
 #include <sstream>
@@ -380,17 +381,21 @@ static std::optional<std::string> checkLookup(const ScaleContext &context,
     return "finds its first element's block at entry " +
            std::to_string(lookup.entry) + ", which is entry " +
            std::to_string(entry);
+  // The executors compute phase + i for every element i: it must not
+  // overflow (a corrupted phase may be near 2^63).
+  if (lookup.phase > std::numeric_limits<int64_t>::max() - elements)
+    return std::string("has a block lookup whose phase overflows over its "
+                       "elements");
   // Where the entry changes inside the run: the formula's boundaries
-  // against the tensor's.
+  // against the tensor's. A run that crosses a block boundary uses the
+  // blocks' width (the lowering's rule); one inside a block any width past
+  // it.
   const int64_t width = context.block[last];
   const int64_t tensorFirst = width - (at[last] + srcBox.offsets[last]) % width;
   const int64_t lookupFirst = lookup.width - lookup.phase;
   // (Differences, not sums: a corrupted width may be near 2^63.)
   if (std::min(tensorFirst, lookupFirst) < elements &&
-      (tensorFirst != lookupFirst ||
-       ((width < elements - tensorFirst ||
-         lookup.width < elements - lookupFirst) &&
-        lookup.width != width)))
+      (tensorFirst != lookupFirst || lookup.width != width))
     return "crosses its blocks elsewhere than the tensor's blocks of " +
            std::to_string(width) + " elements end";
   return std::nullopt;

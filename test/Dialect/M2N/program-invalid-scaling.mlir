@@ -129,6 +129,29 @@ func.func @f(%c: !m2n.comm<2>, %x: !w) {
     }
     m2n.rank 1 counters = 1 {
       m2n.move vector copy slots(0)+0 -> holder(1)+0 8B signal 1:0 wait 0:0>=2 read_done 0:2
+      // A phase near 2^63 (a crafted artifact): phase + i would overflow.
+      // expected-error@+1 {{has a block lookup whose phase overflows over its elements}}
+      m2n.move vector copy src(0)+0 -> dst(1)+0 32B times 2 by (+64,+32,+1) blocks 0+9223372036854775791/9223372036854775807 wait 0:1>=1 read_done 0:2
+      m2n.move vector scale holder(1)+0 -> scales(1)+0 2B wait 1:0>=1
+    }
+  }
+  return
+}
+
+// -----
+
+!w = !m2n.dist<2x32xbf16, #m2n.layout<#m2n.mesh<[1]>, [replicate]>>
+!q = !m2n.dist<2x32xf8E4M3FN, #m2n.layout<#m2n.mesh<[1], ranks = [1]>, [replicate]>>
+!e = !m2n.dist<2x1xf8E8M0FNU, #m2n.layout<#m2n.mesh<[1], ranks = [1]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !w) {
+  %0, %1 = m2n.program %x on %c strategy = "flat" {scaling = #m2n.scaling<mx>} : !m2n.comm<2>, !w -> !q, !e {
+    m2n.rank 0 counters = 3 {
+      m2n.move vector amax src(0)+0 -> slots(0)+0 64B times 2 by (+64,+0,+1) blocks 0+0/32 signal 0:0
+      m2n.move vector copy slots(0)+0 -> quantizer(0)+0 8B signal 0:1 wait 0:0>=2
+      m2n.move bulk copy slots(0)+0 -> slots(0)+0 0B wait 0:2>=3
+    }
+    m2n.rank 1 counters = 1 {
+      m2n.move vector copy slots(0)+0 -> holder(1)+0 8B signal 1:0 wait 0:0>=2 read_done 0:2
       // expected-error@+1 {{reads bytes [0, 4) of quantizer(0) without waiting for rank 0: copy vector slots(0)+0 -> quantizer(0)+0 8B}}
       m2n.move vector copy src(0)+0 -> dst(1)+0 32B times 2 by (+64,+32,+1) blocks 0+0/32 read_done 0:2
       m2n.move vector copy src(0)+0 -> src(0)+0 0B wait 0:1>=1
