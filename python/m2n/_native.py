@@ -127,6 +127,9 @@ def runtime() -> ctypes.CDLL:
         lib.m2n_cuda_bind_scaled.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp,
                                              c_size_p, c_void_pp, c_size_p, c_void_pp,
                                              c_size_p]
+        lib.m2n_cuda_execute_scaled.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp,
+                                                c_size_p, c_void_pp, c_size_p, c_void_pp,
+                                                c_size_p, c_void_pp]
         lib.m2n_cuda_group_bind_scaled.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp,
                                                    c_size_p, c_void_pp, c_size_p, c_void_pp,
                                                    c_size_p]

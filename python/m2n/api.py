@@ -289,7 +289,6 @@ class _Prepared:
                                                    for t in (scales or [None] * n)])
         self.scale_pointers = (ctypes.c_void_p * n)()
         self.last_scales = [None] * n
-        self.cuda_bound = None  # The pointers m2n_cuda_bind_scaled last bound.
         # Weak references to the arrays whose pointers the arrays hold: a
         # numpy array's buffer and strides never change, so the same object
         # needs no new look; torch tensors are asked every call (set_ can
@@ -489,10 +488,11 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
         _prepared[key] = prepared
         refresh(prepared)
     prepared.recheck(src, dst, scales if prepared.quantizing else None)
-    _execute(prepared, src, dst, comm, stream)
+    _execute(prepared, src, dst, comm, stream, scales if prepared.quantizing else None)
 
 
-def _execute(prepared: _Prepared, src, dst, comm: Communicator, stream) -> None:
+def _execute(prepared: _Prepared, src, dst, comm: Communicator, stream,
+             scales=None) -> None:
     """Runs a prepared reshard on the host backend or this process's GPUs."""
     n = comm.size
     lib = _native.runtime()
@@ -508,25 +508,21 @@ def _execute(prepared: _Prepared, src, dst, comm: Communicator, stream) -> None:
                                            prepared.dst_pointers, prepared.dst_bytes))
         return
     for r in range(n):  # A tensor may have moved to another device.
-        for t, what in ((src[r], "src"), (dst[r], "dst")):
+        for t, what in ((src[r], "src"), (dst[r], "dst"),
+                        (scales[r] if scales is not None else None, "scales")):
             if t is not None and t.device.index != comm.devices[r]:
                 raise ValueError(f"{what}[{r}] is on {t.device}, rank {r} runs on "
                                  f"cuda:{comm.devices[r]}")
     streams = _streams(comm, stream)
     context = comm.cuda_context(prepared.artifact)
     if prepared.quantizing:
-        # Bound (tables of amaxes allocated, items encoded) when the buffers
-        # change; every launch computes its scales from its data.
-        pointers = (context.value, tuple(prepared.src_pointers),
-                    tuple(prepared.dst_pointers), tuple(prepared.scale_pointers))
-        if prepared.cuda_bound != pointers:
-            _native.check(lib.m2n_cuda_bind_scaled(
-                context, prepared.reshard, prepared.src_pointers, prepared.src_bytes,
-                prepared.dst_pointers, prepared.dst_bytes, prepared.scale_pointers,
-                prepared.scale_bytes))
-            prepared.cuda_bound = pointers
-        _native.check(lib.m2n_cuda_launch(context, prepared.reshard,
-                                          (ctypes.c_void_p * n)(*streams)))
+        # The runtime binds (tables of amaxes, items) when the buffers differ
+        # from those the reshard is bound to; every launch computes its
+        # scales from its data.
+        _native.check(lib.m2n_cuda_execute_scaled(
+            context, prepared.reshard, prepared.src_pointers, prepared.src_bytes,
+            prepared.dst_pointers, prepared.dst_bytes, prepared.scale_pointers,
+            prepared.scale_bytes, (ctypes.c_void_p * n)(*streams)))
         return
     _native.check(lib.m2n_cuda_execute(context, prepared.reshard,
                                        prepared.src_pointers, prepared.src_bytes,
@@ -826,7 +822,7 @@ def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
         p.recheck(call["src"], call["dst"], call.get("scales") if p.quantizing else None)
     if not group:
         for p, call in zip(prepared.members, calls):
-            _execute(p, call["src"], call["dst"], comm, stream)
+            _execute(p, call["src"], call["dst"], comm, stream, call.get("scales"))
         return
     prepared.check_disjoint(calls)
     prepared.run(calls, stream)
@@ -893,8 +889,8 @@ class _Group:
                 self.dst_bytes, scale_array, self.scale_bytes if self.quantizing else None))
             return
         for i, call in enumerate(calls):  # A tensor may have moved to another device.
-            for what in ("src", "dst"):
-                for r, t in enumerate(call[what]):
+            for what in ("src", "dst", "scales"):
+                for r, t in enumerate(call.get(what) or []):
                     if t is not None and t.device.index != comm.devices[r]:
                         raise ValueError(f"calls[{i}]['{what}'][{r}] is on {t.device}, rank {r} "
                                          f"runs on cuda:{comm.devices[r]}")

@@ -1106,6 +1106,31 @@ m2n_status m2n_cuda_execute(m2n_cuda_context context, int reshard,
   });
 }
 
+m2n_status m2n_cuda_execute_scaled(m2n_cuda_context context, int reshard,
+                                   void *const *src, const size_t *src_bytes,
+                                   void *const *dst, const size_t *dst_bytes,
+                                   void *const *scales,
+                                   const size_t *scale_bytes,
+                                   void *const *streams) {
+  return m2n::runtime::guarded("m2n_cuda_execute_scaled", [&]() -> m2n_status {
+  if (!context || !src || !dst || !scales)
+    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_execute_scaled: bad argument");
+  auto found = context->reshards.find(reshard);
+  const size_t slots = context->localRanks.size();
+  // Bound to these very buffers (by whichever caller bound it last)?
+  const bool same =
+      found != context->reshards.end() && found->second.bound &&
+      found->second.boundScales.size() == slots &&
+      std::equal(src, src + slots, found->second.boundSrc.begin()) &&
+      std::equal(dst, dst + slots, found->second.boundDst.begin()) &&
+      std::equal(scales, scales + slots, found->second.boundScales.begin());
+  if (!same)
+    M2N_TRY(m2n_cuda_bind_scaled(context, reshard, src, src_bytes, dst,
+                                 dst_bytes, scales, scale_bytes));
+  return m2n_cuda_launch(context, reshard, streams);
+  });
+}
+
 m2n_status m2n_cuda_synchronize(m2n_cuda_context context) {
   return m2n::runtime::guarded("m2n_cuda_synchronize", [&]() -> m2n_status {
   if (!context)

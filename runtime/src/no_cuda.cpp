@@ -51,6 +51,13 @@ m2n_status m2n_cuda_execute(m2n_cuda_context, int, void *const *,
   return noCuda();
 }
 
+m2n_status m2n_cuda_execute_scaled(m2n_cuda_context, int, void *const *,
+                                   const size_t *, void *const *,
+                                   const size_t *, void *const *,
+                                   const size_t *, void *const *) {
+  return noCuda();
+}
+
 m2n_status m2n_cuda_group_create(m2n_cuda_context, int, const int *, int *) {
   return noCuda();
 }

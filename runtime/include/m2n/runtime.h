@@ -24,7 +24,7 @@ extern "C" {
 
 /* 5: quantizing reshards (m2n_artifact_reshard_scaling,
  * m2n_artifact_scale_shape, m2n_host_execute_scaled, m2n_cuda_bind_scaled,
- * m2n_cuda_group_bind_scaled); 4: M2N_OUT_OF_MEMORY,
+ * m2n_cuda_execute_scaled, m2n_cuda_group_bind_scaled); 4: M2N_OUT_OF_MEMORY,
  * M2N_INTERNAL_ERROR */
 #define M2N_RUNTIME_API_VERSION 5
 
@@ -231,6 +231,16 @@ m2n_status m2n_cuda_execute(m2n_cuda_context context, int reshard,
                             void *const *src, const size_t *src_bytes,
                             void *const *dst, const size_t *dst_bytes,
                             void *const *streams);
+
+/* m2n_cuda_execute for a quantizing reshard: binds it with its scales
+ * (m2n_cuda_bind_scaled) unless it is bound to exactly these buffers, then
+ * launches it. One process for every rank. */
+m2n_status m2n_cuda_execute_scaled(m2n_cuda_context context, int reshard,
+                                   void *const *src, const size_t *src_bytes,
+                                   void *const *dst, const size_t *dst_bytes,
+                                   void *const *scales,
+                                   const size_t *scale_bytes,
+                                   void *const *streams);
 
 /* Groups: several reshards of the artifact launched as one kernel per rank
  * (their programs merged: the items of all members dealt over the CTAs, one
