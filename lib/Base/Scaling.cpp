@@ -192,14 +192,27 @@ void quantizeTensor(const Scaling &scaling, ElementType from, ElementType to,
     elements *= shape[d];
   }
   const int64_t fromSize = elementSize(from), toSize = elementSize(to);
-  // The block of each element, walking the tensor row-major.
+  // The block of each element, walking the tensor row-major: per row of
+  // the last dimension, the leading dimensions' part of the block's index,
+  // then each column's block (a division per element took most of the
+  // time of a 132M-element check).
+  const size_t last = shape.size() - 1;
+  std::vector<int64_t> columnBlock(shape.empty() ? 0 : shape[last]);
+  for (int64_t c = 0; c < static_cast<int64_t>(columnBlock.size()); ++c)
+    columnBlock[c] = c / block[last];
   auto forEachElement = [&](auto &&visit) {
-    Dims index(shape.size(), 0), blockIndex(shape.size(), 0);
-    for (int64_t i = 0; i < elements; ++i) {
-      for (size_t d = 0; d < shape.size(); ++d)
-        blockIndex[d] = index[d] / block[d];
-      visit(i, linearize(blockIndex, blocks));
-      for (size_t d = shape.size(); d-- > 0;) {
+    if (shape.empty() || elements == 0)
+      return;
+    const int64_t columns = shape[last];
+    Dims index(shape.size(), 0);
+    for (int64_t row = 0; row * columns < elements; ++row) {
+      int64_t base = 0; // Row-major over the leading dimensions' blocks.
+      for (size_t d = 0; d < last; ++d)
+        base = base * blocks[d] + index[d] / block[d];
+      base *= blocks[last];
+      for (int64_t c = 0; c < columns; ++c)
+        visit(row * columns + c, base + columnBlock[c]);
+      for (size_t d = last; d-- > 0;) {
         if (++index[d] < shape[d])
           break;
         index[d] = 0;
