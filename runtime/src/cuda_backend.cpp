@@ -953,40 +953,21 @@ m2n_status m2n_cuda_device_count(int *count) {
   });
 }
 
-m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
-                         void *const *src, const size_t *src_bytes,
-                         void *const *dst, const size_t *dst_bytes) {
-  return m2n::runtime::guarded("m2n_cuda_bind", [&]() -> m2n_status {
+/// m2n_cuda_bind and m2n_cuda_bind_scaled (`entry` names the call in
+/// messages): the reshard's state, created at its first bind, bound.
+static m2n_status bindReshard(const char *entry, m2n_cuda_context context,
+                              int reshard, void *const *src,
+                              const size_t *src_bytes, void *const *dst,
+                              const size_t *dst_bytes, void *const *scales,
+                              const size_t *scale_bytes) {
+  return m2n::runtime::guarded(entry, [&]() -> m2n_status {
   if (!context)
-    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_bind: null context");
+    return fail(M2N_INVALID_ARGUMENT, std::string(entry) + ": null context");
   const m2n::CompiledReshard *r =
       m2n::runtime::reshardAt(context->artifact, reshard);
   if (!r)
-    return fail(M2N_INVALID_ARGUMENT,
-                "m2n_cuda_bind: no reshard " + std::to_string(reshard));
-  ReshardState &state = context->reshards[reshard];
-  if (state.members.empty()) {
-    state.name = r->name;
-    state.members = {r};
-  }
-  return bindState(context, state, src, src_bytes, dst, dst_bytes, nullptr,
-                   nullptr);
-  });
-}
-
-m2n_status m2n_cuda_bind_scaled(m2n_cuda_context context, int reshard,
-                                void *const *src, const size_t *src_bytes,
-                                void *const *dst, const size_t *dst_bytes,
-                                void *const *scales,
-                                const size_t *scale_bytes) {
-  return m2n::runtime::guarded("m2n_cuda_bind_scaled", [&]() -> m2n_status {
-  if (!context)
-    return fail(M2N_INVALID_ARGUMENT, "m2n_cuda_bind_scaled: null context");
-  const m2n::CompiledReshard *r =
-      m2n::runtime::reshardAt(context->artifact, reshard);
-  if (!r)
-    return fail(M2N_INVALID_ARGUMENT,
-                "m2n_cuda_bind_scaled: no reshard " + std::to_string(reshard));
+    return fail(M2N_INVALID_ARGUMENT, std::string(entry) + ": no reshard " +
+                                          std::to_string(reshard));
   ReshardState &state = context->reshards[reshard];
   if (state.members.empty()) {
     state.name = r->name;
@@ -995,6 +976,22 @@ m2n_status m2n_cuda_bind_scaled(m2n_cuda_context context, int reshard,
   return bindState(context, state, src, src_bytes, dst, dst_bytes, scales,
                    scale_bytes);
   });
+}
+
+m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
+                         void *const *src, const size_t *src_bytes,
+                         void *const *dst, const size_t *dst_bytes) {
+  return bindReshard("m2n_cuda_bind", context, reshard, src, src_bytes, dst,
+                     dst_bytes, nullptr, nullptr);
+}
+
+m2n_status m2n_cuda_bind_scaled(m2n_cuda_context context, int reshard,
+                                void *const *src, const size_t *src_bytes,
+                                void *const *dst, const size_t *dst_bytes,
+                                void *const *scales,
+                                const size_t *scale_bytes) {
+  return bindReshard("m2n_cuda_bind_scaled", context, reshard, src, src_bytes,
+                     dst, dst_bytes, scales, scale_bytes);
 }
 
 m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
