@@ -315,3 +315,30 @@ def test_scale_shapes_follow_the_blocks_a_rank_touches():
                            scaling="mx") == (5, 2)
     assert m2n.scale_shape(1, mesh=Mesh([2]), placements=[Shard(1)], global_shape=(5, 64),
                            scaling="tensor") == (1, 1)
+
+
+def test_the_runtime_refuses_missing_and_short_scales():
+    """The C API names the problem: a quantizing reshard run without scale
+    buffers, and a scale buffer too small for its rank."""
+    import ctypes
+    import m2n
+    from m2n import Mesh, Shard, _native
+    from m2n.api import compiled
+
+    comm = m2n.Communicator.host(2)
+    artifact = compiled(comm, Mesh([1]), [Shard(0)], Mesh([1], ranks=[1]), [Shard(0)],
+                        (4, 8), "float32", dst_dtype=E4M3, scaling="block(2, 4)")
+    src = _aligned(np.ones((4, 8), np.float32))
+    out = _aligned(np.zeros((4, 8), np.uint8))
+    short = _aligned(np.zeros(3, np.float32))  # Rank 1 holds 2 x 2 scales.
+    p = lambda arrays: (ctypes.c_void_p * 2)(*[None if a is None else a.ctypes.data
+                                              for a in arrays])
+    n = lambda arrays: (ctypes.c_size_t * 2)(*[0 if a is None else a.nbytes for a in arrays])
+    lib = _native.runtime()
+    with pytest.raises(m2n.M2NError, match="run it with m2n_host_execute_scaled"):
+        _native.check(lib.m2n_host_execute(artifact.handle, 0, 2, p([src, None]),
+                                           n([src, None]), p([None, out]), n([None, out])))
+    with pytest.raises(m2n.M2NError, match="rank 1 needs a scale buffer of 16 bytes, got 12"):
+        _native.check(lib.m2n_host_execute_scaled(
+            artifact.handle, 1, (ctypes.c_int * 1)(0), 2, p([src, None]), n([src, None]),
+            p([None, out]), n([None, out]), p([None, short]), n([None, short])))
