@@ -171,13 +171,18 @@ void quantizeElement(ElementType from, ElementType to, float scale, void *dst,
   storeElement(to, dst, static_cast<double>(value));
 }
 
+float quantizingReciprocal(float amax, float scale) {
+  if (!std::isfinite(amax) || !(scale >= 0x1p-80f && scale <= 0x1p100f))
+    return 0.0f;
+  return 1.0f / scale;
+}
+
 float quotientByReciprocal(float x, float scale, float reciprocal) {
-  if (scale == 1.0f || x == 0.0f)
-    return x;
-  if (std::fabs(x) < 0x1p-102f || scale < 0x1p-125f)
-    return x / scale;
-  float first = x * reciprocal;
-  float remainder = std::fma(-first, scale, x); // Exact.
+  float magnitude = std::fabs(x);
+  if (reciprocal == 0.0f)
+    return magnitude / scale;
+  float first = magnitude * reciprocal;
+  float remainder = std::fma(-first, scale, magnitude); // Exact.
   return std::fma(remainder, reciprocal, first);
 }
 

@@ -136,11 +136,12 @@ TEST(ScalingTest, QuantizesEachBlockWithItsOwnScale) {
 }
 
 // The kernel divides by a block's scale with its reciprocal and one FMA
-// correction (quotientByReciprocal); quantized, that must be the division's
-// fp8 value. Every bf16 x within the amax of its block (as a block's
-// elements are), for 1,200 amaxes (every binade's edges, subnormals, the
-// largest finite, random ones) and both fp8 formats; then random f32
-// values.
+// correction (quotientByReciprocal with quantizingReciprocal's rule, x's
+// sign added to the fp8 bits); quantized, that must be the division's fp8
+// value. Every bf16 x within the amax of its block (as a block's elements
+// are), for 1,200 amaxes (every binade's edges, subnormals, the largest
+// finite, random ones), tensor and mx scales and both fp8 formats; then
+// random f32 values.
 TEST(ScalingTest, ReciprocalWithOneCorrectionQuantizesLikeDivision) {
   auto fromBits = [](uint32_t bits) {
     float f;
@@ -156,10 +157,12 @@ TEST(ScalingTest, ReciprocalWithOneCorrectionQuantizesLikeDivision) {
   while (amaxes.size() < 1200)
     amaxes.push_back(fromBits((random() % 0x7F7F + 1) << 16)); // Finite.
   int64_t checked = 0;
-  auto check = [&](float x, float scale, ElementType to) {
+  auto check = [&](float x, float amax, float scale, ElementType to) {
     uint8_t divided, corrected;
     float one = 1.0f, quotient = x / scale,
-          fast = quotientByReciprocal(x, scale, 1.0f / scale);
+          fast = std::copysign(
+              quotientByReciprocal(x, scale, quantizingReciprocal(amax, scale)),
+              x);
     ++checked;
     if (std::memcmp(&quotient, &fast, 4) == 0)
       return true; // The same f32: the same fp8 value.
@@ -167,17 +170,20 @@ TEST(ScalingTest, ReciprocalWithOneCorrectionQuantizesLikeDivision) {
     quantizeElement(ElementType::F32, to, one, &corrected, &fast);
     return divided == corrected;
   };
+  amaxes.push_back(0.0f);
+  amaxes.push_back(std::numeric_limits<float>::infinity());
   for (float amax : amaxes)
-    for (ElementType to : {ElementType::F8E4M3FN, ElementType::F8E5M2}) {
-      float scale = scaleFromAmax(Scaling::tensor(), to, amax);
-      for (uint32_t bits = 0; bits < 0x10000; ++bits) {
-        float x = fromBits(bits << 16);
-        if (!(std::fabs(x) <= amax))
-          continue;
-        ASSERT_TRUE(check(x, scale, to))
-            << "x " << x << " (bf16 " << bits << ") amax " << amax;
+    for (ElementType to : {ElementType::F8E4M3FN, ElementType::F8E5M2})
+      for (const Scaling &scaling : {Scaling::tensor(), Scaling::mx()}) {
+        float scale = scaleFromAmax(scaling, to, amax);
+        for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+          float x = fromBits(bits << 16);
+          if (!(std::fabs(x) <= amax))
+            continue;
+          ASSERT_TRUE(check(x, amax, scale, to))
+              << "x " << x << " (bf16 " << bits << ") amax " << amax;
+        }
       }
-    }
   std::uniform_real_distribution<float> unit(0.0f, 1.0f);
   std::uniform_int_distribution<int> binade(-140, 120);
   for (int i = 0; i < 1000000; ++i) {
@@ -189,7 +195,8 @@ TEST(ScalingTest, ReciprocalWithOneCorrectionQuantizesLikeDivision) {
     float fraction = random() % 8 ? unit(random) : 1.0f;
     float x = sign * amax * fraction;
     ElementType to = random() % 2 ? ElementType::F8E4M3FN : ElementType::F8E5M2;
-    ASSERT_TRUE(check(x, scaleFromAmax(Scaling::tensor(), to, amax), to))
+    ASSERT_TRUE(
+        check(x, amax, scaleFromAmax(Scaling::tensor(), to, amax), to))
         << "x " << x << " amax " << amax;
   }
   std::cout << "[ scaling ] " << checked

@@ -102,17 +102,25 @@ float scaleFromE8m0(uint8_t bits);
 void quantizeElement(ElementType from, ElementType to, float scale, void *dst,
                      const void *src);
 
-/// x / scale as the transfer kernel computes it, without a division (a
-/// division per element costs the kernel more than the bytes it moves):
-/// x itself where the scale is 1 or x is zero (its sign kept); the f32
-/// division for tiny x (|x| < 2^-102, where the remainder below may need
-/// bits under 2^-149 and be inexact) and tiny scales (< 2^-125, a margin
-/// below which the reciprocal nears overflow at 2^-128);
-/// otherwise the product with `reciprocal` (1 / scale, rounded) corrected
-/// once by the exact remainder (q0 = x r, q0 + (x - q0 scale) r with
-/// FMAs: Markstein). Quantized, it gives the division's fp8 value for every
-/// x of a block the scale belongs to (|x| <= amax; ScalingTest checks every
-/// bf16 value against thousands of scales).
+/// The reciprocal the transfer kernel quantizes a block with (see
+/// quotientByReciprocal), or 0 where it divides instead: an amax that is
+/// not finite (its scale is 1 and the block may hold infinities, whose
+/// remainder below would be NaN) or a scale outside [2^-80, 2^100].
+/// Within that range every remainder the kernel needs is exact: a
+/// quotient that can round to a nonzero fp8 value (>= 2^-19) times a scale
+/// >= 2^-80 is a normal f32 whose remainder is a multiple of 2^-146.
+float quantizingReciprocal(float amax, float scale);
+
+/// |x| / scale as the transfer kernel computes it for the elements of a
+/// block, without a division per element (a division costs the kernel
+/// more than the bytes it moves): where `reciprocal` (quantizingReciprocal)
+/// is 0, the f32 division; otherwise the product with the reciprocal,
+/// corrected once by the exact remainder (q0 = |x| r, then
+/// q0 + (|x| - q0 scale) r with FMAs: Markstein), with no test per element.
+/// The kernel adds x's sign to the fp8 bits. Quantized, it is the
+/// division's fp8 value for every x of a block the scale belongs to
+/// (|x| <= amax; ScalingTest checks every bf16 value against thousands of
+/// scales, then a million random f32 values).
 float quotientByReciprocal(float x, float scale, float reciprocal);
 
 /// The whole computation on a global row-major tensor: the block amaxes,
