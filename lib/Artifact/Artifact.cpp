@@ -729,7 +729,7 @@ uint64_t sharedMemoryBudget(const KernelLaunch &kernel) {
 }
 
 std::optional<std::string> checkKernelLaunch(const KernelLaunch &kernel) {
-  if ((kernel.threads != 32 && kernel.threads != 128) || kernel.ctas < 1 ||
+  if (!isBlockThreads(kernel.threads) || kernel.ctas < 1 ||
       kernel.ctas > kMaxCtas || kernel.walkers < 1 ||
       kernel.walkers > kMaxWalkers || kernel.stages < 1 ||
       kernel.stages > kMaxKernelBarriers || kernel.stageBytes < 16 ||
@@ -739,7 +739,7 @@ std::optional<std::string> checkKernelLaunch(const KernelLaunch &kernel) {
            std::to_string(kernel.walkers) + " walkers and " +
            std::to_string(kernel.stages) + " stages of " +
            std::to_string(kernel.stageBytes) +
-           " bytes: threads must be 32 or 128, CTAs 1-" +
+           " bytes: threads must be 32, 128 or 256, CTAs 1-" +
            std::to_string(kMaxCtas) + ", walkers 1-" +
            std::to_string(kMaxWalkers) + ", stages 1-" +
            std::to_string(kMaxKernelBarriers) +

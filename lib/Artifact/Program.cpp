@@ -2,6 +2,7 @@
 //----------------------------===//
 
 #include "m2n/Artifact/Program.h"
+#include "m2n/Artifact/KernelABI.h"
 
 #include "m2n/Base/CheckedMath.h"
 
@@ -903,18 +904,21 @@ LaunchDemand RankProgram::demand() const {
 
 std::optional<std::string> checkLaunch(const RankLaunch &launch,
                                        const LaunchDemand &demand) {
-  if ((launch.threads != 32 && launch.threads != 128) || launch.walkers < 1 ||
+  if (!isBlockThreads(launch.threads) || launch.walkers < 1 ||
       launch.walkers > kMaxWalkers || launch.stageBytes < 128 ||
       launch.stageBytes % 128)
-    return "launch " + launch.str() + ": threads must be 32 or 128, walkers 1-" +
+    return "launch " + launch.str() +
+           ": threads must be 32, 128 or 256, walkers 1-" +
            std::to_string(kMaxWalkers) +
            " and stages a positive multiple of 128 bytes";
-  if (launch.threads == 128 && launch.walkers != 1)
+  if (launch.threads != 32 && launch.walkers != 1)
+    return "launch " + launch.str() + ": a block of " +
+           std::to_string(launch.threads) +
+           " threads (the SM path's) runs one walker";
+  if (demand.vector && launch.threads == 32)
     return "launch " + launch.str() +
-           ": a block of 128 threads (the SM path's) runs one walker";
-  if (demand.vector && launch.threads != 128)
-    return "launch " + launch.str() +
-           " cannot run vector items: they take one walker of 128 threads";
+           " cannot run vector items: they take one walker of the SM "
+           "path's 128 or 256 threads";
   if (static_cast<uint64_t>(demand.largestItem) > launch.stageBytes)
     return "launch " + launch.str() + " cannot run an item of " +
            std::to_string(demand.largestItem) +

@@ -131,11 +131,16 @@ TEST(LaunchShapeTest, TheRuleRefusesWhatCannotRun) {
     ASSERT_TRUE(why) << expected;
     EXPECT_NE(why->find(expected), std::string::npos) << *why;
   };
-  refused(checkLaunch(RankLaunch{64, 1, 128}, {}), "threads must be 32 or 128");
+  refused(checkLaunch(RankLaunch{64, 1, 128}, {}),
+          "threads must be 32, 128 or 256");
+  refused(checkLaunch(RankLaunch{512, 1, 128}, {}),
+          "threads must be 32, 128 or 256");
   refused(checkLaunch(RankLaunch{32, 0, 128}, {}), "walkers 1-8");
   refused(checkLaunch(RankLaunch{32, 9, 128}, {}), "walkers 1-8");
   refused(checkLaunch(RankLaunch{32, 1, 100}, {}), "multiple of 128");
   refused(checkLaunch(RankLaunch{128, 2, 128}, {}), "runs one walker");
+  refused(checkLaunch(RankLaunch{256, 2, 128}, {}), "runs one walker");
+  EXPECT_FALSE(checkLaunch(RankLaunch{256, 1, 65536}, {true, 16}));
   refused(checkLaunch(RankLaunch{32, 1, 65536}, {true, 16}),
           "cannot run vector items");
   refused(checkLaunch(RankLaunch{32, 8, 128}, {false, 256}),

@@ -146,6 +146,18 @@ static_assert(kItemLookupOffset % 8 == 0 &&
 constexpr bool isQuantizingOp(uint32_t op) {
   return op >= kAmaxOpBase && op < kQuantizingOpEnd;
 }
+/// The threads of the kernel's block (its SM path's): 32 without vector
+/// ops, 128 with, 256 where some quantize. Quantizing is element-wise work
+/// that one warp a scheduler does not keep up with (issue 32's case:
+/// ~11 instructions an element), and 256 threads always fit the register
+/// file (255 registers a thread at most).
+constexpr uint32_t smPathThreads(bool vector, bool quantizing) {
+  return !vector ? 32 : quantizing ? 256 : 128;
+}
+/// Whether a kernel or a launch may have blocks of `threads`.
+constexpr bool isBlockThreads(uint32_t threads) {
+  return threads == 32 || threads == 128 || threads == 256;
+}
 void setLookup(KernelItem &item, const ItemLookup &lookup);
 ItemLookup lookupOf(const KernelItem &item);
 

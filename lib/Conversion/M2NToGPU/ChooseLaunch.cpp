@@ -67,7 +67,9 @@ struct ChooseLaunchPass
     kernel.stages = stages;
     kernel.stageBytes = stageBytes < 0 ? 0 : static_cast<uint64_t>(stageBytes);
     kernel.walkers = walkers;
-    kernel.threads = ops->vector.empty() ? 32 : 128;
+    kernel.threads = ::m2n::smPathThreads(
+        !ops->vector.empty(),
+        llvm::any_of(ops->vector, ::m2n::isQuantizingOp));
     if (std::optional<std::string> wrong = ::m2n::checkKernelLaunch(kernel)) {
       module.emitError("m2n-choose-launch: ") << *wrong;
       return signalPassFailure();

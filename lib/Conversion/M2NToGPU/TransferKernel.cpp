@@ -70,8 +70,12 @@ constexpr int64_t kVectorUnroll = 4;
 /// Cast items: elements a thread loads before it converts and stores.
 constexpr int64_t kCastUnroll = 8;
 /// Quantizing items' fast path: each thread's ring of 16-byte slots in the
-/// item's stage (a power of two; one less row than slots in flight).
-constexpr int64_t kQuantizingDepth = 16;
+/// item's stage, one less row than slots in flight: the deep ring where
+/// the stage holds it with the item's entries (32 KB for 128 threads), the
+/// shallow one otherwise (32 KB for 256). Issue 32's case on one H100: 23
+/// rows in flight were slower than 15.
+constexpr int64_t kDeepRing = 16;
+constexpr int64_t kShallowRing = 8;
 
 class KernelBuilder {
 public:
@@ -957,7 +961,7 @@ Value KernelBuilder::quantizingReciprocal(Value amax, Value scale) {
 /// and flushed once per chunk. A warp's lanes take 32 neighbouring
 /// 16-byte vectors of a row, the warps splitting the chunk's column groups'
 /// rows evenly, and each thread walks its column down the rows with
-/// kQuantizingDepth - 1 rows in flight (cp.async into its ring in the
+/// 15 (or 7) rows in flight (cp.async into its ring in the
 /// stage). Per element: amaxes with packed maxima, quotients by the
 /// block's reciprocal with one FMA correction (quotientByReciprocal), two
 /// lanes per fp8 conversion. Anything else walks each row block by block.
@@ -1036,11 +1040,16 @@ void KernelBuilder::quantizingLoop(Value record, Value src, Value dst,
   // Fast path: a vector is 16 bytes of source, `lanes` elements. The stage
   // holds the chunk's entries (4-byte amaxes, or 8-byte pairs of a scale
   // and its quantizingReciprocal), then each thread's ring of
-  // kQuantizingDepth vectors, filled by cp.async so that many rows' loads
-  // are in flight without registers to hold them.
+  // kDeepRing (or kShallowRing) vectors, filled by cp.async so that many
+  // rows' loads are in flight without registers to hold them.
   const int64_t lanes = 16 / fromSize;
   const int64_t entryBytes = amax ? 4 : 8;
-  Value ringBytes = mul(threads, c64(16 * kQuantizingDepth));
+  Value deep = cmp(arith::CmpIPredicate::uge, stageBytes,
+                   add(mul(threads, c64(16 * kDeepRing)),
+                       mul(segments, c64(entryBytes))));
+  Value ringBytes = mul(threads, arith::SelectOp::create(
+                                     b, deep, c64(16 * kDeepRing),
+                                     c64(16 * kShallowRing)));
   Value capacity = arith::SelectOp::create(
       b, cmp(arith::CmpIPredicate::ugt, stageBytes, ringBytes),
       arith::DivUIOp::create(b, sub(stageBytes, ringBytes), c64(entryBytes)),
@@ -1153,10 +1162,10 @@ void KernelBuilder::quantizingLoop(Value record, Value src, Value dst,
     };
 
     // Vector v of the rows [r0, r1) of the chunk at row `first`: a ring of
-    // kQuantizingDepth slots with kQuantizingDepth - 1 rows in flight; a
-    // row's slot is refilled one row later, once its bytes are in
-    // registers and used.
-    auto walkColumn = [&](Value v, Value r0, Value r1, Value first) {
+    // `depth` slots with depth - 1 rows in flight; a row's slot is refilled
+    // one row later, once its bytes are in registers and used.
+    auto walkColumn = [&](Value v, Value r0, Value r1, Value first,
+                          int64_t depth) {
       Value i0 = mul(v, c64(lanes));
       Value position = add(phase, i0);
       Value j0 = arith::DivUIOp::create(b, position, width);
@@ -1183,7 +1192,7 @@ void KernelBuilder::quantizingLoop(Value record, Value src, Value dst,
         // below count groups.
         NVVM::CpAsyncCommitGroupOp::create(b);
       };
-      for (int64_t k = 0; k + 1 < kQuantizingDepth; ++k)
+      for (int64_t k = 0; k + 1 < depth; ++k)
         fetch(add(r0, c64(k)), c64(k));
       auto entryOf = [&](Value r, Value j) {
         return add(mul(r, entryStride), j);
@@ -1333,13 +1342,13 @@ void KernelBuilder::quantizingLoop(Value record, Value src, Value dst,
             [&](OpBuilder &, Location, Value iv, ValueRange acc) {
               Value r = toI64(iv);
               Value i = sub(r, r0);
-              Value k = arith::AndIOp::create(b, i, c64(kQuantizingDepth - 1));
+              Value k = arith::RemUIOp::create(b, i, c64(depth));
               // Row r's group done: at most depth - 2 newer ones pending.
-              NVVM::CpAsyncWaitGroupOp::create(b, kQuantizingDepth - 2);
+              NVVM::CpAsyncWaitGroupOp::create(b, depth - 2);
               Value x = LLVM::LoadOp::create(b, words, slot(k), 16);
-              fetch(add(r, c64(kQuantizingDepth - 1)),
-                    arith::AndIOp::create(b, add(i, c64(kQuantizingDepth - 1)),
-                                          c64(kQuantizingDepth - 1)));
+              fetch(add(r, c64(depth - 1)),
+                    arith::RemUIOp::create(b, add(i, c64(depth - 1)),
+                                           c64(depth)));
               SmallVector<Value> carried(acc);
               if (amax)
                 carried = amaxRow(r, x, acc, uniform);
@@ -1396,7 +1405,18 @@ void KernelBuilder::quantizingLoop(Value record, Value src, Value dst,
         Value v = add(mul(g, c64(32)), lane);
         ifThen(both(cmp(arith::CmpIPredicate::ult, v, vectors),
                     cmp(arith::CmpIPredicate::ult, r0, r1)),
-               [&] { walkColumn(v, r0, r1, first); });
+               [&] {
+                 ifElse(
+                     deep,
+                     [&] {
+                       walkColumn(v, r0, r1, first, kDeepRing);
+                       return SmallVector<Value>{};
+                     },
+                     [&] {
+                       walkColumn(v, r0, r1, first, kShallowRing);
+                       return SmallVector<Value>{};
+                     });
+               });
       });
       NVVM::Barrier0Op::create(b);
       if (amax) {

@@ -8,7 +8,7 @@
 !d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
 func.func @f(%c: !m2n.comm<2>, %x: !s) {
   %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
-    // expected-error@+1 {{'m2n.rank' op launch 8 walkers x 32 threads, stages of 128 B cannot run vector items: they take one walker of 128 threads}}
+    // expected-error@+1 {{'m2n.rank' op launch 8 walkers x 32 threads, stages of 128 B cannot run vector items: they take one walker of the SM path's 128 or 256 threads}}
     m2n.rank 0 counters = 0 launch <threads = 32, walkers = 8, stage_bytes = 128> {
       m2n.move vector copy src(0)+0 -> dst(0)+0 32B
     }
@@ -32,7 +32,7 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
 
 // -----
 
-// expected-error@+1 {{launch 9 walkers x 32 threads, stages of 128 B: threads must be 32 or 128, walkers 1-8 and stages a positive multiple of 128 bytes}}
+// expected-error@+1 {{launch 9 walkers x 32 threads, stages of 128 B: threads must be 32, 128 or 256, walkers 1-8 and stages a positive multiple of 128 bytes}}
 #bad = #m2n.launch<threads = 32, walkers = 9, stage_bytes = 128>
 
 // -----
@@ -105,6 +105,19 @@ module attributes {m2n.kernel_launch = #m2n.kernel_launch<ctas = 16, threads = 3
 
 // expected-error@+1 {{'m2n.kernel_launch' has 128 threads but the kernel has no vector ops (32)}}
 module attributes {m2n.kernel_launch = #m2n.kernel_launch<ctas = 16, threads = 128, stages = 3, stage_bytes = 65536, walkers = 8>, m2n.kernel_ops = {bulk = array<i32: 0>, tile = array<i32>, vector = array<i32>}} {
+}
+
+// -----
+
+// A kernel with quantizing ops (op codes 53-71) runs blocks of 256 threads.
+// expected-error@+1 {{'m2n.kernel_launch' has 128 threads but the kernel has quantizing ops (256)}}
+module attributes {m2n.kernel_launch = #m2n.kernel_launch<ctas = 16, threads = 128, stages = 3, stage_bytes = 65536, walkers = 8>, m2n.kernel_ops = {bulk = array<i32: 0>, tile = array<i32>, vector = array<i32: 0, 60>}} {
+}
+
+// -----
+
+// expected-error@+1 {{'m2n.kernel_launch' has 256 threads but the kernel has vector ops (128)}}
+module attributes {m2n.kernel_launch = #m2n.kernel_launch<ctas = 16, threads = 256, stages = 3, stage_bytes = 65536, walkers = 8>, m2n.kernel_ops = {bulk = array<i32: 0>, tile = array<i32>, vector = array<i32: 0>}} {
 }
 
 // -----

@@ -2,6 +2,7 @@
 
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
+#include "m2n/Artifact/KernelABI.h"
 
 #include "mlir/IR/OpImplementation.h"
 
@@ -78,12 +79,19 @@ LogicalResult M2NDialect::verifyOperationAttribute(Operation *op,
     if (auto ops = op->getAttrOfType<DictionaryAttr>(getKernelOpsAttrName()))
       if (auto vector = dyn_cast_if_present<DenseI32ArrayAttr>(
               ops.get("vector")))
-        if (kernel.threads != (vector.empty() ? 32u : 128u))
+        if (uint32_t expected = ::m2n::smPathThreads(
+                !vector.empty(),
+                llvm::any_of(vector.asArrayRef(), [](int32_t code) {
+                  return ::m2n::isQuantizingOp(static_cast<uint32_t>(code));
+                }));
+            kernel.threads != expected)
           return op->emitError("'")
                  << getKernelLaunchAttrName() << "' has "
                  << kernel.threads << " threads but the kernel "
-                 << (vector.empty() ? "has no" : "has") << " vector ops ("
-                 << (vector.empty() ? 32 : 128) << ")";
+                 << (vector.empty() ? "has no vector ops"
+                     : expected == 256 ? "has quantizing ops"
+                                       : "has vector ops")
+                 << " (" << expected << ")";
     // Every rank's launch fits the kernel (the moves are not visited).
     Operation *wrong = nullptr;
     std::string message;

@@ -245,8 +245,9 @@ def M2N_LaunchAttr : M2N_Attr<"Launch", "launch"> {
     Written by `--m2n-choose-launch` on every `m2n.rank` and
     `m2n.group_rank`, stored in the artifact and launched by the runtime as
     it is: blocks of (`threads`, `walkers`), every walker (an issuing warp)
-    with the kernel's stages of `stage_bytes` each. 128 threads is the SM
-    path's block (vector items) and runs one walker; a table of small items
+    with the kernel's stages of `stage_bytes` each. 128 threads (256 in a
+    kernel that quantizes) is the SM path's block (vector items) and runs
+    one walker; a table of small items
     runs several walkers of smaller stages.
 
     ```mlir
