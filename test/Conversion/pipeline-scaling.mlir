@@ -16,6 +16,18 @@
 // RUN: %if ptxas %{ m2n-artifact-dump %t/q.m2n --ptx | sed -n '/^--- PTX ---$/,$p' | tail -n +2 > %t/q.ptx %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/q.ptx -o %t/q.cubin %}
 //
+// The GPU machine's quantizing cases (every fast-path variant: f16, f32,
+// e5m2, straddling vectors), checked here on the host with the kernel's
+// launch (256 threads: the kernel quantizes) and PTX.
+// RUN: m2n-opt %m2n_src_root/test/GPU/quantizing.mlir "--m2n-pipeline=artifact=%t/gpu.m2n" -o /dev/null
+// RUN: m2n-run %t/gpu.m2n --seed 13 | FileCheck %s --check-prefix=GPUCASES
+// RUN: m2n-artifact-dump %t/gpu.m2n | FileCheck %s --check-prefix=GPULAUNCH
+// RUN: %if ptxas %{ m2n-artifact-dump %t/gpu.m2n --ptx | sed -n '/^--- PTX ---$/,$p' | tail -n +2 > %t/gpu.ptx %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a %t/gpu.ptx -o %t/gpu.cubin %}
+// GPUCASES: 7 passed, 0 failed
+// GPULAUNCH: kernel m2n_transfer: {{[0-9]+}} CTAs x 256 threads
+// GPULAUNCH: launch 1 walker x 256 threads
+//
 // The MX scales themselves move as data (f8E8M0FNU bytes) like any tensor.
 // RUN: m2n-sim %S/../Dialect/M2N/Inputs/e8m0-scales.mlir | FileCheck %s --check-prefix=SIM
 // SIM: m2n-sim: PASS: 1 plan, 8 transfers, 32 destination elements checked

@@ -38,5 +38,7 @@ python3 "$root/test/GPU/random_matrix.py" --cases 240 > "$root/.gpu/random.mlir"
 rm "$root/.gpu/refit.mlir"
 # Quantizing reshards (docs/fp8-scaling.md), checked by quantizing_runner.
 "$opt" "$root/test/GPU/quantizing.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing.m2n" -o /dev/null
+# ... and with 20 KB stages: the quantizing loop's smaller ring.
+"$opt" "$root/test/GPU/quantizing.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing-stage20k.m2n stage-bytes=20480" -o /dev/null
 "$root/bench/gpu/run.sh" compile
 du -sh "$root/.gpu"

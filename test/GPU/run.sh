@@ -37,6 +37,9 @@ fi
 wait
 if [ -f "$dir/quantizing.m2n" ]; then
   timeout 120 /tmp/m2n_quantizing_runner "$dir/quantizing.m2n" 2>&1 | tee "$out/quantizing.log" || status=1
+  if [ -f "$dir/quantizing-stage20k.m2n" ]; then
+    timeout 120 /tmp/m2n_quantizing_runner "$dir/quantizing-stage20k.m2n" 2>&1 | tee "$out/quantizing-stage20k.log" || status=1
+  fi
 fi
 # One process per GPU: buffer handles exchanged through an all-gather.
 gpus=$(nvidia-smi -L | wc -l)
