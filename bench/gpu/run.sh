@@ -73,7 +73,18 @@ measure-quantizing)
   export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
   for n in 4 8; do
     timeout 280 /tmp/m2n_quantizing_runner "$root/.gpu/quantizing-ctas$n.m2n" --checks 1 --bench 20 2>&1 | tee "$out/quantizing-ctas$n.log"
-  done ;;
+  done
+  # The table bench/results keeps: both rows of each run, and their ratio.
+  {
+    echo "| CTAs a rank | quantizing us | uncast us | uncast / quantizing |"
+    echo "|---|---|---|---|"
+    for n in 4 8; do
+      awk -v n="$n" '/^@quantizing/ { for (i = 1; i <= NF; ++i) if ($i == "us") q = $(i - 1) }
+                     /^@uncast/ { for (i = 1; i <= NF; ++i) if ($i == "us") u = $(i - 1) }
+                     END { if (q && u) printf "| %s | %s | %s | %.2f |\n", n, q, u, u / q }' \
+        "$out/quantizing-ctas$n.log"
+    done
+  } | tee "$out/quantizing-table.md" ;;
 measure|measure-m2n|measure-variants|measure-baselines)
   # `measure` runs every part and the report; the parts alone fit the GPU
   # machine's 10-minute calls (then: run.sh report OUT here, with the parts'
