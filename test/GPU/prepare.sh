@@ -38,7 +38,9 @@ python3 "$root/test/GPU/random_matrix.py" --cases 240 > "$root/.gpu/random.mlir"
 rm "$root/.gpu/refit.mlir"
 # Quantizing reshards (docs/fp8-scaling.md), checked by quantizing_runner.
 "$opt" "$root/test/GPU/quantizing.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing.m2n" -o /dev/null
-# ... and with 20 KB stages: the quantizing loop's smaller ring.
+# ... with 72 KB stages (the quantizing loop's deep ring at 256 threads) and
+# 20 KB ones (too small for a ring: the slow path).
+"$opt" "$root/test/GPU/quantizing.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing-stage72k.m2n stage-bytes=73728" -o /dev/null
 "$opt" "$root/test/GPU/quantizing.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing-stage20k.m2n stage-bytes=20480" -o /dev/null
 "$root/bench/gpu/run.sh" compile
 du -sh "$root/.gpu"

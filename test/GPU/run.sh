@@ -37,9 +37,11 @@ fi
 wait
 if [ -f "$dir/quantizing.m2n" ]; then
   timeout 120 /tmp/m2n_quantizing_runner "$dir/quantizing.m2n" 2>&1 | tee "$out/quantizing.log" || status=1
-  if [ -f "$dir/quantizing-stage20k.m2n" ]; then
-    timeout 120 /tmp/m2n_quantizing_runner "$dir/quantizing-stage20k.m2n" 2>&1 | tee "$out/quantizing-stage20k.log" || status=1
-  fi
+  for stage in 72k 20k; do
+    if [ -f "$dir/quantizing-stage$stage.m2n" ]; then
+      timeout 120 /tmp/m2n_quantizing_runner "$dir/quantizing-stage$stage.m2n" 2>&1 | tee "$out/quantizing-stage$stage.log" || status=1
+    fi
+  done
 fi
 # One process per GPU: buffer handles exchanged through an all-gather.
 gpus=$(nvidia-smi -L | wc -l)

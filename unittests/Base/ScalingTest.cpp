@@ -195,8 +195,8 @@ TEST(ScalingTest, ReciprocalWithOneCorrectionQuantizesLikeDivision) {
     float fraction = random() % 8 ? unit(random) : 1.0f;
     float x = sign * amax * fraction;
     ElementType to = random() % 2 ? ElementType::F8E4M3FN : ElementType::F8E5M2;
-    ASSERT_TRUE(
-        check(x, amax, scaleFromAmax(Scaling::tensor(), to, amax), to))
+    Scaling scaling = random() % 4 ? Scaling::tensor() : Scaling::mx();
+    ASSERT_TRUE(check(x, amax, scaleFromAmax(scaling, to, amax), to))
         << "x " << x << " amax " << amax;
   }
   std::cout << "[ scaling ] " << checked

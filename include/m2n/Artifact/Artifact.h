@@ -56,7 +56,7 @@ constexpr uint32_t kMaxCtas = 65536;
 /// up to 128 bytes (TMA tiles land on 128-byte aligned shared memory).
 uint64_t sharedMemoryBudget(const KernelLaunch &kernel);
 
-/// Why `kernel` cannot be launched, or std::nullopt: threads 32 or 128,
+/// Why `kernel` cannot be launched, or std::nullopt: threads 32, 128 or 256,
 /// 1-kMaxCtas CTAs, 1-kMaxWalkers walkers, 1-kMaxKernelBarriers stages of a
 /// positive multiple of 16 bytes within kMaxStageMemory of shared memory.
 std::optional<std::string> checkKernelLaunch(const KernelLaunch &kernel);

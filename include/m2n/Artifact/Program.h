@@ -254,9 +254,9 @@ struct LaunchDemand {
   }
 };
 
-/// Why `launch` cannot run items of `demand`, or std::nullopt: threads 32
-/// or 128 (128, the SM path's block, with one walker; needed where there
-/// are vector items), 1 to
+/// Why `launch` cannot run items of `demand`, or std::nullopt: threads 32,
+/// 128 or 256 (128 and 256 are the SM path's blocks, with one walker;
+/// needed where there are vector items), 1 to
 /// kMaxWalkers walkers, stages a positive multiple of 128 bytes (TMA tiles
 /// land 128-byte aligned) that hold the largest item. Whether the launch
 /// fits the compiled kernel is checkLaunch(KernelLaunch, ...).

@@ -71,9 +71,11 @@ constexpr int64_t kVectorUnroll = 4;
 constexpr int64_t kCastUnroll = 8;
 /// Quantizing items' fast path: each thread's ring of 16-byte slots in the
 /// item's stage, one less row than slots in flight: the deep ring where
-/// the stage holds it with the item's entries (32 KB for 128 threads), the
-/// shallow one otherwise (32 KB for 256). Issue 32's case on one H100: 23
-/// rows in flight were slower than 15.
+/// the stage holds it with the item's entries (32 KB for 128 threads, 64 KB
+/// for 256: stages above 64 KB), the shallow one where it holds that (16 or
+/// 32 KB); smaller stages take the slow path. Kernels that quantize run 256
+/// threads, so the default 64 KB stages take the shallow ring: issue 32's
+/// case was fastest with it (more and fewer rows in flight were slower).
 constexpr int64_t kDeepRing = 16;
 constexpr int64_t kShallowRing = 8;
 
@@ -1206,13 +1208,15 @@ void KernelBuilder::quantizingLoop(Value record, Value src, Value dst,
                      LLVM::AtomicOrdering::monotonic);
                });
       };
-      // A packed maximum's lanes folded into one f32.
+      // A packed maximum's lanes folded into one f32. A half is NaN where
+      // all its lanes were (max returns NaN only for two NaNs): the fold
+      // starts from 0 so that such a half never hides the other.
       auto fold = [&](Value packed) -> Value {
         if (fromSize == 4)
           return bitsToF32(packed);
         SmallVector<Value> halves;
         magnitudesOf(packed, halves);
-        return maxIgnoringNaN(halves[0], halves[1]);
+        return maxIgnoringNaN(maxIgnoringNaN(zero, halves[0]), halves[1]);
       };
       // Amax of row r: `uniform` rows (no lane in block j0 + 1) combine
       // packed lanes; others keep block j0's and j0 + 1's maxima apart.

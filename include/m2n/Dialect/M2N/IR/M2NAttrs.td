@@ -255,7 +255,7 @@ def M2N_LaunchAttr : M2N_Attr<"Launch", "launch"> {
     ```
   }];
   let parameters = (ins
-    AttrParameter<"uint32_t", "threads of a walker: 32, or 128 (the SM path)">:$threads,
+    AttrParameter<"uint32_t", "threads of a walker: 32, or 128 or 256 (the SM path)">:$threads,
     AttrParameter<"uint32_t", "walkers (issuing warps) of a block">:$walkers,
     AttrParameter<"uint64_t", "bytes of each of a walker's stages">:$stage_bytes
   );
@@ -278,7 +278,8 @@ def M2N_KernelLaunchAttr : M2N_Attr<"KernelLaunch", "kernel_launch"> {
   let description = [{
     The module attribute `m2n.kernel_launch` (`--m2n-choose-launch`): the
     CTAs every rank's kernel launches, the block size of the SM path
-    (`threads`: 128 when the kernel has vector ops, else 32), the compiled
+    (`threads`: 256 when the kernel quantizes, else 128 when it has vector
+    ops, else 32), the compiled
     shared-memory stages a CTA holds (`stages` of `stage_bytes`) and the most
     walkers a rank's launch may run. Every `launch` of the module fits it.
 
@@ -289,7 +290,7 @@ def M2N_KernelLaunchAttr : M2N_Attr<"KernelLaunch", "kernel_launch"> {
   }];
   let parameters = (ins
     AttrParameter<"uint32_t", "CTAs a rank's kernel launches">:$ctas,
-    AttrParameter<"uint32_t", "the SM path's block: 128 with vector ops, else 32">:$threads,
+    AttrParameter<"uint32_t", "the SM path's block: 256 quantizing, 128 with vector ops, else 32">:$threads,
     AttrParameter<"uint32_t", "shared-memory stages of a walker">:$stages,
     AttrParameter<"uint64_t", "bytes of a compiled stage">:$stage_bytes,
     AttrParameter<"uint32_t", "the most walkers a rank's launch may run">:$walkers
