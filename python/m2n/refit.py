@@ -21,12 +21,18 @@ def _dtype(tensors) -> Optional[str]:
 class Sharded:
     """One tensor on one side of a refit: its part on every rank of the
     communicator (None outside `mesh`) and its layout. `global_shape` is
-    needed where the parts do not tell it (uneven shards)."""
+    needed where the parts do not tell it (uneven shards). A generator
+    tensor in float8 with scales from the data (docs/fp8-scaling.md) names
+    its `scaling` ('tensor', 'block(R, C)', 'mx') and the scale tensor of
+    every rank (`scales`, shaped by m2n.scale_shape), which each refit
+    fills."""
 
     tensors: Sequence[Any]
     mesh: Mesh
     placements: Sequence[Placement]
     global_shape: Optional[Sequence[int]] = None
+    scaling: Optional[str] = None
+    scales: Optional[Sequence[Any]] = None
 
 
 def refit(trainer: Mapping[str, Sharded], generator: Mapping[str, Sharded],
@@ -36,7 +42,9 @@ def refit(trainer: Mapping[str, Sharded], generator: Mapping[str, Sharded],
     """Fills every generator tensor from the trainer tensor of the same name,
     all of them as one group (m2n.reshard_many). A generator tensor of
     another float dtype is cast on the way; `scale` is the cast's factor,
-    one for every tensor or a mapping by name. With `strict` (the default)
+    one for every tensor or a mapping by name (a single one skips the
+    tensors quantized with a `scaling`, whose scales come from the data).
+    With `strict` (the default)
     every trainer tensor must have a generator tensor; a generator tensor
     without a trainer tensor is always an error (KeyError naming them)."""
     for side, tensors in (("trainer", trainer), ("generator", generator)):
@@ -44,6 +52,10 @@ def refit(trainer: Mapping[str, Sharded], generator: Mapping[str, Sharded],
             if not isinstance(value, Sharded):
                 raise TypeError(f"{side}[{name!r}] must be an m2n.Sharded, "
                                 f"got {type(value).__name__}")
+            if side == "trainer" and (value.scaling is not None or
+                                      value.scales is not None):
+                raise ValueError(f"trainer[{name!r}] has a scaling or scales: they belong "
+                                 f"to the generator tensor the refit quantizes into")
     missing = [name for name in generator if name not in trainer]
     if missing:
         raise KeyError(f"the trainer has no tensor named {', '.join(map(repr, missing))}")
@@ -67,7 +79,11 @@ def refit(trainer: Mapping[str, Sharded], generator: Mapping[str, Sharded],
         # One scale for every tensor applies to those that are cast (norms
         # and biases kept in their dtype take none); a named one always.
         if factor is not None and (isinstance(scale, Mapping) or
-                                   _dtype(src.tensors) != _dtype(dst.tensors)):
+                                   (_dtype(src.tensors) != _dtype(dst.tensors) and
+                                    dst.scaling is None)):
             call["scale"] = factor
+        if dst.scaling is not None or dst.scales is not None:
+            call["scaling"] = dst.scaling
+            call["scales"] = dst.scales
         calls.append(call)
     reshard_many(calls, comm, stream, options=options)

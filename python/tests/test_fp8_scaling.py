@@ -342,3 +342,46 @@ def test_the_runtime_refuses_missing_and_short_scales():
         _native.check(lib.m2n_host_execute_scaled(
             artifact.handle, 1, (ctypes.c_int * 1)(0), 2, p([src, None]), n([src, None]),
             p([None, out]), n([None, out]), p([None, short]), n([None, short])))
+
+
+def test_refit_passes_each_generator_tensors_scaling(monkeypatch):
+    """m2n.refit hands a generator tensor's scaling and scale tensors to its
+    reshard (a single cast scale skips it: its scales come from the data),
+    refuses them on the trainer side, and the reshard checks them."""
+    import sys
+    import m2n
+    from m2n import Mesh, Shard
+
+    comm = m2n.Communicator.host(2)
+    w = np.zeros((4, 8), np.float32)
+    src_mesh, dst_mesh = Mesh([1]), Mesh([1], ranks=[1])
+    trainer = {"w": m2n.Sharded([w, None], src_mesh, [Shard(0)]),
+               "norm": m2n.Sharded([w, None], src_mesh, [Shard(0)])}
+    scales = [None, np.zeros((1, 1), np.float32)]
+    generator = {
+        # numpy has no float8 dtype: the calls are only looked at here.
+        "w": m2n.Sharded([None, np.zeros((4, 8), np.uint8)], dst_mesh, [Shard(0)],
+                         scaling="block(4, 8)", scales=scales),
+        "norm": m2n.Sharded([None, np.zeros((4, 8), np.float16)], dst_mesh, [Shard(0)]),
+    }
+    calls = []
+    monkeypatch.setattr(sys.modules["m2n.refit"], "reshard_many",
+                        lambda batch, comm, stream=None, options="": calls.extend(batch))
+    m2n.refit(trainer, generator, comm, scale=0.5)
+    quantized, cast = calls
+    assert quantized["scaling"] == "block(4, 8)" and quantized["scales"] is scales
+    assert "scale" not in quantized
+    assert cast["scale"] == 0.5 and "scaling" not in cast
+    with pytest.raises(ValueError, match="belong to the generator tensor"):
+        m2n.refit(dict(trainer, w=m2n.Sharded([w, None], src_mesh, [Shard(0)],
+                                              scaling="tensor")), generator, comm)
+    monkeypatch.undo()
+    # Through the real reshard_many: the reshard's own checks answer.
+    float32_out = m2n.Sharded([None, np.zeros((4, 8), np.float32)], dst_mesh, [Shard(0)],
+                              scaling="block(4, 8)", scales=scales)
+    with pytest.raises(TypeError, match="float8_e4m3fn or float8_e5m2 destinations"):
+        m2n.refit(trainer, {"w": float32_out}, comm, strict=False)
+    no_scales = m2n.Sharded([None, np.zeros((4, 8), np.float32)], dst_mesh, [Shard(0)],
+                            scaling="tensor")
+    with pytest.raises(ValueError, match="pass scales="):
+        m2n.refit(trainer, {"w": no_scales}, comm, strict=False)
