@@ -676,7 +676,11 @@ Schedule orderReductions(const Schedule &schedule, const Layout &src,
 /// own work before what waits for its peers'; among those, the link
 /// classes interleave in proportion to their bytes (list order within a
 /// class): CTAs walk their items in order, so local copies run alongside
-/// NVLink pulls instead of in a phase of their own.
+/// NVLink pulls instead of in a phase of their own. A quantizing
+/// schedule's holder exchange and scale writes (and the staging that only
+/// they read) go after everything else: nothing but the scales waits for
+/// them, and a destination's CTA that waited there for a late band's
+/// amaxes would hold back the data of earlier bands behind it.
 /// Every rank's items and the network receives the runtime posts follow
 /// this one order (lowerSchedule numbers the steps in it), so no CTA and no
 /// network stream can wait for what waits behind it. `dependents` receives
@@ -711,6 +715,32 @@ emissionOrder(const Schedule &schedule,
       }
     if (static_cast<int64_t>(queue.size()) != count)
       return std::string("the schedule's dependencies form a cycle");
+  }
+  // Steps for the scales only, by dependents first (a step's dependents
+  // come after it in some topological order: reverse the queue's).
+  {
+    std::vector<int64_t> waiting = pending, queue;
+    for (int64_t i = 0; i < count; ++i)
+      if (!waiting[i])
+        queue.push_back(i);
+    for (size_t q = 0; q < queue.size(); ++q)
+      for (int64_t after : dependents[queue[q]])
+        if (--waiting[after] == 0)
+          queue.push_back(after);
+    std::vector<bool> forScales(count, false);
+    for (auto it = queue.rbegin(); it != queue.rend(); ++it) {
+      const Step &step = schedule.steps[*it];
+      const bool staging = step.to.kind == BufferKind::Scratch &&
+                           holdsAmaxes(step.to, schedule.scratches) &&
+                           !dependents[*it].empty() &&
+                           std::all_of(dependents[*it].begin(),
+                                       dependents[*it].end(),
+                                       [&](int64_t d) { return forScales[d]; });
+      forScales[*it] = step.kind == StepKind::Scale ||
+                       step.to.kind == BufferKind::Holder || staging;
+      if (forScales[*it])
+        hops[*it] += count;
+    }
   }
   constexpr int kClasses = 3;
   auto classOf = [&](int64_t i) {

@@ -73,7 +73,7 @@ std::string Step::str() const {
 }
 
 Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
-                       int64_t chunkBytes) {
+                       int64_t chunkBytes, bool keepSourceReads) {
   Schedule result;
   result.strategy = schedule.strategy;
   result.scaling = schedule.scaling;
@@ -89,7 +89,8 @@ Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
     int64_t dim = 0;
     while (dim < rank && step.fromBox.sizes[dim] <= 1)
       ++dim;
-    if (chunkBytes <= 0 || bytes <= chunkBytes || dim == rank) {
+    if (chunkBytes <= 0 || bytes <= chunkBytes || dim == rank ||
+        (keepSourceReads && step.from.kind == BufferKind::Source)) {
       result.steps.push_back(std::move(step));
       continue;
     }
@@ -113,7 +114,43 @@ Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
   return result;
 }
 
-void addDataDependencies(Schedule &schedule) {
+namespace {
+
+/// Where the moves out of a quantizing schedule's sources read their
+/// quantizer tables: the blocks a source box touches, in its rank's table.
+class QuantizerBlocks {
+public:
+  QuantizerBlocks(const Scaling &scaling, const Layout &src,
+                  const std::vector<int64_t> &shape)
+      : scaling(scaling), src(src), shape(shape),
+        dims(shape.begin(), shape.end()), index(src.mesh) {}
+
+  Box of(int64_t rank, const Box &fromBox) {
+    auto [it, fresh] = localBoxes.try_emplace(rank);
+    if (fresh) {
+      std::optional<int64_t> position = index.indexOf(rank);
+      it->second = position ? src.localBox(shape, *position) : Box{};
+    }
+    const Box &local = it->second;
+    if (local.empty())
+      return {};
+    Box global = fromBox;
+    for (int64_t d = 0; d < global.rank(); ++d)
+      global.offsets[d] += local.offsets[d];
+    return blocksTouching(scaling, dims, global)
+        .relativeTo(blocksTouching(scaling, dims, local).offsets);
+  }
+
+private:
+  const Scaling &scaling;
+  const Layout &src;
+  const std::vector<int64_t> &shape;
+  const Dims dims;
+  const MeshIndex index;
+  std::map<int64_t, Box> localBoxes;
+};
+
+void addDependencies(Schedule &schedule, QuantizerBlocks *quantizerBlocks) {
   using Key = std::tuple<int, int64_t, int64_t>;
   auto keyOf = [](const BufferRef &buffer) {
     return Key(static_cast<int>(buffer.kind), buffer.rank, buffer.scratch);
@@ -141,17 +178,39 @@ void addDataDependencies(Schedule &schedule) {
             !schedule.steps[j].toBox.intersect(step.toBox).empty())
           deps.push_back(j);
     }
-    // A quantizing move out of a source divides by the scales of its
-    // source rank's quantizer table.
+    // A quantizing move out of a source divides by the scales of the
+    // blocks it touches, in its source rank's quantizer table.
+    // (Without the layout to find them: every block of the table.)
     if (schedule.scaling && step.kind == StepKind::Move &&
-        step.from.kind == BufferKind::Source)
+        step.from.kind == BufferKind::Source && !step.fromBox.empty()) {
+      const std::optional<Box> blocks =
+          quantizerBlocks
+              ? std::optional<Box>(
+                    quantizerBlocks->of(step.from.rank, step.fromBox))
+              : std::nullopt;
       for (int64_t j :
            writers[keyOf({BufferKind::Quantizer, step.from.rank, -1})])
-        deps.push_back(j);
+        if (!blocks || !schedule.steps[j].toBox.intersect(*blocks).empty())
+          deps.push_back(j);
+    }
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     step.deps = std::move(deps);
   }
+}
+
+} // namespace
+
+void addDataDependencies(Schedule &schedule) {
+  addDependencies(schedule, nullptr);
+}
+
+void addDataDependencies(Schedule &schedule, const Layout &src,
+                         const std::vector<int64_t> &shape) {
+  if (!schedule.scaling)
+    return addDependencies(schedule, nullptr);
+  QuantizerBlocks blocks(*schedule.scaling, src, shape);
+  addDependencies(schedule, &blocks);
 }
 
 } // namespace m2n

@@ -94,7 +94,8 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
   ScalePlan scalePlan;
   deriveScaleBoxes(scaling, src, dst, shape, scalePlan);
   std::vector<int64_t> exchangeSteps, exchangeFrom; // And their slots' ranks.
-  std::map<int64_t, int64_t> amaxOf;            // Source rank -> its step.
+  // Source rank -> the steps that compute its share (one per band).
+  std::map<int64_t, std::vector<int64_t>> amaxOf;
   std::map<int64_t, std::vector<int64_t>> scaleWrites; // Rank -> steps.
   // Amaxes staged for the network: the one step that writes each staging
   // scratch (whole), so that a step reading one is traced to the slots its
@@ -148,13 +149,15 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
     if (step.kind == StepKind::Move && step.to.kind == BufferKind::Scratch)
       continue;
     if (step.kind == StepKind::Amax) {
-      if (!amaxOf.try_emplace(step.from.rank, i).second)
-        return issue(i, "is a second amax step of rank " +
-                            std::to_string(step.from.rank) + " (step " +
-                            std::to_string(amaxOf[step.from.rank]) +
-                            " computes its share)");
-      scalePlan.amaxBoxes[step.from.rank] =
-          shifted(step.toBox, scalePlan.slotBoxes.at(step.from.rank).offsets);
+      std::vector<int64_t> &pieces = amaxOf[step.from.rank];
+      for (int64_t other : pieces)
+        if (!steps[other].toBox.intersect(step.toBox).empty())
+          return issue(i, "computes the amaxes of blocks " +
+                              steps[other].toBox.intersect(step.toBox).str() +
+                              " of rank " + std::to_string(step.from.rank) +
+                              ", which step " + std::to_string(other) +
+                              " computes too");
+      pieces.push_back(i);
       continue;
     }
     if (step.kind == StepKind::Scale) {
@@ -171,6 +174,29 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
                                                : ScaleTable::Holder});
     exchangeSteps.push_back(i);
     exchangeFrom.push_back(fromRank);
+  }
+  // A rank's share is one box, which its amax steps cut into pieces.
+  for (const auto &[rank, pieces] : amaxOf) {
+    Box share = steps[pieces.front()].toBox;
+    int64_t volume = 0;
+    for (int64_t i : pieces) {
+      const Box &piece = steps[i].toBox;
+      volume += piece.volume();
+      for (int64_t d = 0; d < share.rank(); ++d) {
+        const int64_t end = std::max(share.offsets[d] + share.sizes[d],
+                                     piece.offsets[d] + piece.sizes[d]);
+        share.offsets[d] = std::min(share.offsets[d], piece.offsets[d]);
+        share.sizes[d] = end - share.offsets[d];
+      }
+    }
+    if (volume != share.volume())
+      return issue(pieces.front(),
+                   "the amax steps of rank " + std::to_string(rank) +
+                       " compute " + std::to_string(volume) + " of the " +
+                       std::to_string(share.volume()) + " blocks of " +
+                       share.str() + ": a share is one box");
+    scalePlan.amaxBoxes[rank] =
+        shifted(share, scalePlan.slotBoxes.at(rank).offsets);
   }
   // The ranks that quantize: every source whose buffer a step reads (the
   // scale plan's verifier asks a quantizer table of each sender).
@@ -195,11 +221,12 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
   for (size_t e = 0; e < exchangeSteps.size(); ++e) {
     const int64_t i = exchangeSteps[e];
     const Step &step = steps[i];
-    const int64_t share = amaxOf.at(exchangeFrom[e]);
-    if (!precedes(share, i))
-      return issue(i, "reads " + step.from.str() + " " + step.fromBox.str() +
-                          " without waiting for step " +
-                          std::to_string(share) + ", which computes it");
+    const Box &slots = scalePlan.exchange[e].transfer.srcBox;
+    for (int64_t share : amaxOf.at(exchangeFrom[e]))
+      if (!steps[share].toBox.intersect(slots).empty() && !precedes(share, i))
+        return issue(i, "reads " + step.from.str() + " " +
+                            step.fromBox.str() + " without waiting for step " +
+                            std::to_string(share) + ", which computes it");
     if (!step.reduction)
       continue;
     for (int64_t other : exchangeInto[{step.to.kind, step.to.rank}]) {

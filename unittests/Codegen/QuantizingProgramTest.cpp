@@ -61,12 +61,9 @@ LoweredQuantizing lowerQuantizing(const Scaling &scaling, const Layout &src,
   ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
   ScalePlan scalePlan = planScales(scaling, src, dst, shape, plan);
   LoweredQuantizing lowered;
-  lowered.schedule = withScaleSteps(
-      chunkSchedule(
-          TopologyRouter(src, dst, shape, topology).route(plan, strategy),
-          elementSize(to), chunkBytes),
-      scaling, src, dst, shape, scalePlan, topology);
-  addDataDependencies(lowered.schedule);
+  lowered.schedule = quantizingSchedule(
+      TopologyRouter(src, dst, shape, topology).route(plan, strategy), scaling,
+      src, dst, shape, scalePlan, topology, elementSize(to), chunkBytes);
   lowered.error = lowerSchedule(lowered.schedule, src, dst, shape, to, options,
                                 lowered.program, ElementCast{from, 1.0f});
   return lowered;

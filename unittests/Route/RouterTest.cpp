@@ -504,12 +504,10 @@ TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
         ElementType::BF16, ElementType::F16, ElementType::F32}[random.uniform(0, 2)];
     ElementType to = random.uniform(0, 1) ? ElementType::F8E4M3FN
                                           : ElementType::F8E5M2;
-    Schedule schedule = withScaleSteps(
-        chunkSchedule(
-            TopologyRouter(src, dst, shape, topology).route(plan, strategy),
-            elementSize(to), random.uniform(0, 1) ? 0 : random.uniform(1, 24)),
-        scaling, src, dst, shape, scalePlan, topology);
-    addDataDependencies(schedule);
+    Schedule schedule = quantizingSchedule(
+        TopologyRouter(src, dst, shape, topology).route(plan, strategy),
+        scaling, src, dst, shape, scalePlan, topology, elementSize(to),
+        random.uniform(0, 1) ? 0 : random.uniform(1, 24));
     steps += static_cast<int64_t>(schedule.steps.size());
     std::optional<ScheduleIssue> issue = verifySchedule(schedule, src, dst, shape);
     ASSERT_FALSE(issue) << "step " << issue->step << ": " << issue->message;

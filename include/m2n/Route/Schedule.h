@@ -94,19 +94,28 @@ constexpr int64_t kMaxChunksPerStep = 1024;
 /// Splits every step whose box is larger than `chunkBytes` into pieces along
 /// its outermost dimension of extent > 1, so that a forwarding step can start
 /// on the first chunk while later chunks are still arriving; at most
-/// kMaxChunksPerStep pieces per step. Dependencies are dropped; call
+/// kMaxChunksPerStep pieces per step; with `keepSourceReads`, steps that
+/// read a source buffer stay whole (a quantizing schedule cuts those by
+/// bands of blocks: withScaleSteps). Dependencies are dropped; call
 /// addDataDependencies afterwards.
 Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
-                       int64_t chunkBytes);
+                       int64_t chunkBytes, bool keepSourceReads = false);
 
 /// Replaces every step's dependencies by those its data needs: a step that
 /// reads a region of a destination, scratch or scale buffer waits for every
-/// step that writes an overlapping region of it, a reduce waits for the
-/// copies into overlapping regions of its target, and in a quantizing
-/// schedule a move out of a source waits for the exchange into its source
-/// rank's quantizer table. (Source buffers are ready from the start; every region is
-/// written once by a copy, then only reduced into.)
+/// step that writes an overlapping region of it, and a reduce waits for the
+/// copies into overlapping regions of its target. (Source buffers are ready
+/// from the start; every region is written once by a copy, then only
+/// reduced into.) In a quantizing schedule, a move out of a source waits
+/// for every write into its source rank's quantizer table.
 void addDataDependencies(Schedule &schedule);
+/// The same for a schedule of `shape` from `src`, where a quantizing move
+/// out of a source waits only for the steps that write the blocks of its
+/// source rank's quantizer table that its box touches (and for no others:
+/// the data of one band of blocks moves while later bands' amaxes are
+/// still exchanged).
+void addDataDependencies(Schedule &schedule, const Layout &src,
+                         const std::vector<int64_t> &shape);
 
 } // namespace m2n
 

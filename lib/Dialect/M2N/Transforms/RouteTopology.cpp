@@ -62,19 +62,23 @@ struct RouteTopologyPass
       int64_t elementBytes =
           plan.getResult().getType().getElementType().getIntOrFloatBitWidth() /
           8;
-      ::m2n::Schedule schedule = ::m2n::chunkSchedule(
+      ::m2n::Schedule routed =
           ::m2n::TopologyRouter(srcLayout, dstLayout, shape, *topology)
               .setReduceShare(*share)
-              .route(toReshardPlan(plan), *parsed),
-          elementBytes, chunkBytes);
-      // A quantizing plan's amax exchange goes before its data steps
-      // (docs/fp8-scaling.md).
+              .route(toReshardPlan(plan), *parsed);
+      // A quantizing plan's amax exchange joins its data steps, in bands
+      // of blocks (docs/fp8-scaling.md).
       ScalingAttr scaling = plan.getScalingAttr();
-      if (scaling)
-        schedule = ::m2n::withScaleSteps(
-            std::move(schedule), scaling.getValue(), srcLayout, dstLayout,
-            shape, toScalePlan(plan), *topology);
-      ::m2n::addDataDependencies(schedule);
+      ::m2n::Schedule schedule;
+      if (scaling) {
+        schedule = ::m2n::quantizingSchedule(
+            std::move(routed), scaling.getValue(), srcLayout, dstLayout, shape,
+            toScalePlan(plan), *topology, elementBytes, chunkBytes);
+      } else {
+        schedule =
+            ::m2n::chunkSchedule(std::move(routed), elementBytes, chunkBytes);
+        ::m2n::addDataDependencies(schedule);
+      }
 
       OpBuilder builder(plan);
       ScheduleOp scheduleOp =
