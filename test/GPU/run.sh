@@ -37,9 +37,9 @@ fi
 wait
 if [ -f "$dir/quantizing.m2n" ]; then
   timeout 120 /tmp/m2n_quantizing_runner "$dir/quantizing.m2n" 2>&1 | tee "$out/quantizing.log" || status=1
-  for stage in 72k 20k; do
-    if [ -f "$dir/quantizing-stage$stage.m2n" ]; then
-      timeout 120 /tmp/m2n_quantizing_runner "$dir/quantizing-stage$stage.m2n" 2>&1 | tee "$out/quantizing-stage$stage.log" || status=1
+  for variant in stage72k stage20k bands; do
+    if [ -f "$dir/quantizing-$variant.m2n" ]; then
+      timeout 120 /tmp/m2n_quantizing_runner "$dir/quantizing-$variant.m2n" 2>&1 | tee "$out/quantizing-$variant.log" || status=1
     fi
   done
 fi
