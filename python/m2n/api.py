@@ -12,6 +12,7 @@ import math
 import re
 import struct
 import weakref
+import zlib
 from typing import Any, List, Optional, Sequence, Tuple
 
 from . import _native, jit
@@ -441,23 +442,9 @@ def reshard(src, dst, comm: Communicator, stream=None, *, src_mesh: Mesh,
     _check_options(options)
     _check_comm(comm, "reshard")
     if comm.backend == "cuda-processes":
-        # Each process sees only its own tensors, so it could not tell a
-        # cast from the dtypes alone: refused until the processes agree on
-        # both dtypes.
-        dtypes = {str(t.dtype).replace("torch.", "") for t in (src, dst) if t is not None}
-        if dtype is not None:
-            dtypes.add(str(dtype).replace("torch.", ""))
-        if scaling is not None or scales is not None:
-            raise ValueError("quantizing reshards (scaling=) run with one process for every "
-                             "rank so far, not with a process-group communicator "
-                             "(docs/fp8-scaling.md, status)")
-        if scale is not None or len(dtypes) > 1:
-            raise ValueError("casts (scale=, or source and destination dtypes "
-                             f"{' and '.join(sorted(dtypes))}) are not supported with a "
-                             "process-group communicator yet (use one process for every "
-                             "rank, or cast before or after)")
         return _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh,
-                                 dst_placements, global_shape, options, dtype, stable_buffers)
+                                 dst_placements, global_shape, options, dtype, stable_buffers,
+                                 scale, scaling, scales)
     try:
         key = (id(comm), src_mesh, tuple(src_placements), dst_mesh, tuple(dst_placements),
                None if global_shape is None else tuple(global_shape), options,
@@ -616,7 +603,7 @@ class _Call:
 
     def __init__(self, src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
                  global_shape, dtype=None, alignment=None, scale=None, scaling=None,
-                 scales=None):
+                 scales=None, agreed=None):
         if not isinstance(comm, Communicator):
             raise TypeError(f"comm must be an m2n.Communicator, got {type(comm).__name__}")
         sources = _per_rank(src, comm, "src")
@@ -666,6 +653,8 @@ class _Call:
         if first_src is not None:
             dtype = first_src.dtype
         dst_dtype = first_dst.dtype if first_dst is not None else dtype
+        if agreed is not None:  # One process per rank: what all of them passed.
+            dtype, dst_dtype = agreed
         if dst_dtype != dtype and not (dtype in _CASTABLE and dst_dtype in _CASTABLE):
             raise TypeError(f"{first_dst.what} has dtype {dst_dtype}, the sources have "
                             f"{dtype}; a reshard casts only between "
@@ -733,12 +722,13 @@ def _aligned(options: str, alignment: int) -> str:
 
 def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
              global_shape, options, dtype=None, alignment=None, scale=None,
-             scaling=None, scales=None) -> _Prepared:
+             scaling=None, scales=None, agreed=None) -> _Prepared:
     """The first call of a signature: checks everything, compiles (or finds
     the cached artifact) for the alignment of the buffers (`alignment`, or
-    that of the given tensors) and validates every tensor against it."""
+    that of the given tensors) and validates every tensor against it;
+    `agreed`: the processes' (source, destination) dtypes."""
     call = _Call(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
-                 global_shape, dtype, alignment, scale, scaling, scales)
+                 global_shape, dtype, alignment, scale, scaling, scales, agreed)
     artifact = compiled(comm, call.src_mesh, call.src_placements, call.dst_mesh,
                         call.dst_placements, call.shape, call.dtype,
                         _aligned(options, call.alignment), call.dst_dtype, call.scale,
@@ -945,28 +935,53 @@ def _prepare_many(calls, comm: Communicator, options: str) -> List[_Prepared]:
     return [c.bind(artifact, comm, alignment, i) for i, c in enumerate(checked)]
 
 
+def _agreed_dtypes(flag, codes) -> Tuple[str, str]:
+    """The sources' and destinations' dtypes from an all-reduced (MAX) flag
+    whose entries 2-5 were each process's codes (max, -min; -1 and -len
+    where it has no such tensor)."""
+    src_max, src_min, dst_max, dst_min = (int(flag[2]), -int(flag[3]), int(flag[4]),
+                                          -int(flag[5]))
+    if src_max < 0:
+        raise ValueError("no process passed a source tensor (or dtype=)")
+    if src_max != src_min:
+        raise TypeError(f"the processes' sources have different dtypes ({codes[src_min]} "
+                        f"and {codes[src_max]})")
+    if dst_max >= 0 and dst_max != dst_min:
+        raise TypeError(f"the processes' destinations have different dtypes "
+                        f"({codes[dst_min]} and {codes[dst_max]})")
+    return codes[src_max], codes[dst_max] if dst_max >= 0 else codes[src_max]
+
+
 def _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh,
-                      dst_placements, global_shape, options, dtype, stable_buffers) -> None:
+                      dst_placements, global_shape, options, dtype, stable_buffers,
+                      scale=None, scaling=None, scales=None) -> None:
     """One rank per process: bind (collectively) when buffers change, then
-    launch this rank's kernel."""
+    launch this rank's kernel. The processes agree on the dtypes (each sees
+    its own tensors only: a cast's destination dtype is unknown where a rank
+    only sends) and on the cast's scale or scaling in the all-reduce that
+    finds new buffers."""
     import torch
     import torch.distributed as dist
     rank, n = comm.rank, comm.size
-    for t, what in ((src, "src"), (dst, "dst")):
+    for t, what in ((src, "src"), (dst, "dst"), (scales, "scales")):
         if isinstance(t, (list, tuple)):
             raise TypeError(f"{what}: a process-group communicator takes this rank's tensor "
                             f"(or None), not a list")
     sources = [None] * n
     destinations = [None] * n
     sources[rank], destinations[rank] = src, dst
+    scale_tensors = None
+    if scaling is not None or scales is not None:
+        scale_tensors = [None] * n
+        scale_tensors[rank] = scales
     key = ("group", id(comm), src_mesh, tuple(src_placements), dst_mesh, tuple(dst_placements),
            None if global_shape is None else tuple(global_shape), options, str(dtype),
-           _signature([src]), _signature([dst]))
+           _signature([src]), _signature([dst]), scale, scaling, _signature([scales]))
     prepared = _prepared.get(key)
     if prepared is not None and prepared.comm is not comm:
         prepared = None
-    pointers = tuple(0 if t is None else t.data_ptr() for t in (src, dst))
-    for t, what in ((src, "src"), (dst, "dst")):
+    pointers = tuple(0 if t is None else t.data_ptr() for t in (src, dst, scales))
+    for t, what in ((src, "src"), (dst, "dst"), (scales, "scales")):
         if t is not None and not t.is_contiguous():
             raise ValueError(f"{what} is not contiguous (m2n moves row-major buffers)")
         if t is not None and t.device.index != comm.devices[0]:
@@ -975,33 +990,64 @@ def _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh
     # buffers of any rank, agreed in the all-reduce that finds new buffers.
     changed = prepared is None or prepared.bound != pointers
     if changed and prepared is not None:  # (_prepare checks a first call.)
-        _check_writable_and_disjoint([None if src is None else _Tensor(src, "src")],
-                                     [None if dst is None else _Tensor(dst, "dst")])
-    # What this rank can run: its buffers' alignment, and no more than its
-    # cached program assumes (another rank's cache may hold a different one).
-    alignment = _alignment(pointers)
+        _check_writable_and_disjoint(
+            [None if src is None else _Tensor(src, "src")],
+            [None if t is None else _Tensor(t, what) for t, what in ((dst, "dst"),
+                                                                     (scales, "scales"))])
+    # What this rank can run: its buffers' alignment (the scales' are their
+    # elements' only), and no more than its cached program assumes (another
+    # rank's cache may hold a different one).
+    alignment = _alignment(pointers[:2])
     if prepared is not None:
         alignment = min(alignment, prepared.alignment)
+    agreed = None
     if not (stable_buffers and prepared is not None and prepared.bound is not None):
-        flag = torch.tensor([int(changed), 16 // alignment], dtype=torch.int32,
+        codes = sorted(_IR_TYPES)
+        src_dtype = (str(src.dtype) if src is not None else
+                     None if dtype is None or dst is not None else str(dtype))
+        src_dtype = None if src_dtype is None else src_dtype.replace("torch.", "")
+        dst_dtype = None if dst is None else str(dst.dtype).replace("torch.", "")
+        code = {None: -1, **{c: i for i, c in enumerate(codes)}}
+        for d in (src_dtype, dst_dtype):
+            if d not in code:
+                raise TypeError(f"dtype {d} is not one m2n moves (supported: "
+                                f"{', '.join(_IR_TYPES)})")
+        # The same cast on every process: a digest of scale= and scaling=.
+        cast = zlib.crc32(repr((scale, scaling)).encode())
+        flag = torch.tensor([int(changed), 16 // alignment, code[src_dtype],
+                             len(codes) if src_dtype is None else -code[src_dtype],
+                             code[dst_dtype],
+                             len(codes) if dst_dtype is None else -code[dst_dtype],
+                             cast, -cast], dtype=torch.int64,
                             device="cpu" if dist.get_backend(comm.group) == "gloo"
                             else f"cuda:{comm.devices[0]}")
         dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=comm.group)
-        changed, alignment = bool(flag[0].item()), 16 // int(flag[1].item())
+        flag = flag.tolist()
+        changed, alignment = bool(flag[0]), 16 // int(flag[1])
+        if flag[6] != -flag[7]:
+            raise ValueError("the processes passed different scale= or scaling= (every rank "
+                             "of the group passes the same)")
+        agreed = _agreed_dtypes(flag, codes)
     elif changed:
         raise ValueError("stable_buffers=True, but this rank's buffers changed since the "
                          "first call")
     if prepared is None or alignment != prepared.alignment:
         prepared = _prepare(sources, destinations, comm, src_mesh, src_placements, dst_mesh,
-                            dst_placements, global_shape, options, dtype, alignment)
+                            dst_placements, global_shape, options, dtype, alignment,
+                            scale=scale, scaling=scaling, scales=scale_tensors, agreed=agreed)
         _prepared[key] = prepared
     lib = _native.runtime()
     context = comm.cuda_context(prepared.artifact)
     if changed:
         one = lambda values: (ctypes.c_void_p * 1)(values)  # noqa: E731
-        _native.check(lib.m2n_cuda_bind(
-            context, 0, one(pointers[0] or None), (ctypes.c_size_t * 1)(prepared.src_bytes[rank]),
-            one(pointers[1] or None), (ctypes.c_size_t * 1)(prepared.dst_bytes[rank])))
+        size = lambda values: (ctypes.c_size_t * 1)(values)  # noqa: E731
+        buffers = (context, 0, one(pointers[0] or None), size(prepared.src_bytes[rank]),
+                   one(pointers[1] or None), size(prepared.dst_bytes[rank]))
+        if prepared.quantizing:
+            _native.check(lib.m2n_cuda_bind_scaled(
+                *buffers, one(pointers[2] or None), size(prepared.scale_bytes[rank])))
+        else:
+            _native.check(lib.m2n_cuda_bind(*buffers))
         prepared.bound = pointers
     s = torch.cuda.current_stream(comm.devices[0]) if stream is None else stream
     _native.check(lib.m2n_cuda_launch(context, 0, (ctypes.c_void_p * 1)(

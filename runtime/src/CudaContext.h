@@ -78,8 +78,11 @@ struct ReshardState {
   /// rank, and as bound (by member, then local slot).
   std::vector<std::vector<char *>> scales;
   std::vector<void *> boundScales;
-  /// A quantizing member's tables of f32 amaxes on the local ranks (slots,
-  /// quantizer, holder: the runtime's), by (kind, member, rank).
+  /// A quantizing member's tables of f32 amaxes (slots, quantizer, holder:
+  /// the runtime's), by (kind, member, rank): those of the local ranks,
+  /// allocated here (ownAmaxTables), and the other processes' ranks' mapped
+  /// through their IPC handles (amaxTables holds both).
+  std::map<std::tuple<BufferKind, int64_t, int64_t>, char *> ownAmaxTables;
   std::map<std::tuple<BufferKind, int64_t, int64_t>, char *> amaxTables;
   /// Local ranks: the slots (address, bytes) cleared before each launch of
   /// the rank's kernel (amax moves only max into them).

@@ -404,12 +404,12 @@ m2n_status allocateOwned(m2n_cuda_context context, ReshardState &state) {
         const int64_t bytes = m2n::runtime::scaleBufferBytes(r, kind, rank);
         const auto key = std::make_tuple(kind, static_cast<int64_t>(t),
                                          static_cast<int64_t>(rank));
-        if (bytes == 0 || state.amaxTables.count(key))
+        if (bytes == 0 || state.ownAmaxTables.count(key))
           continue;
         M2N_CUDA(cudaSetDevice(context->localDevices[slot]));
         void *p = nullptr;
         M2N_CUDA(cudaMalloc(&p, static_cast<size_t>(bytes)));
-        state.amaxTables[key] = static_cast<char *>(p);
+        state.ownAmaxTables[key] = static_cast<char *>(p);
         if (kind == m2n::BufferKind::Slots)
           state.slotsToClear[rank].push_back(
               {static_cast<char *>(p), static_cast<size_t>(bytes)});
@@ -444,18 +444,29 @@ m2n_status resolveAddresses(m2n_cuda_context context, ReshardState &state,
     }
   for (const auto &[index, p] : state.ownScratch)
     state.scratch[index] = p;
+  state.amaxTables = state.ownAmaxTables;
   if (context->processes == 1)
     return localStatus;
 
   // One block per process: a status word, a record per rank, a record per
-  // member and rank, one shared buffer per scratch. Every process takes
-  // part even when its own buffers were rejected, so that no peer waits in
-  // the all-gather forever.
+  // member and rank, one shared buffer per scratch, and one per amax table
+  // (kind, member, rank) of quantizing members. Every process takes part
+  // even when its own buffers were rejected, so that no peer waits in the
+  // all-gather forever.
   std::string message = localStatus == M2N_SUCCESS ? "" : m2n_last_error();
+  constexpr m2n::BufferKind kTables[] = {m2n::BufferKind::Slots,
+                                         m2n::BufferKind::Quantizer,
+                                         m2n::BufferKind::Holder};
+  constexpr size_t kTableKinds = sizeof(kTables) / sizeof(kTables[0]);
   const size_t header = sizeof(uint64_t);
   const size_t tensorsAt = header + ranks * sizeof(RankRecord);
   const size_t scratchAt = tensorsAt + tensors * ranks * sizeof(TensorRecord);
-  const size_t blockBytes = scratchAt + scratches * sizeof(SharedBuffer);
+  const size_t tablesAt = scratchAt + scratches * sizeof(SharedBuffer);
+  const size_t blockBytes =
+      tablesAt + kTableKinds * tensors * ranks * sizeof(SharedBuffer);
+  auto tableAt = [&](size_t kind, size_t t, size_t rank) {
+    return tablesAt + ((kind * tensors + t) * ranks + rank) * sizeof(SharedBuffer);
+  };
   std::vector<char> block(blockBytes, 0), all;
   uint64_t ok = localStatus == M2N_SUCCESS;
   auto failed = [&](m2n_status status) {
@@ -505,6 +516,21 @@ m2n_status resolveAddresses(m2n_cuda_context context, ReshardState &state,
     std::memcpy(block.data() + scratchAt + index * sizeof(SharedBuffer),
                 &shared, sizeof(shared));
   }
+  for (size_t kind = 0; kind < kTableKinds && ok; ++kind)
+    for (const auto &[key, p] : state.ownAmaxTables) {
+      const auto &[tableKind, t, rank] = key;
+      if (tableKind != kTables[kind])
+        continue;
+      SharedBuffer shared;
+      std::memset(&shared, 0, sizeof(shared));
+      if (m2n_status status = share(
+              p, context->localDevices[context->slotOf.at(rank)], shared)) {
+        failed(status);
+        break;
+      }
+      std::memcpy(block.data() + tableAt(kind, t, rank), &shared,
+                  sizeof(shared));
+    }
   std::memcpy(block.data(), &ok, sizeof(ok));
   M2N_TRY(context->exchange(block, all));
   if (!ok)
@@ -546,6 +572,19 @@ m2n_status resolveAddresses(m2n_cuda_context context, ReshardState &state,
       if (shared.present && !state.scratch[index])
         M2N_TRY(context->map(shared, state.scratch[index]));
     }
+    for (size_t kind = 0; kind < kTableKinds; ++kind)
+      for (size_t t = 0; t < tensors; ++t)
+        for (int rank = 0; rank < ranks; ++rank) {
+          SharedBuffer shared;
+          std::memcpy(&shared, theirs + tableAt(kind, t, rank),
+                      sizeof(shared));
+          if (!shared.present || context->isLocal(rank))
+            continue;
+          M2N_TRY(context->map(
+              shared, state.amaxTables[{kTables[kind],
+                                        static_cast<int64_t>(t),
+                                        static_cast<int64_t>(rank)}]));
+        }
   }
   return M2N_SUCCESS;
 }
@@ -717,15 +756,9 @@ m2n_status bindState(m2n_cuda_context context, ReshardState &state,
     return fail(M2N_INVALID_ARGUMENT,
                 "binding " + state.name + ": null buffer arrays");
   // What every process finds the same way may fail before the exchange.
-  // A quantizing member's tables live on its own ranks; peers map them
-  // in one process only so far.
+  // (A quantizing member's tables live on their own ranks; the other
+  // processes map them, resolveAddresses.)
   const bool quantizing = quantizes(state);
-  if (quantizing && context->processes > 1)
-    return fail(M2N_UNSUPPORTED,
-                "binding " + state.name +
-                    ": quantizing reshards run in one process for every "
-                    "rank so far (m2n_cuda_context_create), not across "
-                    "processes (docs/fp8-scaling.md, status)");
   if (quantizing && !scales)
     return fail(M2N_INVALID_ARGUMENT,
                 "binding " + state.name +
@@ -754,7 +787,8 @@ m2n_status bindState(m2n_cuda_context context, ReshardState &state,
                          scaleBytes);
   M2N_TRY(resolveAddresses(context, state, src, dst, local));
   const size_t entries = context->localRanks.size() * state.members.size();
-  // The scale tensors (quantizing members; one process).
+  // The scale tensors (quantizing members: each rank's own, written by its
+  // own kernel only).
   state.scales.assign(state.members.size(),
                       std::vector<char *>(context->ranks, nullptr));
   for (size_t t = 0; scales && t < state.members.size(); ++t)
@@ -916,7 +950,7 @@ void m2n_cuda_context_destroy(m2n_cuda_context context) {
       cudaFree(p);
     for (auto &[device, p] : state.maps)
       cudaFree(p);
-    for (auto &[key, p] : state.amaxTables)
+    for (auto &[key, p] : state.ownAmaxTables)
       cudaFree(p);
   }
   m2n::runtime::destroyNetwork(context->network);
