@@ -935,12 +935,26 @@ def _prepare_many(calls, comm: Communicator, options: str) -> List[_Prepared]:
     return [c.bind(artifact, comm, alignment, i) for i, c in enumerate(checked)]
 
 
-def _agreed_dtypes(flag, codes) -> Tuple[str, str]:
-    """The sources' and destinations' dtypes from an all-reduced (MAX) flag
-    whose entries 2-5 were each process's codes (max, -min; -1 and -len
-    where it has no such tensor)."""
-    src_max, src_min, dst_max, dst_min = (int(flag[2]), -int(flag[3]), int(flag[4]),
-                                          -int(flag[5]))
+def _dtype_codes(src_dtype: Optional[str], dst_dtype: Optional[str],
+                 codes: Sequence[str]) -> List[int]:
+    """What a process adds to the all-reduce (MAX) that agrees on the dtypes:
+    each dtype's index in `codes` and its negation (for the minimum), -1 and
+    -len(codes) where the process has no such tensor."""
+    entries = []
+    for dtype in (src_dtype, dst_dtype):
+        if dtype is not None and dtype not in codes:
+            raise TypeError(f"dtype {dtype} is not one m2n moves (supported: "
+                            f"{', '.join(codes)})")
+        entries += [-1, -len(codes)] if dtype is None else [codes.index(dtype),
+                                                           -codes.index(dtype)]
+    return entries
+
+
+def _agreed_dtypes(reduced: Sequence[int], codes: Sequence[str]) -> Tuple[str, str]:
+    """The sources' and destinations' dtypes from the all-reduced (MAX)
+    _dtype_codes of every process."""
+    src_max, src_min, dst_max, dst_min = (int(reduced[0]), -int(reduced[1]),
+                                          int(reduced[2]), -int(reduced[3]))
     if src_max < 0:
         raise ValueError("no process passed a source tensor (or dtype=)")
     if src_max != src_min:
@@ -1007,27 +1021,19 @@ def _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh
                      None if dtype is None or dst is not None else str(dtype))
         src_dtype = None if src_dtype is None else src_dtype.replace("torch.", "")
         dst_dtype = None if dst is None else str(dst.dtype).replace("torch.", "")
-        code = {None: -1, **{c: i for i, c in enumerate(codes)}}
-        for d in (src_dtype, dst_dtype):
-            if d not in code:
-                raise TypeError(f"dtype {d} is not one m2n moves (supported: "
-                                f"{', '.join(_IR_TYPES)})")
         # The same cast on every process: a digest of scale= and scaling=.
         cast = zlib.crc32(repr((scale, scaling)).encode())
-        flag = torch.tensor([int(changed), 16 // alignment, code[src_dtype],
-                             len(codes) if src_dtype is None else -code[src_dtype],
-                             code[dst_dtype],
-                             len(codes) if dst_dtype is None else -code[dst_dtype],
-                             cast, -cast], dtype=torch.int64,
+        flag = torch.tensor([int(changed), 16 // alignment, cast, -cast] +
+                            _dtype_codes(src_dtype, dst_dtype, codes), dtype=torch.int64,
                             device="cpu" if dist.get_backend(comm.group) == "gloo"
                             else f"cuda:{comm.devices[0]}")
         dist.all_reduce(flag, op=dist.ReduceOp.MAX, group=comm.group)
         flag = flag.tolist()
         changed, alignment = bool(flag[0]), 16 // int(flag[1])
-        if flag[6] != -flag[7]:
+        if flag[2] != -flag[3]:
             raise ValueError("the processes passed different scale= or scaling= (every rank "
                              "of the group passes the same)")
-        agreed = _agreed_dtypes(flag, codes)
+        agreed = _agreed_dtypes(flag[4:], codes)
     elif changed:
         raise ValueError("stable_buffers=True, but this rank's buffers changed since the "
                          "first call")
