@@ -3,6 +3,7 @@
 #include "m2n/Route/ScaleSteps.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 
 namespace m2n {
@@ -81,7 +82,8 @@ struct Bands {
 
 int64_t scaleBandCount(const std::vector<int64_t> &shape, int64_t elementBytes,
                        int64_t chunkBytes) {
-  if (chunkBytes <= 0)
+  // (A chunk larger than any tensor: one band.)
+  if (chunkBytes <= 0 || chunkBytes > INT64_MAX / kMaxScaleBands)
     return 1;
   // Bytes of the tensor, saturating (the band count is capped anyway).
   int64_t bytes = elementBytes;
@@ -207,11 +209,14 @@ Schedule quantizingSchedule(Schedule routed, const Scaling &scaling,
                             const ScalePlan &scalePlan,
                             const Topology &topology, int64_t elementBytes,
                             int64_t chunkBytes) {
+  // Where there are bands, they cut the moves out of a source; elsewhere
+  // (one band, or one block: a tensor scale) chunks do, as in any reshard.
+  const int64_t bands = scaleBandCount(shape, elementBytes, chunkBytes);
+  const bool cutInBands = Bands(scalePlan.scaleShape, bands).dim >= 0;
   Schedule schedule = withScaleSteps(
       chunkSchedule(std::move(routed), elementBytes, chunkBytes,
-                    /*keepSourceReads=*/true),
-      scaling, src, dst, shape, scalePlan, topology,
-      scaleBandCount(shape, elementBytes, chunkBytes));
+                    /*keepSourceReads=*/cutInBands),
+      scaling, src, dst, shape, scalePlan, topology, bands);
   addDataDependencies(schedule, src, shape);
   return schedule;
 }
