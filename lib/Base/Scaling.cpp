@@ -118,6 +118,15 @@ Dims scaleShape(const Scaling &scaling, const Dims &shape) {
   return blocks;
 }
 
+Box tableBlocksTouching(const Scaling &scaling, const Dims &shape,
+                        const Box &local, const Box &part) {
+  Box global = part;
+  for (int64_t d = 0; d < global.rank(); ++d)
+    global.offsets[d] += local.offsets[d];
+  return blocksTouching(scaling, shape, global)
+      .relativeTo(blocksTouching(scaling, shape, local).offsets);
+}
+
 Box blocksTouching(const Scaling &scaling, const Dims &shape, const Box &box) {
   Dims block = blockShape(scaling, shape);
   Box blocks;

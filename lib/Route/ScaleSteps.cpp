@@ -31,26 +31,9 @@ struct Bands {
     rows = (extent + count - 1) / count;
   }
 
-  /// The band of block row `row`.
-  int64_t of(int64_t row) const { return dim < 0 ? 0 : row / rows; }
-
-  /// Calls fn(band, begin, size) for the pieces of [first, first + size) of
-  /// dimension `dim` (coordinates `origin` after the tensor's) cut at band
-  /// boundaries, `unit` coordinates a block row.
-  template <typename Fn>
-  void cut(int64_t origin, int64_t first, int64_t size, int64_t unit,
-           Fn fn) const {
-    if (dim < 0 || size <= 0) {
-      fn(0, first, size);
-      return;
-    }
-    const int64_t span = rows * unit;
-    for (int64_t at = first; at < first + size;) {
-      const int64_t band = (at + origin) / span;
-      const int64_t next = std::min(first + size, (band + 1) * span - origin);
-      fn(band, at, next - at);
-      at = next;
-    }
+  /// The number of bands of a scale dimension of `extent` blocks.
+  int64_t count(int64_t extent) const {
+    return dim < 0 ? 1 : (extent + rows - 1) / rows;
   }
 
   /// `step` cut at band boundaries along `dim`, its from box at `origin`
@@ -64,16 +47,15 @@ struct Bands {
       pieces.push_back({0, step});
       return pieces;
     }
-    const int64_t shift = step.toBox.offsets[dim] - step.fromBox.offsets[dim];
-    cut(origin[dim], step.fromBox.offsets[dim], step.fromBox.sizes[dim], unit,
-        [&](int64_t band, int64_t begin, int64_t size) {
-          Step piece = step;
-          piece.fromBox.offsets[dim] = begin;
-          piece.fromBox.sizes[dim] = size;
-          piece.toBox.offsets[dim] = begin + shift;
-          piece.toBox.sizes[dim] = size;
-          pieces.push_back({band, std::move(piece)});
-        });
+    const int64_t first = step.fromBox.offsets[dim] + origin[dim];
+    const int64_t end = first + step.fromBox.sizes[dim];
+    const int64_t span = rows * unit;
+    for (int64_t at = first; at < end;) {
+      const int64_t next = std::min(end, (at / span + 1) * span);
+      pieces.push_back(
+          {at / span, sliceStep(step, dim, at - first, next - at)});
+      at = next;
+    }
     return pieces;
   }
 };
@@ -130,7 +112,7 @@ Schedule withScaleSteps(Schedule data, const Scaling &scaling,
   // Per band: the shares' steps and the exchange into quantizer tables;
   // the exchange into holder tables, band by band.
   const int64_t bandTotal =
-      bands.dim < 0 ? 1 : bands.of(scalePlan.scaleShape[bands.dim] - 1) + 1;
+      bands.count(bands.dim < 0 ? 1 : scalePlan.scaleShape[bands.dim]);
   std::vector<std::vector<Step>> quantizerPhase(bandTotal), holderPhase(bandTotal);
   for (const auto &[rank, share] : scalePlan.amaxBoxes) {
     if (share.empty())

@@ -72,6 +72,15 @@ std::string Step::str() const {
   return os.str();
 }
 
+Step sliceStep(const Step &step, int64_t dim, int64_t begin, int64_t size) {
+  Step piece = step;
+  piece.fromBox.offsets[dim] += begin;
+  piece.toBox.offsets[dim] += begin;
+  piece.fromBox.sizes[dim] = size;
+  piece.toBox.sizes[dim] = size;
+  return piece;
+}
+
 Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
                        int64_t chunkBytes, bool keepSourceReads) {
   Schedule result;
@@ -94,22 +103,14 @@ Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
       result.steps.push_back(std::move(step));
       continue;
     }
-    Step piece = step;
     int64_t extent = step.fromBox.sizes[dim];
     int64_t sliceBytes = bytes / extent;
     int64_t perChunk = std::max<int64_t>(1, chunkBytes / sliceBytes);
     perChunk = std::max(perChunk,
                         (extent + kMaxChunksPerStep - 1) / kMaxChunksPerStep);
-    for (int64_t begin = 0; begin < extent; begin += perChunk) {
-      int64_t size = std::min(perChunk, extent - begin);
-      piece.fromBox = step.fromBox;
-      piece.toBox = step.toBox;
-      piece.fromBox.offsets[dim] += begin;
-      piece.toBox.offsets[dim] += begin;
-      piece.fromBox.sizes[dim] = size;
-      piece.toBox.sizes[dim] = size;
-      result.steps.push_back(piece);
-    }
+    for (int64_t begin = 0; begin < extent; begin += perChunk)
+      result.steps.push_back(
+          sliceStep(step, dim, begin, std::min(perChunk, extent - begin)));
   }
   return result;
 }
@@ -132,13 +133,8 @@ public:
       it->second = position ? src.localBox(shape, *position) : Box{};
     }
     const Box &local = it->second;
-    if (local.empty())
-      return {};
-    Box global = fromBox;
-    for (int64_t d = 0; d < global.rank(); ++d)
-      global.offsets[d] += local.offsets[d];
-    return blocksTouching(scaling, dims, global)
-        .relativeTo(blocksTouching(scaling, dims, local).offsets);
+    return local.empty() ? Box{}
+                         : tableBlocksTouching(scaling, dims, local, fromBox);
   }
 
 private:

@@ -286,8 +286,7 @@ verifyScaleSteps(const Schedule &schedule, const Layout &src,
     const int64_t rank = step.from.rank;
     const Box local = src.localBox(shape, *srcIndex.indexOf(rank));
     const Box inTable =
-        blocksTouching(scaling, shape, shifted(step.fromBox, local.offsets))
-            .relativeTo(scalePlan.slotBoxes.at(rank).offsets);
+        tableBlocksTouching(scaling, shape, local, step.fromBox);
     for (int64_t other : exchangeInto[{BufferKind::Quantizer, rank}])
       if (!steps[other].toBox.intersect(inTable).empty() &&
           !precedes(other, i))

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <new>
@@ -367,6 +368,12 @@ m2n_status checkBuffers(m2n_cuda_context context, const ReshardState &state,
   return m2n::runtime::checkDisjoint(buffers);
 }
 
+/// A quantizing member's tables of f32 amaxes, which the runtime allocates
+/// per rank (and shares between processes).
+constexpr m2n::BufferKind kAmaxTables[] = {m2n::BufferKind::Slots,
+                                           m2n::BufferKind::Quantizer,
+                                           m2n::BufferKind::Holder};
+
 /// Allocates the local ranks' counters and scratch buffers of a launch.
 m2n_status allocateOwned(m2n_cuda_context context, ReshardState &state) {
   const m2n::TransferProgram &program = state.program();
@@ -398,9 +405,7 @@ m2n_status allocateOwned(m2n_cuda_context context, ReshardState &state) {
     for (size_t slot = 0; r.program.scaling && slot < context->localRanks.size();
          ++slot) {
       const int rank = context->localRanks[slot];
-      for (m2n::BufferKind kind :
-           {m2n::BufferKind::Slots, m2n::BufferKind::Quantizer,
-            m2n::BufferKind::Holder}) {
+      for (m2n::BufferKind kind : kAmaxTables) {
         const int64_t bytes = m2n::runtime::scaleBufferBytes(r, kind, rank);
         const auto key = std::make_tuple(kind, static_cast<int64_t>(t),
                                          static_cast<int64_t>(rank));
@@ -454,16 +459,12 @@ m2n_status resolveAddresses(m2n_cuda_context context, ReshardState &state,
   // even when its own buffers were rejected, so that no peer waits in the
   // all-gather forever.
   std::string message = localStatus == M2N_SUCCESS ? "" : m2n_last_error();
-  constexpr m2n::BufferKind kTables[] = {m2n::BufferKind::Slots,
-                                         m2n::BufferKind::Quantizer,
-                                         m2n::BufferKind::Holder};
-  constexpr size_t kTableKinds = sizeof(kTables) / sizeof(kTables[0]);
   const size_t header = sizeof(uint64_t);
   const size_t tensorsAt = header + ranks * sizeof(RankRecord);
   const size_t scratchAt = tensorsAt + tensors * ranks * sizeof(TensorRecord);
   const size_t tablesAt = scratchAt + scratches * sizeof(SharedBuffer);
   const size_t blockBytes =
-      tablesAt + kTableKinds * tensors * ranks * sizeof(SharedBuffer);
+      tablesAt + std::size(kAmaxTables) * tensors * ranks * sizeof(SharedBuffer);
   auto tableAt = [&](size_t kind, size_t t, size_t rank) {
     return tablesAt + ((kind * tensors + t) * ranks + rank) * sizeof(SharedBuffer);
   };
@@ -516,10 +517,10 @@ m2n_status resolveAddresses(m2n_cuda_context context, ReshardState &state,
     std::memcpy(block.data() + scratchAt + index * sizeof(SharedBuffer),
                 &shared, sizeof(shared));
   }
-  for (size_t kind = 0; kind < kTableKinds && ok; ++kind)
+  for (size_t kind = 0; kind < std::size(kAmaxTables) && ok; ++kind)
     for (const auto &[key, p] : state.ownAmaxTables) {
       const auto &[tableKind, t, rank] = key;
-      if (tableKind != kTables[kind])
+      if (tableKind != kAmaxTables[kind])
         continue;
       SharedBuffer shared;
       std::memset(&shared, 0, sizeof(shared));
@@ -572,7 +573,7 @@ m2n_status resolveAddresses(m2n_cuda_context context, ReshardState &state,
       if (shared.present && !state.scratch[index])
         M2N_TRY(context->map(shared, state.scratch[index]));
     }
-    for (size_t kind = 0; kind < kTableKinds; ++kind)
+    for (size_t kind = 0; kind < std::size(kAmaxTables); ++kind)
       for (size_t t = 0; t < tensors; ++t)
         for (int rank = 0; rank < ranks; ++rank) {
           SharedBuffer shared;
@@ -581,7 +582,7 @@ m2n_status resolveAddresses(m2n_cuda_context context, ReshardState &state,
           if (!shared.present || context->isLocal(rank))
             continue;
           M2N_TRY(context->map(
-              shared, state.amaxTables[{kTables[kind],
+              shared, state.amaxTables[{kAmaxTables[kind],
                                         static_cast<int64_t>(t),
                                         static_cast<int64_t>(rank)}]));
         }

@@ -89,6 +89,12 @@ Dims scaleShape(const Scaling &scaling, const Dims &shape);
 /// scale. Empty for an empty box.
 Box blocksTouching(const Scaling &scaling, const Dims &shape, const Box &box);
 
+/// The blocks that `part` (in the local coordinates of a rank whose box of
+/// the tensor is `local`) touches, in that rank's table: relative to the
+/// blocks `local` touches (its slots and quantizer table).
+Box tableBlocksTouching(const Scaling &scaling, const Dims &shape,
+                        const Box &local, const Box &part);
+
 /// The scale of a block whose amax is `amax` (the rules above), as the
 /// f32 divisor the elements are divided by.
 float scaleFromAmax(const Scaling &scaling, ElementType to, float amax);

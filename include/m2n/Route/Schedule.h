@@ -86,6 +86,10 @@ struct Schedule {
   std::vector<Step> steps;
 };
 
+/// The part of `step` that moves `size` elements of dimension `dim` from
+/// `begin` on (relative to its boxes' offsets), dependencies kept.
+Step sliceStep(const Step &step, int64_t dim, int64_t begin, int64_t size);
+
 /// The most pieces chunkSchedule cuts one step into: a pipeline this deep
 /// already overlaps forwarding with arrival, and a 4 TiB step cut into 4 MiB
 /// chunks would be a million steps. Larger steps get larger chunks.
