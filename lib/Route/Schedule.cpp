@@ -176,17 +176,12 @@ void addDependencies(Schedule &schedule, QuantizerBlocks *quantizerBlocks) {
     }
     // A quantizing move out of a source divides by the scales of the
     // blocks it touches, in its source rank's quantizer table.
-    // (Without the layout to find them: every block of the table.)
-    if (schedule.scaling && step.kind == StepKind::Move &&
+    if (quantizerBlocks && step.kind == StepKind::Move &&
         step.from.kind == BufferKind::Source && !step.fromBox.empty()) {
-      const std::optional<Box> blocks =
-          quantizerBlocks
-              ? std::optional<Box>(
-                    quantizerBlocks->of(step.from.rank, step.fromBox))
-              : std::nullopt;
+      const Box blocks = quantizerBlocks->of(step.from.rank, step.fromBox);
       for (int64_t j :
            writers[keyOf({BufferKind::Quantizer, step.from.rank, -1})])
-        if (!blocks || !schedule.steps[j].toBox.intersect(*blocks).empty())
+        if (!schedule.steps[j].toBox.intersect(blocks).empty())
           deps.push_back(j);
     }
     std::sort(deps.begin(), deps.end());

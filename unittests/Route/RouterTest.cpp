@@ -470,6 +470,45 @@ TEST(RouterPropertyTest, EveryStrategyDeliversTheReshard) {
 // runs bit-exact against the reference quantizer in both dependency orders;
 // a data step or an exchange step stripped of its dependencies is caught
 // by both.
+TEST(ScaleStepsTest, BandCountFollowsTheChunksUpToEight) {
+  // 7168 x 18432 fp8 over 4 MiB chunks: 32 chunks, capped at 8 bands.
+  EXPECT_EQ(scaleBandCount({7168, 18432}, 1, int64_t{4} << 20), 8);
+  // Three chunks, rounded up; one where nothing is cut.
+  EXPECT_EQ(scaleBandCount({3, 1000}, 4, 4000), 3);
+  EXPECT_EQ(scaleBandCount({3, 1000}, 4, 0), 1);
+  EXPECT_EQ(scaleBandCount({0, 1000}, 4, 16), 1);
+  // Saturating instead of overflowing, in the tensor and in the chunk.
+  EXPECT_EQ(scaleBandCount({int64_t{1} << 40, int64_t{1} << 40}, 4, 1), 8);
+  EXPECT_EQ(scaleBandCount({4, 4}, 1, INT64_MAX), 1);
+}
+
+TEST(ScaleStepsTest, QuantizingSchedulesNeedTheirBlocksToOrderTheMoves) {
+  // TP2 over columns into TP2 over rows, 4 x 4 blocks of an 8 x 8 bf16
+  // weight, in two bands: with the layout each move waits for its band's
+  // quantizer blocks and verifies; without it (the form for schedules
+  // without scaling) the verifier names the move that does not wait.
+  Layout src{Mesh::contiguous({2}, 0), {Placement::shard(1)}};
+  Layout dst{Mesh::contiguous({2}, 2), {Placement::shard(0)}};
+  std::vector<int64_t> shape{8, 8};
+  Scaling scaling = Scaling::block(4, 4);
+  Topology topology = Topology::singleDomain(4);
+  ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
+  ScalePlan scalePlan = planScales(scaling, src, dst, shape, plan);
+  Schedule schedule = quantizingSchedule(
+      TopologyRouter(src, dst, shape, topology).route(plan, Strategy::Flat),
+      scaling, src, dst, shape, scalePlan, topology, 1, 16);
+  int64_t amaxSteps = 0;
+  for (const Step &step : schedule.steps)
+    amaxSteps += step.kind == StepKind::Amax;
+  EXPECT_EQ(amaxSteps, 4); // Two ranks, two bands.
+  EXPECT_FALSE(verifySchedule(schedule, src, dst, shape));
+  addDataDependencies(schedule);
+  std::optional<ScheduleIssue> issue = verifySchedule(schedule, src, dst, shape);
+  ASSERT_TRUE(issue);
+  EXPECT_NE(issue->message.find("without waiting for step"), std::string::npos)
+      << issue->message;
+}
+
 TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
   const uint64_t seed = propertySeed();
   const int64_t cases = propertyCases(600);

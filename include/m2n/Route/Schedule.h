@@ -110,8 +110,9 @@ Schedule chunkSchedule(Schedule schedule, int64_t elementSize,
 /// step that writes an overlapping region of it, and a reduce waits for the
 /// copies into overlapping regions of its target. (Source buffers are ready
 /// from the start; every region is written once by a copy, then only
-/// reduced into.) In a quantizing schedule, a move out of a source waits
-/// for every write into its source rank's quantizer table.
+/// reduced into.) For schedules without scaling: a quantizing one needs
+/// the form below (verifySchedule names a move out of a source that does
+/// not wait for its quantizer blocks).
 void addDataDependencies(Schedule &schedule);
 /// The same for a schedule of `shape` from `src`, where a quantizing move
 /// out of a source waits only for the steps that write the blocks of its
