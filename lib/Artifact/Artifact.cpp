@@ -149,6 +149,7 @@ public:
       put<uint8_t>(static_cast<uint8_t>(p.kind));
       put<int64_t>(p.dim);
       put<uint8_t>(static_cast<uint8_t>(p.reduction));
+      ints(p.boundaries);
     }
   }
   std::string out;
@@ -296,6 +297,7 @@ public:
       if (reduction > static_cast<uint8_t>(Reduction::Min))
         fail("artifact names an unknown reduction");
       p.reduction = static_cast<Reduction>(reduction);
+      p.boundaries = ints("a shard's boundaries");
       l.placements.push_back(p);
     }
     return l;

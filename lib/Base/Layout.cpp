@@ -24,22 +24,10 @@ bool Placement::operator==(const Placement &other) const {
   if (kind != other.kind)
     return false;
   if (kind == Kind::Shard)
-    return dim == other.dim;
+    return dim == other.dim && boundaries == other.boundaries;
   if (kind == Kind::Partial)
     return reduction == other.reduction;
   return true;
-}
-
-std::string Placement::str() const {
-  switch (kind) {
-  case Kind::Shard:
-    return "shard<" + std::to_string(dim) + ">";
-  case Kind::Replicate:
-    return "replicate";
-  case Kind::Partial:
-    return std::string("partial<") + toString(reduction) + ">";
-  }
-  return "?";
 }
 
 static std::string joinInts(const std::vector<int64_t> &values) {
@@ -50,6 +38,20 @@ static std::string joinInts(const std::vector<int64_t> &values) {
   os << ']';
   return os.str();
 }
+
+std::string Placement::str() const {
+  switch (kind) {
+  case Kind::Shard:
+    return "shard<" + std::to_string(dim) +
+           (boundaries.empty() ? "" : ", " + joinInts(boundaries)) + ">";
+  case Kind::Replicate:
+    return "replicate";
+  case Kind::Partial:
+    return std::string("partial<") + toString(reduction) + ">";
+  }
+  return "?";
+}
+
 
 //===----------------------------------------------------------------------===//
 // Mesh
@@ -208,11 +210,130 @@ Box Layout::localBox(const std::vector<int64_t> &shape,
     if (!placement.isShard())
       continue;
     int64_t d = placement.dim;
+    if (const Placement *explicitParts = boundariesOf(d)) {
+      if (explicitParts != &placement)
+        continue; // The first axis sharding d placed it.
+      int64_t part = 0;
+      for (size_t a = axis; a < placements.size(); ++a)
+        if (placements[a].isShard() && placements[a].dim == d)
+          part = part * mesh.shape[a] + coords[a];
+      box.offsets[d] = placement.boundaries[part];
+      box.sizes[d] =
+          placement.boundaries[part + 1] - placement.boundaries[part];
+      continue;
+    }
     Interval part = chunkOf(box.sizes[d], mesh.shape[axis], coords[axis]);
     box.offsets[d] += part.begin;
     box.sizes[d] = part.size();
   }
   return box;
+}
+
+int64_t Layout::partsOf(int64_t dim) const {
+  int64_t parts = 1;
+  for (size_t axis = 0; axis < placements.size(); ++axis)
+    if (placements[axis].isShard() && placements[axis].dim == dim)
+      parts *= mesh.shape[axis];
+  return parts;
+}
+
+const Placement *Layout::boundariesOf(int64_t dim) const {
+  for (const Placement &placement : placements)
+    if (placement.isShard() && placement.dim == dim)
+      return placement.boundaries.empty() ? nullptr : &placement;
+  return nullptr;
+}
+
+bool Layout::hasBoundaries() const {
+  return std::any_of(placements.begin(), placements.end(),
+                     [](const Placement &placement) {
+                       return !placement.boundaries.empty();
+                     });
+}
+
+std::optional<std::string> checkBoundaries(const Layout &layout) {
+  for (size_t axis = 0; axis < layout.placements.size(); ++axis) {
+    const Placement &placement = layout.placements[axis];
+    if (placement.boundaries.empty())
+      continue;
+    std::string where = "mesh axis " + std::to_string(axis);
+    if (!placement.isShard())
+      return where + " has boundaries but does not shard";
+    for (size_t before = 0; before < axis; ++before)
+      if (layout.placements[before].isShard() &&
+          layout.placements[before].dim == placement.dim)
+        return where + " has boundaries of dimension " +
+               std::to_string(placement.dim) + ", but mesh axis " +
+               std::to_string(before) +
+               " shards it first: the first axis carries every part's "
+               "boundaries";
+    if (axis >= layout.mesh.shape.size())
+      continue; // validateLayout names the missing axis.
+    // Parts over the axes sharding dim, bounded like a mesh (no overflow).
+    int64_t parts = 1;
+    for (size_t a = axis; a < layout.placements.size() &&
+                          a < layout.mesh.shape.size();
+         ++a)
+      if (layout.placements[a].isShard() &&
+          layout.placements[a].dim == placement.dim)
+        parts = std::min(parts * std::clamp<int64_t>(layout.mesh.shape[a], 0,
+                                                     Mesh::kMaxSize),
+                         Mesh::kMaxSize + 1);
+    const std::vector<int64_t> &b = placement.boundaries;
+    if (static_cast<int64_t>(b.size()) != parts + 1)
+      return where + " gives " + std::to_string(b.size()) +
+             " boundaries of dimension " + std::to_string(placement.dim) +
+             " but the mesh axes sharding it cut it into " +
+             std::to_string(parts) + " parts (" + std::to_string(parts + 1) +
+             " boundaries)";
+    if (b.front() != 0)
+      return where + ": the boundaries of dimension " +
+             std::to_string(placement.dim) + " start at " +
+             std::to_string(b.front()) + ", not 0";
+    for (size_t i = 1; i < b.size(); ++i)
+      if (b[i] < b[i - 1])
+        return where + ": the boundaries of dimension " +
+               std::to_string(placement.dim) + " decrease (" +
+               std::to_string(b[i - 1]) + " then " + std::to_string(b[i]) +
+               ")";
+  }
+  return std::nullopt;
+}
+
+std::vector<int64_t> chunkBoundaries(const Layout &layout, int64_t dim,
+                                     int64_t extent) {
+  std::vector<int64_t> sizes; // Of the axes sharding dim, outermost first.
+  for (size_t axis = 0; axis < layout.placements.size(); ++axis)
+    if (layout.placements[axis].isShard() &&
+        layout.placements[axis].dim == dim)
+      sizes.push_back(layout.mesh.shape[axis]);
+  std::vector<int64_t> boundaries;
+  // Part p's begin: nested chunks, its digits outermost first.
+  std::vector<int64_t> digits(sizes.size(), 0);
+  for (int64_t parts = layout.partsOf(dim), p = 0; p < parts; ++p) {
+    Interval range{0, extent};
+    for (size_t level = 0; level < sizes.size(); ++level) {
+      Interval inner = chunkOf(range.size(), sizes[level], digits[level]);
+      range = {range.begin + inner.begin, range.begin + inner.end};
+    }
+    boundaries.push_back(range.begin);
+    for (size_t level = sizes.size(); level-- > 0;) {
+      if (++digits[level] < sizes[level])
+        break;
+      digits[level] = 0;
+    }
+  }
+  boundaries.push_back(extent);
+  return boundaries;
+}
+
+Layout canonicalLayout(Layout layout, const std::vector<int64_t> &shape) {
+  for (Placement &placement : layout.placements)
+    if (!placement.boundaries.empty() &&
+        placement.boundaries ==
+            chunkBoundaries(layout, placement.dim, shape[placement.dim]))
+      placement.boundaries.clear();
+  return layout;
 }
 
 std::string Layout::str() const {
@@ -275,6 +396,17 @@ std::optional<std::string> validateLayout(const Layout &layout,
   for (int64_t extent : shape)
     if (extent < 0)
       return "tensor extents must be non-negative";
+  if (std::optional<std::string> wrong = checkBoundaries(layout))
+    return wrong;
+  for (size_t axis = 0; axis < layout.placements.size(); ++axis) {
+    const Placement &placement = layout.placements[axis];
+    if (!placement.boundaries.empty() &&
+        placement.boundaries.back() != shape[placement.dim])
+      return "mesh axis " + std::to_string(axis) +
+             ": the boundaries of dimension " + std::to_string(placement.dim) +
+             " end at " + std::to_string(placement.boundaries.back()) +
+             ", not at its extent " + std::to_string(shape[placement.dim]);
+  }
   return std::nullopt;
 }
 

@@ -265,8 +265,10 @@ TEST(QuantizingProgramPropertyTest, LoweredProgramQuantizesLikeTheReference) {
     const int64_t tensorRank = random.uniform(1, 3);
     std::vector<int64_t> shape;
     const Scaling scaling = random.quantizing(tensorRank, shape);
-    const Layout src = random.layout(tensorRank, /*allowPartial=*/false);
-    const Layout dst = random.layout(tensorRank, /*allowPartial=*/false);
+    const Layout src =
+        random.withBoundaries(random.layout(tensorRank, /*allowPartial=*/false), shape);
+    const Layout dst =
+        random.withBoundaries(random.layout(tensorRank, /*allowPartial=*/false), shape);
     const Strategy strategy = std::vector<Strategy>{
         Strategy::Flat, Strategy::Hierarchical,
         Strategy::GatherBroadcast}[random.uniform(0, 2)];

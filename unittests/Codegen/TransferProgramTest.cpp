@@ -643,8 +643,10 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
     if (!shape.empty() && random.uniform(0, 1))
       shape.back() = 16 * random.uniform(1, 2);
     int64_t rank = static_cast<int64_t>(shape.size());
-    Layout src = random.layout(rank, /*allowPartial=*/true);
-    Layout dst = random.destination(src, rank);
+    Layout src =
+        random.withBoundaries(random.layout(rank, /*allowPartial=*/true), shape);
+    Layout dst =
+        random.withBoundaries(random.destination(src, rank), shape);
     ElementType type = random.elementType();
     // The 8-bit floats too, where nothing is reduced (the verifier refuses
     // partial fp8 layouts).
@@ -747,8 +749,10 @@ TEST(TransferProgramPropertyTest, CastsConvertOnTheWay) {
   for (int64_t n = 0; n < cases; ++n) {
     std::vector<int64_t> shape = random.shape();
     int64_t rank = static_cast<int64_t>(shape.size());
-    Layout src = random.layout(rank, /*allowPartial=*/false);
-    Layout dst = random.destination(src, rank);
+    Layout src =
+        random.withBoundaries(random.layout(rank, /*allowPartial=*/false), shape);
+    Layout dst =
+        random.withBoundaries(random.destination(src, rank), shape);
     ElementType from = castable[random.uniform(0, 4)];
     ElementType to = castable[random.uniform(0, 4)];
     float scale = scales[random.uniform(0, 3)];
@@ -871,8 +875,10 @@ TEST(TransferProgramPropertyTest, GroupsOfReshardsRunAsOneProgram) {
     for (int64_t t = 0; t < count; ++t) {
       std::vector<int64_t> shape = random.shape();
       int64_t rank = static_cast<int64_t>(shape.size());
-      Layout src = random.layout(rank, /*allowPartial=*/true);
-      Layout dst = random.destination(src, rank);
+      Layout src =
+          random.withBoundaries(random.layout(rank, /*allowPartial=*/true), shape);
+      Layout dst =
+          random.withBoundaries(random.destination(src, rank), shape);
       ElementType type = random.elementType();
       Topology topology;
       topology.domains = {{0, 1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11}};

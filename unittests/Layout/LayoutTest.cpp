@@ -100,4 +100,83 @@ TEST(LayoutTest, ValidationNamesTheProblem) {
             std::string::npos);
 }
 
+// Explicit boundaries: part p of the axes sharding a dimension (row-major,
+// the first axis outermost) is [b[p], b[p + 1]); empty parts allowed.
+TEST(BoundariesTest, PartsFollowTheBoundaries) {
+  Layout upstream{Mesh::contiguous({3}), {Placement::shard(0, {0, 2, 5, 7})}};
+  ASSERT_EQ(validateLayout(upstream, {7, 5}, 3), std::nullopt);
+  EXPECT_EQ(upstream.localBox({7, 5}, 0).str(), "[0:2, 0:5]");
+  EXPECT_EQ(upstream.localBox({7, 5}, 1).str(), "[2:5, 0:5]");
+  EXPECT_EQ(upstream.localBox({7, 5}, 2).str(), "[5:7, 0:5]");
+  EXPECT_EQ(upstream.str(), "mesh [3] ranks [0, 1, 2], [shard<0, [0, 2, 5, 7]>]");
+
+  // Mesh [2, 3, 2]: axes 0 and 2 split dim 0 into 2 x 2 parts, axis 1
+  // splits dim 1 by torch.chunk.
+  Layout two{Mesh::contiguous({2, 3, 2}),
+             {Placement::shard(0, {0, 1, 1, 4, 8}), Placement::shard(1),
+              Placement::shard(0)}};
+  ASSERT_EQ(validateLayout(two, {8, 5}, 12), std::nullopt);
+  EXPECT_EQ(two.partsOf(0), 4);
+  EXPECT_EQ(two.partsOf(1), 3);
+  // Grid position (a0, a1, a2) -> part 2 x a0 + a2 of dim 0.
+  EXPECT_EQ(two.localBox({8, 5}, 0).str(), "[0:1, 0:2]");  // (0, 0, 0)
+  EXPECT_EQ(two.localBox({8, 5}, 1).str(), "[1:1, 0:2]");  // (0, 0, 1)
+  EXPECT_EQ(two.localBox({8, 5}, 3).str(), "[1:1, 2:4]");  // (0, 1, 1)
+  EXPECT_EQ(two.localBox({8, 5}, 6).str(), "[1:4, 0:2]");  // (1, 0, 0)
+  EXPECT_EQ(two.localBox({8, 5}, 11).str(), "[4:8, 4:5]"); // (1, 2, 1)
+  EXPECT_TRUE(two.localBox({8, 5}, 1).empty());
+}
+
+// The chunk rule's boundaries nest the chunks (not torch.chunk over all the
+// parts at once), and such boundaries are that rule: canonicalLayout drops
+// them, and only them.
+TEST(BoundariesTest, ChunkBoundariesAndCanonicalForm) {
+  Layout nested{Mesh::contiguous({2, 2}), {Placement::shard(0), Placement::shard(0)}};
+  // chunk(5, 2) = [0, 3), [3, 5); each again in 2: [0, 2), [2, 3), [3, 4), [4, 5).
+  EXPECT_EQ(chunkBoundaries(nested, 0, 5), (std::vector<int64_t>{0, 2, 3, 4, 5}));
+  EXPECT_EQ(chunkBoundaries(nested, 1, 9), (std::vector<int64_t>{0, 9}));
+  for (int64_t j = 0; j < 4; ++j) {
+    Layout spelled = nested;
+    spelled.placements[0].boundaries = {0, 2, 3, 4, 5};
+    EXPECT_EQ(spelled.localBox({5}, j), nested.localBox({5}, j));
+  }
+  Layout spelled = nested;
+  spelled.placements[0].boundaries = {0, 2, 3, 4, 5};
+  EXPECT_EQ(canonicalLayout(spelled, {5}).placements, nested.placements);
+  spelled.placements[0].boundaries = {0, 2, 4, 5, 5}; // Flat chunk(5, 4).
+  EXPECT_EQ(canonicalLayout(spelled, {5}).placements, spelled.placements);
+  Layout one{Mesh::contiguous({3}), {Placement::shard(0, {0, 3, 6, 7})}};
+  EXPECT_FALSE(canonicalLayout(one, {7}).hasBoundaries());
+}
+
+TEST(BoundariesTest, InvalidBoundariesAreNamed) {
+  auto problem = [](std::vector<Placement> placements, std::vector<int64_t> mesh,
+                    std::vector<int64_t> shape) {
+    Layout layout{Mesh::contiguous(mesh), std::move(placements)};
+    std::optional<std::string> wrong = validateLayout(layout, shape, 64);
+    return wrong.value_or("valid");
+  };
+  EXPECT_EQ(problem({Placement::shard(0, {0, 2, 7})}, {3}, {7}),
+            "mesh axis 0 gives 3 boundaries of dimension 0 but the mesh axes "
+            "sharding it cut it into 3 parts (4 boundaries)");
+  EXPECT_EQ(problem({Placement::shard(0, {1, 2, 5, 7})}, {3}, {7}),
+            "mesh axis 0: the boundaries of dimension 0 start at 1, not 0");
+  EXPECT_EQ(problem({Placement::shard(0, {0, 5, 2, 7})}, {3}, {7}),
+            "mesh axis 0: the boundaries of dimension 0 decrease (5 then 2)");
+  EXPECT_EQ(problem({Placement::shard(0, {0, 2, 5, 6})}, {3}, {7}),
+            "mesh axis 0: the boundaries of dimension 0 end at 6, not at its "
+            "extent 7");
+  EXPECT_EQ(problem({Placement::shard(0), Placement::shard(0, {0, 1, 2, 3, 8})},
+                    {2, 2}, {8}),
+            "mesh axis 1 has boundaries of dimension 0, but mesh axis 0 shards "
+            "it first: the first axis carries every part's boundaries");
+  Placement notShard = Placement::replicate();
+  notShard.boundaries = {0, 8};
+  EXPECT_EQ(problem({notShard}, {1}, {8}),
+            "mesh axis 0 has boundaries but does not shard");
+  EXPECT_EQ(problem({Placement::shard(0, {0, 0, 0, 8}), Placement::replicate()},
+                    {3, 2}, {8}),
+            "valid");
+}
+
 } // namespace

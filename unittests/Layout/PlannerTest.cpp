@@ -197,18 +197,22 @@ TEST(PlannerPropertyTest, RandomReshardsAreExactBalancedAndDeterministic) {
   const uint64_t seed = propertySeed();
   const int64_t cases = propertyCases(10000);
   RandomLayouts random(seed);
-  int64_t withPartial = 0, keptPartial = 0, partlyReduced = 0, transfers = 0;
+  int64_t withPartial = 0, keptPartial = 0, partlyReduced = 0, transfers = 0,
+          withBoundaries = 0;
   for (int64_t n = 0; n < cases; ++n) {
     std::vector<int64_t> shape = random.shape();
     int64_t rank = static_cast<int64_t>(shape.size());
-    Layout src = random.layout(rank, /*allowPartial=*/true);
-    Layout dst = random.destination(src, rank);
+    Layout src =
+        random.withBoundaries(random.layout(rank, /*allowPartial=*/true), shape);
+    Layout dst =
+        random.withBoundaries(random.destination(src, rank), shape);
     ElementType type = random.elementType();
     SCOPED_TRACE("M2N_PROPERTY_SEED=" + std::to_string(seed) + " case " +
                  std::to_string(n) + ": " + src.str() + " -> " + dst.str() +
                  " shape rank " + std::to_string(rank) + " " + toString(type));
     ASSERT_EQ(validateReshard(src, dst, shape, kCommSize), std::nullopt);
     withPartial += src.hasPartial();
+    withBoundaries += src.hasBoundaries() || dst.hasBoundaries();
     keptPartial += dst.hasPartial();
     partlyReduced += dst.hasPartial() && reducesContributions(src, dst);
 
@@ -233,7 +237,9 @@ TEST(PlannerPropertyTest, RandomReshardsAreExactBalancedAndDeterministic) {
   EXPECT_GT(keptPartial, cases / 100);
   EXPECT_GT(partlyReduced, cases / 1000);
   EXPECT_GT(transfers, cases);
+  EXPECT_GT(withBoundaries, cases / 10);
   std::cout << "[ property ] seed " << seed << ": " << cases << " cases, "
+            << withBoundaries << " with explicit boundaries, "
             << withPartial << " with partial sources, " << keptPartial
             << " keeping partial axes (" << partlyReduced
             << " reducing the others), " << transfers << " transfers\n";

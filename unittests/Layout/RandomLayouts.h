@@ -97,6 +97,31 @@ public:
     return layout(tensorRank, /*allowPartial=*/false);
   }
 
+  /// `layout` with, one time in three for each sharded dimension of
+  /// `shape`, explicit random boundaries (empty parts one time in four, in
+  /// canonical form: those equal to torch.chunk's dropped).
+  Layout withBoundaries(Layout layout, const std::vector<int64_t> &shape) {
+    for (Placement &placement : layout.placements) {
+      if (!placement.isShard() || layout.boundariesOf(placement.dim) ||
+          &placement != firstShard(layout, placement.dim) ||
+          uniform(0, 2) != 0)
+        continue;
+      int64_t parts = layout.partsOf(placement.dim);
+      int64_t extent = shape[placement.dim];
+      bool emptyParts = uniform(0, 3) == 0;
+      std::vector<int64_t> cuts(parts - 1);
+      for (int64_t &cut : cuts)
+        cut = emptyParts && uniform(0, 1) ? (uniform(0, 1) ? 0 : extent)
+                                          : uniform(0, extent);
+      std::sort(cuts.begin(), cuts.end());
+      placement.boundaries = {0};
+      placement.boundaries.insert(placement.boundaries.end(), cuts.begin(),
+                                  cuts.end());
+      placement.boundaries.push_back(extent);
+    }
+    return canonicalLayout(std::move(layout), shape);
+  }
+
   /// A reducible type (the 8-bit floats are drawn separately).
   ElementType elementType() {
     return reducibleTypeAt(static_cast<int>(uniform(0, kReducibleTypeCount - 1)));
@@ -104,6 +129,13 @@ public:
 
 public:
   std::mt19937_64 rng;
+
+  static const Placement *firstShard(const Layout &layout, int64_t dim) {
+    for (const Placement &placement : layout.placements)
+      if (placement.isShard() && placement.dim == dim)
+        return &placement;
+    return nullptr;
+  }
 
   /// A small shape of `rank` dims (1 to 9 each) and a scaling it admits:
   /// tensor, block(1-4, 1-4) (rank >= 2) or mx (the last dim 32, 64 or 96).

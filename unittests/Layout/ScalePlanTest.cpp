@@ -123,8 +123,10 @@ TEST(ScalePlanPropertyTest, TheExchangeGivesEveryTableItsBlocksAmax) {
     int64_t tensorRank = random.uniform(1, 3);
     std::vector<int64_t> shape;
     Scaling scaling = random.quantizing(tensorRank, shape);
-    Layout src = random.layout(tensorRank, /*allowPartial=*/false);
-    Layout dst = random.layout(tensorRank, /*allowPartial=*/false);
+    Layout src =
+        random.withBoundaries(random.layout(tensorRank, /*allowPartial=*/false), shape);
+    Layout dst =
+        random.withBoundaries(random.layout(tensorRank, /*allowPartial=*/false), shape);
     SCOPED_TRACE("M2N_PROPERTY_SEED=" + std::to_string(seed) + " case " +
                  std::to_string(n) + ": " + src.str() + " -> " + dst.str() +
                  " " + scaling.str());

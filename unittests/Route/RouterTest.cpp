@@ -390,8 +390,10 @@ TEST(RouterPropertyTest, EveryStrategyDeliversTheReshard) {
   for (int64_t n = 0; n < cases; ++n) {
     std::vector<int64_t> shape = random.shape();
     int64_t rank = static_cast<int64_t>(shape.size());
-    Layout src = random.layout(rank, /*allowPartial=*/true);
-    Layout dst = random.destination(src, rank);
+    Layout src =
+        random.withBoundaries(random.layout(rank, /*allowPartial=*/true), shape);
+    Layout dst =
+        random.withBoundaries(random.destination(src, rank), shape);
     ElementType type = random.elementType();
     Topology topology = randomTopology(random);
     int64_t chunkBytes = random.uniform(0, 2) * elementSize(type) *
@@ -522,8 +524,10 @@ TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
     int64_t tensorRank = random.uniform(1, 3);
     std::vector<int64_t> shape;
     Scaling scaling = random.quantizing(tensorRank, shape);
-    Layout src = random.layout(tensorRank, /*allowPartial=*/false);
-    Layout dst = random.layout(tensorRank, /*allowPartial=*/false);
+    Layout src =
+        random.withBoundaries(random.layout(tensorRank, /*allowPartial=*/false), shape);
+    Layout dst =
+        random.withBoundaries(random.layout(tensorRank, /*allowPartial=*/false), shape);
     Strategy strategy = std::vector<Strategy>{
         Strategy::Flat, Strategy::Hierarchical,
         Strategy::GatherBroadcast}[random.uniform(0, 2)];

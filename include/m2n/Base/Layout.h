@@ -9,6 +9,12 @@
 //    i-th torch.chunk of the *current* extent of dimension d: chunk size
 //    ceil(n/k), chunk i = [min(i*c, n), min((i+1)*c, n)). Mesh axes apply in
 //    order, so with several axes sharding one dimension, axis 0 is outermost.
+//  * shard(d) with explicit boundaries (upstream MLIR's sharded_dims_offsets,
+//    a padded vocabulary, experts split by cost) instead: the mesh axes that
+//    shard d number its parts row-major (the first axis outermost), and part
+//    p is [b[p], b[p+1]). The first axis sharding d carries all the parts'
+//    boundaries; boundaries equal to the chunk rule's are that rule
+//    (canonicalLayout drops them).
 //  * replicate: every rank along the axis holds the same elements.
 //  * partial(op): every rank along the axis holds a contribution to the same
 //    elements; the contributor index of a rank is its row-major position
@@ -43,17 +49,25 @@ struct Placement {
   Kind kind = Kind::Replicate;
   int64_t dim = -1;                     // Shard only.
   Reduction reduction = Reduction::Sum; // Partial only.
+  /// Shard only, on the first mesh axis that shards `dim`: the explicit
+  /// boundaries of its parts (parts + 1 offsets, non-decreasing, from 0 to
+  /// the extent). Empty: torch.chunk's rule.
+  std::vector<int64_t> boundaries;
 
-  static Placement shard(int64_t dim) { return {Kind::Shard, dim, {}}; }
-  static Placement replicate() { return {Kind::Replicate, -1, {}}; }
-  static Placement partial(Reduction op) { return {Kind::Partial, -1, op}; }
+  static Placement shard(int64_t dim, std::vector<int64_t> boundaries = {}) {
+    return {Kind::Shard, dim, {}, std::move(boundaries)};
+  }
+  static Placement replicate() { return {Kind::Replicate, -1, {}, {}}; }
+  static Placement partial(Reduction op) {
+    return {Kind::Partial, -1, op, {}};
+  }
 
   bool isShard() const { return kind == Kind::Shard; }
   bool isReplicate() const { return kind == Kind::Replicate; }
   bool isPartial() const { return kind == Kind::Partial; }
   bool operator==(const Placement &other) const;
   bool operator!=(const Placement &other) const { return !(*this == other); }
-  /// "shard<0>", "replicate", "partial<sum>".
+  /// "shard<0>", "shard<0, [0, 2, 5, 7]>", "replicate", "partial<sum>".
   std::string str() const;
 };
 
@@ -161,6 +175,14 @@ struct Layout {
   bool hasPartial() const { return reduction().has_value(); }
   /// Global box held by grid position `linearIndex` of a tensor of `shape`.
   Box localBox(const std::vector<int64_t> &shape, int64_t linearIndex) const;
+  /// The parts that the mesh axes sharding tensor dimension `dim` cut it
+  /// into (1 where none does).
+  int64_t partsOf(int64_t dim) const;
+  /// The placement carrying dimension `dim`'s explicit boundaries, or
+  /// nullptr where its parts follow the chunk rule.
+  const Placement *boundariesOf(int64_t dim) const;
+  /// Whether some dimension has explicit boundaries.
+  bool hasBoundaries() const;
   /// "mesh [2, 2] ranks [4, 5, 6, 7], [replicate, shard<0>]".
   std::string str() const;
 };
@@ -174,6 +196,22 @@ constexpr int64_t kMaxCommunicatorRanks = int64_t(1) << 31;
 std::optional<std::string> validateLayout(const Layout &layout,
                                           const std::vector<int64_t> &shape,
                                           int64_t commSize);
+
+/// Checks what a layout's explicit boundaries say without the tensor's
+/// extents: only on the first mesh axis sharding their dimension, one more
+/// than its parts, from 0, non-decreasing. Returns a message naming the
+/// problem, or std::nullopt. validateLayout adds that each ends at its
+/// dimension's extent.
+std::optional<std::string> checkBoundaries(const Layout &layout);
+
+/// The boundaries that the chunk rule gives dimension `dim` (of extent
+/// `extent`) of `layout`: partsOf(dim) + 1 offsets.
+std::vector<int64_t> chunkBoundaries(const Layout &layout, int64_t dim,
+                                     int64_t extent);
+
+/// `layout` (valid for `shape`) without the explicit boundaries that equal
+/// the chunk rule's: one spelling of every partition.
+Layout canonicalLayout(Layout layout, const std::vector<int64_t> &shape);
 
 /// The rule for a partial destination, shared by every front end: it uses the
 /// source mesh, is partial only on mesh axes where the source is partial

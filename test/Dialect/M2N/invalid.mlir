@@ -1123,3 +1123,63 @@ func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]
 
 // expected-error@+1 {{unknown scaling 'blocks'; expected tensor, block(R, C) or mx}}
 #bad = #m2n.scaling<blocks>
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Explicit boundaries
+//===----------------------------------------------------------------------===//
+
+// expected-error@+1 {{shard<0> has one boundary; give one more than its parts}}
+func.func private @f(!m2n.dist<7xf32, #m2n.layout<#m2n.mesh<[1]>, [shard<0, [0]>]>>)
+
+// -----
+
+// expected-error@+1 {{mesh axis 0 gives 3 boundaries of dimension 0 but the mesh axes sharding it cut it into 3 parts (4 boundaries)}}
+func.func private @f(!m2n.dist<7xf32, #m2n.layout<#m2n.mesh<[3]>, [shard<0, [0, 2, 7]>]>>)
+
+// -----
+
+// Two axes split dimension 0 into 2 x 3 parts.
+// expected-error@+1 {{mesh axis 0 gives 4 boundaries of dimension 0 but the mesh axes sharding it cut it into 6 parts (7 boundaries)}}
+func.func private @f(!m2n.dist<7x4xf32, #m2n.layout<#m2n.mesh<[2, 2, 3]>, [shard<0, [0, 2, 5, 7]>, shard<1>, shard<0>]>>)
+
+// -----
+
+// expected-error@+1 {{mesh axis 1 has boundaries of dimension 0, but mesh axis 0 shards it first: the first axis carries every part's boundaries}}
+func.func private @f(!m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<0, [0, 1, 2, 3, 8]>]>>)
+
+// -----
+
+// expected-error@+1 {{mesh axis 0: the boundaries of dimension 0 start at 1, not 0}}
+func.func private @f(!m2n.dist<7xf32, #m2n.layout<#m2n.mesh<[3]>, [shard<0, [1, 2, 5, 7]>]>>)
+
+// -----
+
+// expected-error@+1 {{mesh axis 0: the boundaries of dimension 0 decrease (5 then 2)}}
+func.func private @f(!m2n.dist<7xf32, #m2n.layout<#m2n.mesh<[3]>, [shard<0, [0, 5, 2, 7]>]>>)
+
+// -----
+
+// expected-error@+1 {{mesh axis 1: the boundaries of dimension 1 end at 6, not at its extent 7}}
+func.func private @f(!m2n.dist<2x7xf32, #m2n.layout<#m2n.mesh<[2, 3]>, [replicate, shard<1, [0, 2, 5, 6]>]>>)
+
+// -----
+
+// A collective that gathers one of two axes splitting a dimension at
+// explicit boundaries would leave boundaries that count the wrong parts.
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 1, 4, 5, 8]>, shard<0>]>>) {
+  // expected-error@+1 {{'m2n.all_gather' op mesh axis 0 splits dimension 0 at explicit boundaries over several mesh axes; a collective keeps or gathers all of them: write m2n.reshard to the layout wanted}}
+  %0 = m2n.all_gather %x on %c mesh_axes = [1] : !m2n.comm<4>, !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 1, 4, 5, 8]>, shard<0>]>> -> !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 1, 8]>, replicate]>>
+  return
+}
+
+// -----
+
+// An all_to_all onto a dimension split at explicit boundaries by another
+// axis would change its parts.
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 3, 8]>, shard<1>]>>) {
+  // expected-error@+1 {{'m2n.all_to_all' op mesh axis 0 splits dimension 0 at explicit boundaries over several mesh axes; a collective keeps or gathers all of them}}
+  %0 = m2n.all_to_all %x on %c mesh_axes = [1] split_dim = 0 : !m2n.comm<4>, !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 3, 8]>, shard<1>]>> -> !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 1, 2, 3, 8]>, shard<0>]>>
+  return
+}

@@ -22,12 +22,12 @@
 // RUN: not m2n-artifact-dump %t/truncated.m2n 2>&1 | FileCheck %s --check-prefix=TRUNCATED
 // RUN: %python -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[-5] ^= 1; open(sys.argv[2], 'wb').write(b)" %t/a.m2n %t/flipped.m2n
 // RUN: not m2n-artifact-dump %t/flipped.m2n 2>&1 | FileCheck %s --check-prefix=CORRUPTED
-// RUN: %python -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[4] = 16; open(sys.argv[2], 'wb').write(b)" %t/a.m2n %t/version.m2n
+// RUN: %python -c "import sys; b = bytearray(open(sys.argv[1], 'rb').read()); b[4] = 17; open(sys.argv[2], 'wb').write(b)" %t/a.m2n %t/version.m2n
 // RUN: not m2n-artifact-dump %t/version.m2n 2>&1 | FileCheck %s --check-prefix=VERSION
 // RUN: not m2n-artifact-dump %s 2>&1 | FileCheck %s --check-prefix=MAGIC
 // RUN: not m2n-artifact-dump %t/missing.m2n 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// CHECK: m2n artifact version 15, chip sm_90a, PTX {{[0-9]+}} bytes
+// CHECK: m2n artifact version 16, chip sm_90a, PTX {{[0-9]+}} bytes
 // CHECK-NEXT: kernel m2n_transfer: 8 CTAs x 32 threads, 3 stages of 65536 bytes, up to 8 walkers
 // CHECK-NEXT: reshard @transpose#0: f32[8x16] hierarchical
 // CHECK-NEXT: src mesh [2] ranks [0, 1], [shard<0>]
@@ -67,7 +67,7 @@
 
 // TRUNCATED: m2n-artifact-dump: {{.*}}truncated.m2n: artifact truncated: the header announces {{[0-9]+}} payload bytes, the file has 76
 // CORRUPTED: m2n-artifact-dump: {{.*}}flipped.m2n: artifact corrupted: checksum mismatch
-// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 16 is not supported (this build reads version 15)
+// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 17 is not supported (this build reads version 16)
 // MAGIC: m2n-artifact-dump: {{.*}}artifact.mlir: not an m2n artifact (bad magic)
 // MISSING: m2n-artifact-dump: cannot open '{{.*}}missing.m2n'
 

@@ -46,7 +46,8 @@ class Reader:
 
     def layout(self):
         shape, ranks = self.ints(), self.ints()
-        placements = [self.take("Bq B") for _ in range(self.take("I"))]
+        placements = [(self.take("Bq B"), self.ints())
+                      for _ in range(self.take("I"))]
         return shape, ranks, placements
 
     def buffer(self):
@@ -80,7 +81,7 @@ def main():
         sys.exit("bad magic")
     version, size, checksum = struct.unpack_from("<IQQ", data, 4)
     payload = data[24:]
-    if version != 15 or size != len(payload) or fnv1a(payload) != checksum:
+    if version != 16 or size != len(payload) or fnv1a(payload) != checksum:
         sys.exit(f"bad header: version {version}, size {size}, checksum {checksum:#x}")
     r = Reader(payload)
     r.string(), r.string(), r.string()  # ptx, chip, kernel name

@@ -41,10 +41,17 @@ ReductionKind toReductionKind(::m2n::Reduction reduction) {
 }
 
 ::m2n::Layout toLayout(LayoutAttr layout) {
-  ::m2n::Layout result{toMesh(layout.getMesh()), {}};
-  for (PlacementAttrInterface placement : layout.getPlacements()) {
+  return toLayout(layout.getMesh(), layout.getPlacements());
+}
+
+::m2n::Layout toLayout(MeshAttr mesh,
+                       ArrayRef<PlacementAttrInterface> placements) {
+  ::m2n::Layout result{toMesh(mesh), {}};
+  for (PlacementAttrInterface placement : placements) {
     if (auto shard = dyn_cast<ShardAttr>(placement))
-      result.placements.push_back(::m2n::Placement::shard(shard.getDim()));
+      result.placements.push_back(::m2n::Placement::shard(
+          shard.getDim(), std::vector<int64_t>(shard.getBoundaries().begin(),
+                                               shard.getBoundaries().end())));
     else if (auto partial = dyn_cast<PartialAttr>(placement))
       result.placements.push_back(
           ::m2n::Placement::partial(toReduction(partial.getReduction())));
@@ -52,6 +59,24 @@ ReductionKind toReductionKind(::m2n::Reduction reduction) {
       result.placements.push_back(::m2n::Placement::replicate());
   }
   return result;
+}
+
+LayoutAttr canonicalLayout(LayoutAttr layout, ArrayRef<int64_t> shape) {
+  if (!layout)
+    return layout;
+  ::m2n::Layout plain = toLayout(layout);
+  std::vector<int64_t> extents(shape.begin(), shape.end());
+  if (!plain.hasBoundaries() ||
+      ::m2n::validateLayout(plain, extents, ::m2n::kMaxCommunicatorRanks))
+    return layout;
+  ::m2n::Layout canonical = ::m2n::canonicalLayout(plain, extents);
+  SmallVector<PlacementAttrInterface> placements(layout.getPlacements());
+  for (auto [placement, plainPlacement] :
+       llvm::zip_equal(placements, canonical.placements))
+    if (auto shard = dyn_cast<ShardAttr>(placement);
+        shard && plainPlacement.boundaries.empty())
+      placement = ShardAttr::get(layout.getContext(), shard.getDim());
+  return layout.withPlacements(placements);
 }
 
 std::optional<::m2n::ElementType> toElementType(Type type) {

@@ -2,6 +2,7 @@
 
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
 #include "AsmUtils.h"
+#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -194,9 +195,14 @@ bool MeshAttr::isSameGrid(MeshAttr other) const {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ShardAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                                int64_t dim) {
+                                int64_t dim, ArrayRef<int64_t> boundaries) {
   if (dim < 0)
     return emitError() << "shard dimension must be non-negative, got " << dim;
+  // A layout checks the count and the order (checkBoundaries): they depend
+  // on the mesh axes that shard the dimension.
+  if (boundaries.size() == 1)
+    return emitError() << "shard<" << dim
+                       << "> has one boundary; give one more than its parts";
   return success();
 }
 
@@ -263,9 +269,13 @@ LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, MeshAttr mesh,
                        << mesh.getMeshRank()
                        << " axes; give one placement per mesh axis";
   std::optional<std::pair<int64_t, ReductionKind>> firstPartial;
+  bool hasBoundaries = false;
   for (auto [axis, placement] : llvm::enumerate(placements)) {
     if (!placement)
       return emitError() << "layout placement " << axis << " is null";
+    if (auto shard = dyn_cast<ShardAttr>(placement);
+        shard && !shard.getBoundaries().empty())
+      hasBoundaries = true;
     auto partial = dyn_cast<PartialAttr>(placement);
     if (!partial)
       continue;
@@ -282,6 +292,10 @@ LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError, MeshAttr mesh,
                          << stringifyReductionKind(partial.getReduction())
                          << ")";
   }
+  if (hasBoundaries)
+    if (std::optional<std::string> wrong =
+            ::m2n::checkBoundaries(toLayout(mesh, placements)))
+      return emitError() << *wrong;
   return success();
 }
 

@@ -239,6 +239,7 @@ verifyTensorDim(StringRef name, int64_t dim, DistType input,
 static FailureOr<DistType> rewritePlacements(
     DistType input, ArrayRef<int64_t> meshAxes,
     PlacementAttrInterface newPlacement,
+    function_ref<InFlightDiagnostic()> emitError,
     function_ref<LogicalResult(int64_t axis, PlacementAttrInterface)> check) {
   LayoutAttr layout = input.getLayout();
   SmallVector<PlacementAttrInterface> placements(layout.getPlacements());
@@ -246,6 +247,28 @@ static FailureOr<DistType> rewritePlacements(
     if (failed(check(axis, placements[axis])))
       return failure();
     placements[axis] = newPlacement;
+  }
+  // A dimension split at explicit boundaries keeps every mesh axis that
+  // splits it, or none: the boundaries count the parts of all of them.
+  ::m2n::Layout before = toLayout(layout);
+  for (auto [axis, placement] : llvm::enumerate(before.placements)) {
+    if (placement.boundaries.empty())
+      continue;
+    bool kept = true, gathered = true;
+    for (auto [other, after] : llvm::enumerate(placements)) {
+      auto shard = dyn_cast<ShardAttr>(after);
+      bool splitsAfter = shard && shard.getDim() == placement.dim;
+      bool splitsBefore = before.placements[other].isShard() &&
+                          before.placements[other].dim == placement.dim;
+      kept &= splitsAfter == splitsBefore;
+      gathered &= !splitsAfter;
+    }
+    if (!kept && !gathered)
+      return emitError() << "mesh axis " << axis << " splits dimension "
+                         << placement.dim
+                         << " at explicit boundaries over several mesh axes; "
+                            "a collective keeps or gathers all of them: "
+                            "write m2n.reshard to the layout wanted";
   }
   return input.withLayout(layout.withPlacements(placements));
 }
@@ -291,7 +314,7 @@ replacePlacements(DistType input, ArrayRef<int64_t> meshAxes,
                            ? "a shard placement"
                            : "a partial placement";
   return rewritePlacements(
-      input, meshAxes, newPlacement,
+      input, meshAxes, newPlacement, emitError,
       [&](int64_t axis, PlacementAttrInterface placement) -> LogicalResult {
         if (isa<Expected>(placement))
           return success();
@@ -352,7 +375,7 @@ AllToAllOp::inferResultType(DistType input, ArrayRef<int64_t> meshAxes,
       failed(verifyTensorDim("split_dim", splitDim, input, emitError)))
     return failure();
   return rewritePlacements(
-      input, meshAxes, ShardAttr::get(input.getContext(), splitDim),
+      input, meshAxes, ShardAttr::get(input.getContext(), splitDim), emitError,
       [&](int64_t axis, PlacementAttrInterface placement) -> LogicalResult {
         auto shard = dyn_cast<ShardAttr>(placement);
         if (!shard)

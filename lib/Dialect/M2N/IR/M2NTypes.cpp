@@ -48,7 +48,7 @@ Type DistType::parse(AsmParser &parser) {
       parser.parseAttribute(layout) || parser.parseGreater())
     return {};
   return parser.getChecked<DistType>(parser.getContext(), shape, elementType,
-                                     layout);
+                                     canonicalLayout(layout, shape));
 }
 
 void DistType::print(AsmPrinter &printer) const {
@@ -94,12 +94,25 @@ LogicalResult DistType::verify(function_ref<InFlightDiagnostic()> emitError,
                        << " would need a reduction in 8 bits; reduce in "
                           "bf16 or f32 and cast";
   int64_t rank = shape.size();
+  bool hasBoundaries = false;
   for (auto [axis, placement] : llvm::enumerate(layout.getPlacements())) {
     auto shard = dyn_cast<ShardAttr>(placement);
     if (shard && shard.getDim() >= rank)
       return emitError() << "mesh axis " << axis << " shards tensor dimension "
                          << shard.getDim() << ", but the tensor has rank "
                          << rank;
+    if (!shard || shard.getBoundaries().empty())
+      continue;
+    hasBoundaries = true;
+    if (int64_t end = shard.getBoundaries().back(); end != shape[shard.getDim()])
+      return emitError() << "mesh axis " << axis
+                         << ": the boundaries of dimension " << shard.getDim()
+                         << " end at " << end << ", not at its extent "
+                         << shape[shard.getDim()];
   }
+  // One spelling of every partition (the parser writes this one).
+  if (hasBoundaries && canonicalLayout(layout, shape) != layout)
+    return emitError() << "explicit boundaries equal to torch.chunk's must "
+                          "be written shard<d> (canonicalLayout)";
   return success();
 }

@@ -24,6 +24,13 @@ namespace mlir::m2n {
 ReductionKind toReductionKind(::m2n::Reduction reduction);
 ::m2n::Mesh toMesh(MeshAttr mesh);
 ::m2n::Layout toLayout(LayoutAttr layout);
+::m2n::Layout toLayout(MeshAttr mesh,
+                       ArrayRef<PlacementAttrInterface> placements);
+/// `layout` of a tensor of `shape` with the explicit boundaries that are
+/// torch.chunk's written `shard<d>` (::m2n::canonicalLayout): one spelling
+/// of every partition. Boundaries that do not fit `shape` stay for the
+/// verifier to name.
+LayoutAttr canonicalLayout(LayoutAttr layout, ArrayRef<int64_t> shape);
 /// std::nullopt for types the simulator does not model (e.g. f8).
 std::optional<::m2n::ElementType> toElementType(Type type);
 

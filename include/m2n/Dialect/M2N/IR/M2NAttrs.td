@@ -88,9 +88,25 @@ def M2N_ShardAttr : M2N_Attr<"Shard", "shard",
     `#m2n.shard<d>` on a mesh axis of size `k` gives the rank at index `i`
     along that axis the `i`-th chunk of tensor dimension `d` as `torch.chunk`
     cuts it: chunk size `ceil(n/k)`, trailing chunks short or empty.
+
+    `#m2n.shard<d, [b0, ..., bK]>` splits dimension `d` at explicit
+    boundaries instead (upstream MLIR's `sharded_dims_offsets`, a vocabulary
+    padded per rank, experts split by cost): the `K` parts of every mesh axis
+    that shards `d`, numbered row-major over those axes (the first
+    outermost), part `p` being `[b_p, b_{p+1})`. The boundaries start at 0,
+    do not decrease (empty parts are allowed) and end at the extent; the
+    first mesh axis sharding `d` carries them, the others are `shard<d>`.
+    Boundaries that are `torch.chunk`'s are written `shard<d>`: a
+    distributed tensor type parses them into that form.
   }];
-  let parameters = (ins "int64_t":$dim);
-  let assemblyFormat = "`<` $dim `>`";
+  let parameters = (ins "int64_t":$dim,
+                        OptionalArrayRefParameter<"int64_t">:$boundaries);
+  let builders = [
+    AttrBuilder<(ins "int64_t":$dim), [{
+      return $_get($_ctxt, dim, ::llvm::ArrayRef<int64_t>());
+    }]>
+  ];
+  let assemblyFormat = "`<` $dim (`,` `[` $boundaries^ `]`)? `>`";
   let genVerifyDecl = 1;
   let extraClassDefinition = [{
     bool $cppClass::holdsFinalValues() const { return true; }
