@@ -25,14 +25,26 @@ func.func @dynamic_grid(%arg0: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
-shard.grid @grid(shape = 2)
-func.func @arbitrary_offsets(%arg0: tensor<8xf32>) -> tensor<8xf32> {
-  // expected-error@+1 {{sharded_dims_offsets of dimension 0 are not torch.chunk's boundaries (shard 1 starts at 3, m2n's at 4); m2n layouts have no arbitrary offsets}}
-  %s0 = shard.sharding @grid split_axes = [[0]] sharded_dims_offsets = [0, 3, 8] : !shard.sharding
+shard.grid @grid(shape = 3)
+func.func @offsets_not_from_zero(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{sharded_dims_offsets of dimension 0 (1, 3, 5, 8) do not start at 0}}
+  %s0 = shard.sharding @grid split_axes = [[0]] sharded_dims_offsets = [1, 3, 5, 8] : !shard.sharding
   %0 = shard.shard %arg0 to %s0 : tensor<8xf32>
   %s1 = shard.sharding @grid split_axes = [[]] : !shard.sharding
   %1 = shard.shard %0 to %s1 annotate_for_users : tensor<8xf32>
   return %1 : tensor<8xf32>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @offsets_short_of_the_extent(%arg0: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  // expected-error@+1 {{sharded_dims_offsets of dimension 1 (0, 3, 7) do not end at its extent 8}}
+  %s0 = shard.sharding @grid split_axes = [[], [0]] sharded_dims_offsets = [0, 3, 7] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<4x8xf32>
+  %s1 = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
 }
 
 // -----
@@ -57,18 +69,6 @@ func.func @dynamic_shape(%arg0: tensor<?xf32>) -> tensor<?xf32> {
   // expected-error@+1 {{reshards of tensors with dynamic shapes cannot be imported}}
   %1 = shard.shard %0 to %s1 annotate_for_users : tensor<?xf32>
   return %1 : tensor<?xf32>
-}
-
-// -----
-
-shard.grid @grid(shape = 2x2)
-func.func @uneven_over_two_axes(%arg0: tensor<6xf32>) -> tensor<6xf32> {
-  // expected-error@+1 {{uneven splits of one dimension over several grid axes have no m2n layout yet}}
-  %s0 = shard.sharding @grid split_axes = [[0, 1]] sharded_dims_offsets = [0, 2, 4, 6, 6] : !shard.sharding
-  %0 = shard.shard %arg0 to %s0 : tensor<6xf32>
-  %s1 = shard.sharding @grid split_axes = [[]] : !shard.sharding
-  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<6xf32>
-  return %1 : tensor<6xf32>
 }
 
 // -----
@@ -189,4 +189,16 @@ func.func @halo_chain(%arg0: tensor<1200x1200xi64>) -> tensor<1200x1200xi64> {
   %sharded_1 = shard.shard %sharded to %sharding_0 : tensor<1200x1200xi64>
   %sharded_3 = shard.shard %sharded_1 to %sharding_0 annotate_for_users : tensor<1200x1200xi64>
   return %sharded_3 : tensor<1200x1200xi64>
+}
+
+// -----
+
+shard.grid @grid(shape = 2)
+func.func @too_many_offsets(%arg0: tensor<6xf32>) -> tensor<6xf32> {
+  // expected-error@+1 {{sharded_dims_offsets has too many entries}}
+  %s0 = shard.sharding @grid split_axes = [[0]] sharded_dims_offsets = [0, 2, 6, 6] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<6xf32>
+  %s1 = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<6xf32>
+  return %1 : tensor<6xf32>
 }

@@ -13,8 +13,8 @@
 // RUN: m2n-opt %m2n_src_root/examples/integration/shard_transpose.mlir --m2n-import-shard | m2n-sim - | FileCheck %s --check-prefix=EXAMPLE
 // RUN: not mlir-opt %m2n_src_root/examples/integration/shard_transpose.mlir "--pass-pipeline=builtin.module(func.func(shard-partition))" 2>&1 | FileCheck %s --check-prefix=UPSTREAM
 
-// SIM: m2n-sim: PASS: 23 plans
-// EXEC: 23 passed, 0 failed
+// SIM: m2n-sim: PASS: 26 plans
+// EXEC: 26 passed, 0 failed
 // EXAMPLE: m2n-sim: PASS: 1 plan
 // UPSTREAM: error: Dimension size mismatch
 
@@ -95,6 +95,44 @@ func.func @two_grids(%arg0: tensor<16xf32>) -> tensor<16xf32> {
   %s1 = shard.sharding @grid4 split_axes = [[0]] : !shard.sharding
   %1 = shard.shard %0 to %s1 annotate_for_users : tensor<16xf32>
   return %1 : tensor<16xf32>
+}
+
+// Any sharded_dims_offsets upstream accepts: the dimension's explicit
+// boundaries. Upstream's example of 7 rows over 3 devices at [0, 2, 5, 7]
+// to torch.chunk's rows (spelled out: upstream needs offsets for any uneven
+// split).
+// CHECK-LABEL: func.func @arbitrary_offsets
+// CHECK: m2n.reshard {{.*}} !m2n.dist<7x5xf32, #m2n.layout<#m2n.mesh<[3]>, [shard<0, [0, 2, 5, 7]>]>> -> !m2n.dist<7x5xf32, #m2n.layout<#m2n.mesh<[3]>, [shard<0>]>>
+func.func @arbitrary_offsets(%arg0: tensor<7x5xf32>) -> tensor<7x5xf32> {
+  %s0 = shard.sharding @grid3 split_axes = [[0]] sharded_dims_offsets = [0, 2, 5, 7] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<7x5xf32>
+  %s1 = shard.sharding @grid3 split_axes = [[0]] sharded_dims_offsets = [0, 3, 6, 7] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<7x5xf32>
+  return %1 : tensor<7x5xf32>
+}
+
+// Upstream's documented example (shards of 2, 3, 4 and 5 columns) to an
+// uneven split of the rows, both sides at explicit offsets.
+// CHECK-LABEL: func.func @offsets_both_sides
+// CHECK: m2n.reshard {{.*}} !m2n.dist<4x14xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<1, [0, 2, 5, 9, 14]>]>> -> !m2n.dist<4x14xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0, [0, 0, 1, 3, 4]>]>>
+func.func @offsets_both_sides(%arg0: tensor<4x14xf32>) -> tensor<4x14xf32> {
+  %s0 = shard.sharding @grid4 split_axes = [[], [0]] sharded_dims_offsets = [0, 2, 5, 9, 14] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<4x14xf32>
+  %s1 = shard.sharding @grid4 split_axes = [[0]] sharded_dims_offsets = [0, 0, 1, 3, 4] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<4x14xf32>
+  return %1 : tensor<4x14xf32>
+}
+
+// An uneven split of one dimension over two grid axes (the first listed
+// outermost), and offsets on two dimensions at once.
+// CHECK-LABEL: func.func @offsets_over_two_axes
+// CHECK: m2n.reshard {{.*}} !m2n.dist<6x5xi16, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 2, 4, 6, 6]>, shard<0>]>> -> !m2n.dist<6x5xi16, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 1, 6]>, shard<1, [0, 4, 5]>]>>
+func.func @offsets_over_two_axes(%arg0: tensor<6x5xi16>) -> tensor<6x5xi16> {
+  %s0 = shard.sharding @grid2x2 split_axes = [[0, 1]] sharded_dims_offsets = [0, 2, 4, 6, 6] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<6x5xi16>
+  %s1 = shard.sharding @grid2x2 split_axes = [[0], [1]] sharded_dims_offsets = [0, 1, 6, 0, 4, 5] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<6x5xi16>
+  return %1 : tensor<6x5xi16>
 }
 
 // The same sharding on both sides moves nothing: left as it is.

@@ -22,14 +22,16 @@
 // mesh lists the grid axes in split order (an explicit rank list keeps each
 // device's number) and the unused axes, replicated, after them. Upstream
 // splits evenly (it requires divisibility); uneven splits need
-// sharded_dims_offsets, accepted where they are torch.chunk's boundaries
-// (m2n's uneven rule). Halos, dynamic sizes and offsets are refused.
+// sharded_dims_offsets, which become the dimension's explicit boundaries
+// (shard<d, [...]>, written shard<d> where they are torch.chunk's). Halos,
+// dynamic sizes and dynamic offsets are refused.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ImportCommon.h"
 
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
+#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Base/Layout.h"
 
@@ -39,6 +41,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/InterleavedRange.h"
 
 #include <functional>
 
@@ -127,7 +130,9 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, Value shardingValue,
       placements.push_back(::m2n::Placement::replicate());
     }
 
-  // Explicit offsets: accepted where they are m2n's (torch.chunk) ones.
+  // Explicit offsets: each split dimension's boundaries, its parts numbered
+  // row-major over its split axes as m2n numbers them (the first axis
+  // sharding it carries them).
   ArrayRef<int64_t> offsets = sharding.getStaticShardedDimsOffsets();
   size_t at = 0;
   for (auto [dim, axes] : llvm::enumerate(splitAxes)) {
@@ -146,21 +151,23 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, Value shardingValue,
     }
     if (at + parts + 1 > offsets.size())
       return sharding.emitError("sharded_dims_offsets has too few entries");
-    // Nested chunking over several axes equals one chunking into `parts`
-    // only when it is even; uneven multi-axis splits are compared part by
-    // part through the m2n rule below.
-    for (int64_t p = 0; p <= parts; ++p) {
-      int64_t expected =
-          p == parts ? shape[dim] : ::m2n::chunkOf(shape[dim], parts, p).begin;
-      if (offsets[at + p] != expected)
-        return sharding.emitError("sharded_dims_offsets of dimension ")
-               << dim << " are not torch.chunk's boundaries (shard " << p
-               << " starts at " << offsets[at + p] << ", m2n's at " << expected
-               << "); m2n layouts have no arbitrary offsets";
-    }
-    if (axes.size() > 1 && shape[dim] % parts)
-      return sharding.emitError("uneven splits of one dimension over several "
-                                "grid axes have no m2n layout yet");
+    ArrayRef<int64_t> bounds = offsets.slice(at, parts + 1);
+    auto wrong = [&]() {
+      return sharding.emitError("sharded_dims_offsets of dimension ")
+             << dim << " (" << llvm::interleaved(bounds, ", ") << ") ";
+    };
+    if (bounds.front() != 0)
+      return wrong() << "do not start at 0";
+    for (int64_t p = 1; p <= parts; ++p)
+      if (bounds[p] < bounds[p - 1])
+        return wrong() << "decrease at shard " << p - 1;
+    if (bounds.back() != shape[dim])
+      return wrong() << "do not end at its extent " << shape[dim];
+    for (::m2n::Placement &placement : placements)
+      if (placement.isShard() && placement.dim == static_cast<int64_t>(dim)) {
+        placement.boundaries.assign(bounds.begin(), bounds.end());
+        break;
+      }
     at += parts + 1;
   }
   if (!offsets.empty() && at != offsets.size())
@@ -172,9 +179,10 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, Value shardingValue,
   for (const ::m2n::Placement &placement : placements)
     attrs.push_back(
         placement.isShard()
-            ? PlacementAttrInterface(ShardAttr::get(ctx, placement.dim))
+            ? PlacementAttrInterface(
+                  ShardAttr::get(ctx, placement.dim, placement.boundaries))
             : PlacementAttrInterface(ReplicateAttr::get(ctx)));
-  return LayoutAttr::get(ctx, mesh, attrs);
+  return canonicalLayout(LayoutAttr::get(ctx, mesh, attrs), shape);
 }
 
 /// A collective of partitioned code works on each device's local tensor and
