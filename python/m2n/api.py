@@ -17,7 +17,8 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 from . import _native, jit
 from .comm import Communicator
-from .layout import Mesh, Partial, Placement, Replicate, Shard, layout_ir, local_box
+from .layout import (Mesh, Partial, Placement, Replicate, Shard, check_extents, layout_ir,
+                     local_box)
 
 # The dtypes a reshard converts between on the way (an in-flight cast).
 _CASTABLE = {"float32", "float16", "bfloat16", "float8_e4m3fn", "float8_e5m2"}
@@ -195,15 +196,20 @@ def _check_writable_and_disjoint(sources, destinations) -> None:
 
 
 def _infer_global_shape(layouts, tensors_by_layout) -> Tuple[int, ...]:
-    """The global shape if every Shard splits evenly (checked afterwards),
-    from the first tensor of a rank inside its mesh."""
+    """The global shape if every Shard splits evenly or at explicit
+    boundaries (checked afterwards), from the first tensor of a rank inside
+    its mesh."""
     for (mesh, placements), tensors in zip(layouts, tensors_by_layout):
         present = [t for r, t in enumerate(tensors) if t is not None and r in mesh]
         if present:
             shape = list(present[0].shape)
+            explicit = {p.dim: p.boundaries[-1] for p in placements
+                        if isinstance(p, Shard) and p.boundaries is not None}
             for axis, p in enumerate(placements):
-                if isinstance(p, Shard):
+                if isinstance(p, Shard) and p.dim not in explicit:
                     shape[p.dim] *= mesh.dims[axis]
+            for d, extent in explicit.items():
+                shape[d] = extent
             return tuple(shape)
     raise ValueError("this process passed no tensor: pass global_shape= and dtype=")
 
@@ -683,6 +689,8 @@ class _Call:
         self.shape = tuple(int(d) for d in global_shape) if global_shape is not None else \
             _infer_global_shape([(src_mesh, src_placements), (dst_mesh, dst_placements)],
                                 [sources, destinations])
+        check_extents(src_placements, self.shape)
+        check_extents(dst_placements, self.shape)
         if alignment is None:
             alignment = _alignment(_pointer(t.value) for t in sources + destinations
                                    if t is not None)

@@ -33,6 +33,10 @@ def mesh_of(device_mesh) -> Mesh:
 
 def placement_of(placement):
     """The m2n placement of a torch DTensor placement."""
+    if isinstance(placement, Shard) and placement.boundaries is not None:
+        raise ValueError(f"a DTensor has no placement for {placement!r}: DTensor splits by "
+                         f"torch.chunk's rule only; reshard its local tensors with "
+                         f"m2n.reshard instead")
     name = type(placement).__name__
     if name == "Shard":
         return Shard(int(placement.dim))

@@ -2,7 +2,9 @@
 
 A Mesh lays communicator ranks out on a grid (row-major); a layout gives one
 placement per mesh axis: Shard(d), Replicate() or Partial(op). They turn into
-the attributes of m2n's IR (`#m2n.mesh<...>`, `shard<d>`, ...).
+the attributes of m2n's IR (`#m2n.mesh<...>`, `shard<d>`, ...). Shard(d,
+boundaries=[...]) (or sizes=[...]) splits d at explicit boundaries instead of
+torch.chunk's: a vocabulary padded per rank, experts split by cost.
 """
 from __future__ import annotations
 
@@ -96,14 +98,49 @@ class Mesh:
 
 @dataclass(frozen=True)
 class Shard:
-    """The tensor dimension `dim` is split across the mesh axis."""
+    """The tensor dimension `dim` is split across the mesh axis: by
+    torch.chunk's rule, or at explicit `boundaries` (parts + 1 offsets from 0
+    to the extent, not decreasing; empty parts allowed) over every part of
+    the mesh axes splitting `dim`, numbered row-major (the first axis
+    outermost). `sizes=[...]` gives the parts' sizes instead. The first mesh
+    axis splitting `dim` carries them; the others are plain Shard(dim)."""
     dim: int
+    boundaries: Optional[Tuple[int, ...]] = None
 
-    def __post_init__(self):
-        object.__setattr__(self, "dim", _index(self.dim, "Shard dim"))
+    def __init__(self, dim: int, boundaries: Optional[Sequence[int]] = None, *,
+                 sizes: Optional[Sequence[int]] = None):
+        object.__setattr__(self, "dim", _index(dim, "Shard dim"))
+        if boundaries is not None and sizes is not None:
+            raise ValueError("Shard takes boundaries= or sizes=, not both")
+        if sizes is not None:
+            sizes = _indices(sizes, "Shard sizes")
+            if any(n < 0 for n in sizes):
+                raise ValueError(f"Shard sizes must not be negative, got {list(sizes)}")
+            boundaries = [0]
+            for n in sizes:
+                boundaries.append(boundaries[-1] + n)
+        if boundaries is not None:
+            boundaries = _indices(boundaries, "Shard boundaries")
+            if len(boundaries) < 2:
+                raise ValueError(f"Shard boundaries need one more entry than parts, got "
+                                 f"{list(boundaries)}")
+            if boundaries[0] != 0:
+                raise ValueError(f"Shard boundaries start at {boundaries[0]}, not 0")
+            for i in range(1, len(boundaries)):
+                if boundaries[i] < boundaries[i - 1]:
+                    raise ValueError(f"Shard boundaries decrease ({boundaries[i - 1]} then "
+                                     f"{boundaries[i]})")
+        object.__setattr__(self, "boundaries", boundaries)
+
+    def __repr__(self) -> str:
+        if self.boundaries is None:
+            return f"Shard({self.dim})"
+        return f"Shard({self.dim}, boundaries={list(self.boundaries)})"
 
     def ir(self) -> str:
-        return f"shard<{self.dim}>"
+        if self.boundaries is None:
+            return f"shard<{self.dim}>"
+        return f"shard<{self.dim}, [{', '.join(map(str, self.boundaries))}]>"
 
 
 @dataclass(frozen=True)
@@ -136,6 +173,15 @@ class Partial:
 Placement = Union[Shard, Replicate, Partial]
 
 
+def _parts(mesh: Mesh, placements: Sequence[Placement], dim: int) -> int:
+    """The parts the mesh axes splitting `dim` cut it into."""
+    parts = 1
+    for axis, p in enumerate(placements):
+        if isinstance(p, Shard) and p.dim == dim:
+            parts *= mesh.dims[axis]
+    return parts
+
+
 def layout_ir(mesh: Mesh, placements: Sequence[Placement], tensor_rank: int) -> str:
     """`#m2n.layout<...>` text, after checking the placements against the mesh."""
     if not isinstance(mesh, Mesh):
@@ -144,13 +190,36 @@ def layout_ir(mesh: Mesh, placements: Sequence[Placement], tensor_rank: int) -> 
     if len(placements) != len(mesh.dims):
         raise ValueError(f"mesh {list(mesh.dims)} has {len(mesh.dims)} axes but "
                          f"{len(placements)} placements were given")
-    for p in placements:
+    first = {}  # dim -> the first axis splitting it
+    for axis, p in enumerate(placements):
         if not isinstance(p, (Shard, Replicate, Partial)):
             raise TypeError(f"placements must be m2n.Shard, m2n.Replicate or m2n.Partial, "
                             f"got {type(p).__name__}")
-        if isinstance(p, Shard) and not 0 <= p.dim < tensor_rank:
+        if not isinstance(p, Shard):
+            continue
+        if not 0 <= p.dim < tensor_rank:
             raise ValueError(f"Shard({p.dim}) of a {tensor_rank}-dimensional tensor")
+        if p.boundaries is not None and p.dim in first:
+            raise ValueError(f"mesh axis {axis} gives boundaries of dimension {p.dim}, but mesh "
+                             f"axis {first[p.dim]} splits it first: the first axis carries "
+                             f"every part's boundaries")
+        first.setdefault(p.dim, axis)
+        if p.boundaries is not None:
+            parts = _parts(mesh, placements, p.dim)
+            if len(p.boundaries) != parts + 1:
+                raise ValueError(f"mesh axis {axis} gives {len(p.boundaries)} boundaries of "
+                                 f"dimension {p.dim} but the mesh axes splitting it cut it "
+                                 f"into {parts} parts ({parts + 1} boundaries)")
     return f"#m2n.layout<{mesh.ir()}, [{', '.join(p.ir() for p in placements)}]>"
+
+
+def check_extents(placements: Sequence[Placement], global_shape: Sequence[int]) -> None:
+    """Explicit boundaries end at their dimension's extent."""
+    for p in placements:
+        if isinstance(p, Shard) and p.boundaries is not None and \
+                p.boundaries[-1] != global_shape[p.dim]:
+            raise ValueError(f"{p!r} ends at {p.boundaries[-1]}, not at dimension {p.dim}'s "
+                             f"extent {global_shape[p.dim]}")
 
 
 def local_box(mesh: Mesh, placements: Sequence[Placement], global_shape: Sequence[int],
@@ -163,9 +232,12 @@ def local_box(mesh: Mesh, placements: Sequence[Placement], global_shape: Sequenc
     in order, Shard(d) on an axis of size k gives the rank at index i the
     i-th torch.chunk of dimension d's current extent (chunk ceil(n/k), so the
     first parts are the larger ones and trailing parts may be empty).
-    Replicate and Partial leave the extent whole."""
+    Replicate and Partial leave the extent whole. A dimension with explicit
+    boundaries gives part p (row-major over the axes splitting it) the range
+    [b[p], b[p + 1])."""
     shape = tuple(int(n) for n in global_shape)
     layout_ir(mesh, placements, len(shape))  # Checks the placements.
+    check_extents(placements, shape)
     index = mesh.index(rank)
     if index is None:
         return None
@@ -175,12 +247,20 @@ def local_box(mesh: Mesh, placements: Sequence[Placement], global_shape: Sequenc
         index //= size
     coords.reverse()
     ranges = [(0, n) for n in shape]
+    explicit = {p.dim: p.boundaries for p in placements
+                if isinstance(p, Shard) and p.boundaries is not None}
+    part = {d: 0 for d in explicit}
     for axis, placement in enumerate(placements):
         if not isinstance(placement, Shard):
+            continue
+        if placement.dim in explicit:
+            part[placement.dim] = part[placement.dim] * mesh.dims[axis] + coords[axis]
             continue
         begin, end = ranges[placement.dim]
         extent = end - begin
         chunk = -(-extent // mesh.dims[axis])
         first = min(coords[axis] * chunk, extent)
         ranges[placement.dim] = (begin + first, begin + min(first + chunk, extent))
+    for d, bounds in explicit.items():
+        ranges[d] = (bounds[part[d]], bounds[part[d] + 1])
     return tuple(ranges)

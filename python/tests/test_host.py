@@ -119,7 +119,8 @@ def test_uneven_shards_need_the_global_shape():
 def test_local_shape_is_the_compilers_split_rule():
     """m2n.local_shape (Python) and the artifact's local shapes (the C++
     layout math) agree on random layouts: several mesh axes sharding one
-    dimension, uneven and empty parts, explicit rank lists."""
+    dimension, uneven and empty parts, explicit boundaries, explicit rank
+    lists."""
     seed = int(os.environ.get("M2N_PROPERTY_SEED", "0")) or int(time.time())
     print(f"seed {seed} (M2N_PROPERTY_SEED={seed} repeats it)")
     rng = np.random.default_rng(seed)
@@ -133,6 +134,18 @@ def test_local_shape_is_the_compilers_split_rule():
         mesh = Mesh(dims, ranks=ranks)
         placements = [Shard(int(rng.integers(tensor_rank))) if rng.random() < 0.7
                       else Replicate() for _ in dims]
+        # Explicit boundaries on the first axis of a split dimension, one
+        # time in three (the compiler writes torch.chunk's as shard<d>).
+        for axis, p in enumerate(placements):
+            if not isinstance(p, Shard):
+                continue
+            first = next(a for a, q in enumerate(placements)
+                         if isinstance(q, Shard) and q.dim == p.dim)
+            if first == axis and rng.random() < 1 / 3:
+                count = int(np.prod([n for n, q in zip(dims, placements)
+                                     if isinstance(q, Shard) and q.dim == p.dim]))
+                cuts = sorted(int(c) for c in rng.integers(0, shape[p.dim] + 1, count - 1))
+                placements[axis] = Shard(p.dim, [0] + cuts + [shape[p.dim]])
         layout = m2n.layout.layout_ir(mesh, placements, tensor_rank)
         tensor = "x".join(map(str, shape)) + "xf32"
         comm = f"!m2n.comm<{size + 2}>"
