@@ -128,11 +128,11 @@ private:
       return where + ": a JSON object is required";
     for (const auto &[key, field] : *object)
       if (!llvm::is_contained({"name", "shape", "role", "dtype", "layers",
-                               "stage", "quantized", "comment"},
+                               "stage", "quantized", "vocabulary", "comment"},
                               key.str()))
         return where + ": unknown field '" + key.str() +
                "' (name, shape, role, dtype, layers, stage, quantized, "
-               "comment)";
+               "vocabulary, comment)";
     TensorSpec tensor;
     tensor.type = modelType;
     std::optional<llvm::StringRef> name = object->getString("name");
@@ -162,6 +162,15 @@ private:
       if (!flag)
         return where + ".quantized: true or false is required";
       tensor.quantized = *flag;
+    }
+    if (const llvm::json::Value *vocabulary = object->get("vocabulary")) {
+      std::optional<bool> flag = vocabulary->getAsBoolean();
+      if (!flag)
+        return where + ".vocabulary: true or false is required";
+      if (*flag && tensor.role != TensorRole::Column)
+        return where + ".vocabulary: only a column weight has its vocabulary "
+                       "in dimension 0";
+      tensor.vocabulary = *flag;
     }
 
     const bool perLayer = name->contains("{layer}");
@@ -231,6 +240,8 @@ std::string ParallelConfig::str() const {
     text += ",cp=" + std::to_string(cp);
   if (ep != 1)
     text += ",ep=" + std::to_string(ep);
+  if (vocabPad)
+    text += ",vocab_pad=" + std::to_string(vocabPad);
   return text + ",base=" + std::to_string(base);
 }
 
@@ -242,7 +253,8 @@ std::optional<std::string> parseParallelConfig(const std::string &text,
   llvm::StringRef(text).split(items, ',', -1, /*KeepEmpty=*/false);
   if (items.empty())
     return std::string("a parallel configuration is 'tp=N,pp=N,dp=N,cp=N,"
-                       "ep=N,base=N' (any of them, default 1 and base 0)");
+                       "ep=N,base=N,vocab_pad=N' (any of them, default 1, "
+                       "base and vocab_pad 0)");
   for (llvm::StringRef item : items) {
     auto [key, value] = item.trim().split('=');
     int64_t number = 0;
@@ -255,15 +267,17 @@ std::optional<std::string> parseParallelConfig(const std::string &text,
                          .Case("cp", &config.cp)
                          .Case("ep", &config.ep)
                          .Case("base", &config.base)
+                         .Case("vocab_pad", &config.vocabPad)
                          .Default(nullptr);
     if (!field)
-      return "'" + key.str() + "': unknown (tp, pp, dp, cp, ep, base)";
+      return "'" + key.str() +
+             "': unknown (tp, pp, dp, cp, ep, base, vocab_pad)";
     if (!seen.insert(key.str()).second)
       return "'" + key.str() + "' is given twice";
-    if (number < (key == "base" ? 0 : 1))
-      return "'" + item.str() + "': " +
-             (key == "base" ? "base must not be negative"
-                            : key.str() + " must be at least 1");
+    const bool mayBeZero = key == "base" || key == "vocab_pad";
+    if (number < (mayBeZero ? 0 : 1))
+      return "'" + item.str() + "': " + key.str() +
+             (mayBeZero ? " must not be negative" : " must be at least 1");
     *field = number;
   }
   return std::nullopt;

@@ -34,6 +34,25 @@ std::optional<std::string> refitLayout(const TensorSpec &tensor,
       return error;
     layout = {Mesh::contiguous({replicas, config.tp}, base),
               {R, Placement::shard(dim)}};
+    if (tensor.vocabulary && config.vocabPad > 0) {
+      // The padded vocabulary split evenly; each rank holds its real rows.
+      const int64_t vocab = tensor.shape[0];
+      if (vocab > INT64_MAX - config.vocabPad)
+        return tensor.name + ": vocab_pad=" + std::to_string(config.vocabPad) +
+               " overflows its vocabulary of " + std::to_string(vocab);
+      const int64_t padded =
+          (vocab + config.vocabPad - 1) / config.vocabPad * config.vocabPad;
+      if (padded % config.tp)
+        return tensor.name + ": its vocabulary of " + std::to_string(vocab) +
+               " padded to a multiple of " + std::to_string(config.vocabPad) +
+               " (" + std::to_string(padded) +
+               ") does not split evenly over tp=" + std::to_string(config.tp);
+      std::vector<int64_t> boundaries;
+      for (int64_t i = 0; i <= config.tp; ++i)
+        boundaries.push_back(std::min(i * (padded / config.tp), vocab));
+      layout.placements[1] = Placement::shard(0, std::move(boundaries));
+      layout = canonicalLayout(std::move(layout), tensor.shape);
+    }
     return std::nullopt;
   }
   case TensorRole::Replicated:

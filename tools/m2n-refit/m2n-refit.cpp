@@ -47,11 +47,11 @@ cl::opt<std::string> modelPath(cl::Positional, cl::Required,
                                cl::desc("<model .json>"),
                                cl::cat(tools::category()));
 cl::opt<std::string> trainerText(
-    "trainer", cl::Required, cl::value_desc("tp=N,pp=N,dp=N,cp=N,ep=N,base=N"),
+    "trainer", cl::Required, cl::value_desc("tp=N,pp=N,dp=N,cp=N,ep=N,base=N,vocab_pad=N"),
     cl::desc("The trainer's parallel configuration"),
     cl::cat(tools::category()));
 cl::opt<std::string> generatorText(
-    "generator", cl::Required, cl::value_desc("tp=N,pp=N,dp=N,cp=N,ep=N,base=N"),
+    "generator", cl::Required, cl::value_desc("tp=N,pp=N,dp=N,cp=N,ep=N,base=N,vocab_pad=N"),
     cl::desc("The generator's (default base: right after the trainer's ranks)"),
     cl::cat(tools::category()));
 cl::opt<std::string> topologyPath(

@@ -21,7 +21,12 @@
 //    [experts, in, out]) with ep > 1 are split over ep ranks of the stage,
 //    as a [dp * cp * tp / ep, ep] mesh [replicate, shard<0>]; with ep = 1
 //    tensor parallelism splits the intermediate dimension instead
-//    (experts: shard<1>, experts_row: shard<2>).
+//    (experts: shard<1>, experts_row: shard<2>);
+//  * a "vocabulary" column weight (embeddings, lm_head) on a side with
+//    vocab_pad=N is padded per rank as Megatron and vLLM pad it: the
+//    vocabulary V rounded up to a multiple of N, split evenly over tp, rank
+//    i holding the real rows [min(i * P / tp, V), min((i + 1) * P / tp, V))
+//    of it (shard<0, [...]>: the last ranks hold fewer, or none).
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,6 +61,9 @@ struct TensorSpec {
   /// checkpoint's linear weights; norms, embeddings and router gates stay in
   /// their type): what m2n-refit --scaling quantizes.
   bool quantized = false;
+  /// Whether dimension 0 is the vocabulary (embeddings, lm_head): what a
+  /// side's vocab_pad pads.
+  bool vocabulary = false;
 
   int64_t elements() const;
 };
@@ -73,7 +81,7 @@ struct ModelSpec {
 ///   {"name": "...", "dtype": "bf16", "layers": 64,
 ///    "tensors": [{"name": "layers.{layer}.mlp.up_proj", "shape": [...],
 ///                 "role": "column", "layers": [0, 64],
-///                 "quantized": true}, ...]}
+///                 "quantized": true, "vocabulary": false}, ...]}
 /// A tensor whose name contains "{layer}" is repeated for every layer of
 /// its "layers" range (default: all); others name their place with
 /// "stage": "first" or "last". The tensors come out layer by layer (a
@@ -86,6 +94,10 @@ struct ParallelConfig {
   int64_t tp = 1, pp = 1, dp = 1, cp = 1, ep = 1;
   /// The first communicator rank of this side.
   int64_t base = 0;
+  /// The multiple the vocabulary is padded to before tp splits it evenly
+  /// (Megatron: make-vocab-size-divisible-by x tp; vLLM: 64); 0: not padded
+  /// (torch.chunk's rule).
+  int64_t vocabPad = 0;
 
   int64_t stageRanks() const { return dp * cp * tp; }
   int64_t ranks() const { return pp * stageRanks(); }
@@ -93,8 +105,9 @@ struct ParallelConfig {
   std::string str() const;
 };
 
-/// Parses "tp=8,pp=2,dp=4" (keys tp, pp, dp, cp, ep, base; each at most
-/// once, each >= 1, base >= 0). Returns a message naming the problem.
+/// Parses "tp=8,pp=2,dp=4" (keys tp, pp, dp, cp, ep, base, vocab_pad; each
+/// at most once, each >= 1, base and vocab_pad >= 0). Returns a message
+/// naming the problem.
 std::optional<std::string> parseParallelConfig(const std::string &text,
                                                ParallelConfig &config);
 
