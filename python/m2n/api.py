@@ -1127,15 +1127,19 @@ def _collective(src, dst, comm, stream, mesh, source: Placement, destination: Pl
 
 
 def all_gather(src, dst, comm: Communicator, stream=None, *, dim: int = 0,
+               boundaries: Optional[Sequence[int]] = None,
                mesh: Optional[Mesh] = None, **kwargs) -> None:
-    """Shard(dim) -> Replicate over a 1-D mesh (all ranks by default)."""
-    _collective(src, dst, comm, stream, mesh, Shard(dim), Replicate(), kwargs)
+    """Shard(dim) -> Replicate over a 1-D mesh (all ranks by default); the
+    parts split at `boundaries` where given (uneven parts, empty ones
+    too)."""
+    _collective(src, dst, comm, stream, mesh, Shard(dim, boundaries), Replicate(), kwargs)
 
 
 def reduce_scatter(src, dst, comm: Communicator, stream=None, *, dim: int = 0,
-                   op: str = "sum", mesh: Optional[Mesh] = None, **kwargs) -> None:
-    """Partial(op) -> Shard(dim)."""
-    _collective(src, dst, comm, stream, mesh, Partial(op), Shard(dim), kwargs)
+                   boundaries: Optional[Sequence[int]] = None, op: str = "sum",
+                   mesh: Optional[Mesh] = None, **kwargs) -> None:
+    """Partial(op) -> Shard(dim), split at `boundaries` where given."""
+    _collective(src, dst, comm, stream, mesh, Partial(op), Shard(dim, boundaries), kwargs)
 
 
 def all_reduce(src, dst, comm: Communicator, stream=None, *, op: str = "sum",

@@ -154,3 +154,19 @@ def test_dtensor_cannot_express_boundaries():
     with pytest.raises(ValueError, match="a DTensor has no placement for Shard"):
         dtensor.placement_of(Shard(0, [0, 1, 3]))
     assert dtensor.placement_of(Shard(1)) == Shard(1)
+
+
+def test_uneven_collectives():
+    """all_gather of parts at explicit boundaries (an empty one included)
+    and reduce_scatter into them, on 3 ranks."""
+    comm = m2n.Communicator.host(3)
+    w = np.arange(14, dtype=np.float32).reshape(7, 2)
+    gathered = [np.full((7, 2), -1, np.float32) for _ in range(3)]
+    m2n.all_gather(parts(w, [0, 5, 5, 7], 0), gathered, comm, dim=0, boundaries=[0, 5, 5, 7])
+    for g in gathered:
+        np.testing.assert_array_equal(g, w)
+    contributions = [w * (r + 1) for r in range(3)]
+    out = [np.full((n, 2), -1, np.float32) for n in (1, 6, 0)]
+    m2n.reduce_scatter(contributions, out, comm, dim=0, boundaries=[0, 1, 7, 7])
+    for o, want in zip(out, parts(6 * w, [0, 1, 7, 7], 0)):
+        np.testing.assert_array_equal(o, want)

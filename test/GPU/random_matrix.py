@@ -2,7 +2,8 @@
 """Writes a random matrix of reshards and collectives as one .mlir file.
 
 Every case is small and odd on purpose: 1-17 elements per rank, odd inner
-dimensions, uneven shards of every dimension, every element type with sum,
+dimensions, uneven shards of every dimension (torch.chunk's and explicit
+boundaries with empty parts), every element type with sum,
 max and min, on a communicator of 4 ranks (virtual ranks on one GPU). The
 same file runs on the host backend in CI (m2n-run, test/Tools/m2n-run) and on
 GPUs (test/GPU/run.sh through artifact_runner, guard bytes and all).
@@ -35,6 +36,19 @@ def shape_for(rng, dims, parts):
             if d == 0 else rng.choice([1, 3, 5, 7, 9, 13, 17]) for d in range(dims)]
 
 
+def boundaries(rng, extent, parts):
+    """Random explicit boundaries of `parts` parts (empty ones too)."""
+    cuts = sorted(rng.randint(0, extent) for _ in range(parts - 1))
+    return "[" + ", ".join(map(str, [0] + cuts + [extent])) + "]"
+
+
+def shard(rng, d, extent, parts):
+    """shard<d>, or one time in three shard<d, [explicit boundaries]>."""
+    if rng.random() < 1 / 3:
+        return f"shard<{d}, {boundaries(rng, extent, parts)}>"
+    return f"shard<{d}>"
+
+
 def case(rng, index):
     dtype = rng.choice(TYPES)
     op = rng.choice(OPS)
@@ -52,12 +66,12 @@ def case(rng, index):
         dst = layout([k], 0, ["replicate"])
         body = f"m2n.all_reduce %x on %c mesh_axes = [0]"
     elif kind == "all_gather":
-        src = layout([k], 0, [f"shard<{d}>"])
+        src = layout([k], 0, [shard(rng, d, shape[d], k)])
         dst = layout([k], 0, ["replicate"])
         body = f"m2n.all_gather %x on %c mesh_axes = [0]"
     elif kind == "reduce_scatter":
         src = layout([k], 0, [f"partial<{op}>"])
-        dst = layout([k], 0, [f"shard<{d}>"])
+        dst = layout([k], 0, [shard(rng, d, shape[d], k)])
         body = f"m2n.reduce_scatter %x on %c mesh_axes = [0] scatter_dim = {d}"
     elif kind == "all_to_all" and dims > 1:
         e = (d + rng.randint(1, dims - 1)) % dims
@@ -82,6 +96,18 @@ def case(rng, index):
                     placements.append(f"shard<{rng.randrange(dims)}>")
                 else:
                     placements.append("replicate")
+            # Explicit boundaries on the first axis splitting a dimension
+            # (over every axis splitting it), one time in three.
+            plain = list(placements)
+            for axis, p in enumerate(plain):
+                if not p.startswith("shard<"):
+                    continue
+                splitting = [a for a, q in enumerate(plain) if q == p]
+                if splitting[0] == axis:
+                    parts = 1
+                    for a in splitting:
+                        parts *= axes[a]
+                    placements[axis] = shard(rng, int(p[6:-1]), shape[int(p[6:-1])], parts)
             return layout(axes, base, placements)
         src = random_layout(True)
         dst = random_layout(False)

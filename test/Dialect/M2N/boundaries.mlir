@@ -8,8 +8,8 @@
 // RUN: m2n-sim %s | FileCheck %s --check-prefix=SIM
 // RUN: m2n-run %s --seed 7 | FileCheck %s --check-prefix=EXEC
 
-// SIM: m2n-sim: PASS: 5 plans
-// EXEC: 5 passed, 0 failed
+// SIM: m2n-sim: PASS: 6 plans
+// EXEC: 6 passed, 0 failed
 
 // Upstream's example: 7 rows over 3 ranks at [0, 2, 5, 7], to torch.chunk's
 // [0, 3, 6, 7] spelled out (parsed into shard<0>).
@@ -69,4 +69,13 @@ func.func @partial_both_sides(%c: !m2n.comm<4>, %x: !m2n.dist<9xf32, #m2n.layout
 func.func @all_gather_uneven(%c: !m2n.comm<3>, %x: !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [shard<0, [0, 1, 1, 7]>]>>) -> !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [replicate]>> {
   %0 = m2n.all_gather %x on %c mesh_axes = [0] : !m2n.comm<3>, !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [shard<0, [0, 1, 1, 7]>]>> -> !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>
   return %0 : !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>
+}
+
+// A reduce_scatter into uneven parts: the result type names the boundaries
+// of the dimension it scatters.
+// CHECK-LABEL: func.func @reduce_scatter_uneven
+// CHECK: m2n.transfer
+func.func @reduce_scatter_uneven(%c: !m2n.comm<3>, %x: !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [partial<sum>]>>) -> !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [shard<0, [0, 6, 6, 7]>]>> {
+  %0 = m2n.reduce_scatter %x on %c mesh_axes = [0] scatter_dim = 0 : !m2n.comm<3>, !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [partial<sum>]>> -> !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [shard<0, [0, 6, 6, 7]>]>>
+  return %0 : !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [shard<0, [0, 6, 6, 7]>]>>
 }

@@ -1183,3 +1183,13 @@ func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[2, 
   %0 = m2n.all_to_all %x on %c mesh_axes = [1] split_dim = 0 : !m2n.comm<4>, !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 3, 8]>, shard<1>]>> -> !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 1, 2, 3, 8]>, shard<0>]>>
   return
 }
+
+// -----
+
+// A reduce_scatter result may split the scattered dimension at explicit
+// boundaries only where no other mesh axis splits it.
+func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, partial<sum>]>>) {
+  // expected-error@+1 {{'m2n.reduce_scatter' op result type must be '!m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<0>]>>'}}
+  %0 = m2n.reduce_scatter %x on %c mesh_axes = [1] scatter_dim = 0 : !m2n.comm<4>, !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, partial<sum>]>> -> !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 1, 2, 3, 8]>, shard<0>]>>
+  return
+}

@@ -273,6 +273,34 @@ static FailureOr<DistType> rewritePlacements(
   return input.withLayout(layout.withPlacements(placements));
 }
 
+/// Whether `result` is the inferred `expected` with explicit boundaries on
+/// dimensions that only the collective's `meshAxes` split (a reduce_scatter
+/// or all_to_all into uneven parts): the result type names the partition.
+static bool splitsAtBoundaries(DistType expected, DistType result,
+                               ArrayRef<int64_t> meshAxes) {
+  LayoutAttr want = expected.getLayout(), got = result.getLayout();
+  if (expected.getShape() != result.getShape() ||
+      expected.getElementType() != result.getElementType() ||
+      want.getMesh() != got.getMesh() ||
+      want.getPlacements().size() != got.getPlacements().size())
+    return false;
+  for (auto [axis, wanted, given] :
+       llvm::enumerate(want.getPlacements(), got.getPlacements())) {
+    if (wanted == given)
+      continue;
+    auto shard = dyn_cast<ShardAttr>(given);
+    if (!shard || shard.getBoundaries().empty() ||
+        ShardAttr::get(shard.getContext(), shard.getDim()) != wanted)
+      return false;
+    for (auto [other, placement] : llvm::enumerate(got.getPlacements()))
+      if (auto split = dyn_cast<ShardAttr>(placement);
+          split && split.getDim() == shard.getDim() &&
+          !llvm::is_contained(meshAxes, static_cast<int64_t>(other)))
+        return false;
+  }
+  return true;
+}
+
 /// Verifies a collective: mesh axes, the mesh inside the communicator, the
 /// declared result type against the inferred one, and the reshard it expands
 /// into.
@@ -287,7 +315,9 @@ static LogicalResult verifyCollective(OpTy op, InferFn infer) {
   FailureOr<DistType> expected = infer(emitError);
   if (failed(expected))
     return failure();
-  if (*expected != op.getResult().getType())
+  if (*expected != op.getResult().getType() &&
+      !splitsAtBoundaries(*expected, op.getResult().getType(),
+                          op.getMeshAxes()))
     return op.emitOpError() << "result type must be " << *expected
                             << ", got " << op.getResult().getType();
   // The collective expands into a reshard: one rule for both.
