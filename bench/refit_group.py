@@ -41,10 +41,16 @@ TORCH_DTYPES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32",
 
 
 def placement(text: str):
+    """A placement as m2n's IR spells it: replicate, partial<op>, shard<d>
+    or shard<d, [b0, ...]> (explicit boundaries)."""
     if text == "replicate":
         return Replicate()
-    kind, arg = text.rstrip(">").split("<")
-    return Shard(int(arg)) if kind == "shard" else Partial(arg)
+    kind, arg = text[:-1].split("<", 1)
+    if kind != "shard":
+        return Partial(arg)
+    dim, _, bounds = arg.partition(",")
+    boundaries = json.loads(bounds) if bounds.strip() else None
+    return Shard(int(dim), boundaries)
 
 
 def layout(spec):
