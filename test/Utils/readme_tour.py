@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs the README's tour (its first ```sh block) as written, from the
+"""Runs the README's tour (the ```sh blocks under "## Tour") as written, from the
 source root, with the tools of this build and a scratch directory for
 /tmp: a command that stops working fails the test with its output.
 
@@ -16,11 +16,16 @@ def main():
     readme, bin_dir, scratch = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
     scratch.mkdir(parents=True, exist_ok=True)
     lines = readme.read_text().splitlines()
-    start = lines.index("```sh") + 1
-    block = lines[start:lines.index("```", start)]
-    commands = [line.split("  #")[0].strip() for line in block if line.strip()]
+    tour = lines.index("## Tour")
+    end = next((i for i in range(tour + 1, len(lines)) if lines[i].startswith("## ")),
+               len(lines))
+    commands, at = [], tour
+    while "```sh" in lines[at:end]:
+        start = lines.index("```sh", at, end) + 1
+        at = lines.index("```", start)
+        commands += [line.split("  #")[0].strip() for line in lines[start:at] if line.strip()]
     if not commands:
-        sys.exit("no command in the README's first sh block")
+        sys.exit("no command in the sh block of the README's tour")
     for command in commands:
         # Only paths as the README spells them (at a word's start), /tmp/
         # first: the checkout, and so the tools, may lie under /tmp.
