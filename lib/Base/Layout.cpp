@@ -118,7 +118,7 @@ int64_t Mesh::maxRank() const {
 //===----------------------------------------------------------------------===//
 
 Interval chunkOf(int64_t size, int64_t parts, int64_t index) {
-  int64_t chunk = (size + parts - 1) / parts;
+  int64_t chunk = size / parts + (size % parts != 0); // ceil, no overflow
   int64_t begin = std::min(index * chunk, size);
   return {begin, std::min(begin + chunk, size)};
 }
@@ -277,8 +277,8 @@ std::optional<std::string> checkBoundaries(const Layout &layout) {
       if (layout.placements[a].isShard() &&
           layout.placements[a].dim == placement.dim)
         parts = std::min(parts * std::clamp<int64_t>(layout.mesh.shape[a], 0,
-                                                     Mesh::kMaxSize),
-                         Mesh::kMaxSize + 1);
+                                                     kMaxCommunicatorRanks),
+                         kMaxCommunicatorRanks + 1);
     const std::vector<int64_t> &b = placement.boundaries;
     if (static_cast<int64_t>(b.size()) != parts + 1)
       return where + " gives " + std::to_string(b.size()) +
@@ -325,6 +325,12 @@ std::vector<int64_t> chunkBoundaries(const Layout &layout, int64_t dim,
   }
   boundaries.push_back(extent);
   return boundaries;
+}
+
+Layout withoutBoundaries(Layout layout) {
+  for (Placement &placement : layout.placements)
+    placement.boundaries.clear();
+  return layout;
 }
 
 Layout canonicalLayout(Layout layout, const std::vector<int64_t> &shape) {

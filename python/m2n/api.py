@@ -562,7 +562,11 @@ def _reshard_parts(src_mesh: Mesh, src_placements, dst_mesh: Mesh, dst_placement
         attrs = f" {{scaling = #m2n.scaling<{scaling}>}}"
         blocks = "x".join(str(d) for d in _global_scale_shape(scaling, shape)) + "x"
         element = "f8E8M0FNU" if scaling == "mx" else "f32"
-        scales_type = f"!m2n.dist<{blocks}{element}, {dst_layout}>"
+        # The result's mesh and placements without explicit boundaries: each
+        # rank holds the scales of the blocks its part touches.
+        chunked = [Shard(p.dim) if isinstance(p, Shard) else p for p in dst_placements]
+        scales_type = (f"!m2n.dist<{blocks}{element}, "
+                       f"{layout_ir(dst_mesh, chunked, len(shape))}>")
     return src_type, dst_type, attrs, scales_type
 
 
@@ -595,9 +599,10 @@ def _group_ir(name: str, size: int, reshards, group: bool = True) -> str:
 def local_shape(rank: int, *, mesh: Mesh, placements,
                 global_shape) -> Optional[Tuple[int, ...]]:
     """Rank `rank`'s part of a tensor of `global_shape` in (mesh, placements),
-    or None outside the mesh: m2n's split rule (the first parts one larger
-    when a dimension does not divide), to allocate a reshard's destination.
-    Computed here, without compiling anything."""
+    or None outside the mesh: m2n's split rule (torch.chunk's: parts of
+    ceil(n / k), the last ones short or empty; or a Shard's explicit
+    boundaries), to allocate a reshard's destination. Computed here, without
+    compiling anything."""
     placements = _placements(placements, "placements")
     box = local_box(mesh, placements, _global_shape(global_shape), int(rank))
     return None if box is None else tuple(end - begin for begin, end in box)

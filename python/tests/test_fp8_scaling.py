@@ -184,10 +184,17 @@ def _aligned(array, alignment=64):
     return copy
 
 
+def _shard(side):
+    """The placement of a side (ranks, dim) or (ranks, dim, boundaries)."""
+    from m2n import Shard
+    return Shard(side[1], side[2] if len(side) > 2 else None)
+
+
 def _run_quantizing(values, fmt, scaling, src, dst, seed_note=""):
     """values (float32 or float16, global) from rows/cols sharded over
-    `src` = (ranks, dim) to `dst` = (ranks, dim) on the ranks after them,
-    quantized with `scaling`: each destination rank's bytes and scales."""
+    `src` = (ranks, dim[, boundaries]) to `dst` = (ranks, dim[, boundaries])
+    on the ranks after them, quantized with `scaling`: each destination
+    rank's bytes and scales."""
     import ctypes
     import m2n
     from m2n import Mesh, Shard, _native
@@ -199,17 +206,17 @@ def _run_quantizing(values, fmt, scaling, src, dst, seed_note=""):
     comm = m2n.Communicator.host(n)
     src_mesh = Mesh([src[0]])
     dst_mesh = Mesh([dst[0]], ranks=list(range(src[0], n)))
-    artifact = compiled(comm, src_mesh, [Shard(src[1])], dst_mesh, [Shard(dst[1])], shape,
+    artifact = compiled(comm, src_mesh, [_shard(src)], dst_mesh, [_shard(dst)], shape,
                         str(values.dtype), dst_dtype=fmt, scaling=scaling)
     sources, outs, scales = [None] * n, [None] * n, [None] * n
     for rank in range(n):
-        box = local_box(src_mesh, [Shard(src[1])], shape, rank)
+        box = local_box(src_mesh, [_shard(src)], shape, rank)
         if box is not None:
             sources[rank] = _aligned(values[tuple(slice(b, e) for b, e in box)])
-        box = local_box(dst_mesh, [Shard(dst[1])], shape, rank)
+        box = local_box(dst_mesh, [_shard(dst)], shape, rank)
         if box is not None:
             outs[rank] = _aligned(np.full([e - b for b, e in box], 0x5A, np.uint8))
-            shape_here = m2n.scale_shape(rank, mesh=dst_mesh, placements=[Shard(dst[1])],
+            shape_here = m2n.scale_shape(rank, mesh=dst_mesh, placements=[_shard(dst)],
                                          global_shape=shape, scaling=scaling)
             # The Python rule and the C library's agree.
             assert shape_here == artifact.scale_shape(rank)
@@ -235,6 +242,10 @@ COMPILED = [
     (E5M2, "mx", (6, 96), (2, 0), (3, 1), "float32"),
     (E4M3, "mx", (5, 64), (2, 1), (2, 0), "float16"),
     (E4M3, "tensor", (9, 7), (3, 0), (2, 1), "float32"),
+    # Explicit boundaries on both sides (an empty part, a part of one
+    # column), blocks straddling them.
+    (E4M3, "block(4, 8)", (10, 21), (3, 1, [0, 2, 2, 21]), (2, 0, [0, 7, 10]), "float32"),
+    (E5M2, "mx", (5, 96), (2, 0, [0, 4, 5]), (3, 1, [0, 40, 41, 96]), "float16"),
 ]
 
 
@@ -264,7 +275,7 @@ def test_compiled_reshards_match_the_independent_quantizer(fmt, scaling, shape, 
     for rank, out in enumerate(outs):
         if out is None:
             continue
-        box = local_box(dst_mesh, [Shard(dst[1])], shape, rank)
+        box = local_box(dst_mesh, [_shard(dst)], shape, rank)
         want = bits[tuple(slice(b, e) for b, e in box)]
         nan = is_nan(want, fmt)
         assert np.array_equal(is_nan(out, fmt), nan), f"rank {rank} NaNs (seed {seed})"

@@ -195,10 +195,24 @@ func.func @halo_chain(%arg0: tensor<1200x1200xi64>) -> tensor<1200x1200xi64> {
 
 shard.grid @grid(shape = 2)
 func.func @too_many_offsets(%arg0: tensor<6xf32>) -> tensor<6xf32> {
-  // expected-error@+1 {{sharded_dims_offsets has too many entries}}
+  // expected-error@+1 {{sharded_dims_offsets has too many entries: 3 (one per shard of each split dimension, and its end), 4 given}}
   %s0 = shard.sharding @grid split_axes = [[0]] sharded_dims_offsets = [0, 2, 6, 6] : !shard.sharding
   %0 = shard.shard %arg0 to %s0 : tensor<6xf32>
   %s1 = shard.sharding @grid split_axes = [[]] : !shard.sharding
   %1 = shard.shard %0 to %s1 annotate_for_users : tensor<6xf32>
   return %1 : tensor<6xf32>
+}
+
+// -----
+
+// A 2 x 3 grid splitting one dimension has 6 shards: 7 offsets (upstream's
+// verifier counts 2 + 3 + 1 and lets this 6 through).
+shard.grid @grid(shape = 2x3)
+func.func @offsets_per_shard(%arg0: tensor<12xf32>) -> tensor<12xf32> {
+  // expected-error@+1 {{sharded_dims_offsets has too few entries: dimension 0 needs 7 (one per shard of the grid axes splitting it, and the end)}}
+  %s0 = shard.sharding @grid split_axes = [[0, 1]] sharded_dims_offsets = [0, 2, 4, 6, 8, 12] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<12xf32>
+  %s1 = shard.sharding @grid split_axes = [[]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<12xf32>
+  return %1 : tensor<12xf32>
 }

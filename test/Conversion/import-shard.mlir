@@ -13,8 +13,8 @@
 // RUN: m2n-opt %m2n_src_root/examples/integration/shard_transpose.mlir --m2n-import-shard | m2n-sim - | FileCheck %s --check-prefix=EXAMPLE
 // RUN: not mlir-opt %m2n_src_root/examples/integration/shard_transpose.mlir "--pass-pipeline=builtin.module(func.func(shard-partition))" 2>&1 | FileCheck %s --check-prefix=UPSTREAM
 
-// SIM: m2n-sim: PASS: 26 plans
-// EXEC: 26 passed, 0 failed
+// SIM: m2n-sim: PASS: 27 plans
+// EXEC: 27 passed, 0 failed
 // EXAMPLE: m2n-sim: PASS: 1 plan
 // UPSTREAM: error: Dimension size mismatch
 
@@ -124,7 +124,8 @@ func.func @offsets_both_sides(%arg0: tensor<4x14xf32>) -> tensor<4x14xf32> {
 }
 
 // An uneven split of one dimension over two grid axes (the first listed
-// outermost), and offsets on two dimensions at once.
+// outermost), and offsets on two dimensions at once. A 2 x 3 grid has 6
+// shards: 7 offsets.
 // CHECK-LABEL: func.func @offsets_over_two_axes
 // CHECK: m2n.reshard {{.*}} !m2n.dist<6x5xi16, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 2, 4, 6, 6]>, shard<0>]>> -> !m2n.dist<6x5xi16, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 1, 6]>, shard<1, [0, 4, 5]>]>>
 func.func @offsets_over_two_axes(%arg0: tensor<6x5xi16>) -> tensor<6x5xi16> {
@@ -133,6 +134,16 @@ func.func @offsets_over_two_axes(%arg0: tensor<6x5xi16>) -> tensor<6x5xi16> {
   %s1 = shard.sharding @grid2x2 split_axes = [[0], [1]] sharded_dims_offsets = [0, 1, 6, 0, 4, 5] : !shard.sharding
   %1 = shard.shard %0 to %s1 annotate_for_users : tensor<6x5xi16>
   return %1 : tensor<6x5xi16>
+}
+
+// CHECK-LABEL: func.func @offsets_over_six_shards
+// CHECK: m2n.reshard {{.*}} !m2n.dist<12xf32, #m2n.layout<#m2n.mesh<[2, 3]>, [shard<0, [0, 1, 2, 4, 4, 9, 12]>, shard<0>]>> -> !m2n.dist<12xf32, #m2n.layout<#m2n.mesh<[2, 3]>, [replicate, replicate]>>
+func.func @offsets_over_six_shards(%arg0: tensor<12xf32>) -> tensor<12xf32> {
+  %s0 = shard.sharding @grid2x3 split_axes = [[0, 1]] sharded_dims_offsets = [0, 1, 2, 4, 4, 9, 12] : !shard.sharding
+  %0 = shard.shard %arg0 to %s0 : tensor<12xf32>
+  %s1 = shard.sharding @grid2x3 split_axes = [[]] : !shard.sharding
+  %1 = shard.shard %0 to %s1 annotate_for_users : tensor<12xf32>
+  return %1 : tensor<12xf32>
 }
 
 // The same sharding on both sides moves nothing: left as it is.

@@ -212,7 +212,7 @@ std::string refitIR(mlir::MLIRContext &context, const ModelSpec &model,
                     hasExponentScales(quantization->scaling)
                         ? ElementType::F8E8M0FNU
                         : ElementType::F32,
-                    plan.generator[i])
+                    withoutBoundaries(plan.generator[i]))
           << "\n";
       continue;
     }

@@ -213,6 +213,11 @@ std::vector<int64_t> chunkBoundaries(const Layout &layout, int64_t dim,
 /// the chunk rule's: one spelling of every partition.
 Layout canonicalLayout(Layout layout, const std::vector<int64_t> &shape);
 
+/// `layout` with every dimension split by torch.chunk's rule: the layout a
+/// quantizing reshard's scale tensor names (its ranks hold the blocks their
+/// parts touch, not a split of it).
+Layout withoutBoundaries(Layout layout);
+
 /// The rule for a partial destination, shared by every front end: it uses the
 /// source mesh, is partial only on mesh axes where the source is partial
 /// (a reshard reduces some partial axes and keeps the others, as DTensor

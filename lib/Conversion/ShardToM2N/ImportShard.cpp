@@ -149,8 +149,14 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, Value shardingValue,
                   "requires an even split)";
       continue;
     }
+    // One offset per shard of the grid axes splitting the dimension (the
+    // product of their sizes; upstream's verifier counts their sum) and
+    // its end.
     if (at + parts + 1 > offsets.size())
-      return sharding.emitError("sharded_dims_offsets has too few entries");
+      return sharding.emitError("sharded_dims_offsets has too few entries: "
+                                "dimension ")
+             << dim << " needs " << parts + 1
+             << " (one per shard of the grid axes splitting it, and the end)";
     ArrayRef<int64_t> bounds = offsets.slice(at, parts + 1);
     auto wrong = [&]() {
       return sharding.emitError("sharded_dims_offsets of dimension ")
@@ -171,7 +177,9 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, Value shardingValue,
     at += parts + 1;
   }
   if (!offsets.empty() && at != offsets.size())
-    return sharding.emitError("sharded_dims_offsets has too many entries");
+    return sharding.emitError("sharded_dims_offsets has too many entries: ")
+           << at << " (one per shard of each split dimension, and its end), "
+           << offsets.size() << " given";
 
   MLIRContext *ctx = op->getContext();
   MeshAttr mesh = meshInOrder(ctx, gridShape, order);

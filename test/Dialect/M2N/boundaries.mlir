@@ -8,8 +8,8 @@
 // RUN: m2n-sim %s | FileCheck %s --check-prefix=SIM
 // RUN: m2n-run %s --seed 7 | FileCheck %s --check-prefix=EXEC
 
-// SIM: m2n-sim: PASS: 6 plans
-// EXEC: 6 passed, 0 failed
+// SIM: m2n-sim: PASS: 7 plans
+// EXEC: 7 passed, 0 failed
 
 // Upstream's example: 7 rows over 3 ranks at [0, 2, 5, 7], to torch.chunk's
 // [0, 3, 6, 7] spelled out (parsed into shard<0>).
@@ -78,4 +78,14 @@ func.func @all_gather_uneven(%c: !m2n.comm<3>, %x: !m2n.dist<7x2xf32, #m2n.layou
 func.func @reduce_scatter_uneven(%c: !m2n.comm<3>, %x: !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [partial<sum>]>>) -> !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [shard<0, [0, 6, 6, 7]>]>> {
   %0 = m2n.reduce_scatter %x on %c mesh_axes = [0] scatter_dim = 0 : !m2n.comm<3>, !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [partial<sum>]>> -> !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [shard<0, [0, 6, 6, 7]>]>>
   return %0 : !m2n.dist<7x2xf32, #m2n.layout<#m2n.mesh<[3]>, [shard<0, [0, 6, 6, 7]>]>>
+}
+
+// Quantized into explicit boundaries: rows [0, 3) and [3, 8) of 2 x 2
+// blocks, so block row 1 straddles both destinations; the scale tensor
+// names the result's placements without the boundaries.
+// CHECK-LABEL: func.func @quantized_into_boundaries
+// CHECK: m2n.transfer
+func.func @quantized_into_boundaries(%c: !m2n.comm<6>, %x: !m2n.dist<8x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<1, [0, 1, 6, 6, 8]>]>>) {
+  %q, %s = m2n.reshard %x on %c {scaling = #m2n.scaling<block(2, 2)>} : !m2n.comm<6>, !m2n.dist<8x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<1, [0, 1, 6, 6, 8]>]>> -> !m2n.dist<8x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], base = 4>, [shard<0, [0, 3, 8]>]>>, !m2n.dist<4x4xf32, #m2n.layout<#m2n.mesh<[2], base = 4>, [shard<0>]>>
+  return
 }

@@ -1101,7 +1101,7 @@ func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]
 // -----
 
 func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
-  // expected-error@+1 {{scales are laid out as the quantized result (each rank holds the scales of its blocks), not as #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>}}
+  // expected-error@+1 {{scales are laid out as the quantized result without its explicit boundaries (#m2n.layout<#m2n.mesh<[2]>, [shard<1>]>: each rank holds the scales of its blocks), not as #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>}}
   %q, %s = m2n.reshard %x on %c {scaling = #m2n.scaling<block(2, 2)>} : !m2n.comm<8>, !m2n.dist<4x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<4x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>, !m2n.dist<2x4xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>
   return
 }
@@ -1191,5 +1191,15 @@ func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<8x4xf32, #m2n.layout<#m2n.mesh<[2, 
 func.func @f(%c: !m2n.comm<4>, %x: !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, partial<sum>]>>) {
   // expected-error@+1 {{'m2n.reduce_scatter' op result type must be '!m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, shard<0>]>>'}}
   %0 = m2n.reduce_scatter %x on %c mesh_axes = [1] scatter_dim = 0 : !m2n.comm<4>, !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0>, partial<sum>]>> -> !m2n.dist<8xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 1, 2, 3, 8]>, shard<0>]>>
+  return
+}
+
+// -----
+
+// The scales of a quantizing reshard into explicit boundaries name the
+// result's placements without them.
+func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<8x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {
+  // expected-error@+1 {{scales are laid out as the quantized result without its explicit boundaries (#m2n.layout<#m2n.mesh<[2], base = 4>, [shard<0>]>: each rank holds the scales of its blocks), not as #m2n.layout<#m2n.mesh<[2], base = 4>, [replicate]>}}
+  %q, %s = m2n.reshard %x on %c {scaling = #m2n.scaling<block(2, 2)>} : !m2n.comm<8>, !m2n.dist<8x8xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<8x8xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], base = 4>, [shard<0, [0, 3, 8]>]>>, !m2n.dist<4x4xf32, #m2n.layout<#m2n.mesh<[2], base = 4>, [replicate]>>
   return
 }

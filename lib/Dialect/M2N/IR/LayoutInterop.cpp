@@ -79,6 +79,18 @@ LayoutAttr canonicalLayout(LayoutAttr layout, ArrayRef<int64_t> shape) {
   return layout.withPlacements(placements);
 }
 
+LayoutAttr withoutBoundaries(LayoutAttr layout) {
+  SmallVector<PlacementAttrInterface> placements(layout.getPlacements());
+  bool changed = false;
+  for (PlacementAttrInterface &placement : placements)
+    if (auto shard = dyn_cast<ShardAttr>(placement);
+        shard && !shard.getBoundaries().empty()) {
+      placement = ShardAttr::get(layout.getContext(), shard.getDim());
+      changed = true;
+    }
+  return changed ? layout.withPlacements(placements) : layout;
+}
+
 std::optional<::m2n::ElementType> toElementType(Type type) {
   if (type.isBF16())
     return ::m2n::ElementType::BF16;

@@ -140,9 +140,15 @@ static LogicalResult verifyScaling(Operation *op, DistType input,
                          << formatShape(ArrayRef<int64_t>(expected.data(),
                                                           expected.size()))
                          << ", not " << formatShape(scalesType.getShape());
-  if (scalesType.getLayout() != result.getLayout())
+  // Each rank holds the scales of the blocks its part touches: the scale
+  // tensor names the result's mesh and placements, explicit boundaries
+  // left out (they split the data's extents, not the blocks').
+  if (LayoutAttr expected = withoutBoundaries(result.getLayout());
+      scalesType.getLayout() != expected)
     return op->emitOpError() << "scales are laid out as the quantized result "
-                            "(each rank holds the scales of its blocks), "
+                            "without its explicit boundaries ("
+                         << expected
+                         << ": each rank holds the scales of its blocks), "
                             "not as "
                          << scalesType.getLayout();
   return success();
@@ -250,7 +256,13 @@ static FailureOr<DistType> rewritePlacements(
   }
   // A dimension split at explicit boundaries keeps every mesh axis that
   // splits it, or none: the boundaries count the parts of all of them.
-  ::m2n::Layout before = toLayout(layout);
+  bool hasBoundaries = llvm::any_of(
+      layout.getPlacements(), [](PlacementAttrInterface placement) {
+        auto shard = dyn_cast<ShardAttr>(placement);
+        return shard && !shard.getBoundaries().empty();
+      });
+  ::m2n::Layout before =
+      hasBoundaries ? toLayout(layout) : ::m2n::Layout{};
   for (auto [axis, placement] : llvm::enumerate(before.placements)) {
     if (placement.boundaries.empty())
       continue;

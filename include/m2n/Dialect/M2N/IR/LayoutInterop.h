@@ -31,6 +31,9 @@ ReductionKind toReductionKind(::m2n::Reduction reduction);
 /// of every partition. Boundaries that do not fit `shape` stay for the
 /// verifier to name.
 LayoutAttr canonicalLayout(LayoutAttr layout, ArrayRef<int64_t> shape);
+/// `layout` with every shard<d, [...]> written shard<d>
+/// (::m2n::withoutBoundaries).
+LayoutAttr withoutBoundaries(LayoutAttr layout);
 /// std::nullopt for types the simulator does not model (e.g. f8).
 std::optional<::m2n::ElementType> toElementType(Type type);
 
