@@ -165,15 +165,6 @@ func.func @unreduced_across_meshes(%arg0: !mpmd.mesh_tensor<"m1", tensor<8xf32>,
 
 // -----
 
-sdy.mesh @mesh = <["x"=2, "y"=2]>
-func.func @uneven_over_two_axes(%arg0: tensor<30xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}]>}) -> tensor<30xf32> {
-  // expected-error@+1 {{dimension 0 of extent 30 is split unevenly over several (sub-)axes into 4 parts; m2n splits one axis after another, which owns other elements than Shardy's single split}}
-  %0 = sdy.reshard %arg0 <@mesh, [{}]> : tensor<30xf32>
-  return %0 : tensor<30xf32>
-}
-
-// -----
-
 sdy.mesh @mesh = <["x"=6]>
 func.func @sub_axes_not_nested(%arg0: tensor<12xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}]>}) -> tensor<12xf32> {
   // expected-error@+1 {{sub-axes of axis "x" overlap without nesting (cuts at 2 and 3)}}

@@ -10,8 +10,8 @@
 // RUN: m2n-opt %t.mlir "--m2n-pipeline=artifact=%t.m2n" -o /dev/null
 // RUN: m2n-opt %m2n_src_root/examples/integration/mpmd_refit.mlir --m2n-import-sdy | m2n-run - | FileCheck %s --check-prefix=EXAMPLE
 
-// SIM: m2n-sim: PASS: 19 plans
-// EXEC: 19 passed, 0 failed
+// SIM: m2n-sim: PASS: 20 plans
+// EXEC: 20 passed, 0 failed
 // EXAMPLE: 3 passed, 0 failed
 
 sdy.mesh @mesh = <["x"=2, "y"=4]>
@@ -142,3 +142,15 @@ func.func @all_to_all_of_a_suffix(%arg0: tensor<16x8xf32> {sdy.sharding = #sdy.s
 }
 // A part that does not end the dimension is refused
 // (import-sdy-invalid.mlir).
+
+// A dimension split unevenly over two axes: Shardy splits 30 once into 4
+// parts of ceil(30 / 4) = 8 (8, 8, 8, 6), the first listed axis outermost;
+// m2n's chunk rule would round axis by axis (15 -> 8, 7): explicit
+// boundaries say Shardy's split.
+sdy.mesh @uneven2x2 = <["x"=2, "y"=2]>
+// CHECK-LABEL: func.func @uneven_over_two_axes
+// CHECK: m2n.reshard {{.*}} !m2n.dist<30xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [shard<0, [0, 8, 16, 24, 30]>, shard<0>]>> -> !m2n.dist<30xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [replicate, replicate]>>
+func.func @uneven_over_two_axes(%arg0: tensor<30xf32> {sdy.sharding = #sdy.sharding<@uneven2x2, [{"x", "y"}]>}) -> tensor<30xf32> {
+  %0 = sdy.reshard %arg0 <@uneven2x2, [{}]> : tensor<30xf32>
+  return %0 : tensor<30xf32>
+}

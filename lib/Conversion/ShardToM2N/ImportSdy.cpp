@@ -21,6 +21,8 @@
 #include "ImportCommon.h"
 
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
+#include "m2n/Base/Layout.h"
+#include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
 #include "m2n/Dialect/Shardy/ShardyDialect.h"
 
@@ -177,16 +179,20 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, sdy::TensorShardingAttr sharding,
     // An uneven split over one factor owns what Shardy's does (each part
     // ceil(n/k), the last ones fewer or none; m2n's local buffers hold the
     // owned elements only, without the padding XLA adds). Over several,
-    // m2n splits one factor after another, rounding each: not Shardy's.
+    // Shardy splits once into their product (the first listed outermost)
+    // where m2n's chunk rule would round factor by factor: explicit
+    // boundaries say Shardy's split (written shard<d> where they agree).
     int64_t parts = 1;
     for (int64_t factor : listed)
       parts *= grid.shape[factor];
-    if (listed.size() > 1 && tensor.getDimSize(dim) % parts)
-      return op->emitError("dimension ")
-             << dim << " of extent " << tensor.getDimSize(dim)
-             << " is split unevenly over several (sub-)axes into " << parts
-             << " parts; m2n splits one axis after another, which owns other "
-                "elements than Shardy's single split";
+    const int64_t extent = tensor.getDimSize(dim);
+    if (listed.size() > 1 && extent % parts) {
+      SmallVector<int64_t> boundaries;
+      for (int64_t p = 0; p < parts; ++p)
+        boundaries.push_back(::m2n::chunkOf(extent, parts, p).begin);
+      boundaries.push_back(extent);
+      placementOf[listed.front()] = ShardAttr::get(ctx, dim, boundaries);
+    }
     SmallVector<int64_t> positions(listed);
     llvm::sort(positions);
     for (auto [position, factor] : llvm::zip(positions, listed))
@@ -220,7 +226,8 @@ FailureOr<LayoutAttr> layoutOf(Operation *op, sdy::TensorShardingAttr sharding,
   MeshAttr m2nMesh =
       meshInOrder(ctx, grid.shape, order, mesh.getDeviceIds(), placed.base);
   // The reshard's verifier checks the layout against the tensor.
-  return LayoutAttr::get(ctx, m2nMesh, placements);
+  return canonicalLayout(LayoutAttr::get(ctx, m2nMesh, placements),
+                         tensor.getShape());
 }
 
 /// The mesh of `sharding`: its inline mesh or the sdy.mesh it names.
