@@ -352,22 +352,31 @@ std::string Layout::str() const {
   return os.str();
 }
 
+std::optional<std::string> checkMeshShape(const std::vector<int64_t> &shape) {
+  if (shape.empty())
+    return "mesh must have at least one axis";
+  int64_t size = 1;
+  for (size_t axis = 0; axis < shape.size(); ++axis) {
+    if (shape[axis] <= 0)
+      return "mesh axis " + std::to_string(axis) + " has size " +
+             std::to_string(shape[axis]);
+    if (shape[axis] > kMaxCommunicatorRanks / size)
+      return "mesh has more than " + std::to_string(kMaxCommunicatorRanks) +
+             " ranks";
+    size *= shape[axis];
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> validateLayout(const Layout &layout,
                                           const std::vector<int64_t> &shape,
                                           int64_t commSize) {
   const Mesh &mesh = layout.mesh;
-  if (mesh.shape.empty())
-    return "mesh must have at least one axis";
+  if (std::optional<std::string> wrong = checkMeshShape(mesh.shape))
+    return wrong;
   int64_t size = 1;
-  for (size_t axis = 0; axis < mesh.shape.size(); ++axis) {
-    if (mesh.shape[axis] <= 0)
-      return "mesh axis " + std::to_string(axis) + " has size " +
-             std::to_string(mesh.shape[axis]);
-    if (mesh.shape[axis] > kMaxCommunicatorRanks / size)
-      return "mesh has more than " + std::to_string(kMaxCommunicatorRanks) +
-             " ranks";
-    size *= mesh.shape[axis];
-  }
+  for (int64_t extent : mesh.shape)
+    size *= extent;
   if (size != mesh.size())
     return "mesh of " + std::to_string(size) + " ranks has a rank list of " +
            std::to_string(mesh.size()) + " entries";
@@ -380,6 +389,12 @@ std::optional<std::string> validateLayout(const Layout &layout,
     if (!seen.insert(rank).second)
       return "mesh contains rank " + std::to_string(rank) + " more than once";
   }
+  return validatePlacements(layout, shape);
+}
+
+std::optional<std::string>
+validatePlacements(const Layout &layout, const std::vector<int64_t> &shape) {
+  const Mesh &mesh = layout.mesh;
   if (layout.placements.size() != mesh.shape.size())
     return "layout has " + std::to_string(layout.placements.size()) +
            " placements but its mesh has " + std::to_string(mesh.meshRank()) +

@@ -98,6 +98,10 @@ def runtime() -> ctypes.CDLL:
             ctypes.POINTER(ctypes.c_int64)]
         lib.m2n_host_execute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                          c_void_pp, c_size_p, c_void_pp, c_size_p]
+        i64_p = ctypes.POINTER(ctypes.c_int64)
+        lib.m2n_layout_local_box.argtypes = [
+            i64_p, ctypes.c_int, i64_p, ctypes.c_int64, ctypes.POINTER(Placement), i64_p,
+            ctypes.c_int, ctypes.c_int64, c_int_p, i64_p, i64_p]
         lib.m2n_host_execute_group.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p,
                                                ctypes.c_int, c_void_pp, c_size_p, c_void_pp,
                                                c_size_p]
@@ -137,6 +141,43 @@ def runtime() -> ctypes.CDLL:
         lib.m2n_cuda_synchronize.argtypes = [ctypes.c_void_p]
         _runtime = lib
     return _runtime
+
+
+class Placement(ctypes.Structure):
+    """m2n_placement (runtime.h)."""
+    _fields_ = [("kind", ctypes.c_int), ("dim", ctypes.c_int64), ("reduction", ctypes.c_int),
+                ("boundaries", ctypes.POINTER(ctypes.c_int64)), ("boundary_count", ctypes.c_int)]
+
+
+def local_box(mesh_shape, ranks, base, placements, shape, rank):
+    """The C library's split rule (m2n_layout_local_box): rank `rank`'s
+    (offsets, sizes) or None outside the mesh. `placements` are (kind, dim,
+    reduction, boundaries) tuples; a layout that does not fit raises
+    ValueError naming the problem."""
+    i64 = ctypes.c_int64
+    axes = len(mesh_shape)
+    keep = []  # The boundary arrays live until the call returns.
+    c_placements = (Placement * axes)()
+    for entry, (kind, dim, reduction, boundaries) in zip(c_placements, placements):
+        entry.kind, entry.dim, entry.reduction = kind, dim, reduction
+        if boundaries is not None:
+            array = (i64 * len(boundaries))(*boundaries)
+            keep.append(array)
+            entry.boundaries = ctypes.cast(array, ctypes.POINTER(i64))
+            entry.boundary_count = len(boundaries)
+    present = ctypes.c_int()
+    offsets, sizes = (i64 * max(len(shape), 1))(), (i64 * max(len(shape), 1))()
+    lib = runtime()
+    status = lib.m2n_layout_local_box(
+        (i64 * axes)(*mesh_shape), axes, None if ranks is None else (i64 * len(ranks))(*ranks),
+        base, c_placements, (i64 * max(len(shape), 1))(*shape), len(shape), rank,
+        ctypes.byref(present), offsets, sizes)
+    if status == 1:  # M2N_INVALID_ARGUMENT: the layout does not fit.
+        raise ValueError(lib.m2n_last_error().decode())
+    check(status)
+    if not present.value:
+        return None
+    return tuple(offsets[:len(shape)]), tuple(sizes[:len(shape)])
 
 
 def check(status: int) -> None:

@@ -694,8 +694,8 @@ class _Call:
         self.shape = tuple(int(d) for d in global_shape) if global_shape is not None else \
             _infer_global_shape([(src_mesh, src_placements), (dst_mesh, dst_placements)],
                                 [sources, destinations])
-        check_extents(src_placements, self.shape)
-        check_extents(dst_placements, self.shape)
+        check_extents(src_mesh, src_placements, self.shape)
+        check_extents(dst_mesh, dst_placements, self.shape)
         if alignment is None:
             alignment = _alignment(_pointer(t.value) for t in sources + destinations
                                    if t is not None)

@@ -213,13 +213,20 @@ def layout_ir(mesh: Mesh, placements: Sequence[Placement], tensor_rank: int) -> 
     return f"#m2n.layout<{mesh.ir()}, [{', '.join(p.ir() for p in placements)}]>"
 
 
-def check_extents(placements: Sequence[Placement], global_shape: Sequence[int]) -> None:
-    """Explicit boundaries end at their dimension's extent."""
-    for p in placements:
-        if isinstance(p, Shard) and p.boundaries is not None and \
-                p.boundaries[-1] != global_shape[p.dim]:
-            raise ValueError(f"{p!r} ends at {p.boundaries[-1]}, not at dimension {p.dim}'s "
-                             f"extent {global_shape[p.dim]}")
+def _c_placements(placements):
+    return [(0, p.dim, 0, p.boundaries) if isinstance(p, Shard) else
+            (1, -1, 0, None) if isinstance(p, Replicate) else
+            (2, -1, REDUCE_OPS.index(p.op), None) for p in placements]
+
+
+def check_extents(mesh: Mesh, placements: Sequence[Placement],
+                  global_shape: Sequence[int]) -> None:
+    """The placements fit a tensor of `global_shape` (explicit boundaries
+    end at their dimension's extent ...): the C library's rule, ValueError
+    naming the problem."""
+    from . import _native
+    _native.local_box(mesh.dims, None, 0, _c_placements(placements),
+                      tuple(int(n) for n in global_shape), -1)
 
 
 def local_box(mesh: Mesh, placements: Sequence[Placement], global_shape: Sequence[int],
@@ -227,40 +234,21 @@ def local_box(mesh: Mesh, placements: Sequence[Placement], global_shape: Sequenc
     """Rank `rank`'s part of a tensor of `global_shape` in (mesh, placements)
     as a (begin, end) range per dimension, or None outside the mesh.
 
-    DTensor's split rule, as m2n's layout math computes it (Layout::localBox,
-    lib/Base/Layout.cpp; a property test compares the two): mesh axes apply
-    in order, Shard(d) on an axis of size k gives the rank at index i the
-    i-th torch.chunk of dimension d's current extent (chunk ceil(n/k), so the
-    first parts are the larger ones and trailing parts may be empty).
-    Replicate and Partial leave the extent whole. A dimension with explicit
-    boundaries gives part p (row-major over the axes splitting it) the range
-    [b[p], b[p + 1])."""
+    DTensor's split rule, computed by m2n's C library (Layout::localBox,
+    through m2n_layout_local_box: one definition for the compiler, the
+    runtime and Python): mesh axes apply in order, Shard(d) on an axis of
+    size k gives the rank at index i the i-th torch.chunk of dimension d's
+    current extent (chunk ceil(n/k), so the first parts are the larger ones
+    and trailing parts may be empty); explicit boundaries give part p (row-
+    major over the axes splitting d) the range [b[p], b[p + 1]). Replicate
+    and Partial leave the extent whole."""
+    from . import _native
     shape = tuple(int(n) for n in global_shape)
     layout_ir(mesh, placements, len(shape))  # Checks the placements.
-    check_extents(placements, shape)
     index = mesh.index(rank)
     if index is None:
+        check_extents(mesh, placements, shape)
         return None
-    coords = []
-    for size in reversed(mesh.dims):  # Row-major: the last axis is fastest.
-        coords.append(index % size)
-        index //= size
-    coords.reverse()
-    ranges = [(0, n) for n in shape]
-    explicit = {p.dim: p.boundaries for p in placements
-                if isinstance(p, Shard) and p.boundaries is not None}
-    part = {d: 0 for d in explicit}
-    for axis, placement in enumerate(placements):
-        if not isinstance(placement, Shard):
-            continue
-        if placement.dim in explicit:
-            part[placement.dim] = part[placement.dim] * mesh.dims[axis] + coords[axis]
-            continue
-        begin, end = ranges[placement.dim]
-        extent = end - begin
-        chunk = -(-extent // mesh.dims[axis])
-        first = min(coords[axis] * chunk, extent)
-        ranges[placement.dim] = (begin + first, begin + min(first + chunk, extent))
-    for d, bounds in explicit.items():
-        ranges[d] = (bounds[part[d]], bounds[part[d] + 1])
-    return tuple(ranges)
+    box = _native.local_box(mesh.dims, None, 0, _c_placements(placements), shape, index)
+    offsets, sizes = box
+    return tuple((o, o + n) for o, n in zip(offsets, sizes))

@@ -136,13 +136,13 @@ def test_bad_boundaries_are_named():
     with pytest.raises(ValueError, match=r"gives 3 boundaries of dimension 0 but the mesh "
                                           r"axes splitting it cut it into 3 parts"):
         m2n.local_shape(0, placements=[Shard(0, [0, 2, 7])], **kwargs)
-    with pytest.raises(ValueError, match=r"ends at 6, not at dimension 0's extent 7"):
+    with pytest.raises(ValueError, match=r"end at 6, not at its extent 7"):
         m2n.local_shape(0, placements=[Shard(0, [0, 2, 4, 6])], **kwargs)
     with pytest.raises(ValueError, match="the first axis carries every part's boundaries"):
         m2n.local_shape(0, mesh=Mesh([2, 2]), placements=[Shard(0), Shard(0, [0, 1, 2, 3, 7])],
                         global_shape=(7,))
     comm = m2n.Communicator.host(2)
-    with pytest.raises(ValueError, match="not at dimension 0's extent 4"):
+    with pytest.raises(ValueError, match="end at 3, not at its extent 4"):
         m2n.reshard([np.zeros((1,), np.float32), np.zeros((2,), np.float32)],
                     [np.zeros((4,), np.float32) for _ in range(2)], comm, src_mesh=Mesh([2]),
                     src_placements=[Shard(0, [0, 1, 3])], dst_mesh=Mesh([2]),

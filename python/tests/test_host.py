@@ -117,10 +117,10 @@ def test_uneven_shards_need_the_global_shape():
 
 
 def test_local_shape_is_the_compilers_split_rule():
-    """m2n.local_shape (Python) and the artifact's local shapes (the C++
-    layout math) agree on random layouts: several mesh axes sharding one
-    dimension, uneven and empty parts, explicit boundaries, explicit rank
-    lists."""
+    """m2n.local_shape (m2n_layout_local_box, without compiling) and a
+    compiled artifact's local shapes agree on random layouts: several mesh
+    axes sharding one dimension, uneven and empty parts, explicit
+    boundaries, explicit rank lists."""
     seed = int(os.environ.get("M2N_PROPERTY_SEED", "0")) or int(time.time())
     print(f"seed {seed} (M2N_PROPERTY_SEED={seed} repeats it)")
     rng = np.random.default_rng(seed)

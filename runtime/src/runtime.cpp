@@ -354,6 +354,66 @@ m2n_status m2n_artifact_local_shape(m2n_artifact artifact, int reshard,
   });
 }
 
+m2n_status m2n_layout_local_box(const int64_t *mesh_shape, int mesh_axes,
+                                const int64_t *ranks, int64_t base,
+                                const m2n_placement *placements,
+                                const int64_t *shape, int tensor_rank,
+                                int64_t rank, int *present, int64_t *offsets,
+                                int64_t *sizes) {
+  return m2n::runtime::guarded("m2n_layout_local_box", [&]() -> m2n_status {
+  if (!mesh_shape || mesh_axes < 1 || mesh_axes > 64 || !placements ||
+      tensor_rank < 0 || tensor_rank > 64 || (tensor_rank && !shape) ||
+      !present || (tensor_rank && (!offsets || !sizes)))
+    return fail(M2N_INVALID_ARGUMENT,
+                "m2n_layout_local_box: a null or out-of-range argument");
+  // The layout without its rank list: a mesh of 2^31 positions is checked
+  // and answered without listing them.
+  m2n::Layout layout;
+  layout.mesh.shape.assign(mesh_shape, mesh_shape + mesh_axes);
+  if (std::optional<std::string> wrong =
+          m2n::checkMeshShape(layout.mesh.shape))
+    return fail(M2N_INVALID_ARGUMENT, *wrong);
+  for (int axis = 0; axis < mesh_axes; ++axis) {
+    const m2n_placement &p = placements[axis];
+    if (p.kind < 0 || p.kind > 2 || p.reduction < 0 || p.reduction > 2 ||
+        p.boundary_count < 0 || (p.boundary_count && !p.boundaries))
+      return fail(M2N_INVALID_ARGUMENT,
+                  "m2n_layout_local_box: placement " + std::to_string(axis) +
+                      " has an unknown kind or reduction, or no boundaries");
+    m2n::Placement placement;
+    placement.kind = static_cast<m2n::Placement::Kind>(p.kind);
+    placement.dim = p.kind == 0 ? p.dim : -1;
+    placement.reduction = static_cast<m2n::Reduction>(p.reduction);
+    placement.boundaries.assign(p.boundaries, p.boundaries + p.boundary_count);
+    layout.placements.push_back(std::move(placement));
+  }
+  std::vector<int64_t> extents(shape, shape + tensor_rank);
+  if (std::optional<std::string> wrong =
+          m2n::validatePlacements(layout, extents))
+    return fail(M2N_INVALID_ARGUMENT, *wrong);
+  int64_t positions = 1;
+  for (int64_t extent : layout.mesh.shape)
+    positions *= extent;
+  std::optional<int64_t> position;
+  if (ranks) {
+    for (int64_t i = 0; i < positions && !position; ++i)
+      if (ranks[i] == rank)
+        position = i;
+  } else if (rank >= base && rank - base < positions) {
+    position = rank - base;
+  }
+  *present = position.has_value();
+  if (!position)
+    return M2N_SUCCESS;
+  m2n::Box box = layout.localBox(extents, *position);
+  for (int d = 0; d < tensor_rank; ++d) {
+    offsets[d] = box.offsets[d];
+    sizes[d] = box.sizes[d];
+  }
+  return M2N_SUCCESS;
+  });
+}
+
 m2n_status m2n_host_execute(m2n_artifact artifact, int reshard, int ranks,
                             const void *const *src, const size_t *src_bytes,
                             void *const *dst, const size_t *dst_bytes) {

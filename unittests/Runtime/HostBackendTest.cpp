@@ -482,4 +482,53 @@ TEST(RepeatedMovementsTest, HostBackendWalksInstancesWithoutExpandingThem) {
   EXPECT_LT(static_cast<int64_t>(usage.ru_maxrss) * 1024, bound)
       << instances << " instances";
 }
+
+// m2n_layout_local_box: the compiler's split rule without compiling, for
+// explicit rank lists, explicit boundaries over two axes, and a mesh of
+// 2^31 positions answered without listing them; a layout that does not fit
+// is named.
+TEST(LayoutLocalBoxTest, AnswersWithTheCompilersRule) {
+  int64_t mesh[2] = {2, 2}, shape[2] = {8, 3}, offsets[2], sizes[2];
+  int64_t boundaries[5] = {0, 1, 1, 5, 8};
+  m2n_placement placements[2] = {{0, 0, 0, boundaries, 5}, {0, 0, 0, nullptr, 0}};
+  int64_t ranks[4] = {7, 5, 3, 1};
+  int present = -1;
+  // Rank 3 is grid position 2 = (1, 0): part 2 of dim 0, rows [1, 5).
+  ASSERT_EQ(m2n_layout_local_box(mesh, 2, ranks, 0, placements, shape, 2, 3,
+                                 &present, offsets, sizes),
+            M2N_SUCCESS)
+      << m2n_last_error();
+  EXPECT_EQ(present, 1);
+  EXPECT_EQ(offsets[0], 1);
+  EXPECT_EQ(sizes[0], 4);
+  EXPECT_EQ(sizes[1], 3);
+  ASSERT_EQ(m2n_layout_local_box(mesh, 2, ranks, 0, placements, shape, 2, 4,
+                                 &present, offsets, sizes),
+            M2N_SUCCESS);
+  EXPECT_EQ(present, 0);
+
+  int64_t huge[2] = {int64_t(1) << 16, int64_t(1) << 15};
+  m2n_placement chunked[2] = {{0, 1, 0, nullptr, 0}, {1, -1, 0, nullptr, 0}};
+  // Position 2^15 + 5 = (1, 5): chunk 1 of 3 columns over 2^16 ranks.
+  ASSERT_EQ(m2n_layout_local_box(huge, 2, nullptr, 10, chunked, shape, 2,
+                                 10 + (int64_t(1) << 15) + 5, &present,
+                                 offsets, sizes),
+            M2N_SUCCESS)
+      << m2n_last_error();
+  EXPECT_EQ(present, 1);
+  EXPECT_EQ(offsets[1], 1);
+  EXPECT_EQ(sizes[1], 1);
+
+  shape[0] = 9; // The boundaries end at 8.
+  EXPECT_EQ(m2n_layout_local_box(mesh, 2, ranks, 0, placements, shape, 2, 3,
+                                 &present, offsets, sizes),
+            M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(), "mesh axis 0: the boundaries of dimension 0 "
+                                 "end at 8, not at its extent 9");
+  placements[0].kind = 7;
+  EXPECT_EQ(m2n_layout_local_box(mesh, 2, ranks, 0, placements, shape, 2, 3,
+                                 &present, offsets, sizes),
+            M2N_INVALID_ARGUMENT);
+}
+
 } // namespace

@@ -197,6 +197,16 @@ std::optional<std::string> validateLayout(const Layout &layout,
                                           const std::vector<int64_t> &shape,
                                           int64_t commSize);
 
+/// Checks a mesh's axes: at least one, each at least 1, at most
+/// kMaxCommunicatorRanks positions in all.
+std::optional<std::string> checkMeshShape(const std::vector<int64_t> &shape);
+
+/// validateLayout without the mesh's rank list (what a layout says about a
+/// tensor of `shape` given only its mesh's axes): one placement per axis,
+/// dimensions in range, one reduction, explicit boundaries that fit.
+std::optional<std::string> validatePlacements(const Layout &layout,
+                                              const std::vector<int64_t> &shape);
+
 /// Checks what a layout's explicit boundaries say without the tensor's
 /// extents: only on the first mesh axis sharding their dimension, one more
 /// than its parts, from 0, non-decreasing. Returns a message naming the

@@ -22,11 +22,12 @@
 extern "C" {
 #endif
 
-/* 5: quantizing reshards (m2n_artifact_reshard_scaling,
+/* 6: m2n_layout_local_box (layouts with explicit boundaries);
+ * 5: quantizing reshards (m2n_artifact_reshard_scaling,
  * m2n_artifact_scale_shape, m2n_host_execute_scaled, m2n_cuda_bind_scaled,
  * m2n_cuda_execute_scaled, m2n_cuda_group_bind_scaled); 4: M2N_OUT_OF_MEMORY,
  * M2N_INTERNAL_ERROR */
-#define M2N_RUNTIME_API_VERSION 5
+#define M2N_RUNTIME_API_VERSION 6
 
 typedef enum m2n_status {
   M2N_SUCCESS = 0,
@@ -86,6 +87,32 @@ m2n_status m2n_artifact_buffer_bytes(m2n_artifact artifact, int reshard,
 m2n_status m2n_artifact_local_shape(m2n_artifact artifact, int reshard,
                                     int rank, int source, int *present,
                                     int *dims, int64_t *shape);
+
+/* One placement of a layout (docs/dialect.md): kind 0 shard (of tensor
+ * dimension `dim`, at `boundary_count` explicit `boundaries` on the first
+ * mesh axis splitting it, none for torch.chunk's rule), 1 replicate, 2
+ * partial (reduction 0 sum, 1 max, 2 min). */
+typedef struct m2n_placement {
+  int kind;
+  int64_t dim;
+  int reduction;
+  const int64_t *boundaries;
+  int boundary_count;
+} m2n_placement;
+
+/* Rank `rank`'s part of a tensor of `shape[0..tensor_rank)` in the layout of
+ * a mesh of `mesh_shape[0..mesh_axes)` (its ranks: `ranks`, one per grid
+ * position row-major, or NULL for base, base + 1, ...) and `placements`
+ * (one per mesh axis), without compiling anything and with the compiler's
+ * rule: *present is 0 outside the mesh, else offsets and sizes
+ * [0..tensor_rank) are the part's. A layout that does not fit the tensor is
+ * M2N_INVALID_ARGUMENT with a message naming the problem. */
+m2n_status m2n_layout_local_box(const int64_t *mesh_shape, int mesh_axes,
+                                const int64_t *ranks, int64_t base,
+                                const m2n_placement *placements,
+                                const int64_t *shape, int tensor_rank,
+                                int64_t rank, int *present, int64_t *offsets,
+                                int64_t *sizes);
 
 /* Quantizing reshards (docs/fp8-scaling.md) write a scale tensor besides
  * their destination. The reshard's scaling as the IR spells it ("tensor",
