@@ -2,7 +2,7 @@
 
 #include "Internal.h"
 
-#include "HostExecutor.h"
+#include "m2n/Artifact/HostExecutor.h"
 
 #include <algorithm>
 #include <limits>

@@ -13,7 +13,7 @@ driver=${2:-$root/test/GPU/artifact_runner.cu}
 nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" -I"$root/runtime/include" \
   "$driver" "$root/runtime/src/runtime.cpp" \
   "$root/runtime/src/cuda_backend.cpp" "$root/runtime/src/network.cpp" \
-  "$root/runtime/src/HostExecutor.cpp" "$root"/lib/Base/*.cpp \
+  "$root"/lib/Base/*.cpp \
   "$root"/lib/Artifact/*.cpp "$root"/lib/Sim/*.cpp "$root"/lib/Plan/*.cpp \
   "$root"/lib/Route/*.cpp \
   -lpthread -ldl -o "${1:?usage: build_runner.sh OUTPUT [DRIVER.cu]}"

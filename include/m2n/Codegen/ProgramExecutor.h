@@ -1,8 +1,9 @@
 //===- ProgramExecutor.h - run transfer programs on host memory --*- C++ -*-===//
 //
 // Runs the per-rank programs of a lowered schedule on the reference
-// executor's buffers, through the runtime's host executor
-// (runtime/src/HostExecutor.h), which executes them the way the GPU does:
+// executor's buffers, through the artifact's host executor
+// (m2n/Artifact/HostExecutor.h, the runtime's host backend), which executes
+// them the way the GPU does:
 // copy-engine copies first (they precede each rank's kernel), each rank's
 // kernel items are dealt round-robin to `ctasPerRank` CTAs that
 // walk their share in order, network receives run one after the other in
@@ -15,7 +16,7 @@
 #ifndef M2N_CODEGEN_PROGRAMEXECUTOR_H
 #define M2N_CODEGEN_PROGRAMEXECUTOR_H
 
-#include "HostExecutor.h"
+#include "m2n/Artifact/HostExecutor.h"
 #include "m2n/Sim/HostSimulator.h"
 #include "m2n/Sim/QuantizingSimulator.h"
 

@@ -7,13 +7,14 @@
 // the order the runtime posts them (networkOrder: as on one GPU), and a movement
 // starts only when the counters it waits for have reached their values. A
 // state where nothing can start but work remains is reported as a deadlock.
-// The runtime's host backend (m2n_host_execute); the compiler's tests run
-// lowered programs through it too (m2n/Codegen/ProgramExecutor.h).
+// The semantics of the artifact's programs on the host: the runtime's host
+// backend (m2n_host_execute) and the compiler's reference runs
+// (m2n/Codegen/ProgramExecutor.h) both execute through it.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef M2N_RUNTIME_HOSTEXECUTOR_H
-#define M2N_RUNTIME_HOSTEXECUTOR_H
+#ifndef M2N_ARTIFACT_HOSTEXECUTOR_H
+#define M2N_ARTIFACT_HOSTEXECUTOR_H
 
 #include "m2n/Artifact/Program.h"
 
@@ -38,4 +39,4 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
 
 } // namespace m2n
 
-#endif // M2N_RUNTIME_HOSTEXECUTOR_H
+#endif // M2N_ARTIFACT_HOSTEXECUTOR_H

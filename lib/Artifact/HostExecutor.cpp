@@ -1,6 +1,6 @@
 //===- HostExecutor.cpp - run transfer programs on host memory --------------===//
 
-#include "HostExecutor.h"
+#include "m2n/Artifact/HostExecutor.h"
 
 #include "m2n/Base/CheckedMath.h"
 #include "m2n/Base/Scaling.h"
