@@ -3,6 +3,7 @@
 
 #include "m2n/Artifact/Program.h"
 #include "m2n/Artifact/KernelABI.h"
+#include "m2n/Artifact/TensorMap.h"
 
 #include "m2n/Base/CheckedMath.h"
 
@@ -553,6 +554,11 @@ checkBounds(const TransferProgram &program, const Layout &src,
       return programIssue("tensor map " + std::to_string(m) +
                           " does not describe " + map.buffer.str() +
                           " as it is");
+    TensorMapGeometry geometry;
+    if (std::optional<std::string> wrong = tensorMapGeometry(
+            map, elementSize(program.typeOf(map.buffer)), geometry))
+      return programIssue("tensor map " + std::to_string(m) + " of " +
+                          map.buffer.str() + " " + *wrong);
   }
   int64_t lookupInstances = 0;
   for (const auto &[rank, rankProgram] : program.ranks) {

@@ -1,4 +1,4 @@
-//===- CudaContext.h - the CUDA backend's state -------------------*- C++ -*-===//
+//===- CudaContext.h - the CUDA backend's state -----------------*- C++ -*-===//
 //
 // What the CUDA backend's files share: a context (the ranks this process
 // runs, their kernels, the exchange with other processes) and the device
@@ -115,7 +115,7 @@ inline size_t counterWords(const m2n::TransferProgram &program, int64_t rank) {
 
 /// Network steps (between NVLink domains) run outside the kernel: NCCL
 /// send/receive between processes or devices, a copy between virtual ranks
-/// of one device; see network.cpp.
+/// of one device; see CudaNetwork.cpp.
 bool hasNetworkSteps(const TransferProgram &program);
 /// Fills state.networkMoves and state.networkSignals.
 void planNetwork(ReshardState &state);

@@ -1,4 +1,4 @@
-//===- Internal.h - shared by the runtime's C API files ----------*- C++ -*-===//
+//===- Internal.h - shared by the runtime's C API files ---------*- C++ -*-===//
 
 #ifndef M2N_RUNTIME_INTERNAL_H
 #define M2N_RUNTIME_INTERNAL_H

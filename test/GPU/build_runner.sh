@@ -11,8 +11,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 driver=${2:-$root/test/GPU/artifact_runner.cu}
 nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" -I"$root/runtime/include" \
-  "$driver" "$root/runtime/src/runtime.cpp" \
-  "$root/runtime/src/cuda_backend.cpp" "$root/runtime/src/network.cpp" \
+  "$driver" $(ls "$root"/runtime/src/*.cpp | grep -v /NoCuda.cpp) \
   "$root"/lib/Base/*.cpp \
   "$root"/lib/Artifact/*.cpp "$root"/lib/Sim/*.cpp "$root"/lib/Plan/*.cpp \
   "$root"/lib/Route/*.cpp \

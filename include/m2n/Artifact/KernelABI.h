@@ -1,7 +1,7 @@
 //===- KernelABI.h - the transfer kernel's work-item record ------*- C++ -*-===//
 //
 // The one definition of the 128-byte record the transfer kernel reads: the
-// runtime fills it (runtime/src/cuda_backend.cpp) and the kernel generator
+// runtime fills it (runtime/src/CudaTables.cpp) and the kernel generator
 // (lib/Conversion/M2NToGPU/TransferKernel.cpp) takes every field offset from
 // it with offsetof, so the two cannot drift apart. The op codes below are
 // also the kernel's: its generator emits one case per code an artifact uses.

@@ -132,6 +132,32 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
 
 // -----
 
+// What the TMA unit cannot take (m2n/Artifact/TensorMap.h): box rows of 8
+// bytes, a box wider than the buffer.
+!s = !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+!d = !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  // expected-error@+1 {{'m2n.program' op tensor map 0 of src(0) has box rows of 8 bytes (a multiple of 16)}}
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.tensor_map 0 of src(0) [4, 4] box [4, 2]
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>
+!d = !m2n.dist<4x8xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  // expected-error@+1 {{'m2n.program' op tensor map 0 of src(0) dimension 1 has a box of 8 elements (1 to 256, within 4)}}
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.tensor_map 0 of src(0) [4, 4] box [4, 8]
+  }
+  return
+}
+
+// -----
+
 // Buffers promised 8-byte alignment: TMA cannot address them.
 !s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [shard<0>]>>
 !d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>

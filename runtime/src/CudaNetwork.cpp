@@ -1,4 +1,4 @@
-//===- network.cpp - network steps of the CUDA backend --------------------===//
+//===- CudaNetwork.cpp - network steps of the CUDA backend ----------------===//
 //
 // A network step (a schedule step between NVLink domains) is not a kernel
 // item: the receiving rank's program lists it as a receive, and the runtime

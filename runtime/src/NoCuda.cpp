@@ -1,4 +1,4 @@
-//===- no_cuda.cpp - the CUDA backend's API in a build without CUDA ---------===//
+//===- NoCuda.cpp - the CUDA backend's API in a build without CUDA --------===//
 
 #include "Internal.h"
 

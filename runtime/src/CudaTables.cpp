@@ -1,0 +1,163 @@
+//===- CudaTables.cpp - each local rank's table of work items -------------===//
+//
+// What a bound launch uploads: the tensor maps of the program's tiles
+// (their geometry from m2n/Artifact/TensorMap.h), and per local rank its
+// work items, every repeated movement expanded into one item per instance
+// (m2n::encodeItems, plain C++ like the geometry: both tested on the host),
+// its launch shape and its copy-engine copies.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaBackend.h"
+
+#include "m2n/Artifact/TensorMap.h"
+
+#include <algorithm>
+#include <new>
+
+namespace m2n::runtime {
+
+namespace {
+
+CUtensorMapDataType mapType(m2n::ElementType type) {
+  switch (type) {
+  case m2n::ElementType::F32:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  case m2n::ElementType::F16:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+  case m2n::ElementType::BF16:
+    return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  case m2n::ElementType::F64:
+    return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+  case m2n::ElementType::I32:
+    return CU_TENSOR_MAP_DATA_TYPE_INT32;
+  case m2n::ElementType::I64:
+    return CU_TENSOR_MAP_DATA_TYPE_INT64;
+  case m2n::ElementType::I16:
+    return CU_TENSOR_MAP_DATA_TYPE_UINT16;
+  case m2n::ElementType::I8:
+  case m2n::ElementType::U8:
+  case m2n::ElementType::F8E4M3FN: // Only copied: bytes.
+  case m2n::ElementType::F8E5M2:
+  case m2n::ElementType::F8E8M0FNU:
+    return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  }
+  return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+} // namespace
+
+/// Encodes the tensor maps and uploads each local rank's work items.
+m2n_status buildTables(m2n_cuda_context context, ReshardState &state) {
+  const m2n::TransferProgram &program = state.program();
+  auto addressOf = [&](const m2n::BufferRef &ref) {
+    return state.addressOf(ref);
+  };
+  auto counterOf = [&](const m2n::CounterRef &counter) {
+    return reinterpret_cast<uint64_t>(state.counters.at(counter.rank) +
+                                      counter.index);
+  };
+
+  std::vector<CUtensorMap> maps(program.maps.size());
+  for (size_t m = 0; m < program.maps.size(); ++m) {
+    const TensorMapSpec &spec = program.maps[m];
+    const ElementType type = program.typeOf(spec.buffer);
+    TensorMapGeometry g;
+    if (std::optional<std::string> wrong =
+            tensorMapGeometry(spec, elementSize(type), g))
+      return fail(M2N_INVALID_ARGUMENT, "binding " + state.name +
+                                            ": tensor map " +
+                                            std::to_string(m) + " " + *wrong);
+    cuuint64_t dims[TensorMapGeometry::kMaxRank],
+        strides[TensorMapGeometry::kMaxRank - 1];
+    cuuint32_t box[TensorMapGeometry::kMaxRank],
+        elementStrides[TensorMapGeometry::kMaxRank];
+    for (int d = 0; d < g.rank; ++d) {
+      dims[d] = g.dims[d];
+      box[d] = g.box[d];
+      elementStrides[d] = 1;
+      if (d > 0)
+        strides[d - 1] = g.strides[d - 1];
+    }
+    // Tensor maps need 16-byte aligned addresses: the program has tiles
+    // only over scratch (cudaMalloc'd) and buffers checkBuffers found as
+    // aligned as it assumes (16 bytes, where it has TMA items).
+    M2N_CU(driver.tensorMapEncodeTiled(
+        &maps[m], mapType(type), g.rank, addressOf(spec.buffer), dims,
+        strides, box, elementStrides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+        CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+  }
+  for (const auto &[rank, rankProgram] : program.ranks) {
+    if (!context->isLocal(rank))
+      continue;
+    const int device = context->localDevices[context->slotOf.at(rank)];
+    M2N_CUDA(cudaSetDevice(device));
+    if (!maps.empty()) {
+      if (!state.maps.count(device)) {
+        CUtensorMap *deviceMaps = nullptr;
+        M2N_CUDA(cudaMalloc(&deviceMaps, maps.size() * sizeof(CUtensorMap)));
+        state.maps[device] = deviceMaps;
+      }
+      M2N_CUDA(cudaMemcpy(state.maps[device], maps.data(),
+                          maps.size() * sizeof(CUtensorMap),
+                          cudaMemcpyHostToDevice));
+    }
+    // Repeated movements become one item per instance here, for the local
+    // ranks only: the artifact stays compact (Movement::repeats).
+    std::vector<Item> items;
+    size_t instances = 0;
+    for (const m2n::Movement &m : rankProgram.items)
+      instances += static_cast<size_t>(m.instances());
+    try {
+      items.reserve(instances);
+    } catch (const std::bad_alloc &) {
+      return fail(M2N_OUT_OF_MEMORY,
+                  "binding " + state.name + ": not enough host memory for " +
+                      std::to_string(instances) + " kernel items of rank " +
+                      std::to_string(rank));
+    }
+    m2n::ItemAddresses addresses;
+    addresses.buffer = [&](const m2n::BufferRef &ref) {
+      return reinterpret_cast<uint64_t>(addressOf(ref));
+    };
+    addresses.counter = counterOf;
+    addresses.tensorMap = [&](int64_t map) {
+      return reinterpret_cast<uint64_t>(state.maps[device] + map);
+    };
+    for (const m2n::Movement &m : rankProgram.items)
+      if (std::optional<std::string> wrong =
+              m2n::encodeItems(m, program, addresses, items))
+        return fail(M2N_UNSUPPORTED, "binding " + state.name + ": rank " +
+                                         std::to_string(rank) + ": " + *wrong);
+    if (state.itemCounts[rank] < items.size() || !state.tables.count(rank)) {
+      if (state.tables.count(rank))
+        M2N_CUDA(cudaFree(state.tables[rank]));
+      Item *table = nullptr;
+      M2N_CUDA(cudaMalloc(&table,
+                          std::max<size_t>(items.size(), 1) * sizeof(Item)));
+      state.tables[rank] = table;
+    }
+    M2N_CUDA(cudaMemcpy(state.tables[rank], items.data(),
+                        items.size() * sizeof(Item), cudaMemcpyHostToDevice));
+    state.itemCounts[rank] = items.size();
+    // The launch the compiler chose (m2n-choose-launch; a group's combined
+    // from its members' by mergePrograms), within the loaded kernel's block.
+    if (!rankProgram.launch)
+      return fail(M2N_INTERNAL_ERROR,
+                  "rank " + std::to_string(rank) + "'s program has no launch");
+    state.shapes[rank] = m2n::launchShape(context->artifact->artifact.kernel,
+                                          *rankProgram.launch,
+                                          context->maxThreads);
+    std::vector<std::array<uint64_t, 3>> &copies = state.engineCopies[rank];
+    copies.clear();
+    for (const m2n::Movement &m : rankProgram.engineCopies)
+      copies.push_back(
+          {reinterpret_cast<uint64_t>(addressOf(m.dst) + m.dstOffset),
+           reinterpret_cast<uint64_t>(addressOf(m.src) + m.srcOffset),
+           static_cast<uint64_t>(m.bytes)});
+  }
+  return M2N_SUCCESS;
+}
+
+} // namespace m2n::runtime
