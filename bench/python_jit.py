@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 
 import m2n  # noqa: E402
 from m2n import Mesh, Replicate, Shard, _native  # noqa: E402
-from m2n.api import _prepared  # noqa: E402
+from m2n._prepared import _prepared  # noqa: E402
 
 
 def timed(fn, repeat):

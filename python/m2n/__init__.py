@@ -1,11 +1,13 @@
 """m2n: layout-derived reshards and collectives, JIT-compiled by the m2n
 compiler and run by its runtime (see docs/python.md)."""
 from ._native import CompileError, M2NError, compiler_version
-from .api import (all_gather, all_reduce, all_to_all, local_shape, reduce_scatter, reshard,
-                  reshard_many, scale_shape)
+from ._many import reshard_many
+from ._scales import scale_shape
+from .api import local_shape, reshard
+from .collectives import all_gather, all_reduce, all_to_all, reduce_scatter
 from .comm import Communicator
 from .dtensor import redistribute
-from . import api as _api, jit as _jit
+from . import _many, _prepared, jit as _jit
 from .jit import set_cache_dir, set_cache_limit, set_dump_dir, stats
 from .layout import Mesh, Partial, Replicate, Shard
 from .refit import Sharded, refit
@@ -19,7 +21,8 @@ def clear_memory_cache() -> None:
     """Forgets the artifacts and prepared calls of this process (the disk
     cache stays)."""
     _jit.clear_memory_cache()
-    _api._prepared.clear()
+    _prepared._prepared.clear()
+    _many._prepared_many.clear()
 
 
 __all__ = [

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence, Union
 
-from .api import reshard_many
+from ._many import reshard_many
 from .comm import Communicator
 from .layout import Mesh, Placement
 

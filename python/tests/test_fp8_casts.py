@@ -11,7 +11,7 @@ import pytest
 
 import m2n
 from m2n import Mesh, Replicate, Shard, _native
-from m2n.api import compiled
+from m2n._prepared import compiled
 
 import fp8_reference as ref
 

@@ -198,7 +198,7 @@ def _run_quantizing(values, fmt, scaling, src, dst, seed_note=""):
     import ctypes
     import m2n
     from m2n import Mesh, Shard, _native
-    from m2n.api import compiled
+    from m2n._prepared import compiled
     from m2n.layout import local_box
 
     shape = values.shape
@@ -334,7 +334,7 @@ def test_the_runtime_refuses_missing_and_short_scales():
     import ctypes
     import m2n
     from m2n import Mesh, Shard, _native
-    from m2n.api import compiled
+    from m2n._prepared import compiled
 
     comm = m2n.Communicator.host(2)
     artifact = compiled(comm, Mesh([1]), [Shard(0)], Mesh([1], ranks=[1]), [Shard(0)],

@@ -298,7 +298,7 @@ def test_own_copy_on_the_copy_engine():
     for o in out:
         np.testing.assert_array_equal(o, parts[0] + parts[1])
     # The option reaches the lowering: the artifact is another one.
-    from m2n.api import compiled
+    from m2n._prepared import compiled
     args = (comm, Mesh([2]), [Partial("sum")], Mesh([2]), [Replicate()], [4096], "float32")
     assert compiled(*args, options="copy-engine=true engine-min-bytes=0").data != compiled(*args).data
 

@@ -5,14 +5,15 @@ here over what each process contributes; the GPU run is
 gpu_process_group_check.py."""
 import pytest
 
-from m2n import api
+from m2n import _process_group
+from m2n._tensors import _IR_TYPES
 
 
 def agree(processes):
-    codes = sorted(api._IR_TYPES)
-    contributions = [api._dtype_codes(src, dst, codes) for src, dst in processes]
+    codes = sorted(_IR_TYPES)
+    contributions = [_process_group._dtype_codes(src, dst, codes) for src, dst in processes]
     reduced = [max(column) for column in zip(*contributions)]
-    return api._agreed_dtypes(reduced, codes)
+    return _process_group._agreed_dtypes(reduced, codes)
 
 
 def test_senders_learn_the_destination_dtype():
