@@ -24,14 +24,14 @@ from m2n import _native
 m2n.set_cache_dir(tempfile.mkdtemp())
 _native.compiler(); _native.runtime()
 spent = []
-compile_ir = _native.compile_ir
+compile_request = _native.compile_request
 def timed(*args, **kwargs):
     start = time.perf_counter()
     try:
-        return compile_ir(*args, **kwargs)
+        return compile_request(*args, **kwargs)
     finally:
         spent.append(time.perf_counter() - start)
-_native.compile_ir = timed
+_native.compile_request = timed
 two = m2n.Communicator.host(2)
 src = [np.ones(256, np.float32) for _ in range(2)]
 dst = [np.zeros(512, np.float32) for _ in range(2)]

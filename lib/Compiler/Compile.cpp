@@ -47,6 +47,17 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
                                 llvm::StringRef dumpPath,
                                 llvm::StringRef sourceName,
                                 llvm::raw_ostream *timing) {
+  return compileModule(
+      context,
+      [&]() { return mlir::m2n::parseInput(ir, &context, sourceName); },
+      options, dumpPath, timing);
+}
+
+CompileResult
+compileModule(mlir::MLIRContext &context,
+              llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>()> load,
+              llvm::StringRef options, llvm::StringRef dumpPath,
+              llvm::raw_ostream *timing) {
   CompileResult result;
   llvm::raw_string_ostream errors(result.error);
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
@@ -71,8 +82,7 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
               "the artifact instead\n";
     return result;
   }
-  mlir::OwningOpRef<mlir::ModuleOp> module =
-      mlir::m2n::parseInput(ir, &context, sourceName);
+  mlir::OwningOpRef<mlir::ModuleOp> module = load();
   if (!module)
     return result;
   // The one pipeline m2n-opt runs, with the verifiers on: op verifiers

@@ -7,8 +7,9 @@ from typing import List, Sequence
 
 from . import _native, jit
 from ._checks import _check_comm, _check_options, _check_writable_and_disjoint
-from ._ir import _aligned, _group_ir
-from ._prepared import _Call, _Misaligned, _Prepared, _execute, _one_call_at_a_time, _streams
+from ._prepared import (_Call, _Misaligned, _Prepared, _aligned, _execute, _one_call_at_a_time,
+                        _streams)
+from ._request import Request, ReshardSpec
 from ._tensors import _Tensor, _signature
 from .api import reshard
 from .comm import Communicator
@@ -186,9 +187,9 @@ def _prepare_many(calls, comm: Communicator, options: str) -> List[_Prepared]:
     key = ("many", comm.size, comm.backend, options, alignment) + tuple(
         c.layouts() for c in checked)
 
-    def build_ir() -> str:
-        return _group_ir("reshard_many", comm.size,
-                         [(c.layouts(), {}) for c in checked])
+    def request() -> Request:
+        return Request("reshard_many", comm.size,
+                       [ReshardSpec(*c.layouts()) for c in checked], group=True)
 
-    artifact = jit.get(key, build_ir, _aligned(options, alignment), comm.target)
+    artifact = jit.get(key, request, _aligned(options, alignment), comm.target)
     return [c.bind(artifact, comm, alignment, i) for i, c in enumerate(checked)]

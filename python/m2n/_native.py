@@ -71,6 +71,14 @@ def compiler() -> ctypes.CDLL:
                                     c_void_pp, c_size_p, ctypes.POINTER(ctypes.c_char_p)]
         lib.m2n_compile.restype = ctypes.c_int
         lib.m2n_compiler_free.argtypes = [ctypes.c_void_p]
+        request = ctypes.POINTER(CompileRequest)
+        lib.m2n_compile_from_request.argtypes = [request, ctypes.c_char_p, ctypes.c_char_p,
+                                                 c_void_pp, c_size_p,
+                                                 ctypes.POINTER(ctypes.c_char_p)]
+        lib.m2n_compile_from_request.restype = ctypes.c_int
+        lib.m2n_request_ir.argtypes = [request, ctypes.POINTER(ctypes.c_void_p),
+                                       ctypes.POINTER(ctypes.c_char_p)]
+        lib.m2n_request_ir.restype = ctypes.c_int
         _compiler = lib
     return _compiler
 
@@ -149,6 +157,48 @@ class Placement(ctypes.Structure):
                 ("boundaries", ctypes.POINTER(ctypes.c_int64)), ("boundary_count", ctypes.c_int)]
 
 
+class LayoutDesc(ctypes.Structure):
+    """m2n_layout_desc (m2n-c/Compiler.h)."""
+    _fields_ = [("mesh_shape", ctypes.POINTER(ctypes.c_int64)), ("mesh_axes", ctypes.c_int),
+                ("ranks", ctypes.POINTER(ctypes.c_int64)), ("base", ctypes.c_int64),
+                ("placements", ctypes.POINTER(Placement))]
+
+
+class ReshardDesc(ctypes.Structure):
+    """m2n_reshard_desc (m2n-c/Compiler.h)."""
+    _fields_ = [("shape", ctypes.POINTER(ctypes.c_int64)), ("tensor_rank", ctypes.c_int),
+                ("src_type", ctypes.c_char_p), ("dst_type", ctypes.c_char_p),
+                ("src", LayoutDesc), ("dst", LayoutDesc), ("has_scale", ctypes.c_int),
+                ("scale", ctypes.c_float), ("scaling", ctypes.c_int),
+                ("block_rows", ctypes.c_int64), ("block_cols", ctypes.c_int64)]
+
+
+COMPILE_REQUEST_VERSION = 1
+
+
+class CompileRequest(ctypes.Structure):
+    """m2n_compile_request (m2n-c/Compiler.h)."""
+    _fields_ = [("version", ctypes.c_int), ("name", ctypes.c_char_p),
+                ("comm_size", ctypes.c_int), ("reshards", ctypes.POINTER(ReshardDesc)),
+                ("reshard_count", ctypes.c_int), ("group", ctypes.c_int)]
+
+
+def placement_array(placements, keep: list):
+    """m2n_placement values of (kind, dim, reduction, boundaries) tuples;
+    the arrays they point into are appended to `keep` (alive while the
+    caller holds it)."""
+    i64 = ctypes.c_int64
+    entries = (Placement * len(placements))()
+    for entry, (kind, dim, reduction, boundaries) in zip(entries, placements):
+        entry.kind, entry.dim, entry.reduction = kind, dim, reduction
+        if boundaries is not None:
+            array = (i64 * len(boundaries))(*boundaries)
+            keep.append(array)
+            entry.boundaries = ctypes.cast(array, ctypes.POINTER(i64))
+            entry.boundary_count = len(boundaries)
+    return entries
+
+
 def local_box(mesh_shape, ranks, base, placements, shape, rank):
     """The C library's split rule (m2n_layout_local_box): rank `rank`'s
     (offsets, sizes) or None outside the mesh. `placements` are (kind, dim,
@@ -157,14 +207,7 @@ def local_box(mesh_shape, ranks, base, placements, shape, rank):
     i64 = ctypes.c_int64
     axes = len(mesh_shape)
     keep = []  # The boundary arrays live until the call returns.
-    c_placements = (Placement * axes)()
-    for entry, (kind, dim, reduction, boundaries) in zip(c_placements, placements):
-        entry.kind, entry.dim, entry.reduction = kind, dim, reduction
-        if boundaries is not None:
-            array = (i64 * len(boundaries))(*boundaries)
-            keep.append(array)
-            entry.boundaries = ctypes.cast(array, ctypes.POINTER(i64))
-            entry.boundary_count = len(boundaries)
+    c_placements = placement_array(placements, keep)
     present = ctypes.c_int()
     offsets, sizes = (i64 * max(len(shape), 1))(), (i64 * max(len(shape), 1))()
     lib = runtime()
@@ -208,13 +251,40 @@ def compiler_identity() -> str:
 
 def compile_ir(ir: str, options: str = "", dump_path: str = "") -> bytes:
     """The artifact of `ir` compiled with `--m2n-pipeline{options}`."""
+    return _compiled(lambda lib, *out: lib.m2n_compile(
+        ir.encode(), options.encode(), dump_path.encode() if dump_path else None, *out))
+
+
+def compile_request(request: "CompileRequest", options: str = "", dump_path: str = "") -> bytes:
+    """The artifact of a structured request compiled with
+    `--m2n-pipeline{options}`."""
+    return _compiled(lambda lib, *out: lib.m2n_compile_from_request(
+        ctypes.byref(request), options.encode(), dump_path.encode() if dump_path else None,
+        *out))
+
+
+def request_ir(request: "CompileRequest") -> str:
+    """The module the compiler builds from `request`, as text."""
+    lib = compiler()
+    text = ctypes.c_void_p()
+    error = ctypes.c_char_p()
+    if lib.m2n_request_ir(ctypes.byref(request), ctypes.byref(text), ctypes.byref(error)):
+        message = error.value.decode() if error.value else "invalid request"
+        lib.m2n_compiler_free(ctypes.cast(error, ctypes.c_void_p))
+        raise CompileError(message)
+    try:
+        return ctypes.string_at(text).decode()
+    finally:
+        lib.m2n_compiler_free(text)
+
+
+def _compiled(call) -> bytes:
+    """Runs a compile entry point `call(lib, &data, &size, &error)`."""
     lib = compiler()
     data = ctypes.c_void_p()
     size = ctypes.c_size_t()
     error = ctypes.c_char_p()
-    status = lib.m2n_compile(ir.encode(), options.encode(),
-                             dump_path.encode() if dump_path else None,
-                             ctypes.byref(data), ctypes.byref(size), ctypes.byref(error))
+    status = call(lib, ctypes.byref(data), ctypes.byref(size), ctypes.byref(error))
     if status != 0:
         message = error.value.decode() if error.value else "compilation failed"
         lib.m2n_compiler_free(ctypes.cast(error, ctypes.c_void_p))

@@ -12,12 +12,12 @@ from typing import Optional
 from . import _native, jit
 from ._checks import (_check, _check_scales, _check_writable_and_disjoint, _global_shape,
                       _infer_global_shape, _per_rank, _placements)
-from ._ir import _aligned, _reshard_ir
+from ._request import Request, ReshardSpec
 from ._scales import _scaling_ir
 from ._tensors import (_CASTABLE, _IR_TYPES, _QUANTIZED, _QUANTIZED_FROM, _Tensor, _alignment,
                        _contiguous, _itemsize, _pointer)
 from .comm import Communicator
-from .layout import Mesh, check_extents, layout_ir
+from .layout import Mesh, check_extents, check_placements
 
 
 class _Prepared:
@@ -204,8 +204,8 @@ class _Call:
                             f"float8_e4m3fn or float8_e5m2 destinations; these are {dtype} "
                             f"and {dst_dtype}")
         tensor_rank = len(global_shape) if global_shape is not None else len(first.shape)
-        layout_ir(src_mesh, src_placements, tensor_rank)  # Checks the placements.
-        layout_ir(dst_mesh, dst_placements, tensor_rank)
+        check_placements(src_mesh, src_placements, tensor_rank)
+        check_placements(dst_mesh, dst_placements, tensor_rank)
         self.shape = tuple(int(d) for d in global_shape) if global_shape is not None else \
             _infer_global_shape([(src_mesh, src_placements), (dst_mesh, dst_placements)],
                                 [sources, destinations])
@@ -244,6 +244,10 @@ class _Call:
                          self.scales)
 
 
+def _aligned(options: str, alignment: int) -> str:
+    return f"{options} buffer-align={alignment}".strip() if alignment < 16 else options
+
+
 def _prepare(src, dst, comm, src_mesh, src_placements, dst_mesh, dst_placements,
              global_shape, options, dtype=None, alignment=None, scale=None,
              scaling=None, scales=None, agreed=None) -> _Prepared:
@@ -272,11 +276,12 @@ def compiled(comm: Communicator, src_mesh: Mesh, src_placements, dst_mesh: Mesh,
     key = (comm.size, comm.backend, src_mesh, src_placements, dst_mesh, dst_placements,
            shape, dtype, options, dst_dtype, scale, scaling)
 
-    def build_ir() -> str:
-        return _reshard_ir("reshard", comm.size, src_mesh, src_placements, dst_mesh,
-                           dst_placements, shape, dtype, dst_dtype, scale, scaling)
+    def request() -> Request:
+        return Request("reshard", comm.size, [ReshardSpec(
+            src_mesh, src_placements, dst_mesh, dst_placements, shape, dtype, dst_dtype,
+            scale, scaling)], group=False)
 
-    return jit.get(key, build_ir, options, comm.target)
+    return jit.get(key, request, options, comm.target)
 
 
 def _execute(prepared: _Prepared, src, dst, comm: Communicator, stream,

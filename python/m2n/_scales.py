@@ -54,10 +54,3 @@ def scale_shape(rank: int, *, mesh: Mesh, placements, global_shape,
         return tuple(1 for _ in box)
     block = _block_shape(scaling, shape)
     return tuple((end - 1) // b - begin // b + 1 for (begin, end), b in zip(box, block))
-
-
-def _global_scale_shape(scaling: str, shape: Sequence[int]) -> Tuple[int, ...]:
-    if scaling == "tensor":
-        return tuple(1 for _ in shape)
-    block = _block_shape(scaling, shape)
-    return tuple(-(-d // b) for d, b in zip(shape, block))

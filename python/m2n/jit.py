@@ -235,17 +235,17 @@ def _target_of(options: str, target: str) -> Tuple[str, str]:
     return " ".join(words), chip
 
 
-def get(key: tuple, build_ir, options: str, target: str = "sm_90a") -> Artifact:
+def get(key: tuple, make_request, options: str, target: str = "sm_90a") -> Artifact:
     """The artifact for `key`: from memory, from disk, or compiled from the
-    IR that `build_ir()` returns."""
+    structured request (_request.Request) that `make_request()` returns."""
     artifact = _memory.get(key)
     if artifact is not None:
         stats.memory_hits += 1
         return artifact
     options, target = _target_of(options, target)
-    ir = build_ir()
+    request = make_request()
     digest = hashlib.sha256("\0".join(
-        [ir, options, _topology_contents(options), target,
+        [request.text, options, _topology_contents(options), target,
          _native.compiler_identity()]).encode()).hexdigest()
     directory = cache_dir()
     path = directory / f"{digest}.m2n" if directory is not None else None
@@ -274,7 +274,7 @@ def get(key: tuple, build_ir, options: str, target: str = "sm_90a") -> Artifact:
                    if directory is not None and "kernel-cache-dir=" not in options
                    and not re.search(r"\s", str(directory)) else "")
         full_options = " ".join(o for o in [options, f"chip={target}", kernels] if o)
-        data = _native.compile_ir(ir, full_options, dump)
+        data = _native.compile_request(request.c, full_options, dump)
         stats.compile_seconds.append(time.perf_counter() - start)
         stats.compiles += 1
         artifact = Artifact(data, digest)

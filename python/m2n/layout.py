@@ -87,14 +87,6 @@ class Mesh:
     def __contains__(self, rank: int) -> bool:
         return self.index(rank) is not None
 
-    def ir(self) -> str:
-        dims = ", ".join(str(d) for d in self.dims)
-        if self.ranks is not None:
-            return f"#m2n.mesh<[{dims}], ranks = [{', '.join(map(str, self.ranks))}]>"
-        if self.start_rank:
-            return f"#m2n.mesh<[{dims}], base = {self.start_rank}>"
-        return f"#m2n.mesh<[{dims}]>"
-
 
 @dataclass(frozen=True)
 class Shard:
@@ -137,18 +129,10 @@ class Shard:
             return f"Shard({self.dim})"
         return f"Shard({self.dim}, boundaries={list(self.boundaries)})"
 
-    def ir(self) -> str:
-        if self.boundaries is None:
-            return f"shard<{self.dim}>"
-        return f"shard<{self.dim}, [{', '.join(map(str, self.boundaries))}]>"
-
 
 @dataclass(frozen=True)
 class Replicate:
     """Every rank along the mesh axis holds the same data."""
-
-    def ir(self) -> str:
-        return "replicate"
 
 
 REDUCE_OPS = ("sum", "max", "min")
@@ -166,9 +150,6 @@ class Partial:
         if self.op not in REDUCE_OPS:
             raise ValueError(f"Partial op must be one of {REDUCE_OPS}, got {self.op!r}")
 
-    def ir(self) -> str:
-        return f"partial<{self.op}>"
-
 
 Placement = Union[Shard, Replicate, Partial]
 
@@ -182,8 +163,9 @@ def _parts(mesh: Mesh, placements: Sequence[Placement], dim: int) -> int:
     return parts
 
 
-def layout_ir(mesh: Mesh, placements: Sequence[Placement], tensor_rank: int) -> str:
-    """`#m2n.layout<...>` text, after checking the placements against the mesh."""
+def check_placements(mesh: Mesh, placements: Sequence[Placement], tensor_rank: int) -> None:
+    """Checks the placements against the mesh and the tensor's rank before
+    anything is compiled (TypeError or ValueError naming the problem)."""
     if not isinstance(mesh, Mesh):
         raise TypeError(f"expected an m2n.Mesh, got {type(mesh).__name__}")
     placements = tuple(placements)
@@ -210,10 +192,11 @@ def layout_ir(mesh: Mesh, placements: Sequence[Placement], tensor_rank: int) -> 
                 raise ValueError(f"mesh axis {axis} gives {len(p.boundaries)} boundaries of "
                                  f"dimension {p.dim} but the mesh axes splitting it cut it "
                                  f"into {parts} parts ({parts + 1} boundaries)")
-    return f"#m2n.layout<{mesh.ir()}, [{', '.join(p.ir() for p in placements)}]>"
 
 
-def _c_placements(placements):
+def c_placements(placements):
+    """The placements as m2n_placement values (kind, dim, reduction,
+    boundaries), what the C APIs take."""
     return [(0, p.dim, 0, p.boundaries) if isinstance(p, Shard) else
             (1, -1, 0, None) if isinstance(p, Replicate) else
             (2, -1, REDUCE_OPS.index(p.op), None) for p in placements]
@@ -225,7 +208,7 @@ def check_extents(mesh: Mesh, placements: Sequence[Placement],
     end at their dimension's extent ...): the C library's rule, ValueError
     naming the problem."""
     from . import _native
-    _native.local_box(mesh.dims, None, 0, _c_placements(placements),
+    _native.local_box(mesh.dims, None, 0, c_placements(placements),
                       tuple(int(n) for n in global_shape), -1)
 
 
@@ -244,11 +227,11 @@ def local_box(mesh: Mesh, placements: Sequence[Placement], global_shape: Sequenc
     and Partial leave the extent whole."""
     from . import _native
     shape = tuple(int(n) for n in global_shape)
-    layout_ir(mesh, placements, len(shape))  # Checks the placements.
+    check_placements(mesh, placements, len(shape))
     index = mesh.index(rank)
     if index is None:
         check_extents(mesh, placements, shape)
         return None
-    box = _native.local_box(mesh.dims, None, 0, _c_placements(placements), shape, index)
+    box = _native.local_box(mesh.dims, None, 0, c_placements(placements), shape, index)
     offsets, sizes = box
     return tuple((o, o + n) for o, n in zip(offsets, sizes))

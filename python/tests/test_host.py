@@ -11,6 +11,7 @@ import pytest
 
 import m2n
 from m2n import Mesh, Partial, Replicate, Shard
+from m2n._request import Request, ReshardSpec
 
 rng = np.random.default_rng(7)
 
@@ -124,7 +125,7 @@ def test_local_shape_is_the_compilers_split_rule():
     seed = int(os.environ.get("M2N_PROPERTY_SEED", "0")) or int(time.time())
     print(f"seed {seed} (M2N_PROPERTY_SEED={seed} repeats it)")
     rng = np.random.default_rng(seed)
-    cases, functions = [], []
+    cases = []
     for index in range(150):
         tensor_rank = int(rng.integers(1, 4))
         shape = tuple(int(rng.integers(1, 12)) for _ in range(tensor_rank))
@@ -146,15 +147,13 @@ def test_local_shape_is_the_compilers_split_rule():
                                      if isinstance(q, Shard) and q.dim == p.dim]))
                 cuts = sorted(int(c) for c in rng.integers(0, shape[p.dim] + 1, count - 1))
                 placements[axis] = Shard(p.dim, [0] + cuts + [shape[p.dim]])
-        layout = m2n.layout.layout_ir(mesh, placements, tensor_rank)
-        tensor = "x".join(map(str, shape)) + "xf32"
-        comm = f"!m2n.comm<{size + 2}>"
-        dist = f"!m2n.dist<{tensor}, {layout}>"
-        functions.append(f"func.func @f{index}(%c: {comm}, %x: {dist}) {{\n"
-                         f"  %0 = m2n.reshard %x on %c : {comm}, {dist} -> {dist}\n"
-                         f"  return\n}}\n")
-        cases.append((mesh, placements, shape, size + 2))
-    artifact = m2n.jit.Artifact(m2n._native.compile_ir("".join(functions)), "test")
+        cases.append((mesh, tuple(placements), shape, size + 2))
+    # One structured request, reshard i of the artifact being case i (each
+    # layout to itself), on a communicator holding every case's ranks.
+    request = Request("split_rule", max(ranks for *_, ranks in cases), [
+        ReshardSpec(mesh, placements, mesh, placements, shape, "float32")
+        for mesh, placements, shape, _ in cases], group=False)
+    artifact = m2n.jit.Artifact(m2n._native.compile_request(request.c), "test")
     for index, (mesh, placements, shape, ranks) in enumerate(cases):
         for rank in range(ranks):
             want = artifact.local_shape(rank, source=True, reshard=index)

@@ -10,7 +10,10 @@
 #ifndef M2N_COMPILER_COMPILE_H
 #define M2N_COMPILER_COMPILE_H
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -39,6 +42,15 @@ CompileResult compileToArtifact(mlir::MLIRContext &context, llvm::StringRef ir,
                                 llvm::StringRef dumpPath = "",
                                 llvm::StringRef sourceName = "<m2n-ir>",
                                 llvm::raw_ostream *timing = nullptr);
+
+/// compileToArtifact for the module `load` returns (null after reporting
+/// why through the context's diagnostics), e.g. one built from a
+/// structured request (CompileRequest.h).
+CompileResult
+compileModule(mlir::MLIRContext &context,
+              llvm::function_ref<mlir::OwningOpRef<mlir::ModuleOp>()> load,
+              llvm::StringRef options, llvm::StringRef dumpPath = "",
+              llvm::raw_ostream *timing = nullptr);
 
 } // namespace m2n
 
