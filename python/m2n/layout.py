@@ -154,44 +154,23 @@ class Partial:
 Placement = Union[Shard, Replicate, Partial]
 
 
-def _parts(mesh: Mesh, placements: Sequence[Placement], dim: int) -> int:
-    """The parts the mesh axes splitting `dim` cut it into."""
-    parts = 1
-    for axis, p in enumerate(placements):
-        if isinstance(p, Shard) and p.dim == dim:
-            parts *= mesh.dims[axis]
-    return parts
-
-
 def check_placements(mesh: Mesh, placements: Sequence[Placement], tensor_rank: int) -> None:
-    """Checks the placements against the mesh and the tensor's rank before
-    anything is compiled (TypeError or ValueError naming the problem)."""
+    """What inferring a global shape from the local tensors needs of the
+    placements (one per mesh axis, each of m2n's, dimensions in range);
+    TypeError or ValueError naming the problem. The layout's other rules
+    (explicit boundaries, extents) are the C library's (check_extents)."""
     if not isinstance(mesh, Mesh):
         raise TypeError(f"expected an m2n.Mesh, got {type(mesh).__name__}")
     placements = tuple(placements)
     if len(placements) != len(mesh.dims):
         raise ValueError(f"mesh {list(mesh.dims)} has {len(mesh.dims)} axes but "
                          f"{len(placements)} placements were given")
-    first = {}  # dim -> the first axis splitting it
-    for axis, p in enumerate(placements):
+    for p in placements:
         if not isinstance(p, (Shard, Replicate, Partial)):
             raise TypeError(f"placements must be m2n.Shard, m2n.Replicate or m2n.Partial, "
                             f"got {type(p).__name__}")
-        if not isinstance(p, Shard):
-            continue
-        if not 0 <= p.dim < tensor_rank:
+        if isinstance(p, Shard) and not 0 <= p.dim < tensor_rank:
             raise ValueError(f"Shard({p.dim}) of a {tensor_rank}-dimensional tensor")
-        if p.boundaries is not None and p.dim in first:
-            raise ValueError(f"mesh axis {axis} gives boundaries of dimension {p.dim}, but mesh "
-                             f"axis {first[p.dim]} splits it first: the first axis carries "
-                             f"every part's boundaries")
-        first.setdefault(p.dim, axis)
-        if p.boundaries is not None:
-            parts = _parts(mesh, placements, p.dim)
-            if len(p.boundaries) != parts + 1:
-                raise ValueError(f"mesh axis {axis} gives {len(p.boundaries)} boundaries of "
-                                 f"dimension {p.dim} but the mesh axes splitting it cut it "
-                                 f"into {parts} parts ({parts + 1} boundaries)")
 
 
 def c_placements(placements):

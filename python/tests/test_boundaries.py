@@ -134,7 +134,7 @@ def test_bad_boundaries_are_named():
         Shard(0, [0, 1.5, 3])
     kwargs = dict(mesh=Mesh([3]), global_shape=(7, 2))
     with pytest.raises(ValueError, match=r"gives 3 boundaries of dimension 0 but the mesh "
-                                          r"axes splitting it cut it into 3 parts"):
+                                          r"axes sharding it cut it into 3 parts"):
         m2n.local_shape(0, placements=[Shard(0, [0, 2, 7])], **kwargs)
     with pytest.raises(ValueError, match=r"end at 6, not at its extent 7"):
         m2n.local_shape(0, placements=[Shard(0, [0, 2, 4, 6])], **kwargs)
