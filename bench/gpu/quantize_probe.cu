@@ -15,7 +15,10 @@
 // Each phase is a grid-stride kernel over 128 x 128 blocks of 256 threads,
 // each thread with its 8 vector loads in flight; phase 3 divides by the
 // scale (div.rn.f32) or multiplies by its reciprocal with one FMA
-// correction (both checked bit for bit).
+// correction (both checked bit for bit). A fourth variant fuses the amax
+// into the pull: a destination whose box holds whole blocks computes each
+// block's amax from the block it loaded (no amax pass, no exchange: one
+// read of every element, as the uncast reshard), and writes its scales.
 // Checked first (fresh random values with zero blocks, an infinity and a
 // NaN; the destination poisoned; every element and scale compared with a
 // host quantizer written from the format definition), then timed with CUDA
@@ -146,7 +149,11 @@ __global__ void exchangeKernel(Buffers b) {
 // correctly rounded reciprocal and one FMA correction (Markstein), exact
 // for these quotients (the scale is 1 for infinities and zero blocks, where
 // the quotient is x itself; tiny scales, whose reciprocal overflows, divide).
-enum class Pull { Copy, QuantizeDivide, QuantizeReciprocal };
+// QuantizeFused: the destination computes its block's amax itself from the
+// block it loaded (all 128 x 128 elements are in the CTA's registers), so
+// neither the amax pass nor the exchange runs: one read of each element,
+// as the uncast reshard has. Every replica computes the same bits.
+enum class Pull { Copy, QuantizeDivide, QuantizeReciprocal, QuantizeFused };
 
 // As quotientByReciprocal (include/m2n/Base/Scaling.h): zeros keep their
 // sign, tiny x divides (the remainder would be inexact).
@@ -173,15 +180,26 @@ template <Pull Mode> __global__ void pullKernel(Buffers b) {
     int s = 2 * dstTp(d) + bc / kSrcBlockCols;
     const __nv_bfloat16 *from = b.src[s] + (size_t)br * kBlock * kSrcCols + (bc % kSrcBlockCols) * kBlock;
     size_t to = (size_t)br * kBlock * kDstCols + bc * kBlock;
-    float scale = Quantize ? scaleFromAmax(b.holder[d][blk]) : 1.0f;
-    bool plain = scale == 1.0f, divide = Mode == Pull::QuantizeDivide || scale < 0x1p-125f;
-    float reciprocal = __frcp_rn(scale);
     uint4 x[kPerThread];
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
       int v = threadIdx.x + i * kThreads;
       x[i] = *reinterpret_cast<const uint4 *>(from + (size_t)(v / 16) * kSrcCols + (v % 16) * 8);
     }
+    float scale = 1.0f;
+    if (Mode == Pull::QuantizeFused) {
+      float m = 0.0f;
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i)
+        m = amaxOf(x[i], m);
+      scale = scaleFromAmax(blockMax(m));
+      if (threadIdx.x == 0)
+        b.scales[d][blk] = scale;
+    } else if (Quantize) {
+      scale = scaleFromAmax(b.holder[d][blk]);
+    }
+    bool plain = scale == 1.0f, divide = Mode == Pull::QuantizeDivide || scale < 0x1p-125f;
+    float reciprocal = __frcp_rn(scale);
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
       int v = threadIdx.x + i * kThreads;
@@ -307,21 +325,26 @@ int main(int argc, char **argv) {
     CHECK(cudaMemset(b.dstFp8[d], 0x7F, dstElems)); // Poison (NaN in e4m3).
     CHECK(cudaMemset(b.scales[d], 0xFF, kBlockRows * kDstBlockCols * 4));
   }
-  auto quantizing = [&](int ctas, bool reciprocal) {
+  // mode 0: the three phases, dividing; 1: with the reciprocal; 2: fused.
+  auto quantizing = [&](int ctas, int mode) {
+    if (mode == 2) {
+      pullKernel<Pull::QuantizeFused><<<ctas, kThreads>>>(b);
+      return;
+    }
     amaxKernel<<<ctas, kThreads>>>(b);
     exchangeKernel<<<ctas, kThreads>>>(b);
-    if (reciprocal)
+    if (mode == 1)
       pullKernel<Pull::QuantizeReciprocal><<<ctas, kThreads>>>(b);
     else
       pullKernel<Pull::QuantizeDivide><<<ctas, kThreads>>>(b);
   };
   size_t wrong = 0;
-  for (bool reciprocal : {false, true}) {
+  for (int mode : {0, 1, 2}) {
   for (int d = 0; d < kDstRanks; ++d) {
     CHECK(cudaMemset(b.dstFp8[d], 0x7F, dstElems));
     CHECK(cudaMemset(b.scales[d], 0xFF, kBlockRows * kDstBlockCols * 4));
   }
-  quantizing(132, reciprocal);
+  quantizing(132, mode);
   CHECK(cudaDeviceSynchronize());
 
   // Check every destination element and scale with the host quantizer.
@@ -356,7 +379,7 @@ int main(int argc, char **argv) {
       }
   }
   std::printf("check (%s): %s (%zu of %zu elements and %zu scales differ)\n",
-              reciprocal ? "reciprocal + FMA" : "division",
+              mode == 2 ? "fused amax" : mode == 1 ? "reciprocal + FMA" : "division",
               wrong != wrongBefore ? "FAIL" : "PASS", wrong - wrongBefore,
               kDstRanks * dstElems, kDstRanks * scales.size());
   }
@@ -368,20 +391,22 @@ int main(int argc, char **argv) {
   uint4 *plainFrom, *plainTo;
   CHECK(cudaMalloc(&plainFrom, kDstRanks * dstElems * 2));
   CHECK(cudaMalloc(&plainTo, kDstRanks * dstElems * 2));
-  std::printf("\n| CTAs | uncast reshard us | quantizing, division: us (amax + exchange + pull) | uncast/quantizing | quantizing, reciprocal + FMA: us (amax + exchange + pull) | uncast/quantizing | plain copy of the uncast bytes us | uncast GB/s (read+write) |\n|---|---|---|---|---|---|---|---|\n");
+  std::printf("\n| CTAs | uncast reshard us | quantizing, division: us (amax + exchange + pull) | uncast/quantizing | quantizing, reciprocal + FMA: us (amax + exchange + pull) | uncast/quantizing | quantizing, fused amax us | uncast/fused | plain copy of the uncast bytes us | uncast GB/s (read+write) |\n|---|---|---|---|---|---|---|---|---|---|\n");
   for (int ctas : ctaCounts) {
     float uncast = timeIt([&] { pullKernel<Pull::Copy><<<ctas, kThreads>>>(b); }, 20);
     float amax = timeIt([&] { amaxKernel<<<ctas, kThreads>>>(b); }, 20);
     float exchange = timeIt([&] { exchangeKernel<<<ctas, kThreads>>>(b); }, 20);
     float pullDiv = timeIt([&] { pullKernel<Pull::QuantizeDivide><<<ctas, kThreads>>>(b); }, 20);
     float pullRcp = timeIt([&] { pullKernel<Pull::QuantizeReciprocal><<<ctas, kThreads>>>(b); }, 20);
-    float totalDiv = timeIt([&] { quantizing(ctas, false); }, 20);
-    float totalRcp = timeIt([&] { quantizing(ctas, true); }, 20);
+    float totalDiv = timeIt([&] { quantizing(ctas, 0); }, 20);
+    float totalRcp = timeIt([&] { quantizing(ctas, 1); }, 20);
+    float fused = timeIt([&] { quantizing(ctas, 2); }, 20);
     float plain = timeIt([&] { copyKernel<<<ctas, kThreads>>>(plainFrom, plainTo, kDstRanks * dstElems * 2 / 16); }, 20);
     CHECK(cudaGetLastError());
-    std::printf("| %d | %.1f | %.1f (%.1f + %.1f + %.1f) | %.2f | %.1f (%.1f + %.1f + %.1f) | %.2f | %.1f | %.0f |\n",
+    std::printf("| %d | %.1f | %.1f (%.1f + %.1f + %.1f) | %.2f | %.1f (%.1f + %.1f + %.1f) | %.2f | %.1f | %.2f | %.1f | %.0f |\n",
                 ctas, uncast, totalDiv, amax, exchange, pullDiv, uncast / totalDiv, totalRcp, amax,
-                exchange, pullRcp, uncast / totalRcp, plain, copyBytes / uncast / 1e3);
+                exchange, pullRcp, uncast / totalRcp, fused, uncast / fused, plain,
+                copyBytes / uncast / 1e3);
   }
   return wrong ? 1 : 0;
 }
