@@ -101,7 +101,7 @@ int m2n_compile_from_request(const m2n_compile_request *request,
                              char **error);
 
 /* The module of a request as IR text (malloc'ed, m2n_compiler_free):
- * what m2n_compile_request compiles, for dumps and tests. Returns 0, or 1
+ * what m2n_compile_from_request compiles, for dumps and tests. Returns 0, or 1
  * with a message in *error. */
 int m2n_request_ir(const m2n_compile_request *request, char **ir,
                    char **error);

@@ -2,6 +2,8 @@
 
 #include "m2n/Codegen/TransferProgram.h"
 
+#include "m2n/Artifact/TensorMap.h"
+
 #include <algorithm>
 #include <array>
 #include <map>
@@ -1193,11 +1195,19 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
         !isScaleBuffer(step.to.kind) &&
         (options.preferTiles || !aligned ||
          (runs > 1 && runBytes < options.tileBelowRunBytes));
+    // ... and only where the TMA unit takes both buffers' maps (extents
+    // below 2^32, strides below 2^40: m2n/Artifact/TensorMap.h).
+    auto mappable = [&](const BufferRef &buffer, const Dims &extents) {
+      TensorMapGeometry geometry;
+      return !tensorMapGeometry(TensorMapSpec{buffer, extents, tile},
+                                elementBytes, geometry);
+    };
     const bool tiled =
         tmaReady && wantTiles &&
         (!reduction || tmaTileReduces(*reduction, program.typeOf(step.to))) &&
         !planTiles(step.fromBox, *fromShape, step.toBox, *toShape,
-                   elementBytes, options.maxItemBytes, tile);
+                   elementBytes, options.maxItemBytes, tile) &&
+        mappable(step.from, *fromShape) && mappable(step.to, *toShape);
     if (tiled) {
       auto mapOf = [&](const BufferRef &buffer, const Dims &extents,
                        const Dims &box) {

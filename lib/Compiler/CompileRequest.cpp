@@ -15,6 +15,7 @@
 #include "mlir/IR/Diagnostics.h"
 
 #include <optional>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -174,12 +175,15 @@ OwningOpRef<ModuleOp> buildRequestModule(MLIRContext &context,
     }
     Type srcType = elementTypeOf(ctx, r.src_type);
     Type dstType = elementTypeOf(ctx, r.dst_type);
-    if (!srcType || !dstType) {
-      error = what + ": '" + std::string(r.src_type ? r.src_type : "") +
-              "' or '" + std::string(r.dst_type ? r.dst_type : "") +
-              "' is not an element type";
-      return nullptr;
-    }
+    for (auto [type, spelling, side] :
+         {std::make_tuple(srcType, r.src_type, "source"),
+          std::make_tuple(dstType, r.dst_type, "destination")})
+      if (!type) {
+        error = what + ": the " + side + " element type '" +
+                std::string(spelling ? spelling : "") +
+                "' is not one (bf16, f32, ui8, f8E4M3FN, ...)";
+        return nullptr;
+      }
     if (r.scaling < M2N_SCALING_NONE || r.scaling > M2N_SCALING_MX) {
       error = what + ": an unknown scaling";
       return nullptr;
@@ -242,7 +246,11 @@ OwningOpRef<ModuleOp> buildRequestModule(MLIRContext &context,
     const m2n_reshard_desc &r = request.reshards[i];
     FloatAttr scale =
         r.has_scale ? b.getF32FloatAttr(r.scale) : FloatAttr();
-    auto reshard = ReshardOp::create(b, loc, results[i], scales[i],
+    // Diagnostics of a reshard's verifier name it: "<name> reshard i".
+    Location at = NameLoc::get(b.getStringAttr(std::string(request.name) +
+                                               " reshard " +
+                                               std::to_string(i)));
+    auto reshard = ReshardOp::create(b, at, results[i], scales[i],
                                      body->getArgument(i + 1),
                                      body->getArgument(0), scale, scalings[i]);
     members.push_back(reshard.getResult());

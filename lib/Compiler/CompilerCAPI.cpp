@@ -35,6 +35,14 @@ int failure(char **error, const std::string &message) {
 
 mlir::MLIRContext &context();
 
+/// One user of the shared context at a time: its diagnostic handlers are
+/// context-wide (the latest sees every diagnostic) and a compile with a
+/// dump turns its multithreading (and the type uniquer's locks) off.
+std::mutex &contextLock() {
+  static std::mutex lock;
+  return lock;
+}
+
 /// Runs `compile` (one at a time: the shared context's diagnostic handler
 /// and IR-printing state are per compile, and callers may be threads) and
 /// hands out its artifact or its message. No C++ exception crosses the C
@@ -49,8 +57,7 @@ int compileWith(const char *entry, void **artifact, size_t *artifact_size,
   *artifact_size = 0;
   *error = nullptr;
   m2n::CompileResult result;
-  static std::mutex compiling;
-  std::lock_guard<std::mutex> hold(compiling);
+  std::lock_guard<std::mutex> hold(contextLock());
   try {
     result = compile();
   } catch (const std::bad_alloc &) {
@@ -128,8 +135,7 @@ int m2n_request_ir(const m2n_compile_request *request, char **ir,
     return failure(error, "m2n_request_ir: null argument");
   *ir = nullptr;
   *error = nullptr;
-  static std::mutex building;
-  std::lock_guard<std::mutex> hold(building);
+  std::lock_guard<std::mutex> hold(contextLock());
   try {
     std::string wrong;
     mlir::OwningOpRef<mlir::ModuleOp> module =
@@ -143,9 +149,14 @@ int m2n_request_ir(const m2n_compile_request *request, char **ir,
     module->print(os, mlir::OpPrintingFlags().useLocalScope());
     *ir = copyOf(text);
     return *ir ? 0 : failure(error, "m2n_request_ir: out of memory");
+  } catch (const std::bad_alloc &) {
+    return failure(error, "m2n_request_ir: out of memory");
   } catch (const std::exception &e) {
     return failure(error, std::string("m2n_request_ir: internal error: ") +
                               e.what());
+  } catch (...) {
+    return failure(error,
+                   "m2n_request_ir: internal error: an unknown C++ exception");
   }
 }
 
