@@ -91,10 +91,11 @@ __device__ inline float blockMax(float m) {
   if (threadIdx.x % 32 == 0)
     warps[threadIdx.x / 32] = m;
   __syncthreads();
-  m = threadIdx.x < kThreads / 32 ? warps[threadIdx.x] : 0.0f;
-  if (threadIdx.x < 32)
-    for (int o = 4; o > 0; o >>= 1)
-      m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  // Every warp reduces the 8 warp maxima, so every thread returns the
+  // block's (the fused pull scales with it).
+  m = warps[threadIdx.x % (kThreads / 32)];
+  for (int o = 4; o > 0; o >>= 1)
+    m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
   __syncthreads();
   return m;
 }
@@ -198,7 +199,8 @@ template <Pull Mode> __global__ void pullKernel(Buffers b) {
     } else if (Quantize) {
       scale = scaleFromAmax(b.holder[d][blk]);
     }
-    bool plain = scale == 1.0f, divide = Mode == Pull::QuantizeDivide || scale < 0x1p-125f;
+    bool plain = scale == 1.0f,
+         divide = Mode != Pull::QuantizeReciprocal || scale < 0x1p-125f;
     float reciprocal = __frcp_rn(scale);
 #pragma unroll
     for (int i = 0; i < kPerThread; ++i) {
