@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import re
+import struct
 from typing import NamedTuple, Optional, Sequence, Tuple
 
 from . import _native
@@ -31,6 +32,12 @@ class ReshardSpec(NamedTuple):
     scaling: Optional[str] = None
 
 
+def _f32_bits(scale: Optional[float]) -> Optional[int]:
+    """A cast's scale as the compiler takes it (float32): doubles that
+    round to one float32 are one request."""
+    return None if scale is None else struct.unpack("<I", struct.pack("<f", scale))[0]
+
+
 def _layout(mesh: Mesh, placements, keep: list) -> _native.LayoutDesc:
     i64 = ctypes.c_int64
     shape = (i64 * len(mesh.dims))(*mesh.dims)
@@ -52,7 +59,7 @@ class Request:
               tuple(c_placements(s.src_placements))),
              (s.dst_mesh.dims, s.dst_mesh.start_rank, s.dst_mesh.ranks,
               tuple(c_placements(s.dst_placements))),
-             s.shape, s.dtype, s.dst_dtype, s.scale, s.scaling) for s in specs)))
+             s.shape, s.dtype, s.dst_dtype, _f32_bits(s.scale), s.scaling) for s in specs)))
         self._keep = []  # Every array the request points into.
         descs = (_native.ReshardDesc * len(specs))()
         for desc, s in zip(descs, specs):

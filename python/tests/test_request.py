@@ -104,3 +104,13 @@ def test_a_type_beyond_64_bits_is_the_types_verifier_message():
                                            (2**62,), "float32")], group=False)
     with pytest.raises(CompileError, match="reshard 0: .*more than 2\\^63 - 1 bytes"):
         _native.compile_request(request.c)
+
+
+def test_a_request_is_keyed_by_what_the_compiler_takes():
+    def text(scale):
+        return Request("f", 2, [ReshardSpec(Mesh([2]), (Shard(0),), Mesh([2]), (Replicate(),),
+                                            (8,), "float32", "bfloat16", scale=scale)],
+                       group=False).text
+    # 0.1 and its float32 rounding are one float32 scale: one artifact.
+    assert text(0.1) == text(0.100000001490116119384765625)
+    assert text(0.1) != text(0.2)
