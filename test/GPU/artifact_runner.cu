@@ -5,10 +5,13 @@
 //                   [--misalign BYTES] [--refs MIB,MIB] [--group]
 //
 // Rank r runs on GPU r % G (G GPUs; several ranks per GPU are virtual
-// ranks). With --processes P (P = G), P processes are forked, process p runs
-// the ranks of GPU p and the processes exchange buffer handles through an
-// all-gather over shared memory (m2n_cuda_comm_create): the one-process-per-
-// GPU model. Otherwise one process drives every rank.
+// ranks). With --processes P, P processes are forked, process p runs the
+// ranks r with r % P == p, all on GPU p % G, and the processes exchange
+// buffer handles through an all-gather over shared memory
+// (m2n_cuda_comm_create): with P = G the one-process-per-GPU model, with
+// P > G several processes share a GPU (CUDA IPC within one device; without
+// MPS their kernels time-slice, so waits get a longer timeout). Otherwise
+// one process drives every rank.
 //
 // Each reshard: buffers sit 4 KiB inside larger cudaMalloc allocations (the
 // runtime finds the allocation), surrounded by guard bytes; it is timed
@@ -99,6 +102,19 @@ void barrier() {
     }
     usleep(20);
   }
+}
+
+/// The GPU of rank r: r % G with one process, else its process's
+/// (r % P) % G: every rank of a process on one device, as the runtime
+/// requires of several processes.
+int deviceOf(int r, int processes, int devices) {
+  return processes == 1 ? r % devices : (r % processes) % devices;
+}
+
+/// How long a kernel waits for a peer: processes sharing a GPU time-slice
+/// (no MPS), so a peer's kernel may wait for the GPU for a while.
+double waitTimeoutMs(int processes, int devices) {
+  return processes > devices ? 30000 : 2000;
 }
 
 /// The all-gather the runtime calls. Each call is numbered, so that
@@ -266,9 +282,9 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
   }
   std::vector<int> localRanks, localDevices;
   for (int r = 0; r < ranks; ++r)
-    if (processes == 1 || r % devices == process) {
+    if (processes == 1 || r % processes == process) {
       localRanks.push_back(r);
-      localDevices.push_back(r % devices);
+      localDevices.push_back(deviceOf(r, processes, devices));
     }
   m2n_cuda_context context = nullptr;
   if (processes == 1)
@@ -276,7 +292,7 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
   else
     M2N_CHECK(m2n_cuda_comm_create(artifact, ranks, processes, localRanks.size(),
                                    localRanks.data(), localDevices.data(), allgather, nullptr,
-                                   2000, &context));
+                                   waitTimeoutMs(processes, devices), &context));
   const size_t slots = localRanks.size();
   // Member-major, as m2n_cuda_group_bind takes them.
   std::vector<Guarded> src(members * slots), dst(members * slots);
@@ -522,14 +538,17 @@ int main(int argc, char **argv) {
   M2N_CHECK(m2n_artifact_load(text.data(), text.size(), &artifact));
   int devices = 0;
   CUDA_CHECK(cudaGetDeviceCount(&devices));
-  if (processes > 1 && processes != devices) {
-    std::printf("artifact_runner: --processes must equal the number of GPUs (%d)\n", devices);
+  if (processes > 1 && processes < devices) {
+    std::printf("artifact_runner: --processes needs at least one process per GPU (%d)\n",
+                devices);
     return 2;
   }
   if (reporter)
     std::printf("%d GPU(s); %s; %d reshards; runtime CUDA backend, %s\n", devices, argv[1],
                 m2n_artifact_reshard_count(artifact),
-                processes > 1 ? "one process per GPU (IPC handles, all-gather)"
+                processes > 1 ? (processes == devices
+                                     ? "one process per GPU (IPC handles, all-gather)"
+                                     : "several processes per GPU (IPC handles, all-gather)")
                               : "one process for every rank");
 
   if (groupMode) {
@@ -544,9 +563,9 @@ int main(int argc, char **argv) {
     M2N_CHECK(m2n_artifact_reshard_ranks(artifact, index, &ranks));
     std::vector<int> localRanks, localDevices;
     for (int r = 0; r < ranks; ++r)
-      if (processes == 1 || r % devices == process) {
+      if (processes == 1 || r % processes == process) {
         localRanks.push_back(r);
-        localDevices.push_back(r % devices);
+        localDevices.push_back(deviceOf(r, processes, devices));
       }
     // A process may run no rank of a small reshard: it still takes part in
     // the exchanges, with a rank-less view (then it has nothing to launch).
@@ -557,7 +576,7 @@ int main(int argc, char **argv) {
     else if (!localRanks.empty())
       M2N_CHECK(m2n_cuda_comm_create(artifact, ranks, processes, localRanks.size(),
                                      localRanks.data(), localDevices.data(), allgather,
-                                     nullptr, 2000, &context));
+                                     nullptr, waitTimeoutMs(processes, devices), &context));
     if (processes > 1 && localRanks.empty()) {
       // Only reshards with at least as many ranks as processes are run in
       // this mode (every process must run a rank of the communicator).

@@ -43,12 +43,13 @@ if [ -f "$dir/quantizing.m2n" ]; then
     fi
   done
 fi
-# One process per GPU: buffer handles exchanged through an all-gather.
+# Several processes: buffer handles exchanged through an all-gather. One
+# per GPU where there are several; on one GPU two processes share it (CUDA
+# IPC within the device), so the multi-process path runs on every GPU run.
 gpus=$(nvidia-smi -L | wc -l)
-if [ "$gpus" -ge 2 ]; then
-  timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" --processes "$gpus" 2>&1 | tee "$out/artifact_runner_processes.log" || status=1
-  timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" --processes "$gpus" --group 2>&1 | tee "$out/group_processes.log" || status=1
-fi
+processes=$(( gpus >= 2 ? gpus : 2 ))
+timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" --processes "$processes" --repeat 1 2>&1 | tee "$out/artifact_runner_processes.log" || status=1
+timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" --processes "$processes" --group 2>&1 | tee "$out/group_processes.log" || status=1
 # Network steps (the GPUs as two domains) go through NCCL: torch's copy. On
 # one GPU both domains are virtual ranks of it, and the runtime copies the
 # network steps itself.
