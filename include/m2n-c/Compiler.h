@@ -1,10 +1,10 @@
 /*===- m2n-c/Compiler.h - the compiler's C API ---------------------*- C -*-===*
  *
- * Compiles m2n IR text to an artifact in memory by running the pipeline
- * `m2n-opt --m2n-pipeline` runs (one PassManager, every verifier on), for
- * any module: single reshards, collectives, whole refits. The Python
- * frontend loads it with ctypes (libm2n_compiler.so). Thread-compatible:
- * one call at a time per process.
+ * Compiles m2n IR text, or a structured request, to an artifact in memory
+ * by running the pipeline `m2n-opt --m2n-pipeline` runs (one PassManager,
+ * every verifier on), for any module: single reshards, collectives, whole
+ * refits. The Python frontend loads it with ctypes (libm2n_compiler.so).
+ * Thread-safe: calls are serialized on one lock (one shared context).
  *
  *===----------------------------------------------------------------------===*/
 

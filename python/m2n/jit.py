@@ -1,9 +1,10 @@
 """Just-in-time compilation with an in-memory and an on-disk cache.
 
 The first call for a key (layouts, global shape, dtype, communicator size,
-topology, options, compiler version, target) writes the program as m2n IR,
-runs the C++ pipeline through the compiler's C API and keeps the artifact in
-memory and on disk; later calls only look the key up.
+topology, options, compiler version, target) describes the program to the
+compiler as a structured request (_request.py), runs the C++ pipeline
+through the compiler's C API (m2n_compile_from_request) and keeps the
+artifact in memory and on disk; later calls only look the key up.
 
 The disk cache is bounded: after each write, the least recently used
 artifacts (by modification time, which a hit refreshes) are deleted until
