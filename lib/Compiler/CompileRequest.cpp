@@ -3,6 +3,7 @@
 #include "m2n/Compiler/CompileRequest.h"
 
 #include "m2n/Base/Layout.h"
+#include "m2n/Base/PlacementCode.h"
 #include "m2n/Base/Scaling.h"
 #include "m2n/Dialect/M2N/IR/LayoutInterop.h"
 #include "m2n/Dialect/M2N/IR/M2NDialect.h"
@@ -58,15 +59,11 @@ std::optional<std::string> layoutOf(const m2n_layout_desc &desc,
   layout.placements.clear();
   for (int axis = 0; axis < desc.mesh_axes; ++axis) {
     const m2n_placement &p = desc.placements[axis];
-    if (p.kind < 0 || p.kind > 2 || p.reduction < 0 || p.reduction > 2 ||
-        p.boundary_count < 0 || (p.boundary_count && !p.boundaries))
-      return what + ": placement " + std::to_string(axis) +
-             " has an unknown kind or reduction, or no boundaries";
     Placement placement;
-    placement.kind = static_cast<Placement::Kind>(p.kind);
-    placement.dim = p.kind == 0 ? p.dim : -1;
-    placement.reduction = static_cast<Reduction>(p.reduction);
-    placement.boundaries.assign(p.boundaries, p.boundaries + p.boundary_count);
+    if (std::optional<std::string> wrong =
+            decodePlacement(p.kind, p.dim, p.reduction, p.boundaries,
+                            p.boundary_count, placement))
+      return what + ": placement " + std::to_string(axis) + " " + *wrong;
     layout.placements.push_back(std::move(placement));
   }
   if (std::optional<std::string> wrong =

@@ -10,6 +10,8 @@
 
 #include "Internal.h"
 
+#include "m2n/Base/PlacementCode.h"
+
 #include <algorithm>
 #include <limits>
 #include <fstream>
@@ -318,16 +320,13 @@ m2n_status m2n_layout_local_box(const int64_t *mesh_shape, int mesh_axes,
     return fail(M2N_INVALID_ARGUMENT, *wrong);
   for (int axis = 0; axis < mesh_axes; ++axis) {
     const m2n_placement &p = placements[axis];
-    if (p.kind < 0 || p.kind > 2 || p.reduction < 0 || p.reduction > 2 ||
-        p.boundary_count < 0 || (p.boundary_count && !p.boundaries))
-      return fail(M2N_INVALID_ARGUMENT,
-                  "m2n_layout_local_box: placement " + std::to_string(axis) +
-                      " has an unknown kind or reduction, or no boundaries");
     m2n::Placement placement;
-    placement.kind = static_cast<m2n::Placement::Kind>(p.kind);
-    placement.dim = p.kind == 0 ? p.dim : -1;
-    placement.reduction = static_cast<m2n::Reduction>(p.reduction);
-    placement.boundaries.assign(p.boundaries, p.boundaries + p.boundary_count);
+    if (std::optional<std::string> wrong =
+            m2n::decodePlacement(p.kind, p.dim, p.reduction, p.boundaries,
+                                 p.boundary_count, placement))
+      return fail(M2N_INVALID_ARGUMENT, "m2n_layout_local_box: placement " +
+                                            std::to_string(axis) + " " +
+                                            *wrong);
     layout.placements.push_back(std::move(placement));
   }
   std::vector<int64_t> extents(shape, shape + tensor_rank);
