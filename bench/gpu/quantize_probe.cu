@@ -18,7 +18,10 @@
 // correction (both checked bit for bit). A fourth variant fuses the amax
 // into the pull: a destination whose box holds whole blocks computes each
 // block's amax from the block it loaded (no amax pass, no exchange: one
-// read of every element, as the uncast reshard), and writes its scales.
+// read of every element, as the uncast reshard), and writes its scales;
+// the staged fusions keep 2, 4 or 6 blocks a CTA in flight in shared memory
+// (bulk copies on an mbarrier) so that loads overlap the amax and the
+// quantizing, where the plain fused pull waits for each block it holds.
 // Checked first (fresh random values with zero blocks, an infinity and a
 // NaN; the destination poisoned; every element and scale compared with a
 // host quantizer written from the format definition), then timed with CUDA
@@ -226,6 +229,123 @@ template <Pull Mode> __global__ void pullKernel(Buffers b) {
   }
 }
 
+// The fused pull, staged: each CTA keeps Stages blocks in flight in shared
+// memory (one 256-byte bulk copy a row, cp.async.bulk completing on the
+// stage's mbarrier), so the loads of the next blocks overlap the amax,
+// the block reduction and the quantizing of this one; the pull above holds
+// one block in registers and waits for it. This is the shape m2n's kernel
+// would take for blocks that lie whole in a destination's box.
+__device__ inline uint32_t sharedAddress(const void *p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ inline void barrierInit(uint64_t *bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sharedAddress(bar)) : "memory");
+}
+
+__device__ inline void barrierExpect(uint64_t *bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(sharedAddress(bar)),
+               "r"(bytes)
+               : "memory");
+}
+
+__device__ inline void bulkLoad(void *to, const void *from, uint32_t bytes, uint64_t *bar) {
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+                   sharedAddress(to)),
+               "l"(from), "r"(bytes), "r"(sharedAddress(bar))
+               : "memory");
+}
+
+__device__ inline void barrierWait(uint64_t *bar, uint32_t parity) {
+  uint32_t done = 0;
+  while (!done)
+    asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+                 : "=r"(done)
+                 : "r"(sharedAddress(bar)), "r"(parity)
+                 : "memory");
+}
+
+constexpr int kBlockBytes = kBlock * kBlock * 2; // 32 KiB of bf16.
+
+template <int Stages, bool Reciprocal> __global__ void __launch_bounds__(kThreads) fusedStagedKernel(Buffers b) {
+  extern __shared__ __align__(128) unsigned char stages[];
+  __shared__ __align__(8) uint64_t bars[Stages];
+  const int blocksPerRank = kBlockRows * kDstBlockCols, units = kDstRanks * blocksPerRank;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // Warp 0 issues a block's 128 row copies into a stage.
+  auto issue = [&](int unit, int stage) {
+    int d = unit / blocksPerRank, blk = unit % blocksPerRank;
+    int br = blk / kDstBlockCols, bc = blk % kDstBlockCols;
+    int s = 2 * dstTp(d) + bc / kSrcBlockCols;
+    const __nv_bfloat16 *from = b.src[s] + (size_t)br * kBlock * kSrcCols + (bc % kSrcBlockCols) * kBlock;
+    if (lane == 0)
+      barrierExpect(&bars[stage], kBlockBytes);
+    __syncwarp();
+    for (int row = lane; row < kBlock; row += 32)
+      bulkLoad(stages + stage * kBlockBytes + row * kBlock * 2, from + (size_t)row * kSrcCols, kBlock * 2,
+               &bars[stage]);
+  };
+  if (threadIdx.x < Stages)
+    barrierInit(&bars[threadIdx.x]);
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  __syncthreads();
+  if (warp == 0)
+    for (int s = 0; s < Stages; ++s)
+      if (blockIdx.x + s * gridDim.x < units)
+        issue(blockIdx.x + s * gridDim.x, s);
+  constexpr int kPerThread = kBlock * 16 / kThreads; // 8 vectors of 8 elements.
+  int k = 0;
+  for (int unit = blockIdx.x; unit < units; unit += gridDim.x, ++k) {
+    const int stage = k % Stages;
+    barrierWait(&bars[stage], (k / Stages) & 1);
+    const uint4 *staged = reinterpret_cast<const uint4 *>(stages + stage * kBlockBytes);
+    uint4 x[kPerThread];
+    float m = 0.0f;
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      x[i] = staged[threadIdx.x + i * kThreads]; // A row is 16 vectors: vector v is row v / 16.
+      m = amaxOf(x[i], m);
+    }
+    const float scale = scaleFromAmax(blockMax(m)); // Its barriers end every read of the stage.
+    int next = unit + Stages * gridDim.x;
+    if (warp == 0 && next < units)
+      issue(next, stage);
+    int d = unit / blocksPerRank, blk = unit % blocksPerRank;
+    int br = blk / kDstBlockCols, bc = blk % kDstBlockCols;
+    if (threadIdx.x == 0)
+      b.scales[d][blk] = scale;
+    size_t to = (size_t)br * kBlock * kDstCols + bc * kBlock;
+    bool plain = scale == 1.0f, divide = !Reciprocal || scale < 0x1p-125f;
+    float reciprocal = __frcp_rn(scale);
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) {
+      int v = threadIdx.x + i * kThreads;
+      size_t row = v / 16, col = (v % 16) * 8;
+      const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&x[i]);
+      uint32_t out[2];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        float2 f = __bfloat1622float2(h[j]);
+        float2 q = plain ? f
+                   : divide ? make_float2(__fdiv_rn(f.x, scale), __fdiv_rn(f.y, scale))
+                            : make_float2(quotient(f.x, scale, reciprocal), quotient(f.y, scale, reciprocal));
+        reinterpret_cast<uint16_t *>(out)[j] = __nv_cvt_float2_to_fp8x2(q, __NV_SATFINITE, __NV_E4M3);
+      }
+      *reinterpret_cast<uint2 *>(b.dstFp8[d] + to + row * kDstCols + col) = make_uint2(out[0], out[1]);
+    }
+  }
+}
+
+template <int Stages, bool Reciprocal> void launchFusedStaged(int ctas, const Buffers &b) {
+  static bool configured = false;
+  if (!configured) {
+    CHECK(cudaFuncSetAttribute(fusedStagedKernel<Stages, Reciprocal>,
+                               cudaFuncAttributeMaxDynamicSharedMemorySize, Stages * kBlockBytes));
+    configured = true;
+  }
+  fusedStagedKernel<Stages, Reciprocal><<<ctas, kThreads, Stages * kBlockBytes>>>(b);
+}
+
 // The plain copy of the same bytes, 8 vectors in flight a thread.
 __global__ void copyKernel(const uint4 *from, uint4 *to, size_t vectors) {
   const size_t stride = (size_t)gridDim.x * kThreads;
@@ -327,11 +447,19 @@ int main(int argc, char **argv) {
     CHECK(cudaMemset(b.dstFp8[d], 0x7F, dstElems)); // Poison (NaN in e4m3).
     CHECK(cudaMemset(b.scales[d], 0xFF, kBlockRows * kDstBlockCols * 4));
   }
-  // mode 0: the three phases, dividing; 1: with the reciprocal; 2: fused.
+  // mode 0: the three phases, dividing; 1: with the reciprocal; 2: fused;
+  // 3-6: fused and staged (2, 4 or 6 stages dividing, 4 with the reciprocal).
+  const char *modeNames[] = {"division", "reciprocal + FMA", "fused amax",
+                             "fused staged, 2 stages", "fused staged, 4 stages",
+                             "fused staged, 6 stages", "fused staged, 4 stages, reciprocal"};
   auto quantizing = [&](int ctas, int mode) {
-    if (mode == 2) {
-      pullKernel<Pull::QuantizeFused><<<ctas, kThreads>>>(b);
-      return;
+    switch (mode) {
+    case 2: pullKernel<Pull::QuantizeFused><<<ctas, kThreads>>>(b); return;
+    case 3: launchFusedStaged<2, false>(ctas, b); return;
+    case 4: launchFusedStaged<4, false>(ctas, b); return;
+    case 5: launchFusedStaged<6, false>(ctas, b); return;
+    case 6: launchFusedStaged<4, true>(ctas, b); return;
+    default: break;
     }
     amaxKernel<<<ctas, kThreads>>>(b);
     exchangeKernel<<<ctas, kThreads>>>(b);
@@ -341,12 +469,13 @@ int main(int argc, char **argv) {
       pullKernel<Pull::QuantizeDivide><<<ctas, kThreads>>>(b);
   };
   size_t wrong = 0;
-  for (int mode : {0, 1, 2}) {
+  for (int mode = 0; mode < 7; ++mode) {
   for (int d = 0; d < kDstRanks; ++d) {
     CHECK(cudaMemset(b.dstFp8[d], 0x7F, dstElems));
     CHECK(cudaMemset(b.scales[d], 0xFF, kBlockRows * kDstBlockCols * 4));
   }
   quantizing(132, mode);
+  CHECK(cudaGetLastError());
   CHECK(cudaDeviceSynchronize());
 
   // Check every destination element and scale with the host quantizer.
@@ -381,7 +510,7 @@ int main(int argc, char **argv) {
       }
   }
   std::printf("check (%s): %s (%zu of %zu elements and %zu scales differ)\n",
-              mode == 2 ? "fused amax" : mode == 1 ? "reciprocal + FMA" : "division",
+              modeNames[mode],
               wrong != wrongBefore ? "FAIL" : "PASS", wrong - wrongBefore,
               kDstRanks * dstElems, kDstRanks * scales.size());
   }
@@ -409,6 +538,17 @@ int main(int argc, char **argv) {
                 ctas, uncast, totalDiv, amax, exchange, pullDiv, uncast / totalDiv, totalRcp, amax,
                 exchange, pullRcp, uncast / totalRcp, fused, uncast / fused, plain,
                 copyBytes / uncast / 1e3);
+  }
+  std::printf("\n| CTAs | uncast us | fused staged 2 us | ratio | 4 | ratio | 6 | ratio | 4, reciprocal | ratio |\n|---|---|---|---|---|---|---|---|---|---|\n");
+  for (int ctas : ctaCounts) {
+    float uncast = timeIt([&] { pullKernel<Pull::Copy><<<ctas, kThreads>>>(b); }, 20);
+    std::printf("| %d | %.1f |", ctas, uncast);
+    for (int mode = 3; mode < 7; ++mode) {
+      float t = timeIt([&] { quantizing(ctas, mode); }, 20);
+      std::printf(" %.1f | %.2f |", t, uncast / t);
+    }
+    std::printf("\n");
+    CHECK(cudaGetLastError());
   }
   return wrong ? 1 : 0;
 }
