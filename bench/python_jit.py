@@ -41,10 +41,8 @@ def case(name, comm, call, repeat=5000):
     disk = time.perf_counter() - start
     warm = timed(call, repeat)
     prepared = next(iter(_prepared.values()))
-    lib = _native.runtime()
-    execute = timed(lambda: _native.check(lib.m2n_host_execute(
-        prepared.artifact.handle, 0, comm.size, prepared.src_pointers, prepared.src_bytes,
-        prepared.dst_pointers, prepared.dst_bytes)), repeat)
+    context = comm.context(prepared.artifact)
+    execute = timed(lambda: context.execute((prepared.reshard,), prepared.buffers), repeat)
     print(f"| {name} | {cold * 1e3:.1f} | {disk * 1e3:.2f} | {warm * 1e6:.1f} | "
           f"{execute * 1e6:.1f} | {(warm - execute) * 1e6:.1f} |")
     m2n.clear_memory_cache()
@@ -80,11 +78,13 @@ def cuda_case(name, comm, call, repeat=2000):
     warm = timed_each(call, repeat, synchronize)
     prepared = next(iter(_prepared.values()))
     lib = _native.runtime()
-    context = comm.cuda_context(prepared.artifact)
+    context = comm.context(prepared.artifact)
+    group = context.group((prepared.reshard,))
     streams = (ctypes.c_void_p * comm.size)(
         *[torch.cuda.current_stream(d).cuda_stream for d in comm.devices])
-    launch = timed_each(lambda: _native.check(lib.m2n_cuda_launch(context, 0, streams)),
-                        repeat, synchronize)
+    launch = timed_each(
+        lambda: _native.check(lib.m2n_group_launch(context.handle, group, streams)),
+        repeat, synchronize)
     print(f"| {name} | {cold * 1e3:.1f} | {disk * 1e3:.2f} | {warm * 1e6:.1f} | "
           f"{launch * 1e6:.1f} | {(warm - launch) * 1e6:.1f} |")
     m2n.clear_memory_cache()

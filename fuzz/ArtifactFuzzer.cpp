@@ -14,6 +14,9 @@
 
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/runtime.h"
+#ifdef M2N_FUZZ_HOST_EXECUTE
+#include "HostRun.h"
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -118,10 +121,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!allocate(artifact, reshard, ranks, buffers, total))
       continue;
 #ifdef M2N_FUZZ_HOST_EXECUTE
-    expectMessage("m2n_host_execute",
-                  m2n_host_execute(artifact, reshard, ranks, buffers.src.data(),
-                                   buffers.srcBytes.data(), buffers.dst.data(),
-                                   buffers.dstBytes.data()));
+    expectMessage("m2n_group_execute",
+                  hostRun(artifact, {reshard}, ranks, buffers.src.data(),
+                          buffers.srcBytes.data(), buffers.dst.data(),
+                          buffers.dstBytes.data()));
     if (reshard == 0)
       continue;
     // Grouped with reshard 0 (the refit's path): member-major buffers.
@@ -143,11 +146,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     first.dstBytes.insert(first.dstBytes.end(), second.dstBytes.begin(),
                           second.dstBytes.end());
     const int members[2] = {0, reshard};
-    expectMessage(
-        "m2n_host_execute_group",
-        m2n_host_execute_group(artifact, 2, members, both, first.src.data(),
-                               first.srcBytes.data(), first.dst.data(),
-                               first.dstBytes.data()));
+    expectMessage("m2n_group_execute (a group of two)",
+                  hostRun(artifact, {members[0], members[1]}, both,
+                          first.src.data(), first.srcBytes.data(),
+                          first.dst.data(), first.dstBytes.data()));
 #endif
   }
   m2n_artifact_destroy(artifact);

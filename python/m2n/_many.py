@@ -92,8 +92,8 @@ def reshard_many(calls: Sequence[dict], comm: Communicator, stream=None, *,
 
 class _Group:
     """The calls of reshard_many bound to one artifact, launched as one
-    group: member-major pointer arrays, the group's id in the runtime
-    context, and the pointers it was last bound to."""
+    group: the member list and member-major byte counts (the runtime
+    context keeps the group and the pointers it is bound to)."""
 
     def __init__(self, members: List[_Prepared], comm: Communicator):
         self.members = members
@@ -105,16 +105,13 @@ class _Group:
         if compiled != [p.reshard for p in members]:
             raise RuntimeError(f"internal error: the artifact's group reshard_many has "
                                    f"members {compiled}, expected {[p.reshard for p in members]}")
-        self.reshards = (ctypes.c_int * m)(*compiled)
+        self.reshards = tuple(compiled)
         self.src_bytes = (ctypes.c_size_t * (m * n))(*[b for p in members for b in p.src_bytes])
         self.dst_bytes = (ctypes.c_size_t * (m * n))(*[b for p in members for b in p.dst_bytes])
         self.quantizing = any(p.quantizing for p in members)
         self.scale_bytes = (ctypes.c_size_t * (m * n))(*[b for p in members
                                                          for b in p.scale_bytes])
         self.checked = None  # Pointers the last cross-call check accepted.
-        self.context = None
-        self.group = ctypes.c_int(-1)
-        self.bound = None
 
     def pointers(self):
         return (tuple(x for p in self.members for x in p.src_pointers),
@@ -139,41 +136,23 @@ class _Group:
 
     def run(self, calls, stream) -> None:
         comm, n, m = self.comm, self.comm.size, len(self.members)
-        lib = _native.runtime()
-        artifact = self.members[0].artifact
         src, dst, scales = self.pointers()
-        src_array = (ctypes.c_void_p * (m * n))(*src)
-        dst_array = (ctypes.c_void_p * (m * n))(*dst)
-        scale_array = (ctypes.c_void_p * (m * n))(*scales) if self.quantizing else None
-        if comm.backend == "host":
-            _native.check(lib.m2n_host_execute_scaled(
-                artifact.handle, m, self.reshards, n, src_array, self.src_bytes, dst_array,
-                self.dst_bytes, scale_array, self.scale_bytes if self.quantizing else None))
-            return
-        for i, call in enumerate(calls):  # A tensor may have moved to another device.
-            for what in ("src", "dst", "scales"):
-                for r, t in enumerate(call.get(what) or []):
-                    if t is not None and t.device.index != comm.devices[r]:
-                        raise ValueError(f"calls[{i}]['{what}'][{r}] is on {t.device}, rank {r} "
-                                         f"runs on cuda:{comm.devices[r]}")
-        streams = _streams(comm, stream)
-        context = comm.cuda_context(artifact)
-        if self.context is None or self.context.value != context.value:
-            _native.check(lib.m2n_cuda_group_create(context, m, self.reshards,
-                                                    ctypes.byref(self.group)))
-            self.context, self.bound = context, None
-        if self.bound != (src, dst, scales):
-            if self.quantizing:
-                _native.check(lib.m2n_cuda_group_bind_scaled(
-                    context, self.group, src_array, self.src_bytes, dst_array, self.dst_bytes,
-                    scale_array, self.scale_bytes))
-            else:
-                _native.check(lib.m2n_cuda_group_bind(context, self.group, src_array,
-                                                      self.src_bytes, dst_array,
-                                                      self.dst_bytes))
-            self.bound = (src, dst, scales)
-        _native.check(lib.m2n_cuda_group_launch(context, self.group,
-                                                (ctypes.c_void_p * n)(*streams)))
+        streams = None
+        if comm.backend != "host":
+            for i, call in enumerate(calls):  # A tensor may have moved to another device.
+                for what in ("src", "dst", "scales"):
+                    for r, t in enumerate(call.get(what) or []):
+                        if t is not None and t.device.index != comm.devices[r]:
+                            raise ValueError(f"calls[{i}]['{what}'][{r}] is on {t.device}, "
+                                             f"rank {r} runs on cuda:{comm.devices[r]}")
+            streams = (ctypes.c_void_p * n)(*_streams(comm, stream))
+        # The runtime binds again only where the pointers changed.
+        buffers = _native.Buffers((ctypes.c_void_p * (m * n))(*src), self.src_bytes,
+                                  (ctypes.c_void_p * (m * n))(*dst), self.dst_bytes)
+        if self.quantizing:
+            buffers.scales = (ctypes.c_void_p * (m * n))(*scales)
+            buffers.scale_bytes = self.scale_bytes
+        comm.context(self.members[0].artifact).execute(self.reshards, buffers, streams)
 
 
 def _prepare_many(calls, comm: Communicator, options: str) -> List[_Prepared]:

@@ -104,51 +104,63 @@ def runtime() -> ctypes.CDLL:
         lib.m2n_artifact_local_shape.argtypes = [
             ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, c_int_p, c_int_p,
             ctypes.POINTER(ctypes.c_int64)]
-        lib.m2n_host_execute.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
-                                         c_void_pp, c_size_p, c_void_pp, c_size_p]
         i64_p = ctypes.POINTER(ctypes.c_int64)
         lib.m2n_layout_local_box.argtypes = [
             i64_p, ctypes.c_int, i64_p, ctypes.c_int64, ctypes.POINTER(Placement), i64_p,
             ctypes.c_int, ctypes.c_int64, c_int_p, i64_p, i64_p]
-        lib.m2n_host_execute_group.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p,
-                                               ctypes.c_int, c_void_pp, c_size_p, c_void_pp,
-                                               c_size_p]
-        lib.m2n_host_execute_scaled.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p,
-                                                ctypes.c_int, c_void_pp, c_size_p, c_void_pp,
-                                                c_size_p, c_void_pp, c_size_p]
         lib.m2n_artifact_reshard_scaling.restype = ctypes.c_char_p
         lib.m2n_artifact_reshard_scaling.argtypes = [ctypes.c_void_p, ctypes.c_int]
         lib.m2n_artifact_scale_shape.argtypes = [
             ctypes.c_void_p, ctypes.c_int, ctypes.c_int, c_int_p, c_int_p,
             ctypes.POINTER(ctypes.c_int64), c_int_p]
         lib.m2n_cuda_device_count.argtypes = [c_int_p]
-        lib.m2n_cuda_context_create.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p,
-                                                ctypes.c_double, c_void_pp]
-        lib.m2n_cuda_comm_create.argtypes = [
-            ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_int, c_int_p, c_int_p,
-            ALLGATHER, ctypes.c_void_p, ctypes.c_double, c_void_pp]
-        lib.m2n_cuda_context_destroy.argtypes = [ctypes.c_void_p]
-        lib.m2n_cuda_execute.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp, c_size_p,
-                                         c_void_pp, c_size_p, c_void_pp]
-        lib.m2n_cuda_bind.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp, c_size_p,
-                                      c_void_pp, c_size_p]
-        lib.m2n_cuda_launch.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp]
-        lib.m2n_cuda_group_create.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p, c_int_p]
-        lib.m2n_cuda_group_bind.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp, c_size_p,
-                                            c_void_pp, c_size_p]
-        lib.m2n_cuda_bind_scaled.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp,
-                                             c_size_p, c_void_pp, c_size_p, c_void_pp,
-                                             c_size_p]
-        lib.m2n_cuda_execute_scaled.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp,
-                                                c_size_p, c_void_pp, c_size_p, c_void_pp,
-                                                c_size_p, c_void_pp]
-        lib.m2n_cuda_group_bind_scaled.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp,
-                                                   c_size_p, c_void_pp, c_size_p, c_void_pp,
-                                                   c_size_p]
-        lib.m2n_cuda_group_launch.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp]
-        lib.m2n_cuda_synchronize.argtypes = [ctypes.c_void_p]
+        lib.m2n_context_create.argtypes = [ctypes.c_void_p, ctypes.POINTER(ContextOptions),
+                                           c_void_pp]
+        lib.m2n_context_destroy.argtypes = [ctypes.c_void_p]
+        lib.m2n_context_destroy.restype = None
+        lib.m2n_group_create.argtypes = [ctypes.c_void_p, ctypes.c_int, c_int_p, c_int_p]
+        lib.m2n_group_bind.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(Buffers)]
+        lib.m2n_group_launch.argtypes = [ctypes.c_void_p, ctypes.c_int, c_void_pp]
+        lib.m2n_group_execute.argtypes = [ctypes.c_void_p, ctypes.c_int,
+                                          ctypes.POINTER(Buffers), c_void_pp]
+        lib.m2n_context_synchronize.argtypes = [ctypes.c_void_p]
         _runtime = lib
     return _runtime
+
+
+#: M2N_RUNTIME_API_VERSION of the runtime.h these bindings follow.
+RUNTIME_API_VERSION = 7
+#: m2n_backend.
+BACKEND_HOST, BACKEND_CUDA = 1, 2
+
+
+class ContextOptions(ctypes.Structure):
+    """m2n_context_options (runtime.h)."""
+    _fields_ = [("version", ctypes.c_int), ("backend", ctypes.c_int), ("ranks", ctypes.c_int),
+                ("processes", ctypes.c_int), ("local_count", ctypes.c_int),
+                ("local_ranks", c_int_p), ("devices", c_int_p), ("allgather", ALLGATHER),
+                ("allgather_user", ctypes.c_void_p), ("timeout_ms", ctypes.c_double)]
+
+
+class Buffers(ctypes.Structure):
+    """m2n_buffers (runtime.h): member-major pointer and size arrays."""
+    _fields_ = [("src", c_void_pp), ("src_bytes", c_size_p), ("dst", c_void_pp),
+                ("dst_bytes", c_size_p), ("scales", c_void_pp), ("scale_bytes", c_size_p)]
+
+
+def buffers(src, src_bytes, dst, dst_bytes, scales=None, scale_bytes=None) -> Buffers:
+    """m2n_buffers of pointer sequences (None for a missing buffer) and
+    their byte counts; the struct keeps its arrays alive."""
+    def pointers(values):
+        return (ctypes.c_void_p * len(values))(*values)
+
+    def sizes(values):
+        return (ctypes.c_size_t * len(values))(*values)
+
+    result = Buffers(pointers(src), sizes(src_bytes), pointers(dst), sizes(dst_bytes))
+    if scales is not None:
+        result.scales, result.scale_bytes = pointers(scales), sizes(scale_bytes)
+    return result
 
 
 class Placement(ctypes.Structure):

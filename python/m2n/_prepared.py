@@ -39,6 +39,11 @@ class _Prepared:
         self.scale_bytes = (ctypes.c_size_t * n)(*[t.nbytes if t else 0
                                                    for t in (scales or [None] * n)])
         self.scale_pointers = (ctypes.c_void_p * n)()
+        # The arrays above as the runtime's m2n_buffers (refilled in place).
+        self.buffers = _native.Buffers(self.src_pointers, self.src_bytes, self.dst_pointers,
+                                       self.dst_bytes)
+        if self.quantizing:
+            self.buffers.scales, self.buffers.scale_bytes = self.scale_pointers, self.scale_bytes
         self.last_scales = [None] * n
         # Weak references to the arrays whose pointers the arrays hold: a
         # numpy array's buffer and strides never change, so the same object
@@ -286,41 +291,20 @@ def compiled(comm: Communicator, src_mesh: Mesh, src_placements, dst_mesh: Mesh,
 
 def _execute(prepared: _Prepared, src, dst, comm: Communicator, stream,
              scales=None) -> None:
-    """Runs a prepared reshard on the host backend or this process's GPUs."""
+    """Runs a prepared reshard on the host backend or this process's GPUs:
+    its group of one, bound again where the buffers changed (a quantizing
+    one computes its scales from its data at every launch)."""
     n = comm.size
-    lib = _native.runtime()
-    if comm.backend == "host":
-        if prepared.quantizing:
-            _native.check(lib.m2n_host_execute_scaled(
-                prepared.artifact.handle, 1, (ctypes.c_int * 1)(prepared.reshard), n,
-                prepared.src_pointers, prepared.src_bytes, prepared.dst_pointers,
-                prepared.dst_bytes, prepared.scale_pointers, prepared.scale_bytes))
-            return
-        _native.check(lib.m2n_host_execute(prepared.artifact.handle, prepared.reshard, n,
-                                           prepared.src_pointers, prepared.src_bytes,
-                                           prepared.dst_pointers, prepared.dst_bytes))
-        return
-    for r in range(n):  # A tensor may have moved to another device.
-        for t, what in ((src[r], "src"), (dst[r], "dst"),
-                        (scales[r] if scales is not None else None, "scales")):
-            if t is not None and t.device.index != comm.devices[r]:
-                raise ValueError(f"{what}[{r}] is on {t.device}, rank {r} runs on "
-                                 f"cuda:{comm.devices[r]}")
-    streams = _streams(comm, stream)
-    context = comm.cuda_context(prepared.artifact)
-    if prepared.quantizing:
-        # The runtime binds (tables of amaxes, items) when the buffers differ
-        # from those the reshard is bound to; every launch computes its
-        # scales from its data.
-        _native.check(lib.m2n_cuda_execute_scaled(
-            context, prepared.reshard, prepared.src_pointers, prepared.src_bytes,
-            prepared.dst_pointers, prepared.dst_bytes, prepared.scale_pointers,
-            prepared.scale_bytes, (ctypes.c_void_p * n)(*streams)))
-        return
-    _native.check(lib.m2n_cuda_execute(context, prepared.reshard,
-                                       prepared.src_pointers, prepared.src_bytes,
-                                       prepared.dst_pointers, prepared.dst_bytes,
-                                       (ctypes.c_void_p * n)(*streams)))
+    streams = None
+    if comm.backend != "host":
+        for r in range(n):  # A tensor may have moved to another device.
+            for t, what in ((src[r], "src"), (dst[r], "dst"),
+                            (scales[r] if scales is not None else None, "scales")):
+                if t is not None and t.device.index != comm.devices[r]:
+                    raise ValueError(f"{what}[{r}] is on {t.device}, rank {r} runs on "
+                                     f"cuda:{comm.devices[r]}")
+        streams = (ctypes.c_void_p * n)(*_streams(comm, stream))
+    comm.context(prepared.artifact).execute((prepared.reshard,), prepared.buffers, streams)
 
 
 def _streams(comm: Communicator, stream) -> list:

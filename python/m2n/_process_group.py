@@ -158,18 +158,18 @@ def _reshard_in_group(src, dst, comm, stream, src_mesh, src_placements, dst_mesh
             error = failure
         everyone_ok(error)
     lib = _native.runtime()
-    context = comm.cuda_context(prepared.artifact)
+    context = comm.context(prepared.artifact)
+    group = context.group((0,))
     if changed:
-        one = lambda values: (ctypes.c_void_p * 1)(values)  # noqa: E731
-        size = lambda values: (ctypes.c_size_t * 1)(values)  # noqa: E731
-        buffers = (context, 0, one(pointers[0] or None), size(prepared.src_bytes[rank]),
-                   one(pointers[1] or None), size(prepared.dst_bytes[rank]))
+        def one(values, kind=ctypes.c_void_p):
+            return (kind * 1)(values)
+        buffers = _native.Buffers(one(pointers[0] or None), one(prepared.src_bytes[rank], ctypes.c_size_t),
+                                  one(pointers[1] or None), one(prepared.dst_bytes[rank], ctypes.c_size_t))
         if prepared.quantizing:
-            _native.check(lib.m2n_cuda_bind_scaled(
-                *buffers, one(pointers[2] or None), size(prepared.scale_bytes[rank])))
-        else:
-            _native.check(lib.m2n_cuda_bind(*buffers))
+            buffers.scales = one(pointers[2] or None)
+            buffers.scale_bytes = one(prepared.scale_bytes[rank], ctypes.c_size_t)
+        _native.check(lib.m2n_group_bind(context.handle, group, ctypes.byref(buffers)))
         prepared.bound = pointers
     s = torch.cuda.current_stream(comm.devices[0]) if stream is None else stream
-    _native.check(lib.m2n_cuda_launch(context, 0, (ctypes.c_void_p * 1)(
+    _native.check(lib.m2n_group_launch(context.handle, group, (ctypes.c_void_p * 1)(
         s.cuda_stream if hasattr(s, "cuda_stream") else int(s))))

@@ -7,7 +7,10 @@
   GPU: virtual ranks);
 * Communicator.from_process_group(group): one rank per process, the
   processes of a torch.distributed group; buffer handles are exchanged with
-  the group's all-gather (the runtime's m2n_cuda_comm_create).
+  the group's all-gather (the runtime's contexts of several processes).
+
+Each communicator keeps one runtime context (m2n_context) per artifact it
+ran, with its groups (a reshard is a group of one).
 """
 from __future__ import annotations
 
@@ -19,6 +22,34 @@ from . import _native
 
 #: The most ranks a communicator (and a mesh) may have: m2n.comm<N>'s bound.
 MAX_RANKS = 1 << 31
+
+
+class _Context:
+    """A runtime context of one artifact on a communicator (the artifact
+    kept alive with it), and its groups by member list."""
+
+    def __init__(self, handle: ctypes.c_void_p, artifact):
+        self.handle = handle
+        self.artifact = artifact
+        self._groups: Dict[Tuple[int, ...], int] = {}
+
+    def group(self, reshards: Sequence[int]) -> int:
+        """The group of these reshard indices, created on first use."""
+        key = tuple(reshards)
+        group = self._groups.get(key)
+        if group is None:
+            created = ctypes.c_int(-1)
+            _native.check(_native.runtime().m2n_group_create(
+                self.handle, len(key), (ctypes.c_int * len(key))(*key), ctypes.byref(created)))
+            group = self._groups[key] = created.value
+        return group
+
+    def execute(self, reshards: Sequence[int], buffers, streams=None) -> None:
+        """Runs the group of `reshards` on `buffers` (an m2n_buffers), bound
+        again where its pointers changed; `streams`: one per local rank
+        (CUDA), or None."""
+        _native.check(_native.runtime().m2n_group_execute(
+            self.handle, self.group(reshards), ctypes.byref(buffers), streams))
 
 
 class Communicator:
@@ -38,8 +69,8 @@ class Communicator:
         self.timeout_ms = timeout_ms
         self.local_ranks = range(size)
         self.group = None
-        # By artifact key: the runtime context and the artifact it runs.
-        self._contexts: Dict[str, Tuple[ctypes.c_void_p, object]] = {}
+        # By artifact key: the runtime context of the artifact.
+        self._contexts: Dict[str, _Context] = {}
         self._allgather = None
         # Threads may share a communicator: its calls (binding buffers into
         # a prepared call's pointer arrays, then the launch) run one at a
@@ -113,40 +144,44 @@ class Communicator:
     def target(self) -> str:
         return "sm_90a"
 
-    def cuda_context(self, artifact) -> ctypes.c_void_p:
-        """The runtime context of `artifact` on this communicator's devices."""
-        entry = self._contexts.get(artifact.key_hash)
-        context = entry[0] if entry else None
+    def context(self, artifact) -> _Context:
+        """The runtime context of `artifact` on this communicator's backend
+        (created on first use; collective in process-group mode)."""
+        context = self._contexts.get(artifact.key_hash)
         if context is None:
-            lib = _native.runtime()
-            context = ctypes.c_void_p()
+            options = _native.ContextOptions()
+            options.version = _native.RUNTIME_API_VERSION
+            options.backend = (_native.BACKEND_HOST if self.backend == "host"
+                               else _native.BACKEND_CUDA)
+            options.ranks = self.size
+            options.timeout_ms = self.timeout_ms
             if self.backend == "cuda-processes":
-                ranks = (ctypes.c_int * 1)(self.rank)
-                devices = (ctypes.c_int * 1)(self.devices[0])
-                _native.check(lib.m2n_cuda_comm_create(
-                    artifact.handle, self.size, self.size, 1, ranks, devices, self._allgather,
-                    None, self.timeout_ms, ctypes.byref(context)))
-            else:
-                devices = (ctypes.c_int * self.size)(*self.devices)
-                _native.check(lib.m2n_cuda_context_create(
-                    artifact.handle, self.size, devices, self.timeout_ms,
-                    ctypes.byref(context)))
+                options.processes = self.size
+                options.local_count = 1
+                options.local_ranks = (ctypes.c_int * 1)(self.rank)
+                options.devices = (ctypes.c_int * 1)(self.devices[0])
+                options.allgather = self._allgather
+            elif self.backend == "cuda":
+                options.devices = (ctypes.c_int * self.size)(*self.devices)
+            handle = ctypes.c_void_p()
+            _native.check(_native.runtime().m2n_context_create(
+                artifact.handle, ctypes.byref(options), ctypes.byref(handle)))
             # The context uses the artifact's handle: keep that artifact alive
             # as long as the context (the JIT's caches may drop it).
-            self._contexts[artifact.key_hash] = (context, artifact)
+            context = self._contexts[artifact.key_hash] = _Context(handle, artifact)
         return context
 
     def synchronize(self) -> None:
         """Waits for the CUDA work this communicator enqueued; a peer that
         never signalled raises M2NError (M2N_TIMEOUT)."""
         lib = _native.runtime()
-        for context, _artifact in self._contexts.values():
-            _native.check(lib.m2n_cuda_synchronize(context))
+        for context in self._contexts.values():
+            _native.check(lib.m2n_context_synchronize(context.handle))
 
     def close(self) -> None:
         lib = _native.runtime() if self._contexts else None
-        for context, _artifact in self._contexts.values():
-            lib.m2n_cuda_context_destroy(context)
+        for context in self._contexts.values():
+            lib.m2n_context_destroy(context.handle)
         self._contexts.clear()
 
     def __del__(self):

@@ -4,7 +4,6 @@ edge a quantizer gets wrong (ties at every spacing, subnormals, the
 saturation boundary, infinities, NaN, signed zeros), from float32 and
 float16 sources, with scales; bit for bit. numpy has no fp8 dtype, so the
 destinations are raw bytes handed to the runtime."""
-import ctypes
 
 import numpy as np
 import pytest
@@ -38,10 +37,9 @@ def cast(parts, dst_dtype, scale):
                         str(parts[0].dtype), dst_dtype=dst_dtype, scale=scale)
     parts = [aligned(p) for p in parts]
     out = [aligned(np.full(shape, 0xAA, np.uint8)) for _ in range(2)]
-    pointers = lambda arrays: (ctypes.c_void_p * 2)(*[a.ctypes.data for a in arrays])
-    sizes = lambda arrays: (ctypes.c_size_t * 2)(*[a.nbytes for a in arrays])
-    _native.check(_native.runtime().m2n_host_execute(
-        artifact.handle, 0, 2, pointers(parts), sizes(parts), pointers(out), sizes(out)))
+    comm.context(artifact).execute((0,), _native.buffers(
+        [a.ctypes.data for a in parts], [a.nbytes for a in parts],
+        [a.ctypes.data for a in out], [a.nbytes for a in out]))
     return out
 
 

@@ -195,7 +195,6 @@ def _run_quantizing(values, fmt, scaling, src, dst, seed_note=""):
     `src` = (ranks, dim[, boundaries]) to `dst` = (ranks, dim[, boundaries])
     on the ranks after them, quantized with `scaling`: each destination
     rank's bytes and scales."""
-    import ctypes
     import m2n
     from m2n import Mesh, Shard, _native
     from m2n._prepared import compiled
@@ -223,13 +222,11 @@ def _run_quantizing(values, fmt, scaling, src, dst, seed_note=""):
             scales[rank] = _aligned(np.full(shape_here, np.nan, np.float32)
                                     if scaling != "mx" else
                                     np.full(shape_here, 0xFF, np.uint8))
-    pointers = lambda arrays: (ctypes.c_void_p * n)(
-        *[None if a is None else a.ctypes.data for a in arrays])
-    sizes = lambda arrays: (ctypes.c_size_t * n)(*[0 if a is None else a.nbytes
-                                                   for a in arrays])
-    _native.check(_native.runtime().m2n_host_execute_scaled(
-        artifact.handle, 1, (ctypes.c_int * 1)(0), n, pointers(sources), sizes(sources),
-        pointers(outs), sizes(outs), pointers(scales), sizes(scales)))
+    pointers = lambda arrays: [None if a is None else a.ctypes.data for a in arrays]
+    sizes = lambda arrays: [0 if a is None else a.nbytes for a in arrays]
+    comm.context(artifact).execute((0,), _native.buffers(
+        pointers(sources), sizes(sources), pointers(outs), sizes(outs), pointers(scales),
+        sizes(scales)))
     return dst_mesh, outs, scales
 
 
@@ -331,7 +328,6 @@ def test_scale_shapes_follow_the_blocks_a_rank_touches():
 def test_the_runtime_refuses_missing_and_short_scales():
     """The C API names the problem: a quantizing reshard run without scale
     buffers, and a scale buffer too small for its rank."""
-    import ctypes
     import m2n
     from m2n import Mesh, Shard, _native
     from m2n._prepared import compiled
@@ -342,17 +338,15 @@ def test_the_runtime_refuses_missing_and_short_scales():
     src = _aligned(np.ones((4, 8), np.float32))
     out = _aligned(np.zeros((4, 8), np.uint8))
     short = _aligned(np.zeros(3, np.float32))  # Rank 1 holds 2 x 2 scales.
-    p = lambda arrays: (ctypes.c_void_p * 2)(*[None if a is None else a.ctypes.data
-                                              for a in arrays])
-    n = lambda arrays: (ctypes.c_size_t * 2)(*[0 if a is None else a.nbytes for a in arrays])
-    lib = _native.runtime()
-    with pytest.raises(m2n.M2NError, match="run it with m2n_host_execute_scaled"):
-        _native.check(lib.m2n_host_execute(artifact.handle, 0, 2, p([src, None]),
-                                           n([src, None]), p([None, out]), n([None, out])))
+    p = lambda arrays: [None if a is None else a.ctypes.data for a in arrays]
+    n = lambda arrays: [0 if a is None else a.nbytes for a in arrays]
+    context = comm.context(artifact)
+    with pytest.raises(m2n.M2NError, match=r"bind it with its scale buffers \(m2n_buffers.scales\)"):
+        context.execute((0,), _native.buffers(p([src, None]), n([src, None]),
+                                              p([None, out]), n([None, out])))
     with pytest.raises(m2n.M2NError, match="rank 1 needs a scale buffer of 16 bytes, got 12"):
-        _native.check(lib.m2n_host_execute_scaled(
-            artifact.handle, 1, (ctypes.c_int * 1)(0), 2, p([src, None]), n([src, None]),
-            p([None, out]), n([None, out]), p([None, short]), n([None, short])))
+        context.execute((0,), _native.buffers(p([src, None]), n([src, None]), p([None, out]),
+                                              n([None, out]), p([None, short]), n([None, short])))
 
 
 def test_refit_passes_each_generator_tensors_scaling(monkeypatch):

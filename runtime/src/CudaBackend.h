@@ -10,13 +10,14 @@
 //   CudaBind      binding a reshard or a group: the above in order
 //   CudaLaunch    enqueueing a bound launch on the caller's streams
 //   CudaNetwork   network steps (NCCL, or copies between virtual ranks)
-//   CudaApi       the m2n_cuda_* C entry points
+//   CudaBackend   the backend behind the context API (Backend.h)
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef M2N_RUNTIME_CUDABACKEND_H
 #define M2N_RUNTIME_CUDABACKEND_H
 
+#include "Backend.h"
 #include "CudaContext.h"
 
 #include <vector>
@@ -28,16 +29,14 @@ namespace m2n::runtime {
 inline constexpr BufferKind kAmaxTables[] = {
     BufferKind::Slots, BufferKind::Quantizer, BufferKind::Holder};
 
-/// Creates a context running `localRanks` (on `localDevices`, by slot) of
-/// `ranks`, with `processes` processes together running each rank once.
+/// Creates a context running `options.localRanks` (on
+/// `options.localDevices`, by slot) of `options.ranks`, with
+/// `options.processes` processes together running each rank once.
 /// Collective with several processes.
-m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
-                         const std::vector<int> &localRanks,
-                         const std::vector<int> &localDevices,
-                         m2n_allgather_fn allgather, void *user,
-                         double timeoutMs, m2n_cuda_context *context);
+m2n_status createContext(m2n_artifact artifact, const ContextOptions &options,
+                         CudaContext *&context);
 /// Frees everything `context` holds, then the context.
-void destroyContext(m2n_cuda_context context);
+void destroyContext(CudaContext *context);
 /// Frees the device memory a binding of `state` allocated.
 void releaseState(ReshardState &state);
 
@@ -48,37 +47,35 @@ m2n_status loadKernel(const Artifact &artifact, int device,
 /// Validates the local buffers of every member of `state`: present, large
 /// enough, on their rank's device, inside their allocation, and no
 /// destination sharing a byte with another buffer of the launch.
-m2n_status checkBuffers(m2n_cuda_context context, const ReshardState &state,
+m2n_status checkBuffers(CudaContext *context, const ReshardState &state,
                         void *const *src, const size_t *srcBytes,
                         void *const *dst, const size_t *dstBytes,
                         void *const *scales, const size_t *scaleBytes);
 /// Allocates the local ranks' counters, scratch buffers and tables of
 /// amaxes of a launch (once: a rebinding keeps them).
-m2n_status allocateOwned(m2n_cuda_context context, ReshardState &state);
+m2n_status allocateOwned(CudaContext *context, ReshardState &state);
 
 /// Fills `state`'s addresses: local ones directly, the other processes'
 /// through their IPC handles. Collective with more than one process: takes
 /// part with `localStatus` when this process's buffers were refused.
-m2n_status resolveAddresses(m2n_cuda_context context, ReshardState &state,
+m2n_status resolveAddresses(CudaContext *context, ReshardState &state,
                             void *const *src, void *const *dst,
                             m2n_status localStatus);
 
 /// Encodes the tensor maps and uploads each local rank's work items.
-m2n_status buildTables(m2n_cuda_context context, ReshardState &state);
+m2n_status buildTables(CudaContext *context, ReshardState &state);
 
-/// Binds a reshard or a group (m2n_cuda_bind, m2n_cuda_group_bind and their
-/// scaled forms) to the caller's buffers.
-m2n_status bindState(m2n_cuda_context context, ReshardState &state,
+/// Binds a group (m2n_group_bind) to the caller's buffers.
+m2n_status bindState(CudaContext *context, ReshardState &state,
                      void *const *src, const size_t *srcBytes,
                      void *const *dst, const size_t *dstBytes,
                      void *const *scales, const size_t *scaleBytes);
 
 /// A helper stream and its events for every slot whose device runs another
-/// local rank too (m2n_cuda_context_t::helperStreams); once per context.
-m2n_status createHelperStreams(m2n_cuda_context context);
-/// Enqueues a bound reshard or group (m2n_cuda_launch,
-/// m2n_cuda_group_launch).
-m2n_status launchState(m2n_cuda_context context, ReshardState &state,
+/// local rank too (CudaContext::helperStreams); once per context.
+m2n_status createHelperStreams(CudaContext *context);
+/// Enqueues a bound group (m2n_group_launch).
+m2n_status launchState(CudaContext *context, ReshardState &state,
                        void *const *streams);
 
 } // namespace m2n::runtime

@@ -1,4 +1,4 @@
-//===- CudaBind.cpp - binding a reshard or a group to buffers -------------===//
+//===- CudaBind.cpp - binding a group to buffers --------------------------===//
 //
 // Binding resolves a launch's buffer-relative work items to addresses this
 // process can use: it checks the caller's buffers, allocates the runtime's
@@ -25,7 +25,7 @@ bool quantizes(const ReshardState &state) {
 
 } // namespace
 
-m2n_status bindState(m2n_cuda_context context, ReshardState &state,
+m2n_status bindState(CudaContext *context, ReshardState &state,
                      void *const *src, const size_t *srcBytes,
                      void *const *dst, const size_t *dstBytes,
                      void *const *scales, const size_t *scaleBytes) {
@@ -40,7 +40,7 @@ m2n_status bindState(m2n_cuda_context context, ReshardState &state,
     return fail(M2N_INVALID_ARGUMENT,
                 "binding " + state.name +
                     ": it quantizes and writes a scale tensor per rank: bind "
-                    "it with m2n_cuda_bind_scaled / m2n_cuda_group_bind_scaled");
+                    "it with its scale buffers (m2n_buffers.scales)");
   for (const auto &[rank, program] : state.program().ranks) {
     if (rank >= context->ranks)
       return fail(M2N_INVALID_ARGUMENT,

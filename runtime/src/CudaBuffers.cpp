@@ -57,7 +57,7 @@ m2n_status findAllocation(const void *pointer, size_t bytes, int device,
 /// Validates the local buffers of every member of `state`: present, large
 /// enough, on their rank's device, inside their allocation, and no
 /// destination sharing a byte with another buffer of the launch.
-m2n_status checkBuffers(m2n_cuda_context context, const ReshardState &state,
+m2n_status checkBuffers(CudaContext *context, const ReshardState &state,
                         void *const *src, const size_t *srcBytes,
                         void *const *dst, const size_t *dstBytes,
                         void *const *scales, const size_t *scaleBytes) {
@@ -121,7 +121,7 @@ m2n_status checkBuffers(m2n_cuda_context context, const ReshardState &state,
 }
 
 /// Allocates the local ranks' counters and scratch buffers of a launch.
-m2n_status allocateOwned(m2n_cuda_context context, ReshardState &state) {
+m2n_status allocateOwned(CudaContext *context, ReshardState &state) {
   const m2n::TransferProgram &program = state.program();
   for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
     const int rank = context->localRanks[slot];

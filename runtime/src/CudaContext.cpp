@@ -1,7 +1,7 @@
 //===- CudaContext.cpp - contexts: ranks, processes, devices --------------===//
 //
 // A context runs some ranks of a communicator in this process (all of them
-// for m2n_cuda_context_create); other processes run the rest. Creating one
+// with one process); other processes run the rest. Creating one
 // checks that every process loaded the same artifact and that every rank is
 // run once, enables peer access between the devices, loads the kernel on
 // each, and sets up the mapped error record kernels report timeouts in.
@@ -18,20 +18,21 @@
 
 namespace m2n::runtime {
 
-m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
-                         const std::vector<int> &localRanks,
-                         const std::vector<int> &localDevices,
-                         m2n_allgather_fn allgather, void *user,
-                         double timeoutMs, m2n_cuda_context *context) {
+m2n_status createContext(m2n_artifact artifact, const ContextOptions &options,
+                         CudaContext *&context) {
   const m2n::Artifact &a = artifact->artifact;
-  auto state = std::make_unique<m2n_cuda_context_t>();
+  const int ranks = options.ranks, processes = options.processes;
+  const std::vector<int> &localRanks = options.localRanks,
+                         &localDevices = options.localDevices;
+  const double timeoutMs = options.timeoutMs;
+  auto state = std::make_unique<CudaContext>();
   state->artifact = artifact;
   state->ranks = ranks;
   state->processes = processes;
   state->localRanks = localRanks;
   state->localDevices = localDevices;
-  state->allgather = allgather;
-  state->user = user;
+  state->allgather = options.allgather;
+  state->user = options.allgatherUser;
   for (size_t slot = 0; slot < localRanks.size(); ++slot) {
     int rank = localRanks[slot];
     if (rank < 0 || rank >= ranks || !state->slotOf.emplace(rank, slot).second)
@@ -134,7 +135,7 @@ m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
                          cudaHostAllocMapped | cudaHostAllocPortable));
   std::fill(state->errorRecord, state->errorRecord + 4, 0);
 
-  *context = state.release();
+  context = state.release();
   return M2N_SUCCESS;
 }
 
@@ -151,10 +152,9 @@ void releaseState(ReshardState &state) {
     cudaFree(p);
 }
 
-void destroyContext(m2n_cuda_context context) {
-  for (auto *states : {&context->reshards, &context->groups})
-    for (auto &[index, state] : *states)
-      releaseState(state);
+void destroyContext(CudaContext *context) {
+  for (auto &[index, state] : context->groups)
+    releaseState(state);
   destroyNetwork(context->network);
   for (size_t slot = 0; slot < context->helperStreams.size(); ++slot) {
     if (!context->helperStreams[slot])

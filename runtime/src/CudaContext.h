@@ -9,6 +9,7 @@
 #ifndef M2N_RUNTIME_CUDACONTEXT_H
 #define M2N_RUNTIME_CUDACONTEXT_H
 
+#include "Backend.h"
 #include "CudaDriver.h"
 
 #include "m2n/Artifact/Artifact.h"
@@ -26,6 +27,7 @@ namespace m2n::runtime {
 
 using Item = m2n::KernelItem;
 class Network;
+struct CudaContext;
 
 /// One buffer as another process can map it.
 struct SharedBuffer {
@@ -48,14 +50,7 @@ struct TensorRecord {
 /// Device state of what one launch runs: a reshard, or a group of reshards
 /// merged into one program (mergePrograms), bound to buffers in this
 /// process. Addresses are usable here: local buffers or IPC mappings.
-struct ReshardState {
-  std::string name; // The reshard's, or "a group of N reshards".
-  std::vector<const CompiledReshard *> members;
-  /// A group's program (groupProgram; null for one reshard).
-  std::shared_ptr<const TransferProgram> merged;
-  const TransferProgram &program() const {
-    return merged ? *merged : members.front()->program;
-  }
+struct ReshardState : GroupMembers {
   bool bound = false;
   std::vector<void *> boundSrc, boundDst; // By member, then local slot.
   std::vector<std::vector<char *>> src, dst; // By member, then rank.
@@ -120,23 +115,21 @@ bool hasNetworkSteps(const TransferProgram &program);
 /// Fills state.networkMoves and state.networkSignals.
 void planNetwork(ReshardState &state);
 /// Sets up NCCL over this context's devices or processes. Collective.
-m2n_status createNetwork(m2n_cuda_context context, Network *&network);
+m2n_status createNetwork(CudaContext *context, Network *&network);
 void destroyNetwork(Network *network);
 /// Before the kernels of a launch: the network streams wait for the work the
 /// caller enqueued so far on `streams` (by local slot).
-m2n_status networkBeforeKernels(m2n_cuda_context context,
+m2n_status networkBeforeKernels(CudaContext *context,
                                 void *const *streams);
 /// After the kernels: enqueues the reshard's network steps of the local
 /// ranks, signalling their counters as the kernels expect, and makes the
 /// caller's streams wait for them.
-m2n_status enqueueNetwork(m2n_cuda_context context, ReshardState &state,
+m2n_status enqueueNetwork(CudaContext *context, ReshardState &state,
                           void *const *streams);
 
-} // namespace m2n::runtime
-
-struct m2n_cuda_context_t {
-  using SharedBuffer = m2n::runtime::SharedBuffer;
-  using ReshardState = m2n::runtime::ReshardState;
+/// The CUDA backend's state: the ranks this process runs, their kernels,
+/// the exchange with other processes, and each group bound to buffers.
+struct CudaContext {
   m2n_artifact artifact = nullptr;
   int ranks = 0;
   int processes = 1;
@@ -149,14 +142,12 @@ struct m2n_cuda_context_t {
   /// The largest block every device's loaded kernel allows (its registers).
   uint32_t maxThreads = 1024;
   uint64_t *errorRecord = nullptr; // Host-mapped u64[4].
-  std::map<int, ReshardState> reshards; // Bound reshards, by index.
-  std::map<int, ReshardState> groups;   // By m2n_cuda_group_create's id.
-  int nextGroup = 0;
+  std::map<int, ReshardState> groups; // By the context's group number.
   std::set<std::pair<int, cudaStream_t>> pending;
   std::map<std::string, char *> opened; // IPC handle bytes -> mapping.
   std::vector<int> processOf;           // By rank: the process running it.
-  m2n::runtime::Network *network = nullptr; // Set up by the first bind
-                                            // that has network steps.
+  /// Set up by the first bind that has network steps.
+  Network *network = nullptr;
   /// By slot, for ranks that share a device: a stream forked from the
   /// caller's when another rank launches on the same stream (ranks that wait
   /// for each other must run at the same time), with its fork and join
@@ -174,8 +165,7 @@ struct m2n_cuda_context_t {
       return M2N_SUCCESS;
     }
     if (allgather(block.data(), all.data(), block.size(), user) != 0)
-      return m2n::runtime::fail(M2N_EXECUTION_FAILED,
-                                "the all-gather callback failed");
+      return fail(M2N_EXECUTION_FAILED, "the all-gather callback failed");
     return M2N_SUCCESS;
   }
 
@@ -196,5 +186,6 @@ struct m2n_cuda_context_t {
   }
 };
 
+} // namespace m2n::runtime
 
 #endif // M2N_RUNTIME_CUDACONTEXT_H

@@ -42,7 +42,7 @@ m2n_status share(const void *pointer, int device, SharedBuffer &shared) {
 
 /// Fills `state`'s addresses: local ones directly, the other processes'
 /// through their IPC handles. Collective with more than one process.
-m2n_status resolveAddresses(m2n_cuda_context context, ReshardState &state,
+m2n_status resolveAddresses(CudaContext *context, ReshardState &state,
                             void *const *src, void *const *dst,
                             m2n_status localStatus) {
   const int ranks = context->ranks;

@@ -20,8 +20,8 @@
 namespace m2n::runtime {
 
 /// A helper stream and its events for every slot whose device runs another
-/// local rank too (see m2n_cuda_context_t::helperStreams); once per context.
-m2n_status createHelperStreams(m2n_cuda_context context) {
+/// local rank too (see CudaContext::helperStreams); once per context.
+m2n_status createHelperStreams(CudaContext *context) {
   const size_t slots = context->localRanks.size();
   if (!context->helperStreams.empty())
     return M2N_SUCCESS;
@@ -57,9 +57,8 @@ m2n_status createHelperStreams(m2n_cuda_context context) {
   return M2N_SUCCESS;
 }
 
-/// Enqueues a bound reshard or group (m2n_cuda_launch,
-/// m2n_cuda_group_launch).
-m2n_status launchState(m2n_cuda_context context, ReshardState &state,
+/// Enqueues a bound group (m2n_group_launch).
+m2n_status launchState(CudaContext *context, ReshardState &state,
                        void *const *streams) {
   const m2n::Artifact &a = context->artifact->artifact;
   void *errorDevice = nullptr;

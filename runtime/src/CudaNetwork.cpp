@@ -125,7 +125,7 @@ void planNetwork(ReshardState &state) {
   state.networkMoves = networkOrder(state.program());
 }
 
-m2n_status createNetwork(m2n_cuda_context context, Network *&result) {
+m2n_status createNetwork(CudaContext *context, Network *&result) {
   M2N_TRY(nccl.load());
   auto network = std::make_unique<Network>();
   std::vector<int> devices = context->localDevices;
@@ -190,7 +190,7 @@ void destroyNetwork(Network *network) {
   delete network;
 }
 
-m2n_status networkBeforeKernels(m2n_cuda_context context,
+m2n_status networkBeforeKernels(CudaContext *context,
                                 void *const *streams) {
   Network &network = *context->network;
   for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
@@ -211,7 +211,7 @@ m2n_status networkBeforeKernels(m2n_cuda_context context,
   return M2N_SUCCESS;
 }
 
-m2n_status enqueueNetwork(m2n_cuda_context context, ReshardState &state,
+m2n_status enqueueNetwork(CudaContext *context, ReshardState &state,
                           void *const *streams) {
   Network &network = *context->network;
   const uint64_t epoch = ++state.networkLaunches;

@@ -48,7 +48,7 @@ CUtensorMapDataType mapType(m2n::ElementType type) {
 } // namespace
 
 /// Encodes the tensor maps and uploads each local rank's work items.
-m2n_status buildTables(m2n_cuda_context context, ReshardState &state) {
+m2n_status buildTables(CudaContext *context, ReshardState &state) {
   const m2n::TransferProgram &program = state.program();
   auto addressOf = [&](const m2n::BufferRef &ref) {
     return state.addressOf(ref);

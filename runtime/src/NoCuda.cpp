@@ -1,6 +1,6 @@
-//===- NoCuda.cpp - the CUDA backend's API in a build without CUDA --------===//
+//===- NoCuda.cpp - the CUDA backend in a build without CUDA --------------===//
 
-#include "Internal.h"
+#include "Backend.h"
 
 namespace {
 m2n_status noCuda() {
@@ -9,75 +9,14 @@ m2n_status noCuda() {
 }
 } // namespace
 
-extern "C" {
+m2n_status m2n::runtime::createCudaBackend(m2n_artifact,
+                                           const ContextOptions &,
+                                           std::unique_ptr<Backend> &) {
+  return noCuda();
+}
 
-m2n_status m2n_cuda_device_count(int *count) {
+extern "C" m2n_status m2n_cuda_device_count(int *count) {
   if (count)
     *count = 0;
   return noCuda();
 }
-
-m2n_status m2n_cuda_context_create(m2n_artifact, int, const int *, double,
-                                   m2n_cuda_context *) {
-  return noCuda();
-}
-
-m2n_status m2n_cuda_comm_create(m2n_artifact, int, int, int, const int *,
-                                const int *, m2n_allgather_fn, void *, double,
-                                m2n_cuda_context *) {
-  return noCuda();
-}
-
-void m2n_cuda_context_destroy(m2n_cuda_context) {}
-
-m2n_status m2n_cuda_bind(m2n_cuda_context, int, void *const *, const size_t *,
-                         void *const *, const size_t *) {
-  return noCuda();
-}
-
-m2n_status m2n_cuda_bind_scaled(m2n_cuda_context, int, void *const *,
-                                const size_t *, void *const *, const size_t *,
-                                void *const *, const size_t *) {
-  return noCuda();
-}
-
-m2n_status m2n_cuda_launch(m2n_cuda_context, int, void *const *) {
-  return noCuda();
-}
-
-m2n_status m2n_cuda_execute(m2n_cuda_context, int, void *const *,
-                            const size_t *, void *const *, const size_t *,
-                            void *const *) {
-  return noCuda();
-}
-
-m2n_status m2n_cuda_execute_scaled(m2n_cuda_context, int, void *const *,
-                                   const size_t *, void *const *,
-                                   const size_t *, void *const *,
-                                   const size_t *, void *const *) {
-  return noCuda();
-}
-
-m2n_status m2n_cuda_group_create(m2n_cuda_context, int, const int *, int *) {
-  return noCuda();
-}
-
-m2n_status m2n_cuda_group_bind(m2n_cuda_context, int, void *const *,
-                               const size_t *, void *const *, const size_t *) {
-  return noCuda();
-}
-
-m2n_status m2n_cuda_group_bind_scaled(m2n_cuda_context, int, void *const *,
-                                      const size_t *, void *const *,
-                                      const size_t *, void *const *,
-                                      const size_t *) {
-  return noCuda();
-}
-
-m2n_status m2n_cuda_group_launch(m2n_cuda_context, int, void *const *) {
-  return noCuda();
-}
-
-m2n_status m2n_cuda_synchronize(m2n_cuda_context) { return noCuda(); }
-
-} // extern "C"

@@ -8,7 +8,7 @@
 // ranks). With --processes P, P processes are forked, process p runs the
 // ranks r with r % P == p, all on GPU p % G, and the processes exchange
 // buffer handles through an all-gather over shared memory
-// (m2n_cuda_comm_create): with P = G the one-process-per-GPU model, with
+// (a context of several processes): with P = G the one-process-per-GPU model, with
 // P > G several processes share a GPU (CUDA IPC within one device; without
 // MPS their kernels time-slice, so waits get a longer timeout). Otherwise
 // one process drives every rank.
@@ -30,7 +30,7 @@
 // graph per stream are timed the same way (reshards without network steps).
 //
 // --group runs every reshard of the artifact at once, as one group
-// (m2n_cuda_group_create: one kernel per rank for all of them), each on its
+// (m2n_group_create: one kernel per rank for all of them), each on its
 // own guarded buffers: a direct launch and, where no member has network
 // steps, two graph replays, every member checked.
 #include "m2n/Artifact/Artifact.h"
@@ -134,6 +134,28 @@ int allgather(const void *send, void *recv, size_t bytes, void *) {
     std::printf("process %d: all-gather %llu out of step with a peer\n", process,
                 (unsigned long long)shared->calls[process]);
   return inStep ? 0 : 1;
+}
+
+/// A CUDA context of `ranks` ranks in which this process runs `localRanks`
+/// on `localDevices` (with one process, every rank).
+m2n_context createContext(m2n_artifact artifact, int ranks, int processes,
+                          const std::vector<int> &localRanks,
+                          const std::vector<int> &localDevices, int devices) {
+  m2n_context_options options = {};
+  options.version = M2N_RUNTIME_API_VERSION;
+  options.backend = M2N_BACKEND_CUDA;
+  options.ranks = ranks;
+  options.processes = processes;
+  if (processes > 1) {
+    options.local_count = static_cast<int>(localRanks.size());
+    options.local_ranks = localRanks.data();
+    options.allgather = allgather;
+  }
+  options.devices = localDevices.data();
+  options.timeout_ms = waitTimeoutMs(processes, devices);
+  m2n_context context = nullptr;
+  M2N_CHECK(m2n_context_create(artifact, &options, &context));
+  return context;
 }
 
 /// Bytes every buffer starts past a 16-byte boundary (--misalign): the
@@ -286,15 +308,10 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
       localRanks.push_back(r);
       localDevices.push_back(deviceOf(r, processes, devices));
     }
-  m2n_cuda_context context = nullptr;
-  if (processes == 1)
-    M2N_CHECK(m2n_cuda_context_create(artifact, ranks, localDevices.data(), 2000, &context));
-  else
-    M2N_CHECK(m2n_cuda_comm_create(artifact, ranks, processes, localRanks.size(),
-                                   localRanks.data(), localDevices.data(), allgather, nullptr,
-                                   waitTimeoutMs(processes, devices), &context));
+  m2n_context context =
+      createContext(artifact, ranks, processes, localRanks, localDevices, devices);
   const size_t slots = localRanks.size();
-  // Member-major, as m2n_cuda_group_bind takes them.
+  // Member-major, as m2n_group_bind takes them.
   std::vector<Guarded> src(members * slots), dst(members * slots);
   std::vector<void *> srcPointers(members * slots, nullptr), dstPointers(members * slots, nullptr);
   std::vector<size_t> srcBytes(members * slots, 0), dstBytes(members * slots, 0);
@@ -361,10 +378,11 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
   for (int t = 0; t < members; ++t)
     indices[t] = t;
   int group = -1;
-  M2N_CHECK(m2n_cuda_group_create(context, members, indices.data(), &group));
+  M2N_CHECK(m2n_group_create(context, members, indices.data(), &group));
   upload(seed);
-  M2N_CHECK(m2n_cuda_group_bind(context, group, srcPointers.data(), srcBytes.data(),
-                                dstPointers.data(), dstBytes.data()));
+  const m2n_buffers buffers = {srcPointers.data(), srcBytes.data(), dstPointers.data(),
+                               dstBytes.data(), nullptr, nullptr};
+  M2N_CHECK(m2n_group_bind(context, group, &buffers));
   void **streamArgs = reinterpret_cast<void **>(streams.data());
   std::optional<std::string> problem;
   // Launch 1 direct, then (without network steps) graph replays; with
@@ -372,7 +390,7 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
   for (int check = 0; check < checks && !problem; ++check) {
     upload(seed + 1000 * check);
     const bool replay = check > 0 && !network;
-    auto launch = [&] { M2N_CHECK(m2n_cuda_group_launch(context, group, streamArgs)); };
+    auto launch = [&] { M2N_CHECK(m2n_group_launch(context, group, streamArgs)); };
     std::vector<cudaGraphExec_t> graphs;
     if (replay) {
       graphs = captureGraphs(streams, localDevices, launch);
@@ -390,7 +408,7 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
       }
       barrier();
     } else {
-      M2N_CHECK(m2n_cuda_synchronize(context));
+      M2N_CHECK(m2n_context_synchronize(context));
       barrier();
     }
     for (cudaGraphExec_t graph : graphs)
@@ -419,7 +437,7 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
     std::printf("group of %d reshards (%d ranks%s)  %s  %lld items, %d checks  %s\n", members, ranks,
                 network ? ", network steps" : "", ok ? "PASS" : "FAIL", (long long)items, checks,
                 message.c_str());
-  m2n_cuda_context_destroy(context);
+  m2n_context_destroy(context);
   for (size_t s = 0; s < slots; ++s) {
     CUDA_CHECK(cudaSetDevice(localDevices[s]));
     CUDA_CHECK(cudaStreamDestroy(streams[s]));
@@ -569,14 +587,6 @@ int main(int argc, char **argv) {
       }
     // A process may run no rank of a small reshard: it still takes part in
     // the exchanges, with a rank-less view (then it has nothing to launch).
-    m2n_cuda_context context = nullptr;
-    if (processes == 1)
-      M2N_CHECK(m2n_cuda_context_create(artifact, ranks, localDevices.data(),
-                                        /*timeout_ms=*/2000, &context));
-    else if (!localRanks.empty())
-      M2N_CHECK(m2n_cuda_comm_create(artifact, ranks, processes, localRanks.size(),
-                                     localRanks.data(), localDevices.data(), allgather,
-                                     nullptr, waitTimeoutMs(processes, devices), &context));
     if (processes > 1 && localRanks.empty()) {
       // Only reshards with at least as many ranks as processes are run in
       // this mode (every process must run a rank of the communicator).
@@ -584,6 +594,11 @@ int main(int argc, char **argv) {
       return 2;
     }
 
+    m2n_context context =
+        createContext(artifact, ranks, processes, localRanks, localDevices, devices);
+    // The reshard is a group of one.
+    int group = -1;
+    M2N_CHECK(m2n_group_create(context, 1, &index, &group));
     const size_t slots = localRanks.size();
     std::vector<Guarded> src(slots), dst(slots);
     std::vector<void *> srcPointers(slots, nullptr), dstPointers(slots, nullptr);
@@ -637,23 +652,24 @@ int main(int argc, char **argv) {
       return std::nullopt;
     };
     auto synchronize = [&]() {
-      M2N_CHECK(m2n_cuda_synchronize(context));
+      M2N_CHECK(m2n_context_synchronize(context));
       barrier();
     };
 
     upload(seed);
-    m2n_status status = m2n_cuda_bind(context, index, srcPointers.data(), srcBytes.data(),
-                                      dstPointers.data(), dstBytes.data());
+    const m2n_buffers buffers = {srcPointers.data(), srcBytes.data(), dstPointers.data(),
+                                 dstBytes.data(), nullptr, nullptr};
+    m2n_status status = m2n_group_bind(context, group, &buffers);
     if (status == M2N_UNSUPPORTED) {
       if (reporter)
         std::printf("%-28s SKIP  %s\n", reshard.name.c_str(), m2n_last_error());
       ++skipped;
-      m2n_cuda_context_destroy(context);
+      m2n_context_destroy(context);
       continue;
     }
     M2N_CHECK(status);
     void **streamArgs = reinterpret_cast<void **>(streams.data());
-    M2N_CHECK(m2n_cuda_launch(context, index, streamArgs)); // Warm-up.
+    M2N_CHECK(m2n_group_launch(context, group, streamArgs)); // Warm-up.
     synchronize();
     bool network = false;
     for (const auto &[rank, rp] : reshard.program.ranks)
@@ -663,7 +679,7 @@ int main(int argc, char **argv) {
     // takes the largest estimate, so that all launch alike).
     int batch = 1;
     {
-      float one = timer.time(1, [&] { M2N_CHECK(m2n_cuda_launch(context, index, streamArgs)); });
+      float one = timer.time(1, [&] { M2N_CHECK(m2n_group_launch(context, group, streamArgs)); });
       batch = std::clamp(static_cast<int>(3.0f / std::max(one, 1e-3f)), 1, 20 * repeat);
       if (shared) {
         shared->elapsedMs[process] = static_cast<float>(batch);
@@ -675,7 +691,7 @@ int main(int argc, char **argv) {
     }
     auto launchBatch = [&] {
       for (int i = 0; i < batch; ++i)
-        M2N_CHECK(m2n_cuda_launch(context, index, streamArgs));
+        M2N_CHECK(m2n_group_launch(context, group, streamArgs));
     };
     Spread direct = timer.repeat(repeat, batch, launchBatch);
     // The same batch, captured as one graph per stream.
@@ -693,15 +709,14 @@ int main(int argc, char **argv) {
     }
     synchronize();
 
-    // Check 1: a direct launch (m2n_cuda_execute on the bound buffers). With
+    // Check 1: a direct launch (m2n_group_execute on the bound buffers). With
     // one check, the timed launches' sources serve again (they are only read).
     std::optional<std::string> problem;
     if (checks == 1)
       upload(seed, /*poisonOnly=*/true);
     else
       upload(++seed);
-    M2N_CHECK(m2n_cuda_execute(context, index, srcPointers.data(), srcBytes.data(),
-                               dstPointers.data(), dstBytes.data(), streamArgs));
+    M2N_CHECK(m2n_group_execute(context, group, &buffers, streamArgs));
     synchronize();
     problem = verify(seed);
     // Checks 2 and 3: one CUDA graph per stream captured the launch, replayed.
@@ -713,7 +728,7 @@ int main(int argc, char **argv) {
         CUDA_CHECK(cudaSetDevice(localDevices[s]));
         CUDA_CHECK(cudaStreamBeginCapture(streams[s], cudaStreamCaptureModeRelaxed));
       }
-      m2n_status captured = m2n_cuda_launch(context, index, streamArgs);
+      m2n_status captured = m2n_group_launch(context, group, streamArgs);
       for (size_t s = 0; s < slots; ++s) {
         CUDA_CHECK(cudaSetDevice(localDevices[s]));
         cudaGraph_t graph = nullptr;
@@ -726,7 +741,7 @@ int main(int argc, char **argv) {
         problem = "capturing a reshard with network steps was not refused";
       for (int again = 0; again + 1 < checks; ++again) {
         upload(++seed);
-        M2N_CHECK(m2n_cuda_launch(context, index, streamArgs));
+        M2N_CHECK(m2n_group_launch(context, group, streamArgs));
         synchronize();
         if (!problem && (problem = verify(seed)))
           *problem = "launch " + std::to_string(again + 2) + ": " + *problem;
@@ -735,7 +750,7 @@ int main(int argc, char **argv) {
     std::vector<cudaGraphExec_t> graphs;
     if (!network && checks > 1)
       graphs = captureGraphs(streams, localDevices,
-                             [&] { M2N_CHECK(m2n_cuda_launch(context, index, streamArgs)); });
+                             [&] { M2N_CHECK(m2n_group_launch(context, group, streamArgs)); });
     // Every process runs both replays (the barriers stay in step), whatever
     // it found so far.
     for (int replay = 0; replay + 1 < checks && !graphs.empty(); ++replay) {
@@ -744,7 +759,7 @@ int main(int argc, char **argv) {
         CUDA_CHECK(cudaSetDevice(localDevices[s]));
         CUDA_CHECK(cudaGraphLaunch(graphs[s], streams[s]));
       }
-      // Replays bypass the runtime, so m2n_cuda_synchronize does not know
+      // Replays bypass the runtime, so m2n_context_synchronize does not know
       // them (it waits for the streams of m2n's own launches): wait for the
       // streams here. (Before 2026-12-01 the second replay was checked
       // before it finished; slower kernels showed it as poisoned bytes.)
@@ -794,7 +809,7 @@ int main(int argc, char **argv) {
                      graphed ? std::to_string(graphed->medianMs).c_str() : "", batch);
     }
     (ok ? passed : failed)++;
-    m2n_cuda_context_destroy(context);
+    m2n_context_destroy(context);
     for (size_t s = 0; s < slots; ++s) {
       CUDA_CHECK(cudaSetDevice(localDevices[s]));
       CUDA_CHECK(cudaStreamDestroy(streams[s]));

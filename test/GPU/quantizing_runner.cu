@@ -6,7 +6,7 @@
 //
 // Rank r runs on GPU r % G (several ranks per GPU are virtual ranks), one
 // process for every rank. Each quantizing reshard is bound once
-// (m2n_cuda_bind_scaled) and launched three times, each time with fresh
+// (m2n_group_bind with its scales) and launched three times, each time with fresh
 // source values (zeros, NaNs, values over 30 binades: the simulator's
 // simulateQuantizingBuffers) and poisoned destinations and scales; every
 // destination element and scale must equal the reference quantizer's
@@ -87,12 +87,12 @@ void allocate(m2n_artifact artifact, int reshard, int rank, int device,
 /// Microseconds per launch of the bound reshard: CUDA events on every
 /// rank's default stream around `launches` back-to-back launches, the
 /// slowest stream, median of 7 repetitions.
-double timeLaunches(m2n_cuda_context context, int reshard,
+double timeLaunches(m2n_context context, int group,
                     const std::vector<int> &deviceOf, int launches) {
   const int ranks = static_cast<int>(deviceOf.size());
   auto launchAll = [&](int count) {
     for (int i = 0; i < count; ++i) {
-      m2n_status status = m2n_cuda_launch(context, reshard, nullptr);
+      m2n_status status = m2n_group_launch(context, group, nullptr);
       if (status != M2N_SUCCESS) {
         std::printf("launch: %s\n", statusMessage(status).c_str());
         std::exit(2);
@@ -124,7 +124,7 @@ double timeLaunches(m2n_cuda_context context, int reshard,
     }
     repetitions.push_back(slowest * 1000.0 / launches);
   }
-  if (m2n_cuda_synchronize(context) != M2N_SUCCESS) {
+  if (m2n_context_synchronize(context) != M2N_SUCCESS) {
     std::printf("synchronize: %s\n", m2n_last_error());
     std::exit(2);
   }
@@ -179,9 +179,16 @@ int main(int argc, char **argv) {
     std::vector<int> deviceOf(ranks);
     for (int rank = 0; rank < ranks; ++rank)
       deviceOf[rank] = rank % devices;
-    m2n_cuda_context context = nullptr;
-    if (m2n_cuda_context_create(artifact, ranks, deviceOf.data(), 20000,
-                                &context) != M2N_SUCCESS) {
+    m2n_context_options options = {};
+    options.version = M2N_RUNTIME_API_VERSION;
+    options.backend = M2N_BACKEND_CUDA;
+    options.ranks = ranks;
+    options.devices = deviceOf.data();
+    options.timeout_ms = 20000;
+    m2n_context context = nullptr;
+    int group = -1;
+    if (m2n_context_create(artifact, &options, &context) != M2N_SUCCESS ||
+        m2n_group_create(context, 1, &index, &group) != M2N_SUCCESS) {
       std::printf("%s: %s\n", r.name.c_str(), m2n_last_error());
       return 2;
     }
@@ -189,16 +196,12 @@ int main(int argc, char **argv) {
     for (int rank = 0; rank < ranks; ++rank)
       allocate(artifact, index, rank, deviceOf[rank], device);
     const bool quantizing = r.program.scaling.has_value();
-    std::string problem = statusMessage(
-        quantizing ? m2n_cuda_bind_scaled(context, index, device.src.data(),
-                                          device.srcBytes.data(),
-                                          device.dst.data(),
-                                          device.dstBytes.data(),
-                                          device.scales.data(),
-                                          device.scaleBytes.data())
-                   : m2n_cuda_bind(context, index, device.src.data(),
-                                   device.srcBytes.data(), device.dst.data(),
-                                   device.dstBytes.data()));
+    const m2n_buffers buffers = {
+        device.src.data(),   device.srcBytes.data(),
+        device.dst.data(),   device.dstBytes.data(),
+        quantizing ? device.scales.data() : nullptr,
+        quantizing ? device.scaleBytes.data() : nullptr};
+    std::string problem = statusMessage(m2n_group_bind(context, group, &buffers));
     int checked = 0;
     // Three launches of one binding, each with its own data.
     for (uint64_t seed = 1;
@@ -236,9 +239,9 @@ int main(int argc, char **argv) {
                    device.scaleBytes[rank], true);
             }
             std::string error =
-                statusMessage(m2n_cuda_launch(context, index, nullptr));
+                statusMessage(m2n_group_launch(context, group, nullptr));
             if (error.empty())
-              error = statusMessage(m2n_cuda_synchronize(context));
+              error = statusMessage(m2n_context_synchronize(context));
             if (!error.empty())
               return error;
             for (int rank = 0; rank < ranks; ++rank) {
@@ -256,7 +259,7 @@ int main(int argc, char **argv) {
     }
     std::string timing;
     if (bench && problem.empty()) {
-      const double us = timeLaunches(context, index, deviceOf, bench);
+      const double us = timeLaunches(context, group, deviceOf, bench);
       int64_t elements = 1;
       for (int64_t extent : r.shape)
         elements *= extent;
@@ -277,7 +280,7 @@ int main(int argc, char **argv) {
                 ranks, checked, timing.c_str(), problem.empty() ? "" : "  ",
                 problem.c_str());
     failures += !problem.empty();
-    m2n_cuda_context_destroy(context);
+    m2n_context_destroy(context);
   }
   m2n_artifact_destroy(artifact);
   std::printf("%d failed\n", failures);

@@ -43,8 +43,8 @@ struct LaunchBuffers {
   }
 };
 
-/// Runs reshards `members` (one: a reshard; more: a group, as
-/// m2n_host_execute_scaled / m2n_cuda_group_create take them).
+/// Runs reshards `members` as one group (m2n_group_create): one reshard, or
+/// several run as one program per rank.
 RunResult runOnHost(m2n_artifact artifact, const std::vector<int> &members,
                     LaunchBuffers &buffers, int repeat);
 

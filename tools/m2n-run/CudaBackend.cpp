@@ -77,47 +77,36 @@ RunResult runOnCuda(m2n_artifact artifact, const std::vector<int> &members,
                        scaleBytes[rank], cudaMemcpyHostToDevice),
             "cudaMemcpy");
   }
-  m2n_cuda_context context = nullptr;
+  m2n_context context = nullptr;
   auto fail = [&](m2n_status status) {
     if (status != M2N_SUCCESS && result.problem.empty())
       result.problem =
           std::string(m2n_status_name(status)) + ": " + m2n_last_error();
     return status == M2N_SUCCESS;
   };
+  m2n_context_options options = {};
+  options.version = M2N_RUNTIME_API_VERSION;
+  options.backend = M2N_BACKEND_CUDA;
+  options.ranks = ranks;
+  options.devices = deviceOf.data();
   if (result.problem.empty() &&
-      fail(m2n_cuda_context_create(artifact, ranks, deviceOf.data(), 10000,
-                                   &context))) {
-    // A group is created and bound once, then launched.
+      fail(m2n_context_create(artifact, &options, &context))) {
+    // The group (one reshard or several) is created and bound once, then
+    // launched.
+    const m2n_buffers bound = {
+        srcPointers.data(), srcBytes.data(),
+        dstPointers.data(), dstBytes.data(),
+        quantizing ? scalePointers.data() : nullptr,
+        quantizing ? scaleBytes.data() : nullptr};
     int group = -1;
-    if (members.size() > 1 &&
-        fail(m2n_cuda_group_create(context, static_cast<int>(members.size()),
-                                   members.data(), &group)))
-      fail(quantizing ? m2n_cuda_group_bind_scaled(
-                            context, group, srcPointers.data(),
-                            srcBytes.data(), dstPointers.data(),
-                            dstBytes.data(), scalePointers.data(),
-                            scaleBytes.data())
-                      : m2n_cuda_group_bind(context, group, srcPointers.data(),
-                                            srcBytes.data(), dstPointers.data(),
-                                            dstBytes.data()));
-    // A quantizing reshard is bound with its scales once, then launched.
-    if (members.size() == 1 && quantizing)
-      fail(m2n_cuda_bind_scaled(context, members.front(), srcPointers.data(),
-                                srcBytes.data(), dstPointers.data(),
-                                dstBytes.data(), scalePointers.data(),
-                                scaleBytes.data()));
+    if (fail(m2n_group_create(context, static_cast<int>(members.size()),
+                              members.data(), &group)))
+      fail(m2n_group_bind(context, group, &bound));
     std::vector<double> times;
     for (int run = 0; run < repeat && result.problem.empty(); ++run) {
       auto start = std::chrono::steady_clock::now();
-      if ((members.size() > 1 ? fail(m2n_cuda_group_launch(context, group,
-                                                           nullptr))
-           : quantizing
-               ? fail(m2n_cuda_launch(context, members.front(), nullptr))
-               : fail(m2n_cuda_execute(context, members.front(),
-                                       srcPointers.data(), srcBytes.data(),
-                                       dstPointers.data(), dstBytes.data(),
-                                       nullptr))) &&
-          fail(m2n_cuda_synchronize(context)))
+      if (fail(m2n_group_launch(context, group, nullptr)) &&
+          fail(m2n_context_synchronize(context)))
         times.push_back(std::chrono::duration<double, std::milli>(
                             std::chrono::steady_clock::now() - start)
                             .count());
@@ -126,7 +115,7 @@ RunResult runOnCuda(m2n_artifact artifact, const std::vector<int> &members,
       std::sort(times.begin(), times.end());
       result.medianMs = times[times.size() / 2];
     }
-    m2n_cuda_context_destroy(context);
+    m2n_context_destroy(context);
   }
   for (int rank = 0; rank < buffers && result.problem.empty(); ++rank)
     if (dstBytes[rank]) {

@@ -1,6 +1,6 @@
 //===- CommTest.cpp - the one-process-per-GPU communicator's bootstrap ------===//
 //
-// m2n_cuda_comm_create first checks, collectively through the caller's
+// m2n_context_create (CUDA, several processes) first checks, collectively through the caller's
 // all-gather, that every process loaded the same artifact and that every
 // rank is run by exactly one process; only then does it touch CUDA. These
 // tests fork real processes that exchange through shared memory, so they run
@@ -88,18 +88,38 @@ runProcesses(int processes,
   return results;
 }
 
+/// Creates (and destroys) a CUDA context of `ranks` ranks over `processes`
+/// processes, this one running `localRanks` on device 0.
+m2n_status createContext(m2n_artifact artifact, int ranks, int processes,
+                         const std::vector<int> &localRanks,
+                         m2n_allgather_fn exchange, void *user) {
+  std::vector<int> devices(localRanks.size(), 0);
+  m2n_context_options options = {};
+  options.version = M2N_RUNTIME_API_VERSION;
+  options.backend = M2N_BACKEND_CUDA;
+  options.ranks = ranks;
+  options.processes = processes;
+  options.local_count = static_cast<int>(localRanks.size());
+  options.local_ranks = localRanks.data();
+  options.devices = devices.data();
+  options.allgather = exchange;
+  options.allgather_user = user;
+  options.timeout_ms = 1000;
+  m2n_context context = nullptr;
+  m2n_status status = m2n_context_create(artifact, &options, &context);
+  m2n_context_destroy(context);
+  return status;
+}
+
 class CommTest : public ::testing::Test {
 protected:
   void SetUp() override {
     bytes = exampleArtifact();
     ASSERT_EQ(m2n_artifact_load(bytes.data(), bytes.size(), &artifact),
               M2N_SUCCESS);
-    int rank = 0, device = 0;
-    m2n_cuda_context context = nullptr;
-    if (m2n_cuda_comm_create(artifact, 1, 1, 1, &rank, &device, nullptr,
-                             nullptr, 1000, &context) == M2N_UNSUPPORTED)
+    if (createContext(artifact, 3, 1, {0, 1, 2}, nullptr, nullptr) ==
+        M2N_UNSUPPORTED)
       GTEST_SKIP() << "runtime built without CUDA";
-    m2n_cuda_context_destroy(context);
   }
   void TearDown() override { m2n_artifact_destroy(artifact); }
 
@@ -107,13 +127,8 @@ protected:
   std::vector<std::pair<m2n_status, std::string>>
   create(const std::vector<std::vector<int>> &ranks) {
     return runProcesses(ranks.size(), [&](int p, Member &member) {
-      std::vector<int> devices(ranks[p].size(), 0);
-      m2n_cuda_context context = nullptr;
-      m2n_status status = m2n_cuda_comm_create(
-          artifact, 3, ranks.size(), ranks[p].size(), ranks[p].data(),
-          devices.data(), allgather, &member, 1000, &context);
-      m2n_cuda_context_destroy(context);
-      return status;
+      return createContext(artifact, 3, static_cast<int>(ranks.size()),
+                           ranks[p], allgather, &member);
     });
   }
 
@@ -151,16 +166,8 @@ TEST_F(CommTest, EveryProcessMustLoadTheSameArtifact) {
     const std::string &text = p == 0 ? bytes : other;
     if (m2n_status status = m2n_artifact_load(text.data(), text.size(), &mine))
       return status;
-    int rank = p, device = 0;
     std::vector<int> ranks = p == 0 ? std::vector<int>{0, 2} : std::vector<int>{1};
-    std::vector<int> devices(ranks.size(), 0);
-    m2n_cuda_context context = nullptr;
-    m2n_status status =
-        m2n_cuda_comm_create(mine, 3, 2, ranks.size(), ranks.data(),
-                             devices.data(), allgather, &member, 1000, &context);
-    (void)rank;
-    (void)device;
-    m2n_cuda_context_destroy(context);
+    m2n_status status = createContext(mine, 3, 2, ranks, allgather, &member);
     m2n_artifact_destroy(mine);
     return status;
   });
@@ -172,12 +179,9 @@ TEST_F(CommTest, EveryProcessMustLoadTheSameArtifact) {
 
 TEST_F(CommTest, AFailingAllGatherIsReported) {
   auto results = runProcesses(1, [&](int, Member &) {
-    int rank = 0, device = 0;
-    m2n_cuda_context context = nullptr;
     auto failing = [](const void *, void *, size_t, void *) { return 1; };
     // Two processes are announced, so the all-gather is used, and it fails.
-    return m2n_cuda_comm_create(artifact, 3, 2, 1, &rank, &device, failing,
-                                nullptr, 1000, &context);
+    return createContext(artifact, 3, 2, {0}, failing, nullptr);
   });
   EXPECT_EQ(results[0].first, M2N_EXECUTION_FAILED);
   EXPECT_EQ(results[0].second, "the all-gather callback failed");

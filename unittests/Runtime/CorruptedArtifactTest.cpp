@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ExampleArtifact.h"
+#include "HostRun.h"
 
 #include "m2n/runtime.h"
 
@@ -99,7 +100,7 @@ const std::vector<Corruption> &corruptions() {
          rank.engineCopies.push_back(rank.items.front());
        },
        "is not a copy-engine copy but sits among them"},
-      {"ScratchBeyondTheCap", // std::bad_alloc escaped m2n_host_execute.
+      {"ScratchBeyondTheCap", // std::bad_alloc escaped the host backend.
        [](auto &r) { r.program.scratches.push_back({0, {int64_t{1} << 39}}); },
        "is larger than 1099511627776 bytes"},
       {"ScratchElementCountWraps",
@@ -246,7 +247,7 @@ TEST(CorruptedArtifactBytesTest, ScratchBeyondHostMemoryIsAStatus) {
     srcBytes.push_back(s);
     dstBytes.push_back(d);
   }
-  EXPECT_EQ(m2n_host_execute(artifact, 0, ranks, src.data(), srcBytes.data(),
+  EXPECT_EQ(hostRun(artifact, {0}, ranks, src.data(), srcBytes.data(),
                              dst.data(), dstBytes.data()),
             M2N_OUT_OF_MEMORY);
   EXPECT_NE(std::string(m2n_last_error()).find("bytes of scratch memory"),

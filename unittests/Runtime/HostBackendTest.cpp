@@ -4,6 +4,7 @@
 #include "m2n/runtime.h"
 
 #include "ExampleArtifact.h"
+#include "HostRun.h"
 
 #include <gtest/gtest.h>
 
@@ -32,7 +33,7 @@ void expectExampleMoved(m2n_artifact artifact) {
   const void *src[3] = {rows0, rows1, nullptr};
   void *dst[3] = {nullptr, cols1, cols2};
   size_t srcBytes[3] = {64, 64, 0}, dstBytes[3] = {0, 64, 64};
-  ASSERT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
+  ASSERT_EQ(hostRun(artifact, {0}, 3, src, srcBytes, dst, dstBytes),
             M2N_SUCCESS)
       << m2n_last_error();
   // Rank 1 holds columns 0-3 of all 4 rows, rank 2 columns 4-7.
@@ -78,27 +79,27 @@ TEST_F(HostBackendTest, RejectsMissingAndShortBuffers) {
   const void *src[3] = {a, nullptr, nullptr};
   void *dst[3] = {nullptr, b, c};
   size_t srcBytes[3] = {64, 0, 0}, dstBytes[3] = {0, 64, 64};
-  EXPECT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
+  EXPECT_EQ(hostRun(artifact, {0}, 3, src, srcBytes, dst, dstBytes),
             M2N_INVALID_ARGUMENT);
   EXPECT_STREQ(
       m2n_last_error(),
-      "m2n_host_execute: @test#0: rank 1 needs a source buffer of 64 bytes, "
+      "binding @test#0: rank 1 needs a source buffer of 64 bytes, "
       "got none");
   src[1] = b;
   srcBytes[1] = 32;
-  EXPECT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
+  EXPECT_EQ(hostRun(artifact, {0}, 3, src, srcBytes, dst, dstBytes),
             M2N_INVALID_ARGUMENT);
   EXPECT_STREQ(
       m2n_last_error(),
-      "m2n_host_execute: @test#0: rank 1 needs a source buffer of 64 bytes, "
+      "binding @test#0: rank 1 needs a source buffer of 64 bytes, "
       "got 32 bytes");
-  EXPECT_EQ(m2n_host_execute(artifact, 0, 2, src, srcBytes, dst, dstBytes),
+  EXPECT_EQ(hostRun(artifact, {0}, 2, src, srcBytes, dst, dstBytes),
             M2N_INVALID_ARGUMENT);
-  EXPECT_STREQ(m2n_last_error(), "m2n_host_execute: reshard @test#0 needs 3 "
-                                 "ranks of buffers, got 2");
-  EXPECT_EQ(m2n_host_execute(artifact, 5, 3, src, srcBytes, dst, dstBytes),
+  EXPECT_STREQ(m2n_last_error(), "binding @test#0: it needs 3 ranks, the "
+                                 "context has 2");
+  EXPECT_EQ(hostRun(artifact, {5}, 3, src, srcBytes, dst, dstBytes),
             M2N_INVALID_ARGUMENT);
-  EXPECT_STREQ(m2n_last_error(), "m2n_host_execute: no reshard 5");
+  EXPECT_STREQ(m2n_last_error(), "m2n_group_create: no reshard 5");
 }
 
 // The same reshard twice in one group, on two sets of buffers: one merged
@@ -119,7 +120,7 @@ TEST_F(HostBackendTest, ExecutesAGroupAndRefusesAliasedDestinations) {
                   nullptr, cols[1][0], cols[1][1]};
   size_t srcBytes[6] = {64, 64, 0, 64, 64, 0};
   size_t dstBytes[6] = {0, 64, 64, 0, 64, 64};
-  ASSERT_EQ(m2n_host_execute_group(artifact, 2, reshards, 3, src, srcBytes, dst,
+  ASSERT_EQ(hostRun(artifact, {reshards, reshards + 2}, 3, src, srcBytes, dst,
                                    dstBytes),
             M2N_SUCCESS)
       << m2n_last_error();
@@ -132,7 +133,7 @@ TEST_F(HostBackendTest, ExecutesAGroupAndRefusesAliasedDestinations) {
                   static_cast<float>(100 * t + row * 8 + 4 + col));
       }
   dst[5] = cols[0][1] + 4; // Member 1's destination inside member 0's.
-  EXPECT_EQ(m2n_host_execute_group(artifact, 2, reshards, 3, src, srcBytes, dst,
+  EXPECT_EQ(hostRun(artifact, {reshards, reshards + 2}, 3, src, srcBytes, dst,
                                    dstBytes),
             M2N_INVALID_ARGUMENT);
   EXPECT_STREQ(m2n_last_error(),
@@ -141,16 +142,16 @@ TEST_F(HostBackendTest, ExecutesAGroupAndRefusesAliasedDestinations) {
                "destination may share no byte with another buffer of the "
                "launch)");
   dst[5] = const_cast<float *>(rows[1][1]); // A destination on a source.
-  EXPECT_EQ(m2n_host_execute_group(artifact, 2, reshards, 3, src, srcBytes, dst,
+  EXPECT_EQ(hostRun(artifact, {reshards, reshards + 2}, 3, src, srcBytes, dst,
                                    dstBytes),
             M2N_INVALID_ARGUMENT);
   const int missing[2] = {0, 7};
-  EXPECT_EQ(m2n_host_execute_group(artifact, 2, missing, 3, src, srcBytes, dst,
+  EXPECT_EQ(hostRun(artifact, {missing, missing + 2}, 3, src, srcBytes, dst,
                                    dstBytes),
             M2N_INVALID_ARGUMENT);
   EXPECT_STREQ(m2n_last_error(),
-               "m2n_host_execute: no reshard 7 (member 1 of the group)");
-  EXPECT_EQ(m2n_host_execute_group(artifact, 0, reshards, 3, src, srcBytes, dst,
+               "m2n_group_create: no reshard 7 (member 1 of the group)");
+  EXPECT_EQ(hostRun(artifact, {reshards, reshards + 0}, 3, src, srcBytes, dst,
                                    dstBytes),
             M2N_INVALID_ARGUMENT);
 }
@@ -175,7 +176,7 @@ TEST(HostAlignmentTest, BuffersHaveTheAlignmentTheReshardWasCompiledFor) {
     void *dst[3] = {nullptr, storage[2], storage[3]};
     size_t srcBytes[3] = {64, 64, 0}, dstBytes[3] = {0, 64, 64};
     m2n_status status =
-        m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes);
+        hostRun(artifact, {0}, 3, src, srcBytes, dst, dstBytes);
     if (alignment == 16) {
       EXPECT_EQ(status, M2N_INVALID_ARGUMENT);
       EXPECT_STREQ(m2n_last_error(),
@@ -189,7 +190,7 @@ TEST(HostAlignmentTest, BuffersHaveTheAlignmentTheReshardWasCompiledFor) {
       EXPECT_EQ(storage[2][8], 1.0f); // Row 2 = rank 1's row 0, column 0.
       // Half an element in: never aligned enough.
       src[1] = reinterpret_cast<const char *>(storage[1]) + 2;
-      EXPECT_EQ(m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes),
+      EXPECT_EQ(hostRun(artifact, {0}, 3, src, srcBytes, dst, dstBytes),
                 M2N_INVALID_ARGUMENT);
       EXPECT_STREQ(m2n_last_error(), "@test#0: the source buffer of rank 1 is "
                                      "not aligned to its 4-byte f32 elements");
@@ -303,46 +304,166 @@ TEST(RuntimeArtifactTest, RejectsMovesOutsideTheirBuffersAndBadLayouts) {
   rejects(reshard, "destination: mesh of");
 }
 
+/// Options of a context of `ranks` ranks on `backend`, every rank in this
+/// process.
+m2n_context_options contextOptions(m2n_backend backend, int ranks) {
+  m2n_context_options options = {};
+  options.version = M2N_RUNTIME_API_VERSION;
+  options.backend = backend;
+  options.ranks = ranks;
+  return options;
+}
+
+// Bad options are named before anything is set up.
+TEST_F(HostBackendTest, ContextOptionsAreChecked) {
+  m2n_context context = nullptr;
+  auto refused = [&](m2n_context_options options, m2n_status status,
+                     const char *message) {
+    EXPECT_EQ(m2n_context_create(artifact, &options, &context), status);
+    EXPECT_STREQ(m2n_last_error(), message);
+    EXPECT_EQ(context, nullptr);
+  };
+  m2n_context_options options = contextOptions(M2N_BACKEND_HOST, 3);
+  EXPECT_EQ(m2n_context_create(nullptr, &options, &context),
+            M2N_INVALID_ARGUMENT);
+  EXPECT_EQ(m2n_context_create(artifact, nullptr, &context),
+            M2N_INVALID_ARGUMENT);
+  options.version = 6;
+  refused(options, M2N_INVALID_ARGUMENT,
+          "m2n_context_create: the options are of runtime API version 6, "
+          "this runtime's is 7 (set options.version to "
+          "M2N_RUNTIME_API_VERSION and rebuild against this runtime's "
+          "m2n/runtime.h)");
+  options = contextOptions(static_cast<m2n_backend>(5), 3);
+  refused(options, M2N_INVALID_ARGUMENT,
+          "m2n_context_create: unknown backend 5 (M2N_BACKEND_HOST or "
+          "M2N_BACKEND_CUDA)");
+  refused(contextOptions(M2N_BACKEND_HOST, 0), M2N_INVALID_ARGUMENT,
+          "m2n_context_create: a context needs at least one rank, got 0");
+  options = contextOptions(M2N_BACKEND_HOST, 3);
+  options.local_count = 1;
+  refused(options, M2N_INVALID_ARGUMENT,
+          "m2n_context_create: local_count and local_ranks go together (0 "
+          "and NULL: every rank)");
+  const int twice[3] = {0, 1, 1}, outside[1] = {3};
+  options.local_count = 3;
+  options.local_ranks = twice;
+  refused(options, M2N_INVALID_ARGUMENT,
+          "m2n_context_create: local rank 1 is named twice");
+  options.local_count = 1;
+  options.local_ranks = outside;
+  refused(options, M2N_INVALID_ARGUMENT,
+          "m2n_context_create: local rank 3 is not one of the 3 ranks");
+  options.local_ranks = twice;
+  refused(options, M2N_INVALID_ARGUMENT,
+          "m2n_context_create: one process runs every rank, but local_ranks "
+          "names 1 of 3");
+  options.processes = 2;
+  refused(options, M2N_INVALID_ARGUMENT,
+          "m2n_context_create: several processes exchange through the "
+          "caller's all-gather, and none was given");
+  options.processes = 4;
+  refused(options, M2N_INVALID_ARGUMENT,
+          "m2n_context_create: 4 processes for 3 ranks (each process runs at "
+          "least one rank)");
+  options.processes = 2;
+  options.local_count = 0;
+  options.local_ranks = nullptr;
+  refused(options, M2N_INVALID_ARGUMENT,
+          "m2n_context_create: with 2 processes, name this process's ranks "
+          "(local_ranks)");
+  options.local_count = 1;
+  options.local_ranks = twice;
+  options.allgather = [](const void *, void *, size_t, void *) { return 1; };
+  refused(options, M2N_UNSUPPORTED,
+          "the host backend runs every rank in one process, not over 2 "
+          "processes");
+  options = contextOptions(M2N_BACKEND_HOST, 3);
+  options.timeout_ms = -1;
+  refused(options, M2N_INVALID_ARGUMENT,
+          "m2n_context_create: the timeout must be finite and positive (0: "
+          "the default), got -1.000000 ms");
+}
+
+// One bind, several launches: each launch moves what the sources hold
+// then. Every call on a missing context, group or binding is named.
+TEST_F(HostBackendTest, AGroupOfOneIsBoundOnceAndLaunchedOften) {
+  m2n_context_options options = contextOptions(M2N_BACKEND_HOST, 3);
+  m2n_context context = nullptr;
+  ASSERT_EQ(m2n_context_create(artifact, &options, &context), M2N_SUCCESS)
+      << m2n_last_error();
+  int group = -1;
+  const int reshard = 0;
+  EXPECT_EQ(m2n_group_create(context, 1, &reshard, &group), M2N_SUCCESS);
+  EXPECT_EQ(group, 0);
+  EXPECT_EQ(m2n_group_launch(context, group, nullptr), M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(), "m2n_group_launch: @test#0 (group 0) is "
+                                 "not bound to buffers");
+  alignas(16) float rows[2][16], cols[2][16];
+  void *src[3] = {rows[0], rows[1], nullptr};
+  void *dst[3] = {nullptr, cols[0], cols[1]};
+  size_t srcBytes[3] = {64, 64, 0}, dstBytes[3] = {0, 64, 64};
+  const m2n_buffers buffers = {src, srcBytes, dst, dstBytes, nullptr, nullptr};
+  ASSERT_EQ(m2n_group_bind(context, group, &buffers), M2N_SUCCESS)
+      << m2n_last_error();
+  for (int launch = 0; launch < 3; ++launch) {
+    for (int i = 0; i < 16; ++i) {
+      rows[0][i] = static_cast<float>(100 * launch + i);
+      rows[1][i] = static_cast<float>(100 * launch + 16 + i);
+    }
+    std::memset(cols, 0xFF, sizeof cols);
+    ASSERT_EQ(m2n_group_launch(context, group, nullptr), M2N_SUCCESS)
+        << m2n_last_error();
+    EXPECT_EQ(m2n_context_synchronize(context), M2N_SUCCESS);
+    for (int row = 0; row < 4; ++row)
+      for (int col = 0; col < 4; ++col) {
+        EXPECT_EQ(cols[0][row * 4 + col],
+                  static_cast<float>(100 * launch + row * 8 + col));
+        EXPECT_EQ(cols[1][row * 4 + col],
+                  static_cast<float>(100 * launch + row * 8 + 4 + col));
+      }
+  }
+  // A failed bind leaves the group unbound.
+  srcBytes[1] = 8;
+  EXPECT_EQ(m2n_group_bind(context, group, &buffers), M2N_INVALID_ARGUMENT);
+  EXPECT_EQ(m2n_group_launch(context, group, nullptr), M2N_INVALID_ARGUMENT);
+  EXPECT_EQ(m2n_group_launch(context, 1, nullptr), M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(), "m2n_group_launch: no group 1");
+  EXPECT_EQ(m2n_group_bind(context, group, nullptr), M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(), "binding @test#0: null buffers, or scales "
+                                 "without their sizes");
+  m2n_context_destroy(context);
+  EXPECT_EQ(m2n_group_create(nullptr, 1, &reshard, &group),
+            M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(), "m2n_group_create: null context or group");
+  EXPECT_EQ(m2n_group_bind(nullptr, 0, &buffers), M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(), "m2n_group_bind: null context");
+  EXPECT_EQ(m2n_group_launch(nullptr, 0, nullptr), M2N_INVALID_ARGUMENT);
+  EXPECT_EQ(m2n_group_execute(nullptr, 0, &buffers, nullptr),
+            M2N_INVALID_ARGUMENT);
+  EXPECT_EQ(m2n_context_synchronize(nullptr), M2N_INVALID_ARGUMENT);
+  m2n_context_destroy(nullptr);
+}
+
 // Without a GPU (CI) the CUDA backend answers with a status and a message,
 // never a crash; with one, a context for the artifact comes up.
 TEST_F(HostBackendTest, CudaBackendReportsItsAvailability) {
-  m2n_cuda_context context = nullptr;
-  int devices[3] = {0, 0, 0};
-  EXPECT_EQ(m2n_cuda_context_create(nullptr, 3, devices, 1000, &context),
-            m2n_cuda_context_create(artifact, 0, devices, 1000, &context));
-  m2n_status status =
-      m2n_cuda_context_create(artifact, 3, devices, 1000, &context);
+  m2n_context context = nullptr;
+  m2n_context_options options = contextOptions(M2N_BACKEND_CUDA, 3);
+  m2n_status status = m2n_context_create(artifact, &options, &context);
   if (status == M2N_SUCCESS) {
-    m2n_cuda_context_destroy(context);
+    m2n_context_destroy(context);
     return;
   }
   EXPECT_TRUE(status == M2N_CUDA_ERROR || status == M2N_UNSUPPORTED)
       << m2n_status_name(status);
   EXPECT_STRNE(m2n_last_error(), "");
   EXPECT_EQ(context, nullptr);
-  m2n_status noContext =
-      status == M2N_UNSUPPORTED ? M2N_UNSUPPORTED : M2N_INVALID_ARGUMENT;
-  EXPECT_EQ(
-      m2n_cuda_execute(nullptr, 0, nullptr, nullptr, nullptr, nullptr, nullptr),
-      noContext);
-  EXPECT_EQ(m2n_cuda_bind(nullptr, 0, nullptr, nullptr, nullptr, nullptr),
-            noContext);
-  EXPECT_EQ(m2n_cuda_launch(nullptr, 0, nullptr), noContext);
-  EXPECT_EQ(m2n_cuda_synchronize(nullptr), noContext);
-  // The group API answers a missing context the same way.
-  int group = -1;
-  const int members[1] = {0};
-  EXPECT_EQ(m2n_cuda_group_create(nullptr, 1, members, &group), noContext);
-  EXPECT_EQ(group, -1);
-  EXPECT_EQ(m2n_cuda_group_bind(nullptr, 0, nullptr, nullptr, nullptr, nullptr),
-            noContext);
-  EXPECT_EQ(m2n_cuda_group_launch(nullptr, 0, nullptr), noContext);
-  // Several processes need an all-gather to exchange their handles.
-  int rank = 0;
-  EXPECT_EQ(m2n_cuda_comm_create(artifact, 3, 2, 1, &rank, devices, nullptr,
-                                 nullptr, 1000, &context),
-            noContext);
-  EXPECT_STRNE(m2n_last_error(), "");
+  int count = -1;
+  if (status == M2N_UNSUPPORTED && m2n_cuda_device_count(&count) != M2N_SUCCESS) {
+    EXPECT_EQ(count, 0);
+    EXPECT_STRNE(m2n_last_error(), "");
+  }
 }
 
 } // namespace
@@ -459,7 +580,7 @@ TEST(RepeatedMovementsTest, HostBackendWalksInstancesWithoutExpandingThem) {
     void *dst[3] = {nullptr, cols1.data(), cols2.data()};
     const size_t side = half * sizeof(float);
     size_t srcBytes[3] = {side, side, 0}, dstBytes[3] = {0, side, side};
-    if (m2n_host_execute(artifact, 0, 3, src, srcBytes, dst, dstBytes) !=
+    if (hostRun(artifact, {0}, 3, src, srcBytes, dst, dstBytes) !=
         M2N_SUCCESS)
       _exit(1);
     const int64_t width = columns / 2;

@@ -8,7 +8,7 @@
 // starts only when the counters it waits for have reached their values. A
 // state where nothing can start but work remains is reported as a deadlock.
 // The semantics of the artifact's programs on the host: the runtime's host
-// backend (m2n_host_execute) and the compiler's reference runs
+// backend (M2N_BACKEND_HOST) and the compiler's reference runs
 // (m2n/Codegen/ProgramExecutor.h) both execute through it.
 //
 //===----------------------------------------------------------------------===//

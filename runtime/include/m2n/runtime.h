@@ -4,11 +4,10 @@
  * Opaque handles, status codes, and a thread-local message for every
  * failure. No MLIR: the runtime reads only the artifact.
  *
- * Backends: the host backend (this file's m2n_host_execute) runs a reshard's
- * per-rank programs on host memory for all ranks of one process, exactly as
- * the GPU kernels would (CTAs walking their items in order, waiting on
- * counters); CI and the Python tests exercise the artifacts through it. The
- * CUDA backend launches the artifact's kernel on the caller's streams.
+ * Two backends behind one API (contexts and groups, below): the host
+ * backend runs a reshard's per-rank programs on host memory, exactly as the
+ * GPU kernels would; the CUDA backend launches the artifact's kernel on the
+ * caller's streams.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -22,12 +21,15 @@
 extern "C" {
 #endif
 
-/* 6: m2n_layout_local_box (layouts with explicit boundaries);
+/* 7: one API for both backends (m2n_context_create, m2n_group_*,
+ * m2n_context_synchronize), replacing m2n_host_* and m2n_cuda_* (but
+ * m2n_cuda_device_count);
+ * 6: m2n_layout_local_box (layouts with explicit boundaries);
  * 5: quantizing reshards (m2n_artifact_reshard_scaling,
  * m2n_artifact_scale_shape, m2n_host_execute_scaled, m2n_cuda_bind_scaled,
  * m2n_cuda_execute_scaled, m2n_cuda_group_bind_scaled); 4: M2N_OUT_OF_MEMORY,
  * M2N_INTERNAL_ERROR */
-#define M2N_RUNTIME_API_VERSION 6
+#define M2N_RUNTIME_API_VERSION 7
 
 typedef enum m2n_status {
   M2N_SUCCESS = 0,
@@ -64,9 +66,8 @@ m2n_status m2n_artifact_reshard_ranks(m2n_artifact artifact, int reshard,
                                       int *ranks);
 /* Compiled groups (m2n.group, docs/dialect.md): reshards compiled to run
  * together, whose merged program the artifact holds. A group's members are
- * reshard indices, in its order; m2n_host_execute_group and
- * m2n_cuda_group_create given exactly that list run the compiled program
- * (no merge at bind). m2n_artifact_group_members sets *count and, when
+ * reshard indices, in its order; m2n_group_create given exactly that list
+ * runs the compiled program (no merge at bind). m2n_artifact_group_members sets *count and, when
  * `reshards` is not NULL, fills reshards[0..*count) (room for `capacity`). */
 int m2n_artifact_group_count(m2n_artifact artifact);
 /* The group's name (the m2n.group's), or NULL for a bad index. */
@@ -128,181 +129,166 @@ m2n_status m2n_artifact_scale_shape(m2n_artifact artifact, int reshard,
                                     int rank, int *present, int *dims,
                                     int64_t *shape, int *element_bytes);
 
-/* Runs reshard `reshard` on host memory. `src[r]` / `dst[r]` are rank r's
- * local source and destination buffers (row-major local parts), of
- * `src_bytes[r]` / `dst_bytes[r]` bytes; ranks outside a mesh pass NULL and
- * 0. Scratch buffers are allocated internally. */
-m2n_status m2n_host_execute(m2n_artifact artifact, int reshard, int ranks,
-                            const void *const *src, const size_t *src_bytes,
-                            void *const *dst, const size_t *dst_bytes);
-
-/* Runs `members` reshards of the artifact (`reshards[0..members)`) as one
- * group: their programs merged into one (per rank the members' items one
- * after the other, as one launch of the CUDA backend runs them). Buffer
- * arrays are member-major: src[m * ranks + r] is rank r's source of member
- * m. No destination may share a byte with another buffer of the group (nor,
- * in m2n_host_execute, of the reshard): the members run at the same time. */
-m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
-                                  const int *reshards, int ranks,
-                                  const void *const *src,
-                                  const size_t *src_bytes, void *const *dst,
-                                  const size_t *dst_bytes);
-/* m2n_host_execute_group with the scale buffers of quantizing members:
- * scales[m * ranks + r] of scale_bytes[m * ranks + r] bytes is rank r's
- * scale tensor of member m (m2n_artifact_scale_shape), NULL and 0 where
- * the member does not quantize or the rank holds no scales. `scales` and
- * `scale_bytes` may be NULL when no member quantizes; the calls above run
- * only reshards that do not. */
-m2n_status m2n_host_execute_scaled(m2n_artifact artifact, int members,
-                                   const int *reshards, int ranks,
-                                   const void *const *src,
-                                   const size_t *src_bytes, void *const *dst,
-                                   const size_t *dst_bytes,
-                                   void *const *scales,
-                                   const size_t *scale_bytes);
-
 /*===----------------------------------------------------------------------===*
- * CUDA backend. Available when the runtime was built with CUDA; otherwise
- * these return M2N_UNSUPPORTED. Three process models share it:
- *  - one process drives every rank (m2n_cuda_context_create), on one or
- *    several GPUs; several ranks may share a GPU (virtual ranks);
- *  - one process per GPU, or per group of ranks on one GPU
- *    (m2n_cuda_comm_create): the processes exchange buffer handles (CUDA
- *    IPC) through the caller's all-gather, e.g. torch.distributed.
+ * Contexts and groups: one API for both backends.
+ *
+ * A context runs an artifact's reshards on one backend for the ranks of this
+ * process. Everything it runs is a group: one or more of the artifact's
+ * reshards launched as one program per rank (their programs merged: the
+ * items of all members dealt over the CTAs, one completion, one epoch), e.g.
+ * every weight of a model in a refit; a single reshard is a group of one.
+ * Create a group once with its members, bind it to buffers, launch it as
+ * often as wanted, and synchronize the context:
+ *
+ *   m2n_context_create(artifact, &options, &context);
+ *   m2n_group_create(context, 1, &reshard, &group);
+ *   m2n_group_bind(context, group, &buffers);      (collective)
+ *   m2n_group_launch(context, group, streams);     (capturable)
+ *   m2n_context_synchronize(context);
+ *
+ * Backends:
+ *  - M2N_BACKEND_HOST runs the per-rank programs on host memory, exactly as
+ *    the GPU kernels would (CTAs walking their items in order, waiting on
+ *    counters), for every rank in this process; a launch runs to completion
+ *    before it returns. CI and the Python tests run artifacts through it.
+ *  - M2N_BACKEND_CUDA launches the artifact's kernel on the caller's
+ *    streams. One process drives every rank (processes 1), on one or several
+ *    GPUs, several ranks possibly sharing one (virtual ranks); or several
+ *    processes each run some ranks (one per GPU, or several on one GPU) and
+ *    exchange buffer handles (CUDA IPC) through the caller's all-gather, e.g.
+ *    torch.distributed. Launches are CUDA-graph capturable: binding (which
+ *    uploads tables and encodes tensor maps) happens before, launches only
+ *    enqueue kernels, and each rank's kernel keeps its execution count
+ *    (epoch) on the device. Available when the runtime was built with CUDA;
+ *    otherwise m2n_context_create returns M2N_UNSUPPORTED.
+ *
  * Arrays passed per rank are indexed by local slot: the position of the rank
- * in `local_ranks` (for m2n_cuda_context_create, the rank itself).
- *
- * Buffers are ordinary device allocations (cudaMalloc, PyTorch's caching
- * allocator): a buffer may start anywhere inside its allocation; the runtime
- * finds the allocation through the driver and checks device and size.
- *
- * Launches are CUDA-graph capturable: binding buffers (which uploads tables
- * and encodes tensor maps) happens before, launches only enqueue kernels,
- * and each rank's kernel keeps its execution count (epoch) on the device.
+ * in `local_ranks` (with one process, the rank itself). Buffer arrays of a
+ * group are member-major: src[m * local_count + slot] is member m's source of
+ * that slot. No destination may share a byte with another buffer of the
+ * group: the members run at the same time. CUDA buffers are ordinary device
+ * allocations (cudaMalloc, PyTorch's caching allocator): a buffer may start
+ * anywhere inside its allocation; the runtime finds the allocation through
+ * the driver and checks device and size.
  *===----------------------------------------------------------------------===*/
 
-typedef struct m2n_cuda_context_t *m2n_cuda_context;
+typedef struct m2n_context_t *m2n_context;
+
+typedef enum m2n_backend {
+  M2N_BACKEND_HOST = 1,
+  M2N_BACKEND_CUDA = 2
+} m2n_backend;
 
 /* The caller's all-gather: every process contributes `bytes` bytes from
  * `send`; `recv` receives processes x bytes, in process order. Returns 0 on
- * success. Called only from m2n_cuda_comm_create and m2n_cuda_bind, which
+ * success. Called only from m2n_context_create and m2n_group_bind, which
  * are collective: every process calls them in the same order. */
 typedef int (*m2n_allgather_fn)(const void *send, void *recv, size_t bytes,
                                 void *user);
+
+/* The default bound of every wait of a kernel for a peer. */
+#define M2N_DEFAULT_TIMEOUT_MS 10000.0
+
+typedef struct m2n_context_options {
+  /* M2N_RUNTIME_API_VERSION of the header the caller was built with. */
+  int version;
+  m2n_backend backend;
+  /* The ranks of the job: at least every rank the artifact's meshes name. */
+  int ranks;
+  /* Processes that together run every rank once; 0 means 1 (this process
+   * runs every rank; the host backend only runs that way). */
+  int processes;
+  /* The ranks this process runs (local_ranks[0..local_count)); 0 and NULL
+   * mean every rank, in order (one process only). */
+  int local_count;
+  const int *local_ranks;
+  /* CUDA: the device of each local slot; NULL means device 0 for all. With
+   * several processes a process's ranks share one device. */
+  const int *devices;
+  /* Required with several processes. */
+  m2n_allgather_fn allgather;
+  void *allgather_user;
+  /* CUDA: the bound of every wait of a kernel for a peer; 0 means
+   * M2N_DEFAULT_TIMEOUT_MS. */
+  double timeout_ms;
+} m2n_context_options;
+
+/* Buffers of a group's bind, member-major by local slot (NULL and 0 for a
+ * rank outside a member's mesh). `scales` / `scale_bytes`: the scale tensors
+ * of quantizing members (docs/fp8-scaling.md; m2n_artifact_scale_shape),
+ * NULL and 0 where a member does not quantize or the rank holds no scales;
+ * both may be NULL when no member quantizes. */
+typedef struct m2n_buffers {
+  const void *const *src;
+  const size_t *src_bytes;
+  void *const *dst;
+  const size_t *dst_bytes;
+  void *const *scales;
+  const size_t *scale_bytes;
+} m2n_buffers;
+
+/* Creates a context for `artifact` (which must outlive it). With several
+ * processes it is collective: it sets up the exchange between them. Loads
+ * the kernel on every device and enables peer access between them. */
+m2n_status m2n_context_create(m2n_artifact artifact,
+                              const m2n_context_options *options,
+                              m2n_context *context);
+/* Frees the context, its groups and everything bound to them. */
+void m2n_context_destroy(m2n_context context);
 
 /* The number of CUDA devices this process sees; M2N_UNSUPPORTED (with the
  * reason) when there is none, no driver, or the runtime was built without
  * CUDA. */
 m2n_status m2n_cuda_device_count(int *count);
 
-/* One process for every rank: rank r runs on CUDA device devices[r]. Loads
- * the kernel on every device and enables peer access between them.
- * `timeout_ms` bounds every wait of a kernel for a peer. */
-m2n_status m2n_cuda_context_create(m2n_artifact artifact, int ranks,
-                                   const int *devices, double timeout_ms,
-                                   m2n_cuda_context *context);
+/* A group of `members` reshards of the context's artifact
+ * (`reshards[0..members)`; an index may repeat for several tensors of one
+ * layout). Groups live as long as their context. */
+m2n_status m2n_group_create(m2n_context context, int members,
+                            const int *reshards, int *group);
 
-/* This process runs `local_count` of the `ranks` ranks (local_ranks[i] on
- * CUDA device local_devices[i]; all on one device when processes > 1);
- * `processes` processes together run every rank once. Collective. */
-m2n_status m2n_cuda_comm_create(m2n_artifact artifact, int ranks,
-                                int processes, int local_count,
-                                const int *local_ranks,
-                                const int *local_devices,
-                                m2n_allgather_fn allgather, void *user,
-                                double timeout_ms, m2n_cuda_context *context);
-void m2n_cuda_context_destroy(m2n_cuda_context context);
+/* Binds the group to the local ranks' buffers: validates them (present,
+ * large enough, aligned, on their rank's device, disjoint from every
+ * destination), exchanges their handles with the other processes, uploads
+ * the work-item tables and encodes the tensor maps; for quantizing members
+ * allocates the ranks' tables of amaxes, cleared before every launch so
+ * that each launch computes its own scales from the data it moves. Not
+ * capturable; collective with several processes. A failed bind leaves the
+ * group unbound. */
+m2n_status m2n_group_bind(m2n_context context, int group,
+                          const m2n_buffers *buffers);
 
-/* Binds reshard `reshard` to the local ranks' buffers (NULL and 0 for a rank
- * outside a mesh): validates them, exchanges their handles with the other
- * processes, uploads the work-item tables and encodes the tensor maps. Not
- * capturable; collective for m2n_cuda_comm_create contexts. */
-m2n_status m2n_cuda_bind(m2n_cuda_context context, int reshard,
-                         void *const *src, const size_t *src_bytes,
-                         void *const *dst, const size_t *dst_bytes);
-
-/* m2n_cuda_bind for a quantizing reshard (docs/fp8-scaling.md): with each
- * local rank's scale tensor (scales[slot] of scale_bytes[slot] bytes, as
- * m2n_artifact_scale_shape gives it; NULL and 0 for a rank without
- * scales). The runtime allocates the ranks' tables of amaxes and clears
- * them before every launch, so that each launch computes its own scales
- * from the data it moves. One process for every rank so far
- * (m2n_cuda_context_create); m2n_cuda_bind refuses a quantizing reshard. */
-m2n_status m2n_cuda_bind_scaled(m2n_cuda_context context, int reshard,
-                                void *const *src, const size_t *src_bytes,
-                                void *const *dst, const size_t *dst_bytes,
-                                void *const *scales,
-                                const size_t *scale_bytes);
-
-/* Enqueues the bound reshard on each local rank's stream (`streams[i]`, a
- * cudaStream_t of its device, NULL for the device's default stream; `streams`
- * may be NULL). Capturable. Every rank's kernel must be launched the same
- * number of times. Ranks of one device may share a stream (the runtime runs
- * the second and later ones on helper streams forked from it, since ranks
- * wait for each other); ranks of one device given different streams must
- * not mix the legacy default stream with blocking streams, which it would
- * serialize. Sources: a rank's kernel (and its copy-engine copies) may read
- * its peers' source buffers as soon as it starts, without waiting for the
- * peers' streams: every rank's source must be complete before any rank's
- * launch begins to run (producers ordered before all launch streams, e.g.
- * through events; across processes, a barrier). The runtime does not order
- * this yet. */
-m2n_status m2n_cuda_launch(m2n_cuda_context context, int reshard,
-                           void *const *streams);
-
-/* Bind (when the buffers differ from the bound ones) and launch. In a
- * multi-process context, new buffers must be bound with m2n_cuda_bind on
- * every process: this call then reports M2N_INVALID_ARGUMENT instead of
- * starting an exchange the other processes are not part of. */
-m2n_status m2n_cuda_execute(m2n_cuda_context context, int reshard,
-                            void *const *src, const size_t *src_bytes,
-                            void *const *dst, const size_t *dst_bytes,
+/* Runs the bound group once on each local rank's stream (`streams[slot]`, a
+ * cudaStream_t of its device, NULL for the device's default stream;
+ * `streams` may be NULL; the host backend ignores them and runs the group
+ * before returning). Capturable when no member has network steps. Every
+ * rank's kernel must be launched the same number of times. Ranks of one
+ * device may share a stream (the runtime runs the second and later ones on
+ * helper streams forked from it, since ranks wait for each other); ranks of
+ * one device given different streams must not mix the legacy default stream
+ * with blocking streams, which it would serialize. Sources: a rank's kernel
+ * (and its copy-engine copies) may read its peers' source buffers as soon
+ * as it starts, without waiting for the peers' streams: every rank's source
+ * must be complete before any rank's launch begins to run (producers
+ * ordered before all launch streams, e.g. through events; across processes,
+ * a barrier). The runtime does not order this yet. */
+m2n_status m2n_group_launch(m2n_context context, int group,
                             void *const *streams);
 
-/* m2n_cuda_execute for a quantizing reshard: binds it with its scales
- * (m2n_cuda_bind_scaled) unless it is bound to exactly these buffers, then
- * launches it. One process for every rank. */
-m2n_status m2n_cuda_execute_scaled(m2n_cuda_context context, int reshard,
-                                   void *const *src, const size_t *src_bytes,
-                                   void *const *dst, const size_t *dst_bytes,
-                                   void *const *scales,
-                                   const size_t *scale_bytes,
-                                   void *const *streams);
+/* Binds the group (unless it is bound to exactly these buffers) and
+ * launches it. With several processes, new buffers must be bound with
+ * m2n_group_bind on every process: this call then reports
+ * M2N_INVALID_ARGUMENT instead of starting an exchange the other processes
+ * are not part of. */
+m2n_status m2n_group_execute(m2n_context context, int group,
+                             const m2n_buffers *buffers,
+                             void *const *streams);
 
-/* Groups: several reshards of the artifact launched as one kernel per rank
- * (their programs merged: the items of all members dealt over the CTAs, one
- * completion, one epoch), e.g. every weight of a model in a refit. Create a
- * group once with its members (`reshards[0..members)`, an index may repeat
- * for several tensors of one layout), bind it to buffers (arrays
- * member-major: src[m * local_count + slot] is member m's source of that
- * local slot; collective like m2n_cuda_bind), then launch it as often as
- * wanted (capturable when no member has network steps). No destination may
- * share a byte with another buffer of the group: the members run at the
- * same time. A group lives as long as its context. */
-m2n_status m2n_cuda_group_create(m2n_cuda_context context, int members,
-                                 const int *reshards, int *group);
-m2n_status m2n_cuda_group_bind(m2n_cuda_context context, int group,
-                               void *const *src, const size_t *src_bytes,
-                               void *const *dst, const size_t *dst_bytes);
-/* m2n_cuda_group_bind with the scale tensors of quantizing members
- * (member-major as the buffers; NULL and 0 where a member does not
- * quantize). */
-m2n_status m2n_cuda_group_bind_scaled(m2n_cuda_context context, int group,
-                                      void *const *src,
-                                      const size_t *src_bytes,
-                                      void *const *dst,
-                                      const size_t *dst_bytes,
-                                      void *const *scales,
-                                      const size_t *scale_bytes);
-m2n_status m2n_cuda_group_launch(m2n_cuda_context context, int group,
-                                 void *const *streams);
-
-/* Waits for the work m2n_cuda_launch / m2n_cuda_execute /
- * m2n_cuda_group_launch enqueued since the
- * last call; a kernel that waited longer than the timeout for a peer is
- * reported as M2N_TIMEOUT naming the item. Replays of a CUDA graph that
- * captured a launch are the caller's: synchronize their streams yourself. */
-m2n_status m2n_cuda_synchronize(m2n_cuda_context context);
+/* Waits for the work the context's launches enqueued since the last call; a
+ * kernel that waited longer than the timeout for a peer is reported as
+ * M2N_TIMEOUT naming the item. Replays of a CUDA graph that captured a
+ * launch are the caller's: synchronize their streams yourself. */
+m2n_status m2n_context_synchronize(m2n_context context);
 
 #ifdef __cplusplus
 }

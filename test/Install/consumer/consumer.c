@@ -70,9 +70,19 @@ int main(void) {
     fprintf(stderr, "consumer: unexpected buffer sizes\n");
     return 1;
   }
-  if (m2n_host_execute(artifact, 0, 2, srcs, src_bytes, dsts, dst_bytes) !=
-      M2N_SUCCESS)
+  m2n_context_options options = {0};
+  options.version = M2N_RUNTIME_API_VERSION;
+  options.backend = M2N_BACKEND_HOST;
+  options.ranks = 2;
+  m2n_context context = NULL;
+  if (m2n_context_create(artifact, &options, &context) != M2N_SUCCESS)
+    return fail("context");
+  int reshard = 0, group = -1;
+  m2n_buffers buffers = {srcs, src_bytes, dsts, dst_bytes, NULL, NULL};
+  if (m2n_group_create(context, 1, &reshard, &group) != M2N_SUCCESS ||
+      m2n_group_execute(context, group, &buffers, NULL) != M2N_SUCCESS)
     return fail("host execute");
+  m2n_context_destroy(context);
   for (int r = 0; r < 2; ++r)
     for (int i = 0; i < 11; ++i)
       if (dst[r][i] != (float)i) {

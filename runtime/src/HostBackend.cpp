@@ -1,89 +1,92 @@
-//===- HostApi.cpp - the host backend -------------------------------------===//
+//===- HostBackend.cpp - the host backend ---------------------------------===//
 //
-// Reshards and groups run on host memory by the host executor
-// (m2n/Artifact/HostExecutor.h), the programs' semantics the GPU kernel
-// implements: the reference every backend is checked against.
+// Groups run on host memory by the host executor (m2n/Artifact/HostExecutor.h),
+// the programs' semantics the GPU kernel implements: the reference every
+// backend is checked against. Every rank runs in this process; a launch runs
+// the group to completion.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Internal.h"
+#include "Backend.h"
 
 #include "m2n/Artifact/HostExecutor.h"
 
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <tuple>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include <unistd.h>
 
-using m2n::runtime::fail;
+namespace m2n::runtime {
+
+namespace {
 
 /// Bytes of rank `rank`'s local part of `layout` (the reshard's source or
 /// destination).
-static int64_t bufferBytes(const m2n::CompiledReshard &r,
-                           const m2n::Layout &layout, int rank) {
-  return m2n::runtime::localBytes(r, &layout == &r.src, rank);
+int64_t bufferBytes(const m2n::CompiledReshard &r, const m2n::Layout &layout,
+                    int rank) {
+  return localBytes(r, &layout == &r.src, rank);
 }
 
-extern "C" {
+/// A group and the buffers it is bound to (member-major by rank).
+struct HostGroup : GroupMembers {
+  std::vector<const void *> src;
+  std::vector<void *> dst, scales;
+};
 
-m2n_status m2n_host_execute(m2n_artifact artifact, int reshard, int ranks,
-                            const void *const *src, const size_t *src_bytes,
-                            void *const *dst, const size_t *dst_bytes) {
-  return m2n::runtime::guarded("m2n_host_execute", [&]() -> m2n_status {
-  return m2n_host_execute_group(artifact, 1, &reshard, ranks, src, src_bytes,
-                                dst, dst_bytes);
-  });
-}
+class HostBackend final : public Backend {
+public:
+  HostBackend(m2n_artifact artifact, int ranks)
+      : artifact(artifact), ranks(ranks) {}
 
-m2n_status m2n_host_execute_group(m2n_artifact artifact, int members,
-                                  const int *reshards, int ranks,
-                                  const void *const *src,
-                                  const size_t *src_bytes, void *const *dst,
-                                  const size_t *dst_bytes) {
-  return m2n::runtime::guarded("m2n_host_execute_group", [&]() -> m2n_status {
-  return m2n_host_execute_scaled(artifact, members, reshards, ranks, src,
-                                 src_bytes, dst, dst_bytes, nullptr, nullptr);
-  });
-}
+  m2n_status addGroup(int id, const GroupMembers &members) override {
+    static_cast<GroupMembers &>(groups[id]) = members;
+    return M2N_SUCCESS;
+  }
 
-m2n_status m2n_host_execute_scaled(m2n_artifact artifact, int members,
-                                   const int *reshards, int ranks,
-                                   const void *const *src,
-                                   const size_t *src_bytes, void *const *dst,
-                                   const size_t *dst_bytes,
-                                   void *const *scales,
-                                   const size_t *scale_bytes) {
-  return m2n::runtime::guarded("m2n_host_execute_scaled", [&]() -> m2n_status {
-  std::vector<const m2n::CompiledReshard *> group;
-  M2N_TRY(m2n::runtime::groupMembers("m2n_host_execute", artifact, members,
-                                     reshards, group));
-  if (ranks <= 0 || !src || !dst || !src_bytes || !dst_bytes ||
-      static_cast<bool>(scales) != static_cast<bool>(scale_bytes))
-    return fail(M2N_INVALID_ARGUMENT,
-                "m2n_host_execute: bad rank count or buffer arrays");
-  std::vector<m2n::runtime::CallerBuffer> buffers;
-  for (size_t t = 0; t < group.size(); ++t) {
-    const m2n::CompiledReshard &r = *group[t];
+  m2n_status bind(int id, const m2n_buffers &buffers) override;
+  m2n_status launch(int id, void *const *streams) override;
+  m2n_status synchronize() override { return M2N_SUCCESS; }
+
+private:
+  m2n_artifact artifact;
+  int ranks;
+  std::map<int, HostGroup> groups;
+};
+
+m2n_status HostBackend::bind(int id, const m2n_buffers &buffers) {
+  HostGroup &group = groups.at(id);
+  group.src.clear();
+  group.dst.clear();
+  group.scales.clear();
+  const std::vector<const m2n::CompiledReshard *> &members = group.members;
+  const void *const *src = buffers.src;
+  void *const *dst = buffers.dst, *const *scales = buffers.scales;
+  const size_t *src_bytes = buffers.src_bytes, *dst_bytes = buffers.dst_bytes,
+               *scale_bytes = buffers.scale_bytes;
+  std::vector<CallerBuffer> checked;
+  for (size_t t = 0; t < members.size(); ++t) {
+    const m2n::CompiledReshard &r = *members[t];
     if (r.program.scaling && !scales)
       return fail(M2N_INVALID_ARGUMENT,
-                  "m2n_host_execute: " + r.name + " quantizes with scaling " +
+                  "binding " + r.name + " quantizes with scaling " +
                       r.program.scaling->str() +
-                      " and writes a scale tensor per rank: run it with "
-                      "m2n_host_execute_scaled");
+                      " and writes a scale tensor per rank: bind it with "
+                      "its scale buffers (m2n_buffers.scales)");
     // A quantizing member's scales: the blocks each rank's part touches.
     for (int rank = 0; scales && rank < ranks; ++rank) {
       const int64_t want =
-          m2n::runtime::scaleBufferBytes(r, m2n::BufferKind::Scales, rank);
+          scaleBufferBytes(r, m2n::BufferKind::Scales, rank);
       const size_t at = t * ranks + rank;
       if (want == 0)
         continue;
       if (!scales[at] || scale_bytes[at] < static_cast<size_t>(want))
         return fail(M2N_INVALID_ARGUMENT,
-                    "m2n_host_execute: " + r.name + ": rank " +
+                    "binding " + r.name + ": rank " +
                         std::to_string(rank) + " needs a scale buffer of " +
                         std::to_string(want) + " bytes, got " +
                         (scales[at] ? std::to_string(scale_bytes[at]) +
@@ -96,19 +99,19 @@ m2n_status m2n_host_execute_scaled(m2n_artifact artifact, int members,
         return fail(M2N_INVALID_ARGUMENT,
                     r.name + ": the " + which + " is not aligned to its " +
                         std::to_string(elementBytes) + "-byte elements");
-      buffers.push_back(
+      checked.push_back(
           {scales[at], static_cast<size_t>(want), true,
            r.name +
-               (group.size() > 1 ? " (member " + std::to_string(t) + ")"
+               (members.size() > 1 ? " (member " + std::to_string(t) + ")"
                                  : std::string()) +
                ": the " + which});
     }
     int needed = 0;
-    M2N_TRY(m2n_artifact_reshard_ranks(artifact, reshards[t], &needed));
+    M2N_TRY(m2n_artifact_reshard_ranks(artifact, group.reshards[t], &needed));
     if (ranks < needed)
       return fail(M2N_INVALID_ARGUMENT,
-                  "m2n_host_execute: reshard " + r.name + " needs " +
-                      std::to_string(needed) + " ranks of buffers, got " +
+                  "binding " + r.name + ": it needs " +
+                      std::to_string(needed) + " ranks, the context has " +
                       std::to_string(ranks));
     // Every rank of each mesh must bring a large enough buffer.
     for (int rank = 0; rank < ranks; ++rank) {
@@ -121,7 +124,7 @@ m2n_status m2n_host_execute_scaled(m2n_artifact artifact, int members,
                             " buffer of rank " + std::to_string(rank);
         if (want > 0 && (!pointer || have < static_cast<size_t>(want)))
           return fail(M2N_INVALID_ARGUMENT,
-                      "m2n_host_execute: " + r.name + ": rank " +
+                      "binding " + r.name + ": rank " +
                           std::to_string(rank) + " needs a " +
                           (source ? "source" : "destination") + " buffer of " +
                           std::to_string(want) + " bytes, got " +
@@ -129,23 +132,31 @@ m2n_status m2n_host_execute_scaled(m2n_artifact artifact, int members,
                                    : std::string("none")));
         if (want == 0)
           continue;
-        M2N_TRY(m2n::runtime::checkAlignment(r, source, pointer, which));
-        buffers.push_back(
+        M2N_TRY(checkAlignment(r, source, pointer, which));
+        checked.push_back(
             {pointer, static_cast<size_t>(want), !source,
              r.name +
-                 (group.size() > 1 ? " (member " + std::to_string(t) + ")"
+                 (members.size() > 1 ? " (member " + std::to_string(t) + ")"
                                    : std::string()) +
                  ": the " + which});
       }
     }
   }
-  M2N_TRY(m2n::runtime::checkDisjoint(buffers));
-  std::shared_ptr<const m2n::TransferProgram> merged;
-  if (group.size() > 1)
-    merged = m2n::runtime::groupProgram(
-        artifact, std::vector<int>(reshards, reshards + members), group);
-  const m2n::TransferProgram &program =
-      merged ? *merged : group.front()->program;
+  M2N_TRY(checkDisjoint(checked));
+  const size_t entries = members.size() * ranks;
+  group.src.assign(src, src + entries);
+  group.dst.assign(dst, dst + entries);
+  if (scales)
+    group.scales.assign(scales, scales + entries);
+  return M2N_SUCCESS;
+}
+
+m2n_status HostBackend::launch(int id, void *const *) {
+  HostGroup &group = groups.at(id);
+  const std::vector<const m2n::CompiledReshard *> &members = group.members;
+  const std::vector<const void *> &src = group.src;
+  const std::vector<void *> &dst = group.dst, &scales = group.scales;
+  const m2n::TransferProgram &program = group.program();
   // Scratch larger than the host's memory is refused before anything is
   // allocated: an allocator may abort instead of throwing (sanitizers do).
   uint64_t scratchTotal = 0;
@@ -155,7 +166,7 @@ m2n_status m2n_host_execute_scaled(m2n_artifact artifact, int members,
   if (pages > 0 && pageBytes > 0 &&
       scratchTotal > static_cast<uint64_t>(pages) * pageBytes)
     return fail(M2N_OUT_OF_MEMORY,
-                "m2n_host_execute: the programs need " +
+                "running " + group.name + ": the programs need " +
                     std::to_string(scratchTotal) +
                     " bytes of scratch memory, more than the host's " +
                     std::to_string(static_cast<uint64_t>(pages) * pageBytes));
@@ -171,10 +182,10 @@ m2n_status m2n_host_execute_scaled(m2n_artifact artifact, int members,
       -> std::optional<std::pair<uint8_t *, int64_t>> {
     if (m2n::isScaleBuffer(ref.kind)) {
       if (ref.rank < 0 || ref.rank >= ranks || ref.tensor < 0 ||
-          ref.tensor >= static_cast<int64_t>(group.size()))
+          ref.tensor >= static_cast<int64_t>(members.size()))
         return std::nullopt;
-      const m2n::CompiledReshard &r = *group[ref.tensor];
-      const int64_t bytes = m2n::runtime::scaleBufferBytes(
+      const m2n::CompiledReshard &r = *members[ref.tensor];
+      const int64_t bytes = scaleBufferBytes(
           r, ref.kind, static_cast<int>(ref.rank));
       if (bytes == 0)
         return std::nullopt;
@@ -193,9 +204,9 @@ m2n_status m2n_host_execute_scaled(m2n_artifact artifact, int members,
                             static_cast<int64_t>(scratch[ref.scratch].size()));
     }
     if (ref.rank < 0 || ref.rank >= ranks || ref.tensor < 0 ||
-        ref.tensor >= static_cast<int64_t>(group.size()))
+        ref.tensor >= static_cast<int64_t>(members.size()))
       return std::nullopt;
-    const m2n::CompiledReshard &r = *group[ref.tensor];
+    const m2n::CompiledReshard &r = *members[ref.tensor];
     bool source = ref.kind == m2n::BufferKind::Source;
     int64_t bytes = bufferBytes(r, source ? r.src : r.dst, ref.rank);
     const size_t at = ref.tensor * ranks + ref.rank;
@@ -209,14 +220,22 @@ m2n_status m2n_host_execute_scaled(m2n_artifact artifact, int members,
   };
   if (std::optional<std::string> error =
           m2n::executeProgram(program, resolve, /*ctasPerRank=*/2))
-    return fail(M2N_EXECUTION_FAILED,
-                (group.size() == 1 ? group.front()->name
-                                   : std::string("a group of ") +
-                                         std::to_string(group.size()) +
-                                         " reshards") +
-                    ": " + *error);
+    return fail(M2N_EXECUTION_FAILED, group.name + ": " + *error);
   return M2N_SUCCESS;
-  });
 }
 
-} // extern "C"
+} // namespace
+
+m2n_status createHostBackend(m2n_artifact artifact,
+                             const ContextOptions &options,
+                             std::unique_ptr<Backend> &backend) {
+  if (options.processes != 1)
+    return fail(M2N_UNSUPPORTED, "the host backend runs every rank in one "
+                                 "process, not over " +
+                                     std::to_string(options.processes) +
+                                     " processes");
+  backend = std::make_unique<HostBackend>(artifact, options.ranks);
+  return M2N_SUCCESS;
+}
+
+} // namespace m2n::runtime
