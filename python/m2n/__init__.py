@@ -7,7 +7,7 @@ from .api import local_shape, reshard
 from .collectives import all_gather, all_reduce, all_to_all, reduce_scatter
 from .comm import Communicator
 from .dtensor import redistribute
-from . import _many, _prepared, jit as _jit
+from . import _many, _prepared, comm as _comm, jit as _jit
 from .jit import set_cache_dir, set_cache_limit, set_dump_dir, stats
 from .layout import Mesh, Partial, Replicate, Shard
 from .refit import Sharded, refit
@@ -18,9 +18,10 @@ __version__ = "0.1"
 
 
 def clear_memory_cache() -> None:
-    """Forgets the artifacts and prepared calls of this process (the disk
-    cache stays)."""
+    """Forgets the artifacts and prepared calls of this process, and the
+    runtime contexts of host communicators (the disk cache stays)."""
     _jit.clear_memory_cache()
+    _comm.release_host_contexts()
     _prepared._prepared.clear()
     _many._prepared_many.clear()
 

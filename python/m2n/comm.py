@@ -16,12 +16,27 @@ from __future__ import annotations
 
 import ctypes
 import threading
+import weakref
 from typing import Dict, Optional, Sequence, Tuple
 
 from . import _native
 
 #: The most ranks a communicator (and a mesh) may have: m2n.comm<N>'s bound.
 MAX_RANKS = 1 << 31
+
+#: Every live communicator, for release_host_contexts.
+_communicators: "weakref.WeakSet[Communicator]" = weakref.WeakSet()
+
+
+def release_host_contexts() -> None:
+    """Destroys the runtime contexts of host communicators, which keep the
+    artifacts they ran alive (m2n.clear_memory_cache); the next call makes
+    a new one. CUDA contexts stay: with several processes, making one is
+    collective."""
+    for comm in list(_communicators):
+        if comm.backend == "host":
+            with comm._lock:
+                comm.close()
 
 
 class _Context:
@@ -74,8 +89,10 @@ class Communicator:
         self._allgather = None
         # Threads may share a communicator: its calls (binding buffers into
         # a prepared call's pointer arrays, then the launch) run one at a
-        # time, as a torch ProcessGroup's do.
+        # time, as a torch ProcessGroup's do (a runtime context is used by
+        # one thread at a time).
         self._lock = threading.RLock()
+        _communicators.add(self)
 
     @classmethod
     def host(cls, size: int) -> "Communicator":

@@ -176,7 +176,11 @@ def test_jit_caches_in_memory_and_on_disk(fresh_cache, tmp_path):
     m2n.all_gather(src, dst, comm)
     assert m2n.stats.compiles == before + 1
     # Another process (simulated: the memory cache dropped) finds the file.
+    # The host communicator's runtime context, which kept the artifact
+    # alive, goes with the cache.
+    assert len(comm._contexts) == 1
     m2n.clear_memory_cache()
+    assert not comm._contexts
     disk = m2n.stats.disk_hits
     m2n.all_gather(src, dst, comm)
     assert m2n.stats.disk_hits == disk + 1 and m2n.stats.compiles == before + 1

@@ -74,12 +74,13 @@ struct m2n_context_t {
   m2n_artifact artifact = nullptr;
   m2n::runtime::ContextOptions options;
   std::vector<m2n::runtime::GroupMembers> groups; // By group number.
-  /// By group: the buffers it was last bound to (empty while unbound), for
-  /// m2n_group_execute.
+  /// By group: the buffers it was last bound to, pointers and sizes (empty
+  /// while unbound), for m2n_group_execute.
   struct Bound {
     bool bound = false;
     std::vector<const void *> src;
     std::vector<void *> dst, scales;
+    std::vector<size_t> srcBytes, dstBytes, scaleBytes;
   };
   std::vector<Bound> bound;
   std::unique_ptr<m2n::runtime::Backend> backend;

@@ -64,6 +64,13 @@ m2n_status HostBackend::bind(int id, const m2n_buffers &buffers) {
   group.dst.clear();
   group.scales.clear();
   const std::vector<const m2n::CompiledReshard *> &members = group.members;
+  if (!buffers.src || !buffers.src_bytes || !buffers.dst ||
+      !buffers.dst_bytes ||
+      static_cast<bool>(buffers.scales) !=
+          static_cast<bool>(buffers.scale_bytes))
+    return fail(M2N_INVALID_ARGUMENT,
+                "binding " + group.name +
+                    ": null buffer arrays, or scales without their sizes");
   const void *const *src = buffers.src;
   void *const *dst = buffers.dst, *const *scales = buffers.scales;
   const size_t *src_bytes = buffers.src_bytes, *dst_bytes = buffers.dst_bytes,
@@ -234,6 +241,14 @@ m2n_status createHostBackend(m2n_artifact artifact,
                                  "process, not over " +
                                      std::to_string(options.processes) +
                                      " processes");
+  // Its buffer arrays are indexed by rank: slots in rank order.
+  for (size_t slot = 0; slot < options.localRanks.size(); ++slot)
+    if (options.localRanks[slot] != static_cast<int>(slot))
+      return fail(M2N_UNSUPPORTED,
+                  "the host backend takes its ranks in order (local_ranks "
+                  "NULL or 0, 1, ...): slot " +
+                      std::to_string(slot) + " is rank " +
+                      std::to_string(options.localRanks[slot]));
   backend = std::make_unique<HostBackend>(artifact, options.ranks);
   return M2N_SUCCESS;
 }

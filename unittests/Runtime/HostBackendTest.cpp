@@ -378,6 +378,13 @@ TEST_F(HostBackendTest, ContextOptionsAreChecked) {
   refused(options, M2N_UNSUPPORTED,
           "the host backend runs every rank in one process, not over 2 "
           "processes");
+  const int reversed[3] = {2, 1, 0};
+  options = contextOptions(M2N_BACKEND_HOST, 3);
+  options.local_count = 3;
+  options.local_ranks = reversed;
+  refused(options, M2N_UNSUPPORTED,
+          "the host backend takes its ranks in order (local_ranks NULL or 0, "
+          "1, ...): slot 0 is rank 2");
   options = contextOptions(M2N_BACKEND_HOST, 3);
   options.timeout_ms = -1;
   refused(options, M2N_INVALID_ARGUMENT,
@@ -430,8 +437,21 @@ TEST_F(HostBackendTest, AGroupOfOneIsBoundOnceAndLaunchedOften) {
   EXPECT_EQ(m2n_group_launch(context, 1, nullptr), M2N_INVALID_ARGUMENT);
   EXPECT_STREQ(m2n_last_error(), "m2n_group_launch: no group 1");
   EXPECT_EQ(m2n_group_bind(context, group, nullptr), M2N_INVALID_ARGUMENT);
-  EXPECT_STREQ(m2n_last_error(), "binding @test#0: null buffers, or scales "
-                                 "without their sizes");
+  EXPECT_STREQ(m2n_last_error(), "binding @test#0: null buffers");
+  // m2n_group_execute binds again where a pointer or a size changed.
+  srcBytes[1] = 64;
+  ASSERT_EQ(m2n_group_execute(context, group, &buffers, nullptr), M2N_SUCCESS)
+      << m2n_last_error();
+  dstBytes[2] = 4;
+  EXPECT_EQ(m2n_group_execute(context, group, &buffers, nullptr),
+            M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(), "binding @test#0: rank 2 needs a destination "
+                                 "buffer of 64 bytes, got 4 bytes");
+  dstBytes[2] = 64;
+  const m2n_buffers unsized = {src, srcBytes, dst, dstBytes, dst, nullptr};
+  EXPECT_EQ(m2n_group_bind(context, group, &unsized), M2N_INVALID_ARGUMENT);
+  EXPECT_STREQ(m2n_last_error(), "binding @test#0: null buffer arrays, or "
+                                 "scales without their sizes");
   m2n_context_destroy(context);
   EXPECT_EQ(m2n_group_create(nullptr, 1, &reshard, &group),
             M2N_INVALID_ARGUMENT);

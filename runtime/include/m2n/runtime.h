@@ -170,6 +170,9 @@ m2n_status m2n_artifact_scale_shape(m2n_artifact artifact, int reshard,
  * allocations (cudaMalloc, PyTorch's caching allocator): a buffer may start
  * anywhere inside its allocation; the runtime finds the allocation through
  * the driver and checks device and size.
+ *
+ * A context is used by one thread at a time; different contexts are
+ * independent. Artifacts are read-only once loaded and may be shared.
  *===----------------------------------------------------------------------===*/
 
 typedef struct m2n_context_t *m2n_context;
@@ -275,8 +278,8 @@ m2n_status m2n_group_bind(m2n_context context, int group,
 m2n_status m2n_group_launch(m2n_context context, int group,
                             void *const *streams);
 
-/* Binds the group (unless it is bound to exactly these buffers) and
- * launches it. With several processes, new buffers must be bound with
+/* Binds the group (unless it is bound to exactly these buffers: the same
+ * pointers and sizes) and launches it. With several processes, new buffers must be bound with
  * m2n_group_bind on every process: this call then reports
  * M2N_INVALID_ARGUMENT instead of starting an exchange the other processes
  * are not part of. */
