@@ -14,6 +14,25 @@
 
 namespace m2n {
 
+bool copyEngineIsFaster(int64_t bytes, bool sameRank, int64_t ctas) {
+  constexpr double kKernelGBpsPerCta = 34, kEngineLocalGBps = 2000,
+                   kEnginePeerGBps = 394, kNvlinkGBps = 370,
+                   kEngineOverheadUs = 5;
+  // A kernel with enough CTAs reaches the copy engine's bandwidth within a
+  // GPU (ties stay in the kernel); across NVLink the link bounds it.
+  const double kernelGBps =
+      std::min(static_cast<double>(std::max<int64_t>(ctas, 1)) *
+                   kKernelGBpsPerCta,
+               sameRank ? kEngineLocalGBps : kNvlinkGBps);
+  const double engineGBps = sameRank ? kEngineLocalGBps : kEnginePeerGBps;
+  // GB/s is bytes per nanosecond: microseconds are bytes / GBps / 1000.
+  const double kernelUs = static_cast<double>(bytes) / kernelGBps / 1e3,
+               engineUs = static_cast<double>(bytes) / engineGBps / 1e3 +
+                          kEngineOverheadUs;
+  return engineUs < kernelUs;
+}
+
+
 namespace {
 
 /// Row-major element strides of a buffer.
@@ -936,6 +955,67 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
   const std::vector<std::vector<int64_t>> &dependents = ordered.dependents;
   const std::vector<int64_t> &steps = ordered.order;
 
+  // The copy engine's candidates: a source (this rank's or a peer's over
+  // NVLink) into this rank's destination, depending on nothing, contiguous
+  // in both (a strided box would be many small copies, which tiles move
+  // better), of at least engineMinBytes: the run's pattern, or nothing.
+  auto engineCandidate = [&](const Step &step) -> std::optional<RunPattern> {
+    std::optional<Dims> fromShape = shapeOf(step.from),
+                        toShape = shapeOf(step.to);
+    if (options.copyEngine == CopyEngineUse::Never || !fromShape ||
+        !toShape || step.link == LinkClass::Network || step.reduction ||
+        !step.deps.empty() || step.from.kind != BufferKind::Source ||
+        step.to.kind != BufferKind::Destination ||
+        program.typeOf(step.from) != program.typeOf(step.to))
+      return std::nullopt;
+    const RunPattern pattern =
+        runPattern(step.fromBox, *fromShape, step.toBox, *toShape);
+    if (pattern.runs() != 1 ||
+        pattern.elements * elementSize(program.typeOf(step.to)) <
+            options.engineMinBytes)
+      return std::nullopt;
+    return pattern;
+  };
+  // copy-engine=auto weighs a copy as the engine would move it: adjacent
+  // candidates of one executor (the chunks of a step) become one copy
+  // (merged below), so the cost model sees each chain of them whole.
+  std::vector<int64_t> engineChainBytes(count, 0);
+  if (options.copyEngine == CopyEngineUse::ByCost) {
+    struct Chain {
+      BufferRef from, to;
+      int64_t fromEnd = 0, toEnd = 0, bytes = 0;
+      std::vector<int64_t> steps;
+    };
+    std::map<int64_t, Chain> open; // By executor.
+    auto close = [&](const Chain &chain) {
+      for (int64_t i : chain.steps)
+        engineChainBytes[i] = chain.bytes;
+    };
+    for (int64_t i : steps) {
+      const Step &step = schedule.steps[i];
+      std::optional<RunPattern> pattern = engineCandidate(step);
+      if (!pattern)
+        continue;
+      const int64_t bytesPer = elementSize(program.typeOf(step.to));
+      const int64_t from = pattern->from * bytesPer,
+                    to = pattern->to * bytesPer,
+                    bytes = pattern->elements * bytesPer;
+      Chain &chain = open[step.executor()];
+      if (chain.steps.empty() || !(chain.from == step.from) ||
+          !(chain.to == step.to) || chain.fromEnd != from ||
+          chain.toEnd != to) {
+        close(chain);
+        chain = Chain{step.from, step.to, from, to, 0, {}};
+      }
+      chain.steps.push_back(i);
+      chain.fromEnd += bytes;
+      chain.toEnd += bytes;
+      chain.bytes += bytes;
+    }
+    for (const auto &[executor, chain] : open)
+      close(chain);
+  }
+
   // Each step with dependents signals a counter on its executor once per
   // movement; `signalled[i]` is (counter, number of movements).
   std::vector<std::optional<std::pair<CounterRef, uint64_t>>> signalled(count);
@@ -973,10 +1053,12 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
     // kernel starts (LoweringOptions::copyEngine, engineMinBytes).
     const RunPattern pattern =
         runPattern(step.fromBox, *fromShape, step.toBox, *toShape);
-    if (options.copyEngine && !network && !reduction && !casting &&
-        step.deps.empty() && step.from.kind == BufferKind::Source &&
-        step.to.kind == BufferKind::Destination && pattern.runs() == 1 &&
-        pattern.elements * elementBytes >= options.engineMinBytes) {
+    const int64_t runBytes = pattern.elements * elementBytes;
+    if (engineCandidate(step) &&
+        (options.copyEngine == CopyEngineUse::Always ||
+         copyEngineIsFaster(engineChainBytes[i],
+                            step.from.rank == step.to.rank,
+                            options.kernelCtas))) {
       Movement copy;
       copy.mechanism = Mechanism::Engine;
       copy.src = step.from;
@@ -1136,7 +1218,6 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
 
     const std::vector<Repeat> levels =
         pattern.byteLevels(fromBytes, elementBytes);
-    const int64_t runBytes = pattern.elements * elementBytes;
 
     // Network transfers go through NCCL: one per contiguous run.
     if (network) {

@@ -323,7 +323,7 @@ void lowerAllReduceWithCopyEngine(int64_t ranks, int64_t elements,
       4, chunkBytes);
   addDataDependencies(schedule);
   LoweringOptions options;
-  options.copyEngine = true;
+  options.copyEngine = CopyEngineUse::Always;
   options.engineMinBytes = 0;
   ASSERT_EQ(lowerSchedule(schedule, src, dst, shape, ElementType::F32, options,
                           program),
@@ -360,6 +360,51 @@ TEST(TransferProgramTest, CopyEngineSignalsPeersThatWait) {
     for (const Movement &m : rp.items)
       signals |= m.bytes == 0 && m.signal && m.waits.empty();
     EXPECT_TRUE(signals) << "rank " << rank << " has no copy-done item";
+  }
+}
+
+// copy-engine=auto: a rank's own copy goes to the copy engine once it is
+// large enough to pay for the enqueue, later the more CTAs the kernel has,
+// never where the kernel's CTAs reach the engine's bandwidth; a peer's,
+// which NVLink bounds either way, only when the kernel has too few CTAs to
+// fill the link or the copy is large enough for the engine's small edge.
+TEST(TransferProgramTest, CopyEngineByCost) {
+  // 16 CTAs (544 GB/s) against 2,000 GB/s and 5 us: from ~3.7 MB.
+  EXPECT_FALSE(copyEngineIsFaster(1 << 20, /*sameRank=*/true, 16));
+  EXPECT_TRUE(copyEngineIsFaster(4 << 20, true, 16));
+  // 32 CTAs (1,088 GB/s): from ~11.9 MB.
+  EXPECT_FALSE(copyEngineIsFaster(8 << 20, true, 32));
+  EXPECT_TRUE(copyEngineIsFaster(16 << 20, true, 32));
+  // 64 CTAs reach the engine's bandwidth: the kernel keeps every copy.
+  EXPECT_FALSE(copyEngineIsFaster(int64_t(1) << 40, true, 64));
+  // A peer's copy: 4 CTAs (136 GB/s) leave the link idle, 16 fill it and
+  // the engine's 394 against 370 GB/s pays only from ~30 MB.
+  EXPECT_TRUE(copyEngineIsFaster(2 << 20, false, 4));
+  EXPECT_FALSE(copyEngineIsFaster(16 << 20, false, 16));
+  EXPECT_TRUE(copyEngineIsFaster(64 << 20, false, 16));
+
+  // By default (auto), the lowering asks the model: a 64 MiB own copy at 16
+  // CTAs goes to the engine, at 64 CTAs it stays a kernel item, and a tiny
+  // one stays whatever the CTAs.
+  for (auto [elements, ctas, engine] :
+       {std::tuple<int64_t, int64_t, bool>{16 << 20, 16, true},
+        {16 << 20, 64, false},
+        {1 << 10, 1, false}}) {
+    Layout src{Mesh::contiguous({1}), {Placement::replicate()}};
+    std::vector<int64_t> shape = {elements};
+    ReshardPlan plan = IntersectionPlanner(src, src, shape).plan();
+    Schedule schedule =
+        TopologyRouter(src, src, shape, Topology::singleDomain(1))
+            .route(plan, Strategy::Flat);
+    addDataDependencies(schedule);
+    LoweringOptions options;
+    options.kernelCtas = ctas;
+    TransferProgram program;
+    ASSERT_EQ(lowerSchedule(schedule, src, src, shape, ElementType::F32,
+                            options, program),
+              std::nullopt);
+    EXPECT_EQ(program.ranks.at(0).engineCopies.size(), engine ? 1u : 0u)
+        << elements << " elements, " << ctas << " CTAs";
   }
 }
 
@@ -671,7 +716,8 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
     options.preferTiles = random.uniform(0, 2) == 0;
     options.tileBelowRunBytes = 16 * random.uniform(0, 4);
     options.vectorBelowBytes = 16 * random.uniform(0, 3);
-    options.copyEngine = random.uniform(0, 1) == 1;
+    options.copyEngine = random.uniform(0, 1) == 1 ? CopyEngineUse::Always
+                                                   : CopyEngineUse::Never;
     options.engineMinBytes = 16 * random.uniform(0, 4);
     // One case in four for buffers promised less than 16-byte alignment.
     if (random.uniform(0, 3) == 0)
@@ -765,7 +811,8 @@ TEST(TransferProgramPropertyTest, CastsConvertOnTheWay) {
                  std::to_string(scale) + " " + toString(strategy));
     LoweringOptions options;
     options.maxItemBytes = 16 * random.uniform(1, 4);
-    options.copyEngine = random.uniform(0, 1) == 1;
+    options.copyEngine = random.uniform(0, 1) == 1 ? CopyEngineUse::Always
+                                                   : CopyEngineUse::Never;
     TransferProgram program;
     ASSERT_EQ(lower(src, dst, shape, topology, strategy, to, options, program,
                     ElementCast{from, scale}),
@@ -887,7 +934,8 @@ TEST(TransferProgramPropertyTest, GroupsOfReshardsRunAsOneProgram) {
                " " + toString(strategy) + "]";
       LoweringOptions options;
       options.maxItemBytes = 16 * random.uniform(1, 4);
-      options.copyEngine = random.uniform(0, 3) == 0;
+      options.copyEngine = random.uniform(0, 3) == 0 ? CopyEngineUse::Always
+                                                     : CopyEngineUse::Never;
       ASSERT_EQ(lower(src, dst, shape, topology, strategy, type, options,
                       programs[t]),
                 std::nullopt)

@@ -49,6 +49,25 @@
 
 namespace m2n {
 
+/// Which contiguous, dependency-free source-to-destination copies the copy
+/// engine moves (LoweringOptions::copyEngine).
+enum class CopyEngineUse {
+  ByCost, // Where copyEngineIsFaster says so ("auto", the default).
+  Always, // Every one of at least engineMinBytes ("true").
+  Never,  // None ("false").
+};
+
+/// The copy engine's cost model: whether one copy of `bytes` costs less as
+/// a copy-engine copy enqueued before the kernel than as work of a kernel
+/// of `ctas` CTAs per rank. `sameRank`: the rank's own bytes (one device);
+/// otherwise a peer's, over NVLink, which bounds both mechanisms. The
+/// constants are H200 measurements (bench/results/gpu-bench-2026-11-30.md,
+/// gpu-1gpu-2026-12-01.md, issue 35): the kernel moves ~34 GB/s per CTA end
+/// to end, the copy engine 2,040-2,100 GB/s within a GPU and 394 GB/s to an
+/// NVLink peer where TMA reaches 370; a copy enqueued before the kernel
+/// costs ~5 us more than kernel items.
+bool copyEngineIsFaster(int64_t bytes, bool sameRank, int64_t ctas);
+
 struct LoweringOptions {
   int64_t maxItemBytes = 65536;
   /// The alignment every caller buffer (a rank's source or destination) is
@@ -86,10 +105,13 @@ struct LoweringOptions {
   /// dependents elsewhere wait for a zero-byte item that signals at the
   /// start of the kernel, and a zero-byte item there reports the reads to
   /// each peer read from (reads-done).
-  bool copyEngine = false;
+  CopyEngineUse copyEngine = CopyEngineUse::ByCost;
   /// The smallest run the copy engine takes: below, enqueueing a copy costs
   /// more than the kernel's items (a few microseconds per copy).
   int64_t engineMinBytes = 1 << 20;
+  /// CTAs per rank of the kernel the copies would otherwise run in (the
+  /// pipeline's max-ctas), for the cost model.
+  int64_t kernelCtas = 16;
 };
 
 /// An in-flight cast: the source's element type (the destination's is the

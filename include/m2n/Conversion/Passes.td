@@ -161,12 +161,23 @@ defvar LoweringOptions = [
     Option<"vectorBelowBytes", "vector-below-bytes", "int64_t", "0",
            "Runs (or aligned middles of runs) shorter than this move on the "
            "SM path (vector moves)">,
-    Option<"copyEngine", "copy-engine", "bool", "false",
-           "Copy contiguous, dependency-free source-to-destination runs (a "
-           "rank's own or a peer's over NVLink) with the copy engine before "
-           "the kernel, instead of with TMA moves">,
+    Option<"copyEngine", "copy-engine", "::m2n::CopyEngineUse",
+           "::m2n::CopyEngineUse::ByCost",
+           "Which contiguous, dependency-free source-to-destination runs (a "
+           "rank's own or a peer's over NVLink) the copy engine copies "
+           "before the kernel, instead of TMA moves",
+           [{::llvm::cl::values(
+             clEnumValN(::m2n::CopyEngineUse::ByCost, "auto",
+                        "those the cost model finds faster that way "
+                        "(m2n::copyEngineIsFaster)"),
+             clEnumValN(::m2n::CopyEngineUse::Always, "true",
+                        "every one of at least engine-min-bytes"),
+             clEnumValN(::m2n::CopyEngineUse::Never, "false", "none"))}]>,
     Option<"engineMinBytes", "engine-min-bytes", "int64_t", "1048576",
            "The smallest run the copy engine takes">,
+    Option<"kernelCtas", "kernel-ctas", "int64_t", "16",
+           "CTAs per rank of the kernel (the pipeline's max-ctas), which "
+           "copy-engine=auto weighs copies against">,
     Option<"bufferAlign", "buffer-align", "int64_t", "16",
            "The alignment (bytes, a power of two) promised for every "
            "caller buffer; below 16 no TMA move touches one">

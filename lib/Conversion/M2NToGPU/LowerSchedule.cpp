@@ -51,6 +51,9 @@ mlir::m2n::checkLoweringOptions(const ::m2n::LoweringOptions &options) {
       options.engineMinBytes < 0)
     return "tile-below-run-bytes, vector-below-bytes and engine-min-bytes "
            "must not be negative";
+  if (options.kernelCtas < 1)
+    return "kernel-ctas must be positive, got " +
+           std::to_string(options.kernelCtas);
   return std::nullopt;
 }
 

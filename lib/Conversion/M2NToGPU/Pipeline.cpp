@@ -74,12 +74,19 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
       llvm::cl::desc("Runs (or aligned middles of runs) shorter than this "
                      "move on the SM path instead of as TMA bulk items"),
       llvm::cl::init(0)};
-  Option<bool> copyEngine{
+  Option<::m2n::CopyEngineUse> copyEngine{
       *this, "copy-engine",
-      llvm::cl::desc("Copy contiguous, dependency-free source-to-destination "
-                     "runs (a rank's own or a peer's over NVLink) with the "
-                     "copy engine before the kernel"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("Which contiguous, dependency-free source-to-destination "
+                     "runs (a rank's own or a peer's over NVLink) the copy "
+                     "engine copies before the kernel"),
+      llvm::cl::init(::m2n::CopyEngineUse::ByCost),
+      llvm::cl::values(
+          clEnumValN(::m2n::CopyEngineUse::ByCost, "auto",
+                     "those the cost model finds faster that way, weighed "
+                     "against max-ctas CTAs"),
+          clEnumValN(::m2n::CopyEngineUse::Always, "true",
+                     "every one of at least engine-min-bytes"),
+          clEnumValN(::m2n::CopyEngineUse::Never, "false", "none"))};
   Option<int64_t> engineMinBytes{
       *this, "engine-min-bytes",
       llvm::cl::desc("The smallest run the copy engine takes"),
@@ -144,6 +151,7 @@ PassOptions loweringOptionsOf(const M2NPipelineOptions &options) {
   lower.vectorBelowBytes = options.vectorBelowBytes;
   lower.copyEngine = options.copyEngine;
   lower.engineMinBytes = options.engineMinBytes;
+  lower.kernelCtas = options.maxCtas;
   lower.bufferAlign = options.bufferAlign;
   return lower;
 }

@@ -105,7 +105,8 @@ TEST_F(ProgramRoundTripTest, RandomProgramsSurvivePrintAndParse) {
     options.maxItemBytes = 16 * random.uniform(1, 4);
     options.tileBelowRunBytes = 16 * random.uniform(0, 4);
     options.vectorBelowBytes = 16 * random.uniform(0, 3);
-    options.copyEngine = random.uniform(0, 1) == 1;
+    options.copyEngine = random.uniform(0, 1) == 1 ? ::m2n::CopyEngineUse::Always
+                                                   : ::m2n::CopyEngineUse::Never;
     options.engineMinBytes = 16 * random.uniform(0, 2);
     if (random.uniform(0, 3) == 0)
       options.bufferAlignment = int64_t{1} << random.uniform(0, 3);

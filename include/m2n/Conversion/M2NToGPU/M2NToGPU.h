@@ -51,6 +51,7 @@ template <typename LoweringPass>
   options.vectorBelowBytes = pass.vectorBelowBytes;
   options.copyEngine = pass.copyEngine;
   options.engineMinBytes = pass.engineMinBytes;
+  options.kernelCtas = pass.kernelCtas;
   options.bufferAlignment = pass.bufferAlign;
   return options;
 }
