@@ -55,6 +55,9 @@ compile)
   # Every row again with contiguous source copies of >= 1 MiB (a rank's own
   # and its peers') on the copy engine.
   "$root/build/bin/m2n-opt" "$root/.gpu/bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench-engine.m2n copy-engine=true" -o /dev/null
+  # ... and with none (copy-engine=false): the default (auto) chooses by
+  # cost between the two.
+  "$root/build/bin/m2n-opt" "$root/.gpu/bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench-sm.m2n copy-engine=false" -o /dev/null
   # Issue 32's quantizing reshard and its uncast twin at each CTA budget
   # whose 16 ranks' kernels all fit one GPU at once (measure-quantizing).
   for n in 4 8; do
@@ -155,7 +158,8 @@ measure-1gpu)
   tail -30 "$out/baselines-1rank.log"
   timeout 300 /tmp/m2n_artifact_runner "$root/.gpu/bench.m2n" --repeat 10 --checks 1 --csv "$out/m2n-1gpu.csv" 2>&1 | tee "$out/m2n-1gpu.log"
   timeout 150 /tmp/m2n_artifact_runner "$root/.gpu/bench-share.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-share-1gpu.csv" 2>&1 | tee "$out/m2n-share-1gpu.log"
-  timeout 300 /tmp/m2n_artifact_runner "$root/.gpu/bench-engine.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-engine-1gpu.csv" 2>&1 | tee "$out/m2n-engine-1gpu.log" ;;
+  timeout 300 /tmp/m2n_artifact_runner "$root/.gpu/bench-engine.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-engine-1gpu.csv" 2>&1 | tee "$out/m2n-engine-1gpu.log"
+  timeout 300 /tmp/m2n_artifact_runner "$root/.gpu/bench-sm.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-sm-1gpu.csv" 2>&1 | tee "$out/m2n-sm-1gpu.log" ;;
 report-1gpu)
   out=${2:?usage: run.sh report-1gpu OUT_DIR}
   sweep=()
@@ -164,6 +168,7 @@ report-1gpu)
   done
   python3 "$root/bench/gpu/report.py" "$out/m2n-1gpu.csv" \
     --variant "reduce-share=$out/m2n-share-1gpu.csv" --variant "copy engine=$out/m2n-engine-1gpu.csv" \
+    --variant "no copy engine=$out/m2n-sm-1gpu.csv" \
     "${sweep[@]}" --svg "$out/m2n-1gpu" --title "m2n on 1 H200, 2 virtual ranks" | tee "$out/table-1gpu.md"
   python3 "$root/bench/gpu/report_engine.py" "$out/engine.csv" --svg "$out/engine" | tee "$out/engine.md" ;;
 report)
