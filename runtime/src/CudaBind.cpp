@@ -23,6 +23,44 @@ bool quantizes(const ReshardState &state) {
   return false;
 }
 
+/// The most kernels a GPU runs at once (compute capability 9.0 in the CUDA
+/// programming guide's table of limits).
+constexpr int kMaxConcurrentKernels = 128;
+
+/// Refuses more local ranks with kernels on one device than it runs at
+/// once where a rank waits for another: the kernels that cannot start
+/// would leave the others waiting until the timeout (issue 35: 256
+/// virtual ranks on one H200 waited minutes for M2N_TIMEOUT).
+m2n_status checkConcurrentKernels(const CudaContext *context,
+                                  const ReshardState &state) {
+  std::map<int, int> kernelsOn; // By device.
+  // A wait on the rank's own counter waits for peers too where they signal
+  // it (reads done): any wait may need another kernel to run.
+  bool waits = false;
+  const TransferProgram &program = state.program();
+  for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
+    auto it = program.ranks.find(context->localRanks[slot]);
+    if (it == program.ranks.end() || it->second.items.empty())
+      continue;
+    ++kernelsOn[context->localDevices[slot]];
+    for (const Movement &m : it->second.items)
+      waits |= !m.waits.empty();
+  }
+  for (const auto &[device, kernels] : kernelsOn)
+    if (waits && kernels > kMaxConcurrentKernels)
+      return fail(M2N_UNSUPPORTED,
+                  "binding " + state.name + ": " + std::to_string(kernels) +
+                      " ranks of this process launch a kernel on device " +
+                      std::to_string(device) + ", which runs at most " +
+                      std::to_string(kMaxConcurrentKernels) +
+                      " kernels at once, and they wait for each other: the "
+                      "kernels that could not start would leave the others "
+                      "waiting. Run at most " +
+                      std::to_string(kMaxConcurrentKernels) +
+                      " ranks a GPU in one process (more GPUs or processes)");
+  return M2N_SUCCESS;
+}
+
 } // namespace
 
 m2n_status bindState(CudaContext *context, ReshardState &state,
@@ -56,7 +94,9 @@ m2n_status bindState(CudaContext *context, ReshardState &state,
   // Local failures (CUDA errors, out of memory, bad buffers) go into the
   // collective exchange as this process's status, so that its peers fail
   // with a message instead of waiting for it.
-  m2n_status local = createHelperStreams(context);
+  m2n_status local = checkConcurrentKernels(context, state);
+  if (local == M2N_SUCCESS)
+    local = createHelperStreams(context);
   if (local == M2N_SUCCESS)
     local = allocateOwned(context, state);
   if (local == M2N_SUCCESS)

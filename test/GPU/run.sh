@@ -43,6 +43,12 @@ if [ -f "$dir/quantizing.m2n" ]; then
     fi
   done
 fi
+# 130 virtual ranks waiting for each other on one GPU, which runs at most
+# 128 kernels at once: refused at bind with a message, not a timeout.
+if [ -f "$dir/many-ranks.m2n" ] && [ "$(nvidia-smi -L | wc -l)" -eq 1 ]; then
+  timeout 60 /tmp/m2n_artifact_runner "$dir/many-ranks.m2n" --repeat 1 2>&1 | tee "$out/many_ranks.log"
+  grep -q "runs at most 128 kernels at once" "$out/many_ranks.log" || { echo "FAIL many-ranks: not refused"; status=1; }
+fi
 # Several processes: buffer handles exchanged through an all-gather. One
 # per GPU where there are several; on one GPU two processes share it (CUDA
 # IPC within the device), so the multi-process path runs on every GPU run.
