@@ -31,9 +31,9 @@ m2n_status readOptions(const m2n_context_options &in,
   if (in.backend != M2N_BACKEND_HOST && in.backend != M2N_BACKEND_CUDA)
     return fail(M2N_INVALID_ARGUMENT,
                 "m2n_context_create: unknown backend " +
-                    std::to_string(static_cast<int>(in.backend)) +
+                    std::to_string(in.backend) +
                     " (M2N_BACKEND_HOST or M2N_BACKEND_CUDA)");
-  out.backend = in.backend;
+  out.backend = static_cast<m2n_backend>(in.backend);
   if (in.ranks <= 0)
     return fail(M2N_INVALID_ARGUMENT,
                 "m2n_context_create: a context needs at least one rank, got " +

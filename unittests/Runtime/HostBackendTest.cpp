@@ -334,7 +334,8 @@ TEST_F(HostBackendTest, ContextOptionsAreChecked) {
           "this runtime's is 7 (set options.version to "
           "M2N_RUNTIME_API_VERSION and rebuild against this runtime's "
           "m2n/runtime.h)");
-  options = contextOptions(static_cast<m2n_backend>(5), 3);
+  options = contextOptions(M2N_BACKEND_HOST, 3);
+  options.backend = 5;
   refused(options, M2N_INVALID_ARGUMENT,
           "m2n_context_create: unknown backend 5 (M2N_BACKEND_HOST or "
           "M2N_BACKEND_CUDA)");

@@ -195,7 +195,9 @@ typedef int (*m2n_allgather_fn)(const void *send, void *recv, size_t bytes,
 typedef struct m2n_context_options {
   /* M2N_RUNTIME_API_VERSION of the header the caller was built with. */
   int version;
-  m2n_backend backend;
+  /* An m2n_backend (an int: a value of another header is refused with a
+   * message, never read as an enum it is not). */
+  int backend;
   /* The ranks of the job: at least every rank the artifact's meshes name. */
   int ranks;
   /* Processes that together run every rank once; 0 means 1 (this process
