@@ -171,6 +171,23 @@ __device__ inline float quotient(float x, float scale, float reciprocal) {
   return __fmaf_rn(rem, reciprocal, q0);
 }
 
+// Eight bf16 elements divided by `scale` (or by its reciprocal with one
+// correction; unchanged where `plain`) and rounded to e4m3, saturating.
+__device__ inline uint2 quantizeVector(uint4 x, float scale, bool plain, bool divide,
+                                       float reciprocal) {
+  const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&x);
+  uint32_t out[2];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    float2 f = __bfloat1622float2(h[j]);
+    float2 q = plain ? f
+               : divide ? make_float2(__fdiv_rn(f.x, scale), __fdiv_rn(f.y, scale))
+                        : make_float2(quotient(f.x, scale, reciprocal), quotient(f.y, scale, reciprocal));
+    reinterpret_cast<uint16_t *>(out)[j] = __nv_cvt_float2_to_fp8x2(q, __NV_SATFINITE, __NV_E4M3);
+  }
+  return make_uint2(out[0], out[1]);
+}
+
 // Phase 3 (and the uncast reshard): one 128 x 128 block of one destination
 // per iteration, pulled from its source rank; every thread loads its 8
 // vectors before it converts and stores any (8 loads in flight).
@@ -213,18 +230,8 @@ template <Pull Mode> __global__ void pullKernel(Buffers b) {
         *reinterpret_cast<uint4 *>(b.dstCopy[d] + to + row * kDstCols + col) = x[i];
         continue;
       }
-      const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&x[i]);
-      uint32_t out[2];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __bfloat1622float2(h[j]);
-        float2 q = plain ? f
-                   : divide ? make_float2(__fdiv_rn(f.x, scale), __fdiv_rn(f.y, scale))
-                            : make_float2(quotient(f.x, scale, reciprocal),
-                                          quotient(f.y, scale, reciprocal));
-        reinterpret_cast<uint16_t *>(out)[j] = __nv_cvt_float2_to_fp8x2(q, __NV_SATFINITE, __NV_E4M3);
-      }
-      *reinterpret_cast<uint2 *>(b.dstFp8[d] + to + row * kDstCols + col) = make_uint2(out[0], out[1]);
+      *reinterpret_cast<uint2 *>(b.dstFp8[d] + to + row * kDstCols + col) =
+          quantizeVector(x[i], scale, plain, divide, reciprocal);
     }
   }
 }
@@ -321,17 +328,8 @@ template <int Stages, bool Reciprocal> __global__ void __launch_bounds__(kThread
     for (int i = 0; i < kPerThread; ++i) {
       int v = threadIdx.x + i * kThreads;
       size_t row = v / 16, col = (v % 16) * 8;
-      const __nv_bfloat162 *h = reinterpret_cast<const __nv_bfloat162 *>(&x[i]);
-      uint32_t out[2];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        float2 f = __bfloat1622float2(h[j]);
-        float2 q = plain ? f
-                   : divide ? make_float2(__fdiv_rn(f.x, scale), __fdiv_rn(f.y, scale))
-                            : make_float2(quotient(f.x, scale, reciprocal), quotient(f.y, scale, reciprocal));
-        reinterpret_cast<uint16_t *>(out)[j] = __nv_cvt_float2_to_fp8x2(q, __NV_SATFINITE, __NV_E4M3);
-      }
-      *reinterpret_cast<uint2 *>(b.dstFp8[d] + to + row * kDstCols + col) = make_uint2(out[0], out[1]);
+      *reinterpret_cast<uint2 *>(b.dstFp8[d] + to + row * kDstCols + col) =
+          quantizeVector(x[i], scale, plain, divide, reciprocal);
     }
   }
 }
