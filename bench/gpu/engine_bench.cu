@@ -7,7 +7,8 @@
 //                [--sweep all|quick] [--bytes MIB]
 //
 // Every case moves --bytes (default 256 MiB) of device memory on GPU 0 as
-// hand-built items (contiguous, item-sized, no dependencies) and is checked
+// hand-built items (contiguous, item-sized, no dependencies: one repeated
+// template, as the compiler's movements are) and is checked
 // once with fresh values against a reference computed on the GPU (copies
 // bit for bit; reductions as the kernel rounds: f32 adds, bf16 through f32
 // rounded once). It is then timed with CUDA events around N back-to-back
@@ -24,6 +25,7 @@
 // with vector ops (:vector, kernel-ops=all) runs the SM-path cases: vector
 // items on 128 threads against the bulk ops for the same bytes.
 #include "CudaCheck.h"
+#include "m2n/Artifact/KernelTable.h"
 
 #include <cuda_bf16.h>
 
@@ -132,8 +134,9 @@ uint64_t *errorRecord; // Host-mapped u64[4].
 struct Buffers {
   char *src = nullptr, *dst = nullptr, *before = nullptr;
   size_t bytes = 0;
-  Item *items = nullptr;
-  size_t itemCapacity = 0;
+  char *table = nullptr; // Templates, walkers, visits (KernelTable.h).
+  size_t tableCapacity = 0;
+  uint64_t walkersAt = 0, visitsAt = 0;
   uint64_t *epochWords = nullptr;
   unsigned long long *wrong = nullptr;
 };
@@ -175,13 +178,15 @@ Timing timeBackToBack(cudaStream_t stream, Launch launch) {
 }
 
 void launchKernel(const KernelBuild &k, const Case &c, Buffers &buffers,
-                  uint64_t count, cudaStream_t stream) {
+                  cudaStream_t stream) {
   void *errorDevice = nullptr;
   CUDA_CHECK(cudaHostGetDevicePointer(&errorDevice, errorRecord, 0));
   uint64_t timeout = 2000000000ull;
   uint64_t stageBytes = (c.itemBytes + 127) / 128 * 128, stages = c.stages;
-  void *args[] = {&buffers.items, &count,  &errorDevice, &timeout,
-                  &stageBytes,    &stages, &buffers.epochWords};
+  char *templates = buffers.table, *walkers = buffers.table + buffers.walkersAt,
+       *visits = buffers.table + buffers.visitsAt;
+  void *args[] = {&templates,  &walkers,    &visits, &errorDevice,
+                  &timeout,    &stageBytes, &stages, &buffers.epochWords};
   unsigned threads = isVector(c.op) ? 128 : 32;
   CU_CHECK(cuLaunchKernel(k.function, c.ctas, 1, 1, threads, c.walkers, 1,
                           static_cast<unsigned>(stageBytes * stages * c.walkers),
@@ -322,7 +327,6 @@ int main(int argc, char **argv) {
   std::printf("%-8s %-16s %8s %9s %5s %3s %3s %10s %10s %10s %9s  %s\n", "kernel", "op",
               "item B", "items", "CTAs", "W", "S", "us", "Mitems/s", "GB/s", "spread", "check");
   int failures = 0;
-  std::vector<Item> table;
   for (const Case &c : cases) {
     const KernelBuild &k = builds[c.kernel];
     if (!fits(c, k))
@@ -332,23 +336,33 @@ int main(int argc, char **argv) {
     uint64_t count = std::min<uint64_t>(
         {totalBytes / c.itemBytes, 8192ull * c.ctas * c.walkers, 1ull << 20});
     uint64_t bytes = count * c.itemBytes;
-    table.assign(count, Item{});
-    for (uint64_t i = 0; i < count; ++i) {
-      Item &it = table[i];
-      it.src = reinterpret_cast<uint64_t>(buffers.src + i * c.itemBytes);
-      it.dst = reinterpret_cast<uint64_t>(buffers.dst + i * c.itemBytes);
-      it.bytes = c.itemBytes;
-      it.op = kernelOpCode(c.op);
-      it.kind = static_cast<uint32_t>(isVector(c.op) ? m2n::Mechanism::Vector
-                                                     : m2n::Mechanism::Bulk);
+    m2n::KernelTable table;
+    table.templates.resize(1);
+    Item &it = table.templates[0].item;
+    it.src = reinterpret_cast<uint64_t>(buffers.src);
+    it.dst = reinterpret_cast<uint64_t>(buffers.dst);
+    it.bytes = c.itemBytes;
+    it.op = kernelOpCode(c.op);
+    it.kind = static_cast<uint32_t>(isVector(c.op) ? m2n::Mechanism::Vector
+                                                   : m2n::Mechanism::Bulk);
+    m2n::KernelLevel &level = table.templates[0].outer;
+    level.count = static_cast<uint32_t>(count);
+    level.srcStride = level.dstStride = c.itemBytes;
+    m2n::walkTemplates(table, static_cast<uint64_t>(c.ctas) * c.walkers);
+    if (table.bytes() > buffers.tableCapacity) {
+      if (buffers.table)
+        CUDA_CHECK(cudaFree(buffers.table));
+      CUDA_CHECK(cudaMalloc(&buffers.table, table.bytes()));
+      buffers.tableCapacity = table.bytes();
     }
-    if (count > buffers.itemCapacity) {
-      if (buffers.items)
-        CUDA_CHECK(cudaFree(buffers.items));
-      CUDA_CHECK(cudaMalloc(&buffers.items, count * sizeof(Item)));
-      buffers.itemCapacity = count;
-    }
-    CUDA_CHECK(cudaMemcpy(buffers.items, table.data(), count * sizeof(Item), cudaMemcpyHostToDevice));
+    buffers.walkersAt = sizeof(m2n::KernelTemplate);
+    buffers.visitsAt = buffers.walkersAt + table.walkers.size() * sizeof(m2n::KernelWalker);
+    CUDA_CHECK(cudaMemcpy(buffers.table, table.templates.data(), sizeof(m2n::KernelTemplate),
+                          cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(buffers.table + buffers.walkersAt, table.walkers.data(),
+                          table.walkers.size() * sizeof(m2n::KernelWalker), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(buffers.table + buffers.visitsAt, table.visits.data(),
+                          table.visits.size() * sizeof(m2n::KernelVisit), cudaMemcpyHostToDevice));
     CUDA_CHECK(cudaMemset(buffers.epochWords, 0, 2 * sizeof(uint64_t)));
 
     // Check: fresh sources and destinations, one launch, the reference.
@@ -358,7 +372,7 @@ int main(int argc, char **argv) {
     fill<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.dst), words, ++seed, isBF16(c.op));
     CUDA_CHECK(cudaMemcpyAsync(buffers.before, buffers.dst, bytes, cudaMemcpyDeviceToDevice, stream));
     CUDA_CHECK(cudaMemsetAsync(buffers.wrong, 0, sizeof(unsigned long long), stream));
-    launchKernel(k, c, buffers, count, stream);
+    launchKernel(k, c, buffers, stream);
     int mode = !isReduction(c.op) ? 0 : isBF16(c.op) ? 2 : 1;
     check<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.dst),
                                   reinterpret_cast<uint32_t *>(buffers.src),
@@ -371,7 +385,7 @@ int main(int argc, char **argv) {
     failures += !ok;
 
     // Reductions keep adding the (small) sources: values stay finite.
-    Timing t = timeBackToBack(stream, [&] { launchKernel(k, c, buffers, count, stream); });
+    Timing t = timeBackToBack(stream, [&] { launchKernel(k, c, buffers, stream); });
     double mitems = count / t.medianUs;
     double gbps = bytes / (t.medianUs * 1e3);
     char check[64];

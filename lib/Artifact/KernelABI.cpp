@@ -1,9 +1,11 @@
 //===- KernelABI.cpp - op codes of the transfer kernel's items --------------===//
 
 #include "m2n/Artifact/KernelABI.h"
+#include "m2n/Artifact/KernelTable.h"
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 
@@ -272,46 +274,136 @@ KernelItem encodeItem(const Movement &m, const TransferProgram &program,
   return item;
 }
 
+/// Why `movement`'s block lookup does not fit a kernel item, or
+/// std::nullopt.
+static std::optional<std::string> lookupProblem(const Movement &movement,
+                                                const TransferProgram &program) {
+  if (!movement.lookup)
+    return std::nullopt;
+  const int64_t elements =
+      movement.bytes / elementSize(movement.kind == StepKind::Amax
+                                       ? program.typeOf(movement.src)
+                                       : program.typeOf(movement.dst));
+  const BlockLookup &lookup = *movement.lookup;
+  if (lookup.phase > INT32_MAX ||
+      (lookup.width > INT32_MAX && lookup.phase + elements > lookup.width))
+    return "movement " + movement.str(program.typeOf(movement.dst)) +
+           ": its block lookup's phase or width exceeds 32 bits";
+  return std::nullopt;
+}
+
+/// Whether the item of `movement` walks its innermost repeat level itself
+/// (a band of a block's rows: ItemLookup::rows).
+static bool foldsInnermostLevel(const Movement &movement) {
+  return movement.lookup && !movement.repeats.empty() &&
+         movement.repeats.back().count <= UINT32_MAX &&
+         movement.repeats.back().srcStride <= UINT32_MAX &&
+         movement.repeats.back().dstStride <= UINT32_MAX &&
+         movement.repeats.back().entryStride <= UINT32_MAX;
+}
+
+/// The item of `instance` (no repeats) of `movement`, walking `inner`
+/// itself where the movement folds its innermost level.
+static KernelItem encodeFolded(const Movement &instance, const Repeat *inner,
+                               const TransferProgram &program,
+                               const ItemAddresses &addresses) {
+  KernelItem item = encodeItem(instance, program, addresses);
+  if (inner) {
+    ItemLookup lookup = lookupOf(item);
+    lookup.rows = static_cast<uint32_t>(inner->count);
+    lookup.srcStride = static_cast<uint32_t>(inner->srcStride);
+    lookup.dstStride = static_cast<uint32_t>(inner->dstStride);
+    lookup.entryStride = static_cast<uint32_t>(inner->entryStride);
+    setLookup(item, lookup);
+  }
+  return item;
+}
+
 std::optional<std::string> encodeItems(const Movement &movement,
                                        const TransferProgram &program,
                                        const ItemAddresses &addresses,
                                        std::vector<KernelItem> &items) {
-  if (movement.lookup) {
-    const int64_t elements =
-        movement.bytes /
-        elementSize(movement.kind == StepKind::Amax
-                        ? program.typeOf(movement.src)
-                        : program.typeOf(movement.dst));
-    const BlockLookup &lookup = *movement.lookup;
-    if (lookup.phase > INT32_MAX ||
-        (lookup.width > INT32_MAX && lookup.phase + elements > lookup.width))
-      return "movement " + movement.str(program.typeOf(movement.dst)) +
-             ": its block lookup's phase or width exceeds 32 bits";
-  }
-  const bool fold = movement.lookup && !movement.repeats.empty() &&
-                    movement.repeats.back().count <= UINT32_MAX &&
-                    movement.repeats.back().srcStride <= UINT32_MAX &&
-                    movement.repeats.back().dstStride <= UINT32_MAX &&
-                    movement.repeats.back().entryStride <= UINT32_MAX;
-  if (!fold) {
-    movement.forEachInstance([&](const Movement &instance) {
-      items.push_back(encodeItem(instance, program, addresses));
-    });
-    return std::nullopt;
-  }
-  // The outer levels' instances, each walking the innermost level.
+  if (std::optional<std::string> problem = lookupProblem(movement, program))
+    return problem;
+  // The outer levels' instances, each walking the innermost level where it
+  // folds.
   Movement outer = movement;
-  const Repeat inner = outer.repeats.back();
-  outer.repeats.pop_back();
+  std::optional<Repeat> inner;
+  if (foldsInnermostLevel(movement)) {
+    inner = outer.repeats.back();
+    outer.repeats.pop_back();
+  }
   outer.forEachInstance([&](const Movement &instance) {
-    KernelItem item = encodeItem(instance, program, addresses);
-    ItemLookup lookup = lookupOf(item);
-    lookup.rows = static_cast<uint32_t>(inner.count);
-    lookup.srcStride = static_cast<uint32_t>(inner.srcStride);
-    lookup.dstStride = static_cast<uint32_t>(inner.dstStride);
-    lookup.entryStride = static_cast<uint32_t>(inner.entryStride);
-    setLookup(item, lookup);
-    items.push_back(item);
+    items.push_back(
+        encodeFolded(instance, inner ? &*inner : nullptr, program, addresses));
+  });
+  return std::nullopt;
+}
+
+std::optional<std::string>
+encodeTemplates(const Movement &movement, const TransferProgram &program,
+                const ItemAddresses &addresses,
+                std::vector<KernelTemplate> &templates) {
+  if (std::optional<std::string> problem = lookupProblem(movement, program))
+    return problem;
+  Movement walked = movement;
+  std::optional<Repeat> folded;
+  if (foldsInnermostLevel(movement)) {
+    folded = walked.repeats.back();
+    walked.repeats.pop_back();
+  }
+  // The two innermost levels left are the template's; any outer ones are
+  // expanded into one template per instance.
+  std::vector<Repeat> levels(walked.repeats.begin(), walked.repeats.end());
+  const size_t kept = std::min<size_t>(levels.size(), 2);
+  std::vector<Repeat> own(levels.end() - kept, levels.end());
+  walked.repeats.clear();
+  for (size_t l = 0; l + kept < levels.size(); ++l)
+    walked.repeats.push_back(levels[l]);
+  const int64_t tileRank = static_cast<int64_t>(movement.srcCoords.size());
+  std::optional<std::string> problem;
+  auto level = [&](const Repeat &r) {
+    KernelLevel k;
+    if (r.count < 0 || r.count > UINT32_MAX) {
+      problem = "movement " + movement.str(program.typeOf(movement.dst)) +
+                ": a repeat level of " + std::to_string(r.count) +
+                " instances (the kernel walks at most 2^32 - 1 a level)";
+      return k;
+    }
+    k.count = static_cast<uint32_t>(r.count);
+    k.srcStride = r.srcStride;
+    k.dstStride = r.dstStride;
+    k.entryStride = r.entryStride;
+    if (movement.isTile()) {
+      // Innermost first, like the item's corners.
+      // (A level without a dimension moves nothing a tile reads.)
+      k.coord = r.dim >= 0 ? static_cast<int32_t>(tileRank - 1 - r.dim) : 0;
+      if (r.dim < 0)
+        k.srcStride = k.dstStride = 0;
+      const int64_t span = (r.count - 1) * std::max(std::abs(r.srcStride),
+                                                    std::abs(r.dstStride));
+      if (span > INT32_MAX)
+        problem = "movement " + movement.str(program.typeOf(movement.dst)) +
+                  ": its tiles' coordinates exceed 32 bits";
+    }
+    return k;
+  };
+  KernelLevel outer, inner;
+  if (own.size() == 2) {
+    outer = level(own[0]);
+    inner = level(own[1]);
+  } else if (own.size() == 1) {
+    outer = level(own[0]);
+  }
+  if (problem)
+    return problem;
+  walked.forEachInstance([&](const Movement &instance) {
+    KernelTemplate t;
+    t.item = encodeFolded(instance, folded ? &*folded : nullptr, program,
+                          addresses);
+    t.outer = outer;
+    t.inner = inner;
+    templates.push_back(t);
   });
   return std::nullopt;
 }

@@ -144,8 +144,8 @@ void releaseState(ReshardState &state) {
     cudaFree(p);
   for (auto &[rank, p] : state.ownCounters)
     cudaFree(p);
-  for (auto &[rank, p] : state.tables)
-    cudaFree(p);
+  for (auto &[rank, table] : state.tables)
+    cudaFree(table.device);
   for (auto &[device, p] : state.maps)
     cudaFree(p);
   for (auto &[key, p] : state.ownAmaxTables)

@@ -25,7 +25,6 @@
 
 namespace m2n::runtime {
 
-using Item = m2n::KernelItem;
 class Network;
 struct CudaContext;
 
@@ -58,8 +57,15 @@ struct ReshardState : GroupMembers {
   std::vector<char *> scratch;            // By scratch index.
   std::map<int64_t, uint64_t *> ownCounters; // Local ranks: counters, epoch.
   std::map<int64_t, char *> ownScratch;      // By scratch index.
-  std::map<int64_t, Item *> tables;          // Local ranks.
-  std::map<int64_t, uint64_t> itemCounts;    // Local ranks.
+  /// A local rank's kernel table on its device (m2n/Artifact/KernelTable.h):
+  /// templates, then walkers, then visits, in one allocation.
+  struct DeviceTable {
+    char *device = nullptr;
+    uint64_t capacity = 0; // Bytes allocated.
+    uint64_t walkersAt = 0, visitsAt = 0;
+    uint64_t items = 0; // The rank's instances: 0, no kernel.
+  };
+  std::map<int64_t, DeviceTable> tables; // Local ranks.
   /// Local ranks: the launch of the rank's kernel, the program's own
   /// (RankProgram::launch, m2n::launchShape): the SM path's block where an
   /// item is a vector item, else walkers of one warp each (an elected

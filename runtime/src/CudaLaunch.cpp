@@ -74,9 +74,9 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
   std::set<std::pair<int, cudaStream_t>> taken;
   // A rank runs something: kernel items or copy-engine copies.
   auto runs = [&](int rank) {
-    auto count = state.itemCounts.find(rank);
+    auto table = state.tables.find(rank);
     auto copies = state.engineCopies.find(rank);
-    return (count != state.itemCounts.end() && count->second > 0) ||
+    return (table != state.tables.end() && table->second.items > 0) ||
            (copies != state.engineCopies.end() && !copies->second.empty());
   };
   for (size_t slot = 0; slot < slots; ++slot) {
@@ -115,14 +115,18 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
       M2N_CUDA(cudaMemcpyAsync(reinterpret_cast<void *>(copy[0]),
                                reinterpret_cast<const void *>(copy[1]),
                                copy[2], cudaMemcpyDefault, stream));
-    uint64_t items = state.itemCounts[rank], timeout = context->timeoutCycles;
+    const ReshardState::DeviceTable &table = state.tables[rank];
+    uint64_t timeout = context->timeoutCycles;
     const m2n::LaunchShape &shape = state.shapes.at(rank);
     uint64_t stageBytes = shape.stageBytes, stages = shape.stages;
     uint64_t *epochWords =
         state.ownCounters.at(rank) + counterWords(state.program(), rank) - 2;
-    void *args[] = {&state.tables[rank], &items,  &errorDevice, &timeout,
-                    &stageBytes,         &stages, &epochWords};
-    if (items > 0)
+    char *templates = table.device,
+         *walkers = table.device + table.walkersAt,
+         *visits = table.device + table.visitsAt;
+    void *args[] = {&templates, &walkers,    &visits, &errorDevice,
+                    &timeout,   &stageBytes, &stages, &epochWords};
+    if (table.items > 0)
       M2N_CU(driver.launchKernel(context->kernels.at(device), a.kernel.ctas, 1,
                                  1, shape.threads, shape.walkers, 1,
                                  static_cast<unsigned>(shape.sharedBytes()),

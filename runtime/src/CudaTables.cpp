@@ -2,14 +2,15 @@
 //
 // What a bound launch uploads: the tensor maps of the program's tiles
 // (their geometry from m2n/Artifact/TensorMap.h), and per local rank its
-// work items, every repeated movement expanded into one item per instance
-// (m2n::encodeItems, plain C++ like the geometry: both tested on the host),
-// its launch shape and its copy-engine copies.
+// kernel table, one template per repeated movement and the walkers' visits
+// of them (m2n/Artifact/KernelTable.h, plain C++ like the geometry: both
+// tested on the host), its launch shape and its copy-engine copies.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaBackend.h"
 
+#include "m2n/Artifact/KernelTable.h"
 #include "m2n/Artifact/TensorMap.h"
 
 #include <algorithm>
@@ -103,20 +104,17 @@ m2n_status buildTables(CudaContext *context, ReshardState &state) {
                           maps.size() * sizeof(CUtensorMap),
                           cudaMemcpyHostToDevice));
     }
-    // Repeated movements become one item per instance here, for the local
-    // ranks only: the artifact stays compact (Movement::repeats).
-    std::vector<Item> items;
-    size_t instances = 0;
-    for (const m2n::Movement &m : rankProgram.items)
-      instances += static_cast<size_t>(m.instances());
-    try {
-      items.reserve(instances);
-    } catch (const std::bad_alloc &) {
-      return fail(M2N_OUT_OF_MEMORY,
-                  "binding " + state.name + ": not enough host memory for " +
-                      std::to_string(instances) + " kernel items of rank " +
-                      std::to_string(rank));
-    }
+    // The launch the compiler chose (m2n-choose-launch; a group's combined
+    // from its members' by mergePrograms), within the loaded kernel's block.
+    if (!rankProgram.launch)
+      return fail(M2N_INTERNAL_ERROR,
+                  "rank " + std::to_string(rank) + "'s program has no launch");
+    const m2n::Artifact &artifact = context->artifact->artifact;
+    state.shapes[rank] = m2n::launchShape(artifact.kernel, *rankProgram.launch,
+                                          context->maxThreads);
+    // One template per repeated movement, walked by the kernel: the table
+    // grows with the movements, not with the instances.
+    m2n::KernelTable table;
     m2n::ItemAddresses addresses;
     addresses.buffer = [&](const m2n::BufferRef &ref) {
       return reinterpret_cast<uint64_t>(addressOf(ref));
@@ -125,30 +123,47 @@ m2n_status buildTables(CudaContext *context, ReshardState &state) {
     addresses.tensorMap = [&](int64_t map) {
       return reinterpret_cast<uint64_t>(state.maps[device] + map);
     };
-    for (const m2n::Movement &m : rankProgram.items)
-      if (std::optional<std::string> wrong =
-              m2n::encodeItems(m, program, addresses, items))
-        return fail(M2N_UNSUPPORTED, "binding " + state.name + ": rank " +
-                                         std::to_string(rank) + ": " + *wrong);
-    if (state.itemCounts[rank] < items.size() || !state.tables.count(rank)) {
-      if (state.tables.count(rank))
-        M2N_CUDA(cudaFree(state.tables[rank]));
-      Item *table = nullptr;
-      M2N_CUDA(cudaMalloc(&table,
-                          std::max<size_t>(items.size(), 1) * sizeof(Item)));
-      state.tables[rank] = table;
+    try {
+      for (const m2n::Movement &m : rankProgram.items)
+        if (std::optional<std::string> wrong =
+                m2n::encodeTemplates(m, program, addresses, table.templates))
+          return fail(M2N_UNSUPPORTED, "binding " + state.name + ": rank " +
+                                           std::to_string(rank) + ": " +
+                                           *wrong);
+      m2n::walkTemplates(table, uint64_t{artifact.kernel.ctas} *
+                                    state.shapes[rank].walkers);
+    } catch (const std::bad_alloc &) {
+      return fail(M2N_OUT_OF_MEMORY,
+                  "binding " + state.name +
+                      ": not enough host memory for the kernel table of rank " +
+                      std::to_string(rank));
     }
-    M2N_CUDA(cudaMemcpy(state.tables[rank], items.data(),
-                        items.size() * sizeof(Item), cudaMemcpyHostToDevice));
-    state.itemCounts[rank] = items.size();
-    // The launch the compiler chose (m2n-choose-launch; a group's combined
-    // from its members' by mergePrograms), within the loaded kernel's block.
-    if (!rankProgram.launch)
-      return fail(M2N_INTERNAL_ERROR,
-                  "rank " + std::to_string(rank) + "'s program has no launch");
-    state.shapes[rank] = m2n::launchShape(context->artifact->artifact.kernel,
-                                          *rankProgram.launch,
-                                          context->maxThreads);
+    ReshardState::DeviceTable &uploaded = state.tables[rank];
+    const uint64_t templateBytes =
+        table.templates.size() * sizeof(m2n::KernelTemplate);
+    const uint64_t walkerBytes =
+        table.walkers.size() * sizeof(m2n::KernelWalker);
+    const uint64_t bytes = std::max<uint64_t>(table.bytes(), 16);
+    if (uploaded.capacity < bytes) {
+      if (uploaded.device)
+        M2N_CUDA(cudaFree(uploaded.device));
+      uploaded.device = nullptr;
+      uploaded.capacity = 0;
+      M2N_CUDA(cudaMalloc(&uploaded.device, bytes));
+      uploaded.capacity = bytes;
+    }
+    uploaded.walkersAt = templateBytes;
+    uploaded.visitsAt = templateBytes + walkerBytes;
+    uploaded.items = table.items;
+    M2N_CUDA(cudaMemcpy(uploaded.device, table.templates.data(), templateBytes,
+                        cudaMemcpyHostToDevice));
+    M2N_CUDA(cudaMemcpy(uploaded.device + uploaded.walkersAt,
+                        table.walkers.data(), walkerBytes,
+                        cudaMemcpyHostToDevice));
+    M2N_CUDA(cudaMemcpy(uploaded.device + uploaded.visitsAt,
+                        table.visits.data(),
+                        table.visits.size() * sizeof(m2n::KernelVisit),
+                        cudaMemcpyHostToDevice));
     std::vector<std::array<uint64_t, 3>> &copies = state.engineCopies[rank];
     copies.clear();
     for (const m2n::Movement &m : rankProgram.engineCopies)

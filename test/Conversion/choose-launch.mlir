@@ -42,7 +42,7 @@
 
 // LARGE: error: 'm2n.move' op moves 16384 bytes in one item, more than a stage of 1024: lower with m2n-lower-schedule{stage-bytes=1024}
 // WALKERS: error: m2n-choose-launch: a kernel of 32 threads, 16 CTAs, 9 walkers and 3 stages of 65536 bytes: threads must be 32, 128 or 256, CTAs 1-65536, walkers 1-8, stages 1-64 and stage bytes a positive multiple of 16
-// SHARED: error: m2n-choose-launch: 4 stages of 65536 bytes (each rounded up to 128) take 262144 bytes of shared memory, more than the 231936 a CTA may use
+// SHARED: error: m2n-choose-launch: 4 stages of 65536 bytes (each rounded up to 128) take 262144 bytes of shared memory, more than the 222592 a CTA may use
 // NOKERNEL: error: m2n-choose-launch: no valid m2n.kernel_ops attribute: run m2n-convert-to-gpu first
 // PIPELINE: m2n-pipeline: a kernel of 32 threads, 16 CTAs, 0 walkers
 

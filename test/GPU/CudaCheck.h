@@ -31,7 +31,7 @@
     }                                                                          \
   } while (0)
 
-#include "m2n/Artifact/KernelABI.h"
+#include "m2n/Artifact/KernelTable.h"
 using Item = m2n::KernelItem;
 
 #endif // M2N_TEST_GPU_CUDACHECK_H

@@ -44,15 +44,37 @@ static Kernel loadKernel(const std::string &ptx) {
 
 static uint64_t *errorRecord; // Host-mapped u64[4].
 
+/// A launch's table on the device (m2n/Artifact/KernelTable.h), kept
+/// between launches of one case.
+struct DeviceTable {
+  char *device = nullptr;
+  size_t capacity = 0;
+};
+
+/// Launches hand-built `items` (one template each, no repeats) on `ctas`
+/// walkers of 128 threads.
 static void launch(const Kernel &k, const std::vector<Item> &items, int ctas,
                    uint64_t stageBytes, uint64_t stages, cudaStream_t stream,
-                   Item **deviceItems, uint64_t timeout = 2000000000ull) {
-  if (!*deviceItems)
-    CUDA_CHECK(cudaMalloc(deviceItems, items.size() * sizeof(Item)));
-  CUDA_CHECK(cudaMemcpyAsync(*deviceItems, items.data(),
-                             items.size() * sizeof(Item),
+                   DeviceTable *table, uint64_t timeout = 2000000000ull) {
+  const m2n::KernelTable host = m2n::plainTable(items, ctas);
+  if (table->capacity < host.bytes()) {
+    if (table->device)
+      CUDA_CHECK(cudaFree(table->device));
+    CUDA_CHECK(cudaMalloc(&table->device, host.bytes()));
+    table->capacity = host.bytes();
+  }
+  char *templates = table->device;
+  char *walkers = templates + host.templates.size() * sizeof(m2n::KernelTemplate);
+  char *visits = walkers + host.walkers.size() * sizeof(m2n::KernelWalker);
+  CUDA_CHECK(cudaMemcpyAsync(templates, host.templates.data(),
+                             host.templates.size() * sizeof(m2n::KernelTemplate),
                              cudaMemcpyHostToDevice, stream));
-  uint64_t count = items.size();
+  CUDA_CHECK(cudaMemcpyAsync(walkers, host.walkers.data(),
+                             host.walkers.size() * sizeof(m2n::KernelWalker),
+                             cudaMemcpyHostToDevice, stream));
+  CUDA_CHECK(cudaMemcpyAsync(visits, host.visits.data(),
+                             host.visits.size() * sizeof(m2n::KernelVisit),
+                             cudaMemcpyHostToDevice, stream));
   void *errorDevice = nullptr;
   CUDA_CHECK(cudaHostGetDevicePointer(&errorDevice, errorRecord, 0));
   // Fresh counters every launch here: the epoch words start at zero.
@@ -60,8 +82,8 @@ static void launch(const Kernel &k, const std::vector<Item> &items, int ctas,
   if (!epochWords)
     CUDA_CHECK(cudaMalloc(&epochWords, 2 * sizeof(uint64_t)));
   CUDA_CHECK(cudaMemsetAsync(epochWords, 0, 2 * sizeof(uint64_t), stream));
-  void *args[] = {deviceItems, &count,  &errorDevice, &timeout,
-                  &stageBytes, &stages, &epochWords};
+  void *args[] = {&templates, &walkers,    &visits, &errorDevice,
+                  &timeout,   &stageBytes, &stages, &epochWords};
   CU_CHECK(cuLaunchKernel(k.function, ctas, 1, 1, 128, 1, 1,
                           (unsigned)(stageBytes * stages), stream, args,
                           nullptr));
@@ -160,7 +182,7 @@ int main(int argc, char **argv) {
     std::vector<Item> items = contiguousItems(a, b, 4096, 4096);
     items[0].wait0 = (uint64_t)counter;
     items[0].value0 = 1;
-    Item *dev = nullptr;
+    DeviceTable dev;
     launch(kernel, items, 1, 4096, 2, stream, &dev, /*timeout=*/200000000ull);
     cudaError_t e = cudaStreamSynchronize(stream);
     bool ok = e != cudaSuccess && errorRecord[0] == 1 && errorRecord[1] == 0 &&
@@ -195,7 +217,7 @@ int main(int argc, char **argv) {
       it.bytes = 512 * 4;
       items.push_back(it);
     }
-    Item *dev = nullptr;
+    DeviceTable dev;
     launch(kernel, items, 4, 2048, 4, stream, &dev);
     CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<float> out(32 * 512);
@@ -263,7 +285,7 @@ int main(int argc, char **argv) {
         it.bytes = (uint32_t)std::min<size_t>(65536, c.n - at);
         items.push_back(it);
       }
-      Item *dev = nullptr;
+      DeviceTable dev;
       launch(kernel, items, 4, 65536, 3, stream, &dev);
       CUDA_CHECK(cudaStreamSynchronize(stream));
       std::vector<uint8_t> out(bytes);
@@ -300,7 +322,7 @@ int main(int argc, char **argv) {
       for (size_t i = 0; i < bytes; ++i)
         bad += out[i] != want[i];
       verdict(c.name, bad == 0, std::to_string(bad) + " bytes differ (incl. outside the run)");
-      CUDA_CHECK(cudaFree(dev));
+      CUDA_CHECK(cudaFree(dev.device));
     }
     CUDA_CHECK(cudaFree(src));
     CUDA_CHECK(cudaFree(dst));
@@ -337,7 +359,7 @@ int main(int argc, char **argv) {
   {
     CUDA_CHECK(cudaMemset(b0, 0, big));
     std::vector<Item> items = contiguousItems(a0, b0, big, chunk);
-    Item *dev = nullptr;
+    DeviceTable dev;
     float ms = timeMs(stream, [&] { launch(kernel, items, ctas, chunk, 4, stream, &dev); });
     float ce = timeMs(stream, [&] {
       CUDA_CHECK(cudaMemcpyAsync(b0, a0, big, cudaMemcpyDeviceToDevice, stream));
@@ -373,7 +395,7 @@ int main(int argc, char **argv) {
     second.bytes = 1 << 15;
     second.wait0 = (uint64_t)counter;
     second.value0 = 1;
-    Item *dev = nullptr;
+    DeviceTable dev;
     launch(kernel, {first, second}, 2, 1 << 15, 2, stream, &dev);
     CUDA_CHECK(cudaStreamSynchronize(stream));
     uint64_t count = 0;
@@ -404,7 +426,7 @@ int main(int argc, char **argv) {
     // With 4 stages, item 4 would be loaded while item 1 is stored, before
     // item 3 (which it waits for) is: it has to be deferred.
     items.push_back(dependent);
-    Item *dev = nullptr;
+    DeviceTable dev;
     launch(kernel, items, 1, 1 << 14, 4, stream, &dev, 2000000000ull);
     cudaError_t e = cudaStreamSynchronize(stream);
     verdict("dependency inside one CTA (no deadlock)",
@@ -434,7 +456,7 @@ int main(int argc, char **argv) {
     gate.signal = (uint64_t)counter;
     std::vector<Item> items = {copies[0], gate};
     items.insert(items.end(), copies.begin() + 1, copies.end());
-    Item *dev = nullptr;
+    DeviceTable dev;
     launch(kernel, items, 1, 1 << 14, 2, stream, &dev);
     CUDA_CHECK(cudaStreamSynchronize(stream));
     uint64_t count = 0, reads = 0;
@@ -460,7 +482,7 @@ int main(int argc, char **argv) {
       char *check = pull ? a1 : a0;
       CUDA_CHECK(cudaMemset(to, 0, big));
       std::vector<Item> items = contiguousItems(from, to, big, chunk);
-      Item *dev = nullptr;
+      DeviceTable dev;
       float ms = timeMs(stream, [&] { launch(kernel, items, ctas, chunk, 4, stream, &dev); });
       float ce = timeMs(stream, [&] {
         CUDA_CHECK(cudaMemcpyPeerAsync(to, pull ? 0 : 1, from, pull ? 1 : 0,
@@ -484,12 +506,12 @@ int main(int argc, char **argv) {
         int stages = config.first, kib = config.second;
         std::vector<Item> items =
             contiguousItems(a1, b0, big, (uint32_t)kib * 1024);
-        Item *dev = nullptr;
+        DeviceTable dev;
         float ms = timeMs(stream, [&] {
           launch(kernel, items, sweepCtas, (uint64_t)kib * 1024, stages, stream, &dev);
         });
         std::printf("  (%d, %3d) %6.1f", stages, kib, big / (ms * 1e-3) / 1e9);
-        CUDA_CHECK(cudaFree(dev));
+        CUDA_CHECK(cudaFree(dev.device));
       }
       std::printf("\n");
     }
@@ -516,7 +538,7 @@ int main(int argc, char **argv) {
       CUDA_CHECK(cudaMemcpy(py, y.data(), n * 4, cudaMemcpyDefault));
       CUDA_CHECK(cudaMemcpy(dxb, xb.data(), n * 2, cudaMemcpyDefault));
       CUDA_CHECK(cudaMemcpy(pyb, yb.data(), n * 2, cudaMemcpyDefault));
-      Item *dev = nullptr, *devb = nullptr;
+      DeviceTable dev, devb;
       launch(kernel, contiguousItems((char *)py, (char *)dx, n * 4, chunk, AddF32),
              8, chunk, 4, stream, &dev);
       launch(kernel, contiguousItems((char *)pyb, (char *)dxb, n * 2, chunk, AddBF16),

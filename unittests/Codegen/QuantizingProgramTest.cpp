@@ -17,6 +17,8 @@
 
 #include "../Layout/RandomLayouts.h"
 
+#include "KernelTableCheck.h"
+
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -164,6 +166,9 @@ TEST(QuantizingProgramTest, EncodedItemsWalkEveryInstance) {
     EXPECT_EQ(walked, expected) << "rank " << rank;
   }
   EXPECT_GT(folded, 0); // Bands of 16 rows became one item each.
+  // The kernel walks the same items from one template per movement.
+  for (uint64_t grid : {1, 3, 8, 100})
+    expectWalkMatchesExpansion(program, grid);
 }
 
 TEST(QuantizingProgramTest, AcrossNodesTheExchangeIsStagedForTheNetwork) {

@@ -5,6 +5,7 @@
 #include "m2n/Route/Router.h"
 
 #include "../Layout/RandomLayouts.h"
+#include "KernelTableCheck.h"
 
 #include <gtest/gtest.h>
 
@@ -673,6 +674,100 @@ TEST(TransferProgramTest, NetworkStepsPostInATopologicalOrder) {
   EXPECT_TRUE(simulator.check().passed);
 }
 
+// The kernel's table: a repeated movement is one template, and walker w of
+// G walks items w, w + G, ... of the expansion. Rows of boxes (bulk, two
+// levels where items are cut) and tile grids, walked by grids smaller and
+// larger than the instances.
+TEST(KernelTableTest, RepeatedMovementsAreOneTemplateEach) {
+  Layout src{Mesh::contiguous({2}), {Placement::shard(0)}};
+  Layout dst{Mesh::contiguous({2}), {Placement::shard(1)}};
+  for (bool tiles : {false, true}) {
+    SCOPED_TRACE(tiles ? "tiles" : "rows");
+    std::vector<int64_t> shape =
+        tiles ? std::vector<int64_t>{600, 16} : std::vector<int64_t>{64, 256};
+    LoweringOptions options;
+    options.maxItemBytes = 256; // Rows of 512 B: two pieces each.
+    TransferProgram program;
+    ASSERT_EQ(lower(src, dst, shape, Topology::singleDomain(2),
+                    Strategy::Flat, ElementType::F32, options, program),
+              std::nullopt);
+    int64_t repeated = 0, templates = 0, instances = 0;
+    for (const auto &[rank, rp] : program.ranks)
+      for (const Movement &m : rp.items) {
+        repeated += !m.repeats.empty();
+        instances += m.instances();
+        std::vector<KernelTemplate> own;
+        ASSERT_EQ(encodeTemplates(m, program, distinctAddresses(), own),
+                  std::nullopt);
+        templates += static_cast<int64_t>(own.size());
+      }
+    EXPECT_GT(repeated, 0);
+    EXPECT_LT(templates, instances);
+    for (uint64_t grid : {1, 2, 3, 7, 64, 1000})
+      expectWalkMatchesExpansion(program, grid);
+  }
+}
+
+// Movements with more levels than a template holds (two): the outer ones
+// become one template per instance; tiles walk their coordinates.
+TEST(KernelTableTest, OuterLevelsBeyondTwoAreExpanded) {
+  Layout src{Mesh::contiguous({2}), {Placement::shard(0)}};
+  Layout dst{Mesh::contiguous({2}), {Placement::shard(1)}};
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{600, 16}, std::vector<int64_t>{64, 256}}) {
+    TransferProgram program;
+    LoweringOptions options;
+    options.maxItemBytes = 256;
+    ASSERT_EQ(lower(src, dst, shape, Topology::singleDomain(2),
+                    Strategy::Flat, ElementType::F32, options, program),
+              std::nullopt);
+    // Two more outer levels on every movement (strides that keep the
+    // arithmetic visible; the program is not run, only encoded).
+    for (auto &[rank, rp] : program.ranks)
+      for (Movement &m : rp.items) {
+        Repeats more;
+        more.push_back(Repeat{2, 1 << 20, 3 << 20,
+                              m.isTile() ? int64_t{0} : int64_t{-1}, 0});
+        more.push_back(Repeat{3, 4096, 8192,
+                              m.isTile() ? int64_t{1} : int64_t{-1}, 0});
+        if (m.isTile()) { // Coordinates: small strides.
+          more[0].srcStride = 5, more[0].dstStride = 7;
+          more[1].srcStride = 2, more[1].dstStride = 1;
+        }
+        for (const Repeat &r : m.repeats)
+          more.push_back(r);
+        m.repeats = more;
+        std::vector<KernelTemplate> own;
+        ASSERT_EQ(encodeTemplates(m, program, distinctAddresses(), own),
+                  std::nullopt);
+        EXPECT_EQ(own.size(), static_cast<size_t>(
+                                  m.instances() / own.front().instances()));
+      }
+    for (uint64_t grid : {1, 4, 5, 33})
+      expectWalkMatchesExpansion(program, grid);
+  }
+}
+
+TEST(KernelTableTest, PlainItemsGoRoundRobin) {
+  std::vector<KernelItem> items(11);
+  for (size_t i = 0; i < items.size(); ++i)
+    items[i].src = 100 + i;
+  KernelTable table = plainTable(items, 4);
+  ASSERT_EQ(table.walkers.size(), 4u);
+  EXPECT_EQ(table.items, 11u);
+  EXPECT_EQ(table.walkers[3].items, 2u); // Items 3 and 7.
+  std::vector<KernelItem> third = walkerItems(table, 3);
+  ASSERT_EQ(third.size(), 2u);
+  EXPECT_EQ(third[0].src, 103u);
+  EXPECT_EQ(third[1].src, 107u);
+  // More walkers than items: the last ones have none.
+  table = plainTable(items, 16);
+  EXPECT_EQ(table.walkers[12].items, 0u);
+  EXPECT_EQ(table.bytes(), 11 * sizeof(KernelTemplate) +
+                               16 * sizeof(KernelWalker) +
+                               11 * sizeof(KernelVisit));
+}
+
 // Random reshards x topologies x strategies, lowered with tiny items and run
 // the way CTAs run them (round-robin, in order, waiting on counters).
 TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
@@ -731,6 +826,10 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
       ASSERT_EQ(unorderedVectorReduction(program), std::nullopt);
       ++raceChecked;
     }
+    // What the kernel walks is the expansion, for any grid.
+    expectWalkMatchesExpansion(program, random.uniform(1, 9));
+    if (HasFailure())
+      return;
     items += program.itemCount();
     for (const auto &[r, rp] : program.ranks)
       for (const Movement &repeated : rp.items) {

@@ -49,9 +49,15 @@ static_assert(sizeof(KernelItem) == 128, "the kernel reads 128-byte items");
 /// The kernel's mbarriers: a launch of W walkers per CTA (block (32, W)) with
 /// S stages each needs W x S of them.
 constexpr uint32_t kMaxKernelBarriers = 64;
+/// The ring of item records the walkers materialize their items into
+/// (m2n/Artifact/KernelTable.h): stages + 1 records a walker.
+constexpr uint64_t kKernelRecordBytes =
+    (kMaxKernelBarriers + kMaxWalkers) * sizeof(KernelItem);
 /// The dynamic shared memory a kernel launch may ask for on sm_90: the
-/// opt-in 227 KiB per block less the kernel's barriers.
-constexpr uint64_t kMaxStageMemory = 227 * 1024 - 8 * kMaxKernelBarriers;
+/// opt-in 227 KiB per block less the kernel's static shared memory (its
+/// barriers, item records and each walker's two-word cursor).
+constexpr uint64_t kMaxStageMemory = 227 * 1024 - 8 * kMaxKernelBarriers -
+                                     kKernelRecordBytes - 16 * kMaxWalkers;
 
 /// Op codes of bulk items: 0 copy, then one per TMA bulk reduction
 /// (cp.reduce.async.bulk .<op>.<type>; 16-bit floats with .noftz).

@@ -7,9 +7,13 @@
 // code, one without tiles no tensor-map code.
 //
 // Per walker, one thread walks the items b, b + grid, ... of its rank's
-// table (a CTA of (32, W) threads is W walkers, warp w walking as CTA
-// bid x W + w of a W times larger grid, with stages and barriers of its
-// own; one thread issues ~1M items/s, so small items want several):
+// instance sequence (a CTA of (32, W) threads is W walkers, warp w walking
+// as CTA bid x W + w of a W times larger grid, with stages and barriers of
+// its own; one thread issues ~1M items/s, so small items want several).
+// The table holds one template per repeated movement and, per walker, the
+// visits of templates that are its items (m2n/Artifact/KernelTable.h): the
+// walker materializes each item from its template into a ring of records
+// in shared memory, which the rest of the kernel reads:
 //  * it waits for an item's dependencies (counters in peer-visible memory,
 //    `ld.acquire.sys` polled up to a cycle budget; past it, it writes an error
 //    record to host-mapped memory and traps: a peer that never signals ends
@@ -42,6 +46,7 @@
 
 #include "m2n/Conversion/M2NToGPU/TransferKernel.h"
 #include "m2n/Artifact/KernelABI.h"
+#include "m2n/Artifact/KernelTable.h"
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -57,6 +62,10 @@
 
 using namespace mlir;
 using ::m2n::KernelItem;
+using ::m2n::KernelLevel;
+using ::m2n::KernelTemplate;
+using ::m2n::KernelVisit;
+using ::m2n::KernelWalker;
 
 namespace {
 
@@ -210,6 +219,7 @@ private:
   void buildRelease();
   void buildWait();
   void buildIssue();
+  void buildNext();
   void buildKernel();
   void storeBulk(Value dst, Value stage, Value bytes, Value op);
   void storeTile(Value record, Value stage, Value op);
@@ -281,7 +291,7 @@ private:
   const ::m2n::KernelOps &ops;
   MLIRContext *ctx;
   Type i1, i8, i32, i64, global, shared, cluster, generic;
-  func::FuncOp release, wait, issue;
+  func::FuncOp release, wait, issue, next;
 };
 
 constexpr llvm::StringLiteral kStagesName = "m2n_stages";
@@ -289,6 +299,14 @@ constexpr llvm::StringLiteral kBarriersName = "m2n_bars";
 /// Barriers for every walker's stages: walkers x stages may not exceed it
 /// (m2n::kMaxKernelBarriers: launchShape and the artifact reader keep to it).
 constexpr int64_t kMaxBarriers = ::m2n::kMaxKernelBarriers;
+constexpr llvm::StringLiteral kRecordsName = "m2n_records";
+constexpr llvm::StringLiteral kCursorsName = "m2n_cursors";
+/// Item records: a ring of stages + 1 per walker (walkers x stages <=
+/// kMaxBarriers, walkers <= kMaxWalkers).
+constexpr int64_t kRecordBytes = sizeof(KernelItem);
+static_assert(::m2n::kKernelRecordBytes ==
+                  (kMaxBarriers + ::m2n::kMaxWalkers) * kRecordBytes,
+              "the shared memory the stages leave is the records'");
 
 void KernelBuilder::declareSharedMemory() {
   LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(i8, 0),
@@ -299,6 +317,121 @@ void KernelBuilder::declareSharedMemory() {
                          /*isConstant=*/false, LLVM::Linkage::Internal,
                          kBarriersName, Attribute(), /*alignment=*/8,
                          /*addrSpace=*/3);
+  LLVM::GlobalOp::create(
+      b, LLVM::LLVMArrayType::get(i8, ::m2n::kKernelRecordBytes),
+      /*isConstant=*/false, LLVM::Linkage::Internal, kRecordsName,
+      Attribute(), /*alignment=*/128, /*addrSpace=*/3);
+  // Per walker: its next visit and the instance within it.
+  LLVM::GlobalOp::create(b, LLVM::LLVMArrayType::get(i64, 2 * ::m2n::kMaxWalkers),
+                         /*isConstant=*/false, LLVM::Linkage::Internal,
+                         kCursorsName, Attribute(), /*alignment=*/8,
+                         /*addrSpace=*/3);
+}
+
+/// m2n_next(templates, visits, grid, cursor, record): materializes the
+/// walker's next item into `record` (shared memory): the template of the
+/// visit at the cursor, its instance `first + j x grid` added (addresses,
+/// or a tile's coordinates, and a block lookup's entry; the same
+/// arithmetic as m2n::instanceItem), and advances the cursor.
+void KernelBuilder::buildNext() {
+  OpBuilder::InsertionGuard guard(b);
+  next = beginHelper("m2n_next", {global, global, i64, shared, shared});
+  Block *entry = &next.front();
+  Value templates = entry->getArgument(0), visits = entry->getArgument(1),
+        grid = entry->getArgument(2), cursor = entry->getArgument(3),
+        record = entry->getArgument(4);
+  Value visitIndex = LLVM::LoadOp::create(b, i64, cursor);
+  Value cursorJ = elementAt(cursor, i64, c64(1));
+  Value j = LLVM::LoadOp::create(b, i64, cursorJ);
+  Value visit = byteOffset(visits, mul(visitIndex, c64(sizeof(KernelVisit))));
+  Value templateIndex =
+      zext64(field(visit, offsetof(KernelVisit, templateIndex), i32));
+  Value count = zext64(field(visit, offsetof(KernelVisit, count), i32));
+  Value instance = add(field(visit, offsetof(KernelVisit, first), i64),
+                       mul(j, grid));
+  Value tmpl =
+      byteOffset(templates, mul(templateIndex, c64(sizeof(KernelTemplate))));
+  // The item, 16 bytes at a time.
+  Type pair = VectorType::get({2}, i64);
+  for (int64_t at = 0; at < kRecordBytes; at += 16)
+    LLVM::StoreOp::create(
+        b, LLVM::LoadOp::create(b, pair, byteOffset(tmpl, at), 16),
+        byteOffset(record, at), 16);
+  auto levelField = [&](size_t level, size_t offset, Type type) {
+    return field(tmpl, level + offset, type);
+  };
+  constexpr size_t outerAt = offsetof(KernelTemplate, outer),
+                   innerAt = offsetof(KernelTemplate, inner);
+  Value innerCount = zext64(levelField(innerAt, offsetof(KernelLevel, count), i32));
+  // One level or none (inner count 1): no division.
+  SmallVector<Value> index = ifElse(
+      cmp(arith::CmpIPredicate::eq, innerCount, c64(1)),
+      [&] { return SmallVector<Value>{instance, c64(0)}; },
+      [&] {
+        return SmallVector<Value>{
+            arith::DivUIOp::create(b, instance, innerCount),
+            arith::RemUIOp::create(b, instance, innerCount)};
+      });
+  Value kind = field(record, offsetof(KernelItem, kind), i32);
+  Value isTile = cmp(arith::CmpIPredicate::eq, kind,
+                     c32(static_cast<int64_t>(::m2n::Mechanism::Tile)));
+  auto addresses = [&] {
+    for (auto [field64, stride] :
+         {std::pair{offsetof(KernelItem, src), offsetof(KernelLevel, srcStride)},
+          std::pair{offsetof(KernelItem, dst),
+                    offsetof(KernelLevel, dstStride)}}) {
+      Value at = byteOffset(record, static_cast<int64_t>(field64));
+      Value delta = add(mul(index[0], levelField(outerAt, stride, i64)),
+                        mul(index[1], levelField(innerAt, stride, i64)));
+      LLVM::StoreOp::create(b, add(LLVM::LoadOp::create(b, i64, at), delta),
+                            at);
+    }
+    if (hasQuantizingOps()) {
+      // The block lookup's entry (zero strides for items without one).
+      Value at = byteOffset(record, static_cast<int64_t>(
+                                        ::m2n::kItemLookupOffset +
+                                        offsetof(::m2n::ItemLookup, entry)));
+      constexpr size_t entryStride = offsetof(KernelLevel, entryStride);
+      Value delta = add(mul(index[0], levelField(outerAt, entryStride, i64)),
+                        mul(index[1], levelField(innerAt, entryStride, i64)));
+      LLVM::StoreOp::create(b, add(LLVM::LoadOp::create(b, i64, at), delta),
+                            at);
+    }
+    return SmallVector<Value>{};
+  };
+  auto coordinates = [&] {
+    for (auto [level, i] : {std::pair{outerAt, index[0]},
+                            std::pair{innerAt, index[1]}}) {
+      Value coord = zext64(levelField(level, offsetof(KernelLevel, coord), i32));
+      Value i32Index = arith::TruncIOp::create(b, i32, i);
+      for (auto [corner, stride] :
+           {std::pair{offsetof(KernelItem, srcCoords),
+                      offsetof(KernelLevel, srcStride)},
+            std::pair{offsetof(KernelItem, dstCoords),
+                      offsetof(KernelLevel, dstStride)}}) {
+        Value at = byteOffset(byteOffset(record, static_cast<int64_t>(corner)),
+                              mul(coord, c64(4)));
+        Value delta = mul(i32Index, arith::TruncIOp::create(
+                                        b, i32, levelField(level, stride, i64)));
+        LLVM::StoreOp::create(b, add(LLVM::LoadOp::create(b, i32, at), delta),
+                              at);
+      }
+    }
+    return SmallVector<Value>{};
+  };
+  if (hasTiles())
+    ifElse(isTile, coordinates, addresses);
+  else
+    addresses();
+  // The cursor: the next instance of this visit, or the next visit.
+  Value following = add(j, c64(1));
+  Value done = cmp(arith::CmpIPredicate::eq, following, count);
+  LLVM::StoreOp::create(
+      b, arith::SelectOp::create(b, done, add(visitIndex, c64(1)), visitIndex),
+      cursor);
+  LLVM::StoreOp::create(b, arith::SelectOp::create(b, done, c64(0), following),
+                        cursorJ);
+  func::ReturnOp::create(b);
 }
 
 /// m2n_release(address, count): adds `count` to the counter at `address`
@@ -322,7 +455,7 @@ void KernelBuilder::buildRelease() {
 /// the item (global index g) and traps.
 void KernelBuilder::buildWait() {
   OpBuilder::InsertionGuard guard(b);
-  wait = beginHelper("m2n_wait", {global, i64, global, i64, i64});
+  wait = beginHelper("m2n_wait", {shared, i64, global, i64, i64});
   Block *entry = &wait.front();
   Value record = entry->getArgument(0), g = entry->getArgument(1),
         error = entry->getArgument(2), timeout = entry->getArgument(3),
@@ -390,24 +523,23 @@ void KernelBuilder::loadTile(Value record, Value stage, Value bar) {
   });
 }
 
-/// m2n_issue(items, k, bid, grid, stages, stageBytes, stageBase, barBase,
-/// error, timeout, early, epoch): waits for item k's dependencies, then
-/// starts loading its bytes into stage k % stages. Ahead of time (`early`),
-/// an item whose load waits is left for later: its dependencies may be
-/// items of this very CTA that have not been stored yet.
+/// m2n_issue(record, k, g, stages, stageBytes, stageBase, barBase, error,
+/// timeout, early, epoch): waits for the dependencies of the walker's item
+/// k (its record; item g of the rank's sequence), then starts loading its
+/// bytes into stage k % stages. Ahead of time (`early`), an item whose load
+/// waits is left for later: its dependencies may be items of this very CTA
+/// that have not been stored yet.
 void KernelBuilder::buildIssue() {
   OpBuilder::InsertionGuard guard(b);
-  issue = beginHelper("m2n_issue", {global, i64, i64, i64, i64, i64, shared,
+  issue = beginHelper("m2n_issue", {shared, i64, i64, i64, i64, shared,
                                     shared, global, i64, i1, i64});
   Block *entry = &issue.front();
-  Value items = entry->getArgument(0), k = entry->getArgument(1),
-        bid = entry->getArgument(2), grid = entry->getArgument(3),
-        stages = entry->getArgument(4), stageBytes = entry->getArgument(5),
-        stageBase = entry->getArgument(6), barBase = entry->getArgument(7),
-        error = entry->getArgument(8), timeout = entry->getArgument(9),
-        early = entry->getArgument(10), epoch = entry->getArgument(11);
-  Value g = add(mul(k, grid), bid);
-  Value record = byteOffset(items, mul(g, c64(sizeof(KernelItem))));
+  Value record = entry->getArgument(0), k = entry->getArgument(1),
+        g = entry->getArgument(2), stages = entry->getArgument(3),
+        stageBytes = entry->getArgument(4), stageBase = entry->getArgument(5),
+        barBase = entry->getArgument(6), error = entry->getArgument(7),
+        timeout = entry->getArgument(8), early = entry->getArgument(9),
+        epoch = entry->getArgument(10);
   Value hasWait = ne0(either(field(record, offsetof(KernelItem, wait0), i64),
                              field(record, offsetof(KernelItem, wait1), i64)));
   Value storeWaits =
@@ -1525,15 +1657,16 @@ void KernelBuilder::moveVector(Value record, Value src, Value dst, Value bytes,
 void KernelBuilder::buildKernel() {
   auto kernel = gpu::GPUFuncOp::create(
       b, mlir::m2n::kTransferKernelName,
-      b.getFunctionType({global, i64, global, i64, i64, i64, global}, {}));
+      b.getFunctionType(
+          {global, global, global, global, i64, i64, i64, global}, {}));
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   OpBuilder::InsertionGuard guard(b);
   Block &entry = kernel.getBody().front();
   b.setInsertionPointToStart(&entry);
-  Value items = entry.getArgument(0), numItems = entry.getArgument(1),
-        error = entry.getArgument(2), timeout = entry.getArgument(3),
-        stageBytes = entry.getArgument(4), stages = entry.getArgument(5),
-        epochWords = entry.getArgument(6);
+  Value templates = entry.getArgument(0), walkerTable = entry.getArgument(1),
+        visits = entry.getArgument(2), error = entry.getArgument(3),
+        timeout = entry.getArgument(4), stageBytes = entry.getArgument(5),
+        stages = entry.getArgument(6), epochWords = entry.getArgument(7);
 
   Value tid32 = NVVM::ThreadIdXOp::create(b, i32);
   Value elected = cmp(arith::CmpIPredicate::eq, tid32, c32(0));
@@ -1553,11 +1686,21 @@ void KernelBuilder::buildKernel() {
                  mul(walker, mul(stages, stageBytes)));
   Value barBase = elementAt(LLVM::AddressOfOp::create(b, shared, kBarriersName),
                             i64, mul(walker, stages));
-  // This walker's items: b, b + grid, ...
-  Value rest = sub(numItems, bid);
-  Value mine = arith::SelectOp::create(
-      b, cmp(arith::CmpIPredicate::sgt, rest, c64(0)),
-      arith::DivUIOp::create(b, add(rest, sub(grid, c64(1))), grid), c64(0));
+  // This walker's items (b, b + grid, ... of the sequence): how many, and
+  // the ring of stages + 1 records it materializes them into.
+  Value walkerRecord =
+      byteOffset(walkerTable, mul(bid, c64(sizeof(KernelWalker))));
+  Value mine = field(walkerRecord, offsetof(KernelWalker, items), i64);
+  Value ring = add(stages, c64(1));
+  Value recordBase =
+      byteOffset(LLVM::AddressOfOp::create(b, shared, kRecordsName),
+                 mul(mul(walker, ring), c64(kRecordBytes)));
+  Value cursor = elementAt(LLVM::AddressOfOp::create(b, shared, kCursorsName),
+                           i64, mul(walker, c64(2)));
+  auto recordOf = [&](Value k) {
+    return byteOffset(recordBase,
+                      mul(arith::RemUIOp::create(b, k, ring), c64(kRecordBytes)));
+  };
 
   // Everything but vector work is thread 0's (of each walker); without
   // vector items the other threads have nothing to do.
@@ -1572,14 +1715,24 @@ void KernelBuilder::buildKernel() {
                                          Value());
           });
           NVVM::FenceMbarrierInitOp::create(b);
+          LLVM::StoreOp::create(
+              b, field(walkerRecord, offsetof(KernelWalker, firstVisit), i64),
+              cursor);
+          LLVM::StoreOp::create(b, c64(0), elementAt(cursor, i64, c64(1)));
           return SmallVector<Value>{add(finished, c64(1))};
         },
         [&] { return SmallVector<Value>{c64(0)}; })[0];
+    // Ahead of time, item k is materialized first: every k is issued early
+    // exactly once, in order (the prefetch, then the refills).
     auto callIssue = [&](Value k, bool early) {
+      Value record = recordOf(k);
+      if (early)
+        func::CallOp::create(
+            b, next, ValueRange{templates, visits, grid, cursor, record});
       func::CallOp::create(b, issue,
-                           ValueRange{items, k, bid, grid, stages, stageBytes,
-                                      stageBase, barBase, error, timeout,
-                                      cBool(early), epoch});
+                           ValueRange{record, k, add(mul(k, grid), bid), stages,
+                                      stageBytes, stageBase, barBase, error,
+                                      timeout, cBool(early), epoch});
     };
     // Prefetch the first `stages` items, then store item k and refill.
     ifThen(elected, [&] {
@@ -1592,7 +1745,12 @@ void KernelBuilder::buildKernel() {
         [&](OpBuilder &, Location, Value iv, ValueRange pending) {
           Value k = toI64(iv);
           Value g = add(mul(k, grid), bid);
-          Value record = byteOffset(items, mul(g, c64(sizeof(KernelItem))));
+          // The CTA's threads read the record thread 0 materialized (an
+          // iteration or more ago): after this barrier. Its slot is not
+          // written again before the next iteration's.
+          if (hasVectors())
+            NVVM::Barrier0Op::create(b);
+          Value record = recordOf(k);
           Value kind = field(record, offsetof(KernelItem, kind), i32);
           Value bytes = field(record, offsetof(KernelItem, bytes), i32);
           Value op = field(record, offsetof(KernelItem, op), i32);
@@ -1808,6 +1966,7 @@ void KernelBuilder::build() {
   buildRelease();
   buildWait();
   buildIssue();
+  buildNext();
   buildKernel();
 }
 

@@ -36,14 +36,29 @@
 // CHECK: nvvm.cp.async.bulk.shared.cluster.global
 // Zero-byte and vector items complete their stage's phase without bytes.
 // CHECK: nvvm.mbarrier.arrive
-// CHECK: gpu.func @m2n_transfer(%{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>) kernel
+// The walker's next item: its visit's template copied into the record ring
+// in shared memory, the instance's strides added, the cursor advanced.
+// CHECK: func.func private @m2n_next(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: !llvm.ptr<3>, %{{.*}}: !llvm.ptr<3>)
+// CHECK-COUNT-8: llvm.load {{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<2xi64>
+// CHECK: arith.divui
+// CHECK: arith.remui
+// CHECK: arith.select
+// The kernel walks templates, walkers and visits (m2n/Artifact/KernelTable.h).
+// CHECK: gpu.func @m2n_transfer(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>) kernel
 // The epoch lives on the device: read at the start, advanced by the last CTA.
 // CHECK: llvm.load volatile
 // CHECK: nvvm.mbarrier.init
 // CHECK: nvvm.fence.mbarrier.init
+// CHECK: call @m2n_next
+// CHECK: call @m2n_issue
 // Held-back signals are released before a wait; an item whose load waits is
-// loaded late, one whose store waits waits before its store.
+// loaded late, one whose store waits waits before its store. With vector
+// items, the CTA reads each record after a barrier.
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (i64, i64)
+// CHECK-NEXT: arith.index_cast
+// CHECK-NEXT: arith.muli
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: nvvm.barrier0
 // CHECK: call @m2n_release
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
 // CHECK: call @m2n_issue
@@ -55,6 +70,7 @@
 // CHECK: nvvm.barrier0
 // CHECK: nvvm.barrier0
 // CHECK: nvvm.cp.async.bulk.wait_group 1 {read}
+// CHECK: call @m2n_next
 // CHECK: call @m2n_release
 // CHECK: llvm.atomicrmw add
 // CHECK: llvm.store volatile

@@ -42,7 +42,7 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) {
 
 // -----
 
-// expected-error@+1 {{8 stages of 65536 bytes (each rounded up to 128) take 524288 bytes of shared memory, more than the 231936 a CTA may use}}
+// expected-error@+1 {{8 stages of 65536 bytes (each rounded up to 128) take 524288 bytes of shared memory, more than the 222592 a CTA may use}}
 #bad = #m2n.kernel_launch<ctas = 16, threads = 32, stages = 8, stage_bytes = 65536, walkers = 8>
 
 // -----
