@@ -139,7 +139,7 @@ measure-1gpu)
   # The engine microbenchmark: every kernel build in .gpu/engine (the SM
   # path on the builds with every op).
   nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" -I"$root/test/GPU" "$root/bench/gpu/engine_bench.cu" \
-    "$root/lib/Artifact/KernelABI.cpp" "$root/lib/Artifact/Program.cpp" "$root"/lib/Base/*.cpp -o /tmp/m2n_engine_bench -lcuda
+    "$root"/lib/Artifact/*.cpp "$root"/lib/Base/*.cpp -o /tmp/m2n_engine_bench -lcuda
   wait
   kernels=()
   for build in "$root"/.gpu/engine/*-bulk.ptx; do

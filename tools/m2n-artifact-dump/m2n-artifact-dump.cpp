@@ -86,15 +86,16 @@ void printKernelTables(const std::string &name,
     }
   }
   std::printf("%s: %zu ranks, %llu instances in %llu templates, %llu "
-              "visits\n  one item per instance: %.3f MB (host %.1f ms)\n  "
-              "kernel tables:         %.3f MB (host %.1f ms)\n",
+              "visits\n  one item per instance: %llu B (%.3f MB), host %.1f ms"
+              "\n  kernel tables:         %llu B (%.3f MB), host %.1f ms\n",
               name.c_str(), program.ranks.size(), (unsigned long long)instances,
               (unsigned long long)templates, (unsigned long long)visits,
-              expandedBytes / 1e6, expandMs, tableBytes / 1e6, walkMs);
+              (unsigned long long)expandedBytes, expandedBytes / 1e6, expandMs,
+              (unsigned long long)tableBytes, tableBytes / 1e6, walkMs);
   if (largestRank >= 0)
-    std::printf("  the largest rank (%lld): %.3f MB of items, a %.3f MB table\n",
-                (long long)largestRank, largestExpanded / 1e6,
-                largestTable / 1e6);
+    std::printf("  the largest rank (%lld): %llu B of items, a %llu B table\n",
+                (long long)largestRank, (unsigned long long)largestExpanded,
+                (unsigned long long)largestTable);
 }
 
 } // namespace
