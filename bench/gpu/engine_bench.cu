@@ -13,8 +13,11 @@
 // bit for bit; reductions as the kernel rounds: f32 adds, bf16 through f32
 // rounded once). It is then timed with CUDA events around N back-to-back
 // launches (N sized for ~3 ms), 7 repetitions: median, min and max per
-// launch. The same method times the copy engine (cudaMemcpyAsync) as the
-// reference of the copy rows.
+// launch. The same method times the references: the copy engine
+// (cudaMemcpyAsync) and, at each CTA count of the 64 KiB rows, a plain SM
+// kernel for the same bytes (int4 loads and stores, 1024 threads, 4 loads
+// in flight per thread: copy, f32 add, bf16 add through f32), checked the
+// same way (kernel "plain" in the CSV).
 //
 // A case is a kernel, an op (bulk copy, bulk add.f32, bulk add.bf16, vector
 // copy, vector add.f32, vector add.bf16), an item size, CTAs, walkers and
@@ -77,6 +80,49 @@ uint32_t kernelOpCode(Op op) {
   case Op::VectorAddBF16: return m2n::vectorOp(m2n::Reduction::Sum, m2n::ElementType::BF16);
   }
   return 0;
+}
+
+// The plain SM kernels: what a CTA moves without TMA, the limit issue 35
+// holds the engine to. Each thread keeps 4 16-byte loads in flight.
+constexpr int kPlainThreads = 1024, kPlainUnroll = 4;
+
+__device__ uint4 addWords(uint4 acc, uint4 x, bool bf16) {
+  uint32_t *a = reinterpret_cast<uint32_t *>(&acc);
+  const uint32_t *b = reinterpret_cast<const uint32_t *>(&x);
+  for (int w = 0; w < 4; ++w) {
+    if (!bf16) {
+      a[w] = __float_as_uint(__fadd_rn(__uint_as_float(a[w]), __uint_as_float(b[w])));
+    } else {
+      __nv_bfloat162 p = *reinterpret_cast<__nv_bfloat162 *>(&a[w]);
+      __nv_bfloat162 q = *reinterpret_cast<const __nv_bfloat162 *>(&b[w]);
+      __nv_bfloat162 sum = __floats2bfloat162_rn(
+          __bfloat162float(p.x) + __bfloat162float(q.x),
+          __bfloat162float(p.y) + __bfloat162float(q.y));
+      a[w] = *reinterpret_cast<uint32_t *>(&sum);
+    }
+  }
+  return acc;
+}
+
+/// mode 0: dst = src; 1: dst += src (f32); 2: dst += src (bf16 pairs).
+__global__ void __launch_bounds__(kPlainThreads)
+    plainKernel(uint4 *dst, const uint4 *src, size_t count, int mode) {
+  const size_t stride = (size_t)gridDim.x * blockDim.x;
+  size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+  for (; i + (kPlainUnroll - 1) * stride < count; i += kPlainUnroll * stride) {
+    uint4 x[kPlainUnroll], d[kPlainUnroll];
+#pragma unroll
+    for (int u = 0; u < kPlainUnroll; ++u) {
+      x[u] = src[i + u * stride];
+      if (mode)
+        d[u] = dst[i + u * stride];
+    }
+#pragma unroll
+    for (int u = 0; u < kPlainUnroll; ++u)
+      dst[i + u * stride] = mode ? addWords(d[u], x[u], mode == 2) : x[u];
+  }
+  for (; i < count; i += stride)
+    dst[i] = mode ? addWords(dst[i], src[i], mode == 2) : src[i];
 }
 
 struct Case {
@@ -399,6 +445,45 @@ int main(int argc, char **argv) {
                    (unsigned long long)bytes, t.launches, t.medianUs, t.minUs, t.maxUs, mitems, gbps,
                    ok ? "PASS" : "FAIL");
   }
+  // The plain SM kernels at the CTA counts of the 64 KiB rows, checked and
+  // timed as the cases are.
+  std::vector<int> plainCtas;
+  for (const Case &c : cases)
+    if (c.itemBytes == 65536 && c.walkers == 1 && c.stages == 3 && !isVector(c.op) &&
+        std::find(plainCtas.begin(), plainCtas.end(), c.ctas) == plainCtas.end())
+      plainCtas.push_back(c.ctas);
+  for (Op op : {Op::BulkCopy, Op::BulkAddF32, Op::BulkAddBF16})
+    for (int ctas : plainCtas) {
+      const size_t bytes = totalBytes, words = bytes / 4;
+      const int mode = !isReduction(op) ? 0 : isBF16(op) ? 2 : 1;
+      auto run = [&] {
+        plainKernel<<<ctas, kPlainThreads, 0, stream>>>(reinterpret_cast<uint4 *>(buffers.dst),
+                                                        reinterpret_cast<const uint4 *>(buffers.src),
+                                                        bytes / 16, mode);
+      };
+      static uint32_t seed = 777;
+      fill<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.src), words, ++seed, isBF16(op));
+      fill<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.dst), words, ++seed, isBF16(op));
+      CUDA_CHECK(cudaMemcpyAsync(buffers.before, buffers.dst, bytes, cudaMemcpyDeviceToDevice, stream));
+      CUDA_CHECK(cudaMemsetAsync(buffers.wrong, 0, sizeof(unsigned long long), stream));
+      run();
+      check<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.dst),
+                                    reinterpret_cast<uint32_t *>(buffers.src),
+                                    reinterpret_cast<uint32_t *>(buffers.before), words, mode,
+                                    buffers.wrong);
+      CUDA_CHECK(cudaStreamSynchronize(stream));
+      unsigned long long wrong = 0;
+      CUDA_CHECK(cudaMemcpy(&wrong, buffers.wrong, sizeof(wrong), cudaMemcpyDeviceToHost));
+      failures += wrong != 0;
+      Timing t = timeBackToBack(stream, run);
+      const double gbps = bytes / (t.medianUs * 1e3);
+      std::printf("%-8s %-16s %8s %9s %5d %3s %3s %10.1f %10s %10.1f %8.1f%%  %s\n", "plain", opName(op), "-",
+                  "-", ctas, "-", "-", t.medianUs, "-", gbps, 100.0 * (t.maxUs - t.minUs) / t.medianUs,
+                  wrong ? "FAIL" : "PASS");
+      if (csv)
+        std::fprintf(csv, "plain,%s,0,0,%d,0,0,%zu,%d,%.3f,%.3f,%.3f,0,%.2f,%s\n", opName(op), ctas, bytes,
+                     t.launches, t.medianUs, t.minUs, t.maxUs, gbps, wrong ? "FAIL" : "PASS");
+    }
   // The copy engine, timed the same way, for the copy rows.
   for (size_t bytes : {totalBytes}) {
     Timing t = timeBackToBack(stream, [&] {

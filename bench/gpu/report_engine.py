@@ -8,7 +8,9 @@ the median of 7 repetitions (the spread column: (max - min) / median).
 Kernels are the builds the run was given (e.g. "before" and "after" a
 kernel change; "-all" the builds with the SM path). Tables:
  1. GB/s against CTAs at the compiler's defaults (64 KiB items, 3 stages,
-    one walker), per op and build, with the copy engine of the same run;
+    one walker), per op and build, with the plain SM kernel at the same
+    CTAs ("plain": int4 loads and stores, 1024 threads) and each build's
+    ratio to it, and the copy engine of the same run;
  2. issue rate: Mitems/s against item size and stages, 1 and 16 CTAs;
  3. walkers: the best walkers x stages for each op, item size and CTA
     count, against the best with one walker (same build);
@@ -43,8 +45,9 @@ def main():
     args = parser.parse_args()
     rows = read(args.csv)
     engine = [r for r in rows if r["kernel"] == "ref"]
-    rows = [r for r in rows if r["kernel"] != "ref"]
-    failed = [r for r in rows if r["check"] != "PASS"]
+    plain = [r for r in rows if r["kernel"] == "plain"]
+    rows = [r for r in rows if r["kernel"] not in ("ref", "plain")]
+    failed = [r for r in rows + plain if r["check"] != "PASS"]
     print(f"{len(rows)} cases, {len(failed)} failed their check"
           + "".join(f"\n  FAIL {r['kernel']} {r['op']} {r['item_bytes']} B {r['ctas']} CTAs "
                     f"W{r['walkers']} S{r['stages']}" for r in failed))
@@ -68,6 +71,18 @@ def main():
             one = got.get(1)
             print(f"| {op} | {k} | {cells} | {one['gb_per_s']:.1f} |" if one else f"| {op} | {k} | {cells} | - |")
             series[f"{'m2n ' if k != 'before' else ''}{k} {op}"] = [(c, r["gb_per_s"]) for c, r in got.items()]
+            ref = {r["ctas"]: r for r in plain if r["op"] == op}
+            if ref:
+                ratios = " | ".join(f"{got[c]['gb_per_s'] / ref[c]['gb_per_s']:.2f}" if c in got and c in ref
+                                    else "-" for c in counts)
+                print(f"| {op} | {k} / plain | {ratios} | |")
+        ref = {r["ctas"]: r for r in plain if r["op"] == op}
+        if ref:
+            cells = " | ".join(f"{ref[c]['gb_per_s']:.0f}" if c in ref else "-" for c in counts)
+            one = ref.get(1)
+            print(f"| {op} | plain SM kernel | {cells} | {one['gb_per_s']:.1f} |" if one
+                  else f"| {op} | plain SM kernel | {cells} | - |")
+            series[f"plain SM kernel {op}"] = sorted((c, r["gb_per_s"]) for c, r in ref.items())
     for r in engine:
         print(f"\ncopy engine (cudaMemcpyAsync, {r['bytes'] >> 20} MiB, same GPU): {r['gb_per_s']:.0f} GB/s")
     if args.svg and series:

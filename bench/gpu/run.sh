@@ -43,10 +43,12 @@ compile)
   "$0" engine-ptx after
   python3 "$root/bench/gpu/make_bench_ir.py" --sizes "$sizes" > "$root/.gpu/bench.mlir"
   # The CTA-budget sweep: the 1-to-1 and the collectives at 1 MiB and
-  # 256 MiB, compiled for each CTA budget.
+  # 256 MiB, compiled for each CTA budget, every byte in the kernel
+  # (copy-engine=false: the rows measure the kernel against the plain SM
+  # kernel of the engine microbenchmark at the same CTAs).
   python3 "$root/bench/gpu/make_bench_ir.py" --sizes 1M,256M --only one_to_one,all_gather,reduce_scatter,all_reduce,all_to_all > "$root/.gpu/ctas/sweep.mlir"
   for n in $cta_counts; do
-    "$root/build/bin/m2n-opt" "$root/.gpu/ctas/sweep.mlir" "--m2n-pipeline=artifact=$root/.gpu/ctas/ctas-$n.m2n max-ctas=$n" -o /dev/null
+    "$root/build/bin/m2n-opt" "$root/.gpu/ctas/sweep.mlir" "--m2n-pipeline=artifact=$root/.gpu/ctas/ctas-$n.m2n max-ctas=$n copy-engine=false" -o /dev/null
   done
   "$root/build/bin/m2n-opt" "$root/.gpu/bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench.m2n" -o /dev/null
   # The reductions again, routed reduce-scatter + all-gather (reduce-share).
