@@ -1681,6 +1681,7 @@ void KernelBuilder::buildKernel() {
   Value bid = add(mul(zext64(NVVM::BlockIdXOp::create(b, i32)), walkers),
                   walker);
   Value grid = mul(zext64(NVVM::GridDimXOp::create(b, i32)), walkers);
+  Value oneWalker = cmp(arith::CmpIPredicate::eq, walkers, c64(1));
   Value stageBase =
       byteOffset(LLVM::AddressOfOp::create(b, shared, kStagesName),
                  mul(walker, mul(stages, stageBytes)));
@@ -1747,9 +1748,10 @@ void KernelBuilder::buildKernel() {
           Value g = add(mul(k, grid), bid);
           // The CTA's threads read the record thread 0 materialized (an
           // iteration or more ago): after this barrier. Its slot is not
-          // written again before the next iteration's.
+          // written again before the next iteration's. (Only one walker's
+          // CTA has them: tables with vector items run one walker.)
           if (hasVectors())
-            NVVM::Barrier0Op::create(b);
+            ifThen(oneWalker, [&] { NVVM::Barrier0Op::create(b); });
           Value record = recordOf(k);
           Value kind = field(record, offsetof(KernelItem, kind), i32);
           Value bytes = field(record, offsetof(KernelItem, bytes), i32);
@@ -1954,8 +1956,11 @@ void KernelBuilder::buildKernel() {
       });
     });
   };
+  // A launch of several walkers has no vector items (launchShape): only
+  // each walker's thread 0 has work, and the others must not read records
+  // their walker writes meanwhile.
   if (hasVectors())
-    body();
+    ifThen(either(elected, oneWalker), body);
   else
     ifThen(elected, body);
   gpu::ReturnOp::create(b);

@@ -58,6 +58,7 @@
 // CHECK-NEXT: arith.index_cast
 // CHECK-NEXT: arith.muli
 // CHECK-NEXT: arith.addi
+// CHECK-NEXT: scf.if
 // CHECK-NEXT: nvvm.barrier0
 // CHECK: call @m2n_release
 // CHECK: nvvm.cp.async.bulk.wait_group 0 {read}
