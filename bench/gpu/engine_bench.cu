@@ -192,6 +192,30 @@ struct Timing {
   int launches;
 };
 
+/// One checked launch: fresh sources and destinations, `launch`, then the
+/// reference (copies bit for bit, reductions as the kernels round); the
+/// number of words that differ.
+template <typename Launch>
+unsigned long long checkedLaunch(Buffers &buffers, Op op, size_t bytes, cudaStream_t stream,
+                                 Launch launch) {
+  static uint32_t seed = 12345;
+  const size_t words = bytes / 4;
+  fill<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.src), words, ++seed, isBF16(op));
+  fill<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.dst), words, ++seed, isBF16(op));
+  CUDA_CHECK(cudaMemcpyAsync(buffers.before, buffers.dst, bytes, cudaMemcpyDeviceToDevice, stream));
+  CUDA_CHECK(cudaMemsetAsync(buffers.wrong, 0, sizeof(unsigned long long), stream));
+  launch();
+  const int mode = !isReduction(op) ? 0 : isBF16(op) ? 2 : 1;
+  check<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.dst),
+                                reinterpret_cast<uint32_t *>(buffers.src),
+                                reinterpret_cast<uint32_t *>(buffers.before), words, mode,
+                                buffers.wrong);
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  unsigned long long wrong = 0;
+  CUDA_CHECK(cudaMemcpy(&wrong, buffers.wrong, sizeof(wrong), cudaMemcpyDeviceToHost));
+  return wrong;
+}
+
 template <typename Launch>
 Timing timeBackToBack(cudaStream_t stream, Launch launch) {
   cudaEvent_t start, stop;
@@ -412,21 +436,8 @@ int main(int argc, char **argv) {
     CUDA_CHECK(cudaMemset(buffers.epochWords, 0, 2 * sizeof(uint64_t)));
 
     // Check: fresh sources and destinations, one launch, the reference.
-    static uint32_t seed = 12345;
-    size_t words = bytes / 4;
-    fill<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.src), words, ++seed, isBF16(c.op));
-    fill<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.dst), words, ++seed, isBF16(c.op));
-    CUDA_CHECK(cudaMemcpyAsync(buffers.before, buffers.dst, bytes, cudaMemcpyDeviceToDevice, stream));
-    CUDA_CHECK(cudaMemsetAsync(buffers.wrong, 0, sizeof(unsigned long long), stream));
-    launchKernel(k, c, buffers, stream);
-    int mode = !isReduction(c.op) ? 0 : isBF16(c.op) ? 2 : 1;
-    check<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.dst),
-                                  reinterpret_cast<uint32_t *>(buffers.src),
-                                  reinterpret_cast<uint32_t *>(buffers.before), words, mode,
-                                  buffers.wrong);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    unsigned long long wrong = 0;
-    CUDA_CHECK(cudaMemcpy(&wrong, buffers.wrong, sizeof(wrong), cudaMemcpyDeviceToHost));
+    const unsigned long long wrong =
+        checkedLaunch(buffers, c.op, bytes, stream, [&] { launchKernel(k, c, buffers, stream); });
     bool ok = wrong == 0 && errorRecord[0] == 0;
     failures += !ok;
 
@@ -454,26 +465,14 @@ int main(int argc, char **argv) {
       plainCtas.push_back(c.ctas);
   for (Op op : {Op::BulkCopy, Op::BulkAddF32, Op::BulkAddBF16})
     for (int ctas : plainCtas) {
-      const size_t bytes = totalBytes, words = bytes / 4;
+      const size_t bytes = totalBytes;
       const int mode = !isReduction(op) ? 0 : isBF16(op) ? 2 : 1;
       auto run = [&] {
         plainKernel<<<ctas, kPlainThreads, 0, stream>>>(reinterpret_cast<uint4 *>(buffers.dst),
                                                         reinterpret_cast<const uint4 *>(buffers.src),
                                                         bytes / 16, mode);
       };
-      static uint32_t seed = 777;
-      fill<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.src), words, ++seed, isBF16(op));
-      fill<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.dst), words, ++seed, isBF16(op));
-      CUDA_CHECK(cudaMemcpyAsync(buffers.before, buffers.dst, bytes, cudaMemcpyDeviceToDevice, stream));
-      CUDA_CHECK(cudaMemsetAsync(buffers.wrong, 0, sizeof(unsigned long long), stream));
-      run();
-      check<<<264, 512, 0, stream>>>(reinterpret_cast<uint32_t *>(buffers.dst),
-                                    reinterpret_cast<uint32_t *>(buffers.src),
-                                    reinterpret_cast<uint32_t *>(buffers.before), words, mode,
-                                    buffers.wrong);
-      CUDA_CHECK(cudaStreamSynchronize(stream));
-      unsigned long long wrong = 0;
-      CUDA_CHECK(cudaMemcpy(&wrong, buffers.wrong, sizeof(wrong), cudaMemcpyDeviceToHost));
+      const unsigned long long wrong = checkedLaunch(buffers, op, bytes, stream, run);
       failures += wrong != 0;
       Timing t = timeBackToBack(stream, run);
       const double gbps = bytes / (t.medianUs * 1e3);
