@@ -748,6 +748,44 @@ TEST(KernelTableTest, OuterLevelsBeyondTwoAreExpanded) {
   }
 }
 
+// What a template cannot hold is refused with a message, not truncated:
+// a level of more than 2^32 - 1 instances, tile coordinates past 32 bits.
+TEST(KernelTableTest, LevelsBeyondTheFieldsAreRefused) {
+  Layout src{Mesh::contiguous({2}), {Placement::shard(0)}};
+  Layout dst{Mesh::contiguous({2}), {Placement::shard(1)}};
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{600, 16}, std::vector<int64_t>{64, 256}}) {
+    TransferProgram program;
+    ASSERT_EQ(lower(src, dst, shape, Topology::singleDomain(2),
+                    Strategy::Flat, ElementType::F32, {}, program),
+              std::nullopt);
+    Movement m = program.ranks.at(1).items.front();
+    std::vector<KernelTemplate> own;
+    Movement many = m;
+    many.repeats = {};
+    many.repeats.push_back(Repeat{int64_t{1} << 33, 16, 16,
+                                  m.isTile() ? int64_t{0} : int64_t{-1}, 0});
+    std::optional<std::string> refused =
+        encodeTemplates(many, program, distinctAddresses(), own);
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_NE(refused->find("the kernel walks at most 2^32 - 1 a level"),
+              std::string::npos)
+        << *refused;
+    EXPECT_TRUE(own.empty());
+    if (!m.isTile())
+      continue;
+    Movement far = m;
+    far.repeats = {};
+    far.repeats.push_back(Repeat{3, int64_t{1} << 31, 1, 0, 0});
+    refused = encodeTemplates(far, program, distinctAddresses(), own);
+    ASSERT_TRUE(refused.has_value());
+    EXPECT_NE(refused->find("its tiles' coordinates exceed 32 bits"),
+              std::string::npos)
+        << *refused;
+    EXPECT_TRUE(own.empty());
+  }
+}
+
 TEST(KernelTableTest, PlainItemsGoRoundRobin) {
   std::vector<KernelItem> items(11);
   for (size_t i = 0; i < items.size(); ++i)
