@@ -28,8 +28,9 @@
 //    `red.release.sys`), when the next item signals another counter, before
 //    it waits (the wait may need the sum) and at its end;
 //  * read-done: an item that read a peer's buffer adds 1 to that peer's
-//    counter once its bytes are read, so that the peer's kernel ends only
-//    when nobody reads its buffers any more;
+//    counter once its bytes are read (held back like signals: released
+//    when a read is another peer's, and at the end), so that the peer's
+//    kernel ends only when nobody reads its buffers any more;
 //  * epochs: counters are never reset, execution n waits for n times the
 //    values in the table; the epoch lives on the device (two words) so that
 //    CUDA-graph replays advance it.
@@ -1742,7 +1743,8 @@ void KernelBuilder::buildKernel() {
     });
 
     auto loop = scf::ForOp::create(
-        b, cIdx(0), toIndex(mine), cIdx(1), ValueRange{c64(0), c64(0)},
+        b, cIdx(0), toIndex(mine), cIdx(1),
+        ValueRange{c64(0), c64(0), c64(0), c64(0)},
         [&](OpBuilder &, Location, Value iv, ValueRange pending) {
           Value k = toI64(iv);
           Value g = add(mul(k, grid), bid);
@@ -1790,7 +1792,9 @@ void KernelBuilder::buildKernel() {
                       callRelease(pending[0], pending[1]);
                       return SmallVector<Value>{c64(0), c64(0)};
                     },
-                    [&] { return SmallVector<Value>(pending); });
+                    [&] {
+                      return SmallVector<Value>{pending[0], pending[1]};
+                    });
                 // An item whose load waits was not loaded ahead: load it now
                 // that every earlier item of this CTA is stored and
                 // signalled.
@@ -1806,11 +1810,6 @@ void KernelBuilder::buildKernel() {
                                                       c32(1000000));
                 Value notVector =
                     hasVectors() ? negate(both(isVector, moves)) : cBool(true);
-                // The bytes are read (TMA items), or the copy-engine copies
-                // before this kernel are (zero-byte items): tell the peer
-                // they came from.
-                ifThen(both(readsPeer, notVector),
-                       [&] { addRelease(readDone, c64(1)); });
                 Value tma = moves;
                 if (hasVectors())
                   tma = both(tma, negate(isVector));
@@ -1838,6 +1837,7 @@ void KernelBuilder::buildKernel() {
                 // newest (this item's) to have read their stages, which
                 // holds only if every item counts.
                 NVVM::CpAsyncBulkCommitGroupOp::create(b);
+                kept.append({pending[2], pending[3]});
                 return kept;
               },
               [&] { return SmallVector<Value>(pending); });
@@ -1879,8 +1879,6 @@ void KernelBuilder::buildKernel() {
               // Later TMA accesses (async proxy) see these stores.
               fenceProxyAsync();
               NVVM::Barrier0Op::create(b);
-              ifThen(both(elected, readsPeer),
-                     [&] { addRelease(readDone, instances); });
             });
 
           // Thread 0: hold the signal back (release the held sum first if
@@ -1907,7 +1905,37 @@ void KernelBuilder::buildKernel() {
                           [&] { return SmallVector<Value>{held[1]}; })[0];
                       return SmallVector<Value>{signal, add(base, instances)};
                     },
-                    [&] { return SmallVector<Value>(held); });
+                    [&] {
+                      return SmallVector<Value>{held[0], held[1]};
+                    });
+                // Reads done: the bytes are read (TMA items: the load
+                // landed; vector items: the CTA's loads), or the copy-engine
+                // copies before this kernel are (zero-byte items). Held back
+                // like signals and released when the next read is another
+                // peer's and at the end: a release at system scope per item
+                // costs the walker its rate, and the peer waits for its
+                // reads only at its kernel's end.
+                Value readBits = LLVM::PtrToIntOp::create(b, i64, readDone);
+                SmallVector<Value> reads = ifElse(
+                    readsPeer,
+                    [&] {
+                      Value other =
+                          both(ne0(held[2]),
+                               cmp(arith::CmpIPredicate::ne, held[2], readBits));
+                      Value base = ifElse(
+                          other,
+                          [&] {
+                            addRelease(
+                                LLVM::IntToPtrOp::create(b, global, held[2]),
+                                held[3]);
+                            return SmallVector<Value>{c64(0)};
+                          },
+                          [&] { return SmallVector<Value>{held[3]}; })[0];
+                      return SmallVector<Value>{readBits,
+                                                add(base, instances)};
+                    },
+                    [&] { return SmallVector<Value>{held[2], held[3]}; });
+                result.append(reads.begin(), reads.end());
                 // With one stage, refill it for the next item once this
                 // store has read it; with several, refill the previous
                 // item's stage, so that this store may still read its own.
@@ -1943,6 +1971,10 @@ void KernelBuilder::buildKernel() {
 
     ifThen(elected, [&] {
       callRelease(loop.getResult(0), loop.getResult(1));
+      ifThen(ne0(loop.getResult(3)), [&] {
+        addRelease(LLVM::IntToPtrOp::create(b, global, loop.getResult(2)),
+                   loop.getResult(3));
+      });
       NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
       // The last CTA to finish advances the epoch.
       Value doneWord = elementAt(epochWords, i64, c64(1));

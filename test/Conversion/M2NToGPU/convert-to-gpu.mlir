@@ -54,7 +54,7 @@
 // Held-back signals are released before a wait; an item whose load waits is
 // loaded late, one whose store waits waits before its store. With vector
 // items, the CTA reads each record after a barrier.
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (i64, i64)
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (i64, i64, i64, i64)
 // CHECK-NEXT: arith.index_cast
 // CHECK-NEXT: arith.muli
 // CHECK-NEXT: arith.addi
