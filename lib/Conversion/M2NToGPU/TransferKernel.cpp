@@ -1911,10 +1911,10 @@ void KernelBuilder::buildKernel() {
                 // Reads done: the bytes are read (TMA items: the load
                 // landed; vector items: the CTA's loads), or the copy-engine
                 // copies before this kernel are (zero-byte items). Held back
-                // like signals and released when the next read is another
-                // peer's and at the end: a release at system scope per item
-                // costs the walker its rate, and the peer waits for its
-                // reads only at its kernel's end.
+                // over a run of reads of one peer and released when an item
+                // reads another peer or none, and at the end: a release at
+                // system scope per item costs the walker its rate, and the
+                // peer waits for its reads only at its kernel's end.
                 Value readBits = LLVM::PtrToIntOp::create(b, i64, readDone);
                 SmallVector<Value> reads = ifElse(
                     readsPeer,
@@ -1934,7 +1934,13 @@ void KernelBuilder::buildKernel() {
                       return SmallVector<Value>{readBits,
                                                 add(base, instances)};
                     },
-                    [&] { return SmallVector<Value>{held[2], held[3]}; });
+                    [&] {
+                      ifThen(ne0(held[3]), [&] {
+                        addRelease(LLVM::IntToPtrOp::create(b, global, held[2]),
+                                   held[3]);
+                      });
+                      return SmallVector<Value>{c64(0), c64(0)};
+                    });
                 result.append(reads.begin(), reads.end());
                 // With one stage, refill it for the next item once this
                 // store has read it; with several, refill the previous
