@@ -29,8 +29,9 @@
 //    it waits (the wait may need the sum) and at its end;
 //  * read-done: an item that read a peer's buffer adds 1 to that peer's
 //    counter once its bytes are read (held back like signals: released
-//    when a read is another peer's, and at the end), so that the peer's
-//    kernel ends only when nobody reads its buffers any more;
+//    when an item reads another peer or none, before a wait, and at the
+//    end), so that the peer's kernel ends only when nobody reads its
+//    buffers any more;
 //  * epochs: counters are never reset, execution n waits for n times the
 //    values in the table; the epoch lives on the device (two words) so that
 //    CUDA-graph replays advance it.
@@ -266,6 +267,13 @@ private:
 
   void callRelease(Value address, Value count) {
     func::CallOp::create(b, release, ValueRange{address, count});
+  }
+  /// Reports `count` reads done to the counter at `address` (an i64), if
+  /// any: the loads have landed, so no bulk group is waited for.
+  void releaseReads(Value address, Value count) {
+    ifThen(ne0(count), [&] {
+      addRelease(LLVM::IntToPtrOp::create(b, global, address), count);
+    });
   }
   void callWait(Value record, Value g, Value error, Value timeout,
                 Value epoch) {
@@ -1784,17 +1792,17 @@ void KernelBuilder::buildKernel() {
                 Value storeWaits = ne0(arith::AndIOp::create(
                     b, field(record, offsetof(KernelItem, flags), i32),
                     c32(::m2n::kStoreWaits)));
-                // Release the signals held back before waiting: the wait
-                // may need them.
+                // Release the signals and reads-done held back before
+                // waiting: the wait may need them (a peer's last item waits
+                // for its reads-done).
                 SmallVector<Value> kept = ifElse(
                     waits,
                     [&] {
                       callRelease(pending[0], pending[1]);
-                      return SmallVector<Value>{c64(0), c64(0)};
+                      releaseReads(pending[2], pending[3]);
+                      return SmallVector<Value>{c64(0), c64(0), c64(0), c64(0)};
                     },
-                    [&] {
-                      return SmallVector<Value>{pending[0], pending[1]};
-                    });
+                    [&] { return SmallVector<Value>(pending); });
                 // An item whose load waits was not loaded ahead: load it now
                 // that every earlier item of this CTA is stored and
                 // signalled.
@@ -1837,7 +1845,6 @@ void KernelBuilder::buildKernel() {
                 // newest (this item's) to have read their stages, which
                 // holds only if every item counts.
                 NVVM::CpAsyncBulkCommitGroupOp::create(b);
-                kept.append({pending[2], pending[3]});
                 return kept;
               },
               [&] { return SmallVector<Value>(pending); });
@@ -1925,9 +1932,7 @@ void KernelBuilder::buildKernel() {
                       Value base = ifElse(
                           other,
                           [&] {
-                            addRelease(
-                                LLVM::IntToPtrOp::create(b, global, held[2]),
-                                held[3]);
+                            releaseReads(held[2], held[3]);
                             return SmallVector<Value>{c64(0)};
                           },
                           [&] { return SmallVector<Value>{held[3]}; })[0];
@@ -1935,10 +1940,7 @@ void KernelBuilder::buildKernel() {
                                                 add(base, instances)};
                     },
                     [&] {
-                      ifThen(ne0(held[3]), [&] {
-                        addRelease(LLVM::IntToPtrOp::create(b, global, held[2]),
-                                   held[3]);
-                      });
+                      releaseReads(held[2], held[3]);
                       return SmallVector<Value>{c64(0), c64(0)};
                     });
                 result.append(reads.begin(), reads.end());
@@ -1977,10 +1979,7 @@ void KernelBuilder::buildKernel() {
 
     ifThen(elected, [&] {
       callRelease(loop.getResult(0), loop.getResult(1));
-      ifThen(ne0(loop.getResult(3)), [&] {
-        addRelease(LLVM::IntToPtrOp::create(b, global, loop.getResult(2)),
-                   loop.getResult(3));
-      });
+      releaseReads(loop.getResult(2), loop.getResult(3));
       NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
       // The last CTA to finish advances the epoch.
       Value doneWord = elementAt(epochWords, i64, c64(1));
