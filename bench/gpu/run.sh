@@ -7,7 +7,9 @@
 #                  CTA sweep .gpu/ctas/*.m2n and the kernel builds
 #                  .gpu/engine/*.ptx)
 #   GPU machine:   bench/gpu/run.sh measure-1gpu OUT    (one GPU: the engine
-#                  microbenchmark, m2n rows on virtual ranks, the CTA sweep)
+#                  microbenchmark, m2n rows on virtual ranks, the CTA sweep;
+#                  or its parts measure-1gpu-engine, -sweep and -rows, one
+#                  10-minute call each)
 #                  bench/gpu/run.sh measure-quantizing OUT (one GPU: issue
 #                  32's FP8 reshard against its uncast twin)
 #                  bench/gpu/run.sh measure OUT         (2+ GPUs; or its parts
@@ -132,36 +134,50 @@ measure-1gpu)
   # The 1-GPU form: every row on GPU 0 (virtual ranks), the default
   # artifact, reduce-share and the copy engine, with cudaMemcpyAsync on the
   # same GPU as the reference of the 1-to-1 rows (no NCCL: it needs one GPU
-  # per rank). Then: run.sh report-1gpu OUT here.
+  # per rank). Then: run.sh report-1gpu OUT here. Its three parts take a
+  # device call (10 minutes) each: measure-1gpu-engine, measure-1gpu-sweep,
+  # measure-1gpu-rows, in any order into the same OUT.
   out=${2:?usage: run.sh measure-1gpu OUT_DIR}
+  for part in engine sweep rows; do "$0" "measure-1gpu-$part" "$out"; done ;;
+measure-1gpu-engine|measure-1gpu-sweep|measure-1gpu-rows)
+  part=${1#measure-1gpu-}
+  out=${2:?usage: run.sh $1 OUT_DIR}
   mkdir -p "$out"
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
-  "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner &
   export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
-  # The engine microbenchmark: every kernel build in .gpu/engine (the SM
-  # path on the builds with every op).
-  nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" -I"$root/test/GPU" "$root/bench/gpu/engine_bench.cu" \
-    "$root"/lib/Artifact/*.cpp "$root"/lib/Base/*.cpp -o /tmp/m2n_engine_bench -lcuda
-  wait
-  kernels=()
-  for build in "$root"/.gpu/engine/*-bulk.ptx; do
-    name=$(basename "$build" -bulk.ptx)
-    walkers=$(grep -q "%tid.y" "$build" && echo ":walkers" || true)
-    kernels+=(--kernel "$name=$build$walkers" --kernel "$name-all=${build%-bulk.ptx}-all.ptx$walkers:vector")
-  done
-  timeout 400 /tmp/m2n_engine_bench "${kernels[@]}" --csv "$out/engine.csv" > "$out/engine.log" 2>&1 || echo "engine_bench failed: $?"
-  tail -3 "$out/engine.log"
-  for n in $cta_counts; do
-    timeout 100 /tmp/m2n_artifact_runner "$root/.gpu/ctas/ctas-$n.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-ctas-$n-1gpu.csv" 2>&1 | tee "$out/m2n-ctas-$n-1gpu.log"
-  done
+  if [ "$part" = engine ]; then
+    # The engine microbenchmark: every kernel build in .gpu/engine (the SM
+    # path on the builds with every op) and the plain SM kernel's rows.
+    nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" -I"$root/test/GPU" "$root/bench/gpu/engine_bench.cu" \
+      "$root"/lib/Artifact/*.cpp "$root"/lib/Base/*.cpp -o /tmp/m2n_engine_bench -lcuda
+    kernels=()
+    for build in "$root"/.gpu/engine/*-bulk.ptx; do
+      name=$(basename "$build" -bulk.ptx)
+      walkers=$(grep -q "%tid.y" "$build" && echo ":walkers" || true)
+      kernels+=(--kernel "$name=$build$walkers" --kernel "$name-all=${build%-bulk.ptx}-all.ptx$walkers:vector")
+    done
+    timeout 500 /tmp/m2n_engine_bench "${kernels[@]}" --csv "$out/engine.csv" > "$out/engine.log" 2>&1 || echo "engine_bench failed: $?"
+    tail -3 "$out/engine.log"
+    exit 0
+  fi
+  "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
+  if [ "$part" = sweep ]; then
+    for n in $cta_counts; do
+      timeout 90 /tmp/m2n_artifact_runner "$root/.gpu/ctas/ctas-$n.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-ctas-$n-1gpu.csv" > "$out/m2n-ctas-$n-1gpu.log" 2>&1 \
+        || echo "ctas-$n failed: $?"
+      tail -1 "$out/m2n-ctas-$n-1gpu.log"
+    done
+    exit 0
+  fi
   # The baseline script over one rank (a check of the script, not a baseline).
-  timeout 200 torchrun --nproc-per-node 1 "$root/bench/gpu/baselines.py" "$out/baselines-1rank.csv" --repeat 5 \
+  timeout 120 torchrun --nproc-per-node 1 "$root/bench/gpu/baselines.py" "$out/baselines-1rank.csv" --repeat 5 \
     --sizes 8K,1M,64M --registered > "$out/baselines-1rank.log" 2>&1 || echo "baselines.py failed: $?"
-  tail -30 "$out/baselines-1rank.log"
-  timeout 300 /tmp/m2n_artifact_runner "$root/.gpu/bench.m2n" --repeat 10 --checks 1 --csv "$out/m2n-1gpu.csv" 2>&1 | tee "$out/m2n-1gpu.log"
-  timeout 150 /tmp/m2n_artifact_runner "$root/.gpu/bench-share.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-share-1gpu.csv" 2>&1 | tee "$out/m2n-share-1gpu.log"
-  timeout 300 /tmp/m2n_artifact_runner "$root/.gpu/bench-engine.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-engine-1gpu.csv" 2>&1 | tee "$out/m2n-engine-1gpu.log"
-  timeout 300 /tmp/m2n_artifact_runner "$root/.gpu/bench-sm.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-sm-1gpu.csv" 2>&1 | tee "$out/m2n-sm-1gpu.log" ;;
+  for variant in "" -share -engine -sm; do
+    timeout 110 /tmp/m2n_artifact_runner "$root/.gpu/bench$variant.m2n" --repeat 10 --checks 1 \
+      $([ -n "$variant" ] && echo --refs 0) --csv "$out/m2n$variant-1gpu.csv" > "$out/m2n$variant-1gpu.log" 2>&1 \
+      || echo "bench$variant failed: $?"
+    tail -1 "$out/m2n$variant-1gpu.log"
+  done ;;
 report-1gpu)
   out=${2:?usage: run.sh report-1gpu OUT_DIR}
   sweep=()
