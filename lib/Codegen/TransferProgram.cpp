@@ -15,7 +15,7 @@
 namespace m2n {
 
 bool copyEngineIsFaster(int64_t bytes, bool sameRank, int64_t ctas) {
-  constexpr double kKernelGBpsPerCta = 34, kEngineLocalGBps = 2000,
+  constexpr double kKernelGBpsPerCta = 50, kEngineLocalGBps = 2000,
                    kEnginePeerGBps = 394, kNvlinkGBps = 370,
                    kEngineOverheadUs = 5;
   // A kernel with enough CTAs reaches the copy engine's bandwidth within a

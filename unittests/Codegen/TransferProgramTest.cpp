@@ -370,17 +370,18 @@ TEST(TransferProgramTest, CopyEngineSignalsPeersThatWait) {
 // which NVLink bounds either way, only when the kernel has too few CTAs to
 // fill the link or the copy is large enough for the engine's small edge.
 TEST(TransferProgramTest, CopyEngineByCost) {
-  // 16 CTAs (544 GB/s) against 2,000 GB/s and 5 us: from ~3.7 MB.
-  EXPECT_FALSE(copyEngineIsFaster(1 << 20, /*sameRank=*/true, 16));
-  EXPECT_TRUE(copyEngineIsFaster(4 << 20, true, 16));
-  // 32 CTAs (1,088 GB/s): from ~11.9 MB.
-  EXPECT_FALSE(copyEngineIsFaster(8 << 20, true, 32));
-  EXPECT_TRUE(copyEngineIsFaster(16 << 20, true, 32));
-  // 64 CTAs reach the engine's bandwidth: the kernel keeps every copy.
-  EXPECT_FALSE(copyEngineIsFaster(int64_t(1) << 40, true, 64));
-  // A peer's copy: 4 CTAs (136 GB/s) leave the link idle, 16 fill it and
+  // 16 CTAs (800 GB/s) against 2,000 GB/s and 5 us: from ~6.7 MB.
+  EXPECT_FALSE(copyEngineIsFaster(4 << 20, /*sameRank=*/true, 16));
+  EXPECT_TRUE(copyEngineIsFaster(8 << 20, true, 16));
+  // 32 CTAs (1,600 GB/s): from ~40 MB.
+  EXPECT_FALSE(copyEngineIsFaster(32 << 20, true, 32));
+  EXPECT_TRUE(copyEngineIsFaster(64 << 20, true, 32));
+  // 40 CTAs reach the engine's bandwidth: the kernel keeps every copy.
+  EXPECT_FALSE(copyEngineIsFaster(int64_t(1) << 40, true, 40));
+  // A peer's copy: 4 CTAs (200 GB/s) leave the link idle, 8 fill it and
   // the engine's 394 against 370 GB/s pays only from ~30 MB.
-  EXPECT_TRUE(copyEngineIsFaster(2 << 20, false, 4));
+  EXPECT_TRUE(copyEngineIsFaster(4 << 20, false, 4));
+  EXPECT_FALSE(copyEngineIsFaster(16 << 20, false, 8));
   EXPECT_FALSE(copyEngineIsFaster(16 << 20, false, 16));
   EXPECT_TRUE(copyEngineIsFaster(64 << 20, false, 16));
 
