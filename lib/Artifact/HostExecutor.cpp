@@ -226,11 +226,14 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
           reduceElement(type, *m.reduction, dst + at, src + at);
       }
     }
+    return std::nullopt;
+  };
+  // Copy-engine copies and network receives count at once.
+  auto count = [&](const Movement &m) {
     if (m.signal)
       ++counters[{m.signal->rank, m.signal->index}];
     if (m.readDone)
       ++counters[{m.readDone->rank, m.readDone->index}];
-    return std::nullopt;
   };
 
   // A quantizing reshard's slots start at zero (the amax of nothing):
@@ -246,16 +249,64 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
 
   // Copy-engine copies run before each rank's kernel: before everything.
   for (const auto &[rank, rankProgram] : program.ranks)
-    for (const Movement &copy : rankProgram.engineCopies)
+    for (const Movement &copy : rankProgram.engineCopies) {
       if (std::optional<std::string> error = run(copy))
         return error;
+      count(copy);
+    }
+
+  // A CTA's counts as its kernel makes them visible (TransferKernel.cpp):
+  // signals add up while items signal one counter, reads-done while items
+  // read one peer; the sums are released when the next item signals another
+  // counter (reads another peer or none), before any item that waits, and
+  // at the CTA's end. Holding more than the kernel does would be a
+  // deadlock here before it is one on the GPU.
+  struct Held {
+    std::optional<CounterRef> signal, read;
+    uint64_t signals = 0, reads = 0;
+  };
+  std::vector<Held> held(queues.size() - 1);
+  auto releaseSignals = [&](Held &h) {
+    if (h.signals)
+      counters[{h.signal->rank, h.signal->index}] += h.signals;
+    h.signal.reset();
+    h.signals = 0;
+  };
+  auto releaseReads = [&](Held &h) {
+    if (h.reads)
+      counters[{h.read->rank, h.read->index}] += h.reads;
+    h.read.reset();
+    h.reads = 0;
+  };
+  auto hold = [&](Held &h, const Movement &m) {
+    if (m.signal) {
+      if (h.signal && !(*h.signal == *m.signal))
+        releaseSignals(h);
+      h.signal = m.signal;
+      ++h.signals;
+    }
+    if (!m.readDone) {
+      releaseReads(h);
+      return;
+    }
+    if (h.read && !(*h.read == *m.readDone))
+      releaseReads(h);
+    h.read = m.readDone;
+    ++h.reads;
+  };
 
   bool progress = true;
   while (progress) {
     progress = false;
-    for (auto &queue : queues) {
+    for (size_t q = 0; q < queues.size(); ++q) {
+      InstanceQueue &queue = queues[q];
+      const bool kernel = q < held.size();
       while (!queue.empty()) {
         const Movement &m = queue.front();
+        if (kernel && !m.waits.empty()) {
+          releaseSignals(held[q]);
+          releaseReads(held[q]);
+        }
         bool ready = true;
         for (const CounterWait &wait : m.waits)
           ready &= counters[{wait.counter.rank, wait.counter.index}] >=
@@ -264,7 +315,16 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
           break;
         if (auto error = run(m))
           return error;
+        if (kernel)
+          hold(held[q], m);
+        else
+          count(m);
         queue.pop();
+        progress = true;
+      }
+      if (kernel && queue.empty() && (held[q].signals || held[q].reads)) {
+        releaseSignals(held[q]);
+        releaseReads(held[q]);
         progress = true;
       }
     }
