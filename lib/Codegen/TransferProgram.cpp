@@ -15,15 +15,16 @@
 namespace m2n {
 
 bool copyEngineIsFaster(int64_t bytes, bool sameRank, int64_t ctas) {
-  constexpr double kKernelGBpsPerCta = 50, kEngineLocalGBps = 2000,
-                   kEnginePeerGBps = 394, kNvlinkGBps = 370,
-                   kEngineOverheadUs = 5;
-  // A kernel with enough CTAs reaches the copy engine's bandwidth within a
-  // GPU (ties stay in the kernel); across NVLink the link bounds it.
+  constexpr double kKernelGBpsPerCta = 50, kKernelLocalGBps = 1150,
+                   kEngineLocalGBps = 2000, kEnginePeerGBps = 394,
+                   kNvlinkGBps = 370, kEngineOverheadUs = 5;
+  // The kernel's CTAs add up to the memory system's bound within a GPU
+  // (measured to 32 CTAs; taken as flat beyond), to the link's across
+  // NVLink.
   const double kernelGBps =
       std::min(static_cast<double>(std::max<int64_t>(ctas, 1)) *
                    kKernelGBpsPerCta,
-               sameRank ? kEngineLocalGBps : kNvlinkGBps);
+               sameRank ? kKernelLocalGBps : kNvlinkGBps);
   const double engineGBps = sameRank ? kEngineLocalGBps : kEnginePeerGBps;
   // GB/s is bytes per nanosecond: microseconds are bytes / GBps / 1000.
   const double kernelUs = static_cast<double>(bytes) / kernelGBps / 1e3,

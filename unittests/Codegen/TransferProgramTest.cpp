@@ -373,11 +373,12 @@ TEST(TransferProgramTest, CopyEngineByCost) {
   // 16 CTAs (800 GB/s) against 2,000 GB/s and 5 us: from ~6.7 MB.
   EXPECT_FALSE(copyEngineIsFaster(4 << 20, /*sameRank=*/true, 16));
   EXPECT_TRUE(copyEngineIsFaster(8 << 20, true, 16));
-  // 32 CTAs (1,600 GB/s): from ~40 MB.
-  EXPECT_FALSE(copyEngineIsFaster(32 << 20, true, 32));
-  EXPECT_TRUE(copyEngineIsFaster(64 << 20, true, 32));
-  // 40 CTAs reach the engine's bandwidth: the kernel keeps every copy.
-  EXPECT_FALSE(copyEngineIsFaster(int64_t(1) << 40, true, 40));
+  // From 23 CTAs the kernel is at the memory system's ~1,150 GB/s: from
+  // ~13.5 MB, whatever the CTAs.
+  EXPECT_FALSE(copyEngineIsFaster(12 << 20, true, 32));
+  EXPECT_TRUE(copyEngineIsFaster(16 << 20, true, 32));
+  EXPECT_FALSE(copyEngineIsFaster(12 << 20, true, 128));
+  EXPECT_TRUE(copyEngineIsFaster(16 << 20, true, 128));
   // A peer's copy: 4 CTAs (200 GB/s) leave the link idle, 8 fill it and
   // the engine's 394 against 370 GB/s pays only from ~30 MB.
   EXPECT_TRUE(copyEngineIsFaster(4 << 20, false, 4));
@@ -386,11 +387,11 @@ TEST(TransferProgramTest, CopyEngineByCost) {
   EXPECT_TRUE(copyEngineIsFaster(64 << 20, false, 16));
 
   // By default (auto), the lowering asks the model: a 64 MiB own copy at 16
-  // CTAs goes to the engine, at 64 CTAs it stays a kernel item, and a tiny
+  // CTAs goes to the engine, a 4 MiB one stays a kernel item, and a tiny
   // one stays whatever the CTAs.
   for (auto [elements, ctas, engine] :
        {std::tuple<int64_t, int64_t, bool>{16 << 20, 16, true},
-        {16 << 20, 64, false},
+        {1 << 20, 16, false},
         {1 << 10, 1, false}}) {
     Layout src{Mesh::contiguous({1}), {Placement::replicate()}};
     std::vector<int64_t> shape = {elements};

@@ -7,7 +7,8 @@
 // the order the runtime posts them (networkOrder: as on one GPU), and a movement
 // starts only when the counters it waits for have reached their values. A
 // CTA's signals and reads-done count when the kernel releases them (held
-// over runs of one counter, released before a wait and at the end). A
+// over runs of one counter, released when an item signals another counter
+// or reads another peer or none, before a wait and at the end). A
 // state where nothing can start but work remains is reported as a deadlock.
 // The semantics of the artifact's programs on the host: the runtime's host
 // backend (M2N_BACKEND_HOST) and the compiler's reference runs

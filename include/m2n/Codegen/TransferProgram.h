@@ -61,11 +61,12 @@ enum class CopyEngineUse {
 /// a copy-engine copy enqueued before the kernel than as work of a kernel
 /// of `ctas` CTAs per rank. `sameRank`: the rank's own bytes (one device);
 /// otherwise a peer's, over NVLink, which bounds both mechanisms. The
-/// constants are measurements (bench/results/gpu-bench-2026-11-30.md,
-/// gpu-1gpu-2026-12-01.md, read-done-2026-12-07.md): the kernel moves ~50
-/// GB/s per CTA end to end, the copy engine 2,040-2,100 GB/s within a GPU and 394 GB/s to an
-/// NVLink peer where TMA reaches 370; a copy enqueued before the kernel
-/// costs ~5 us more than kernel items.
+/// constants are measurements: the kernel moves ~50 GB/s per CTA end to
+/// end, up to ~1,150 GB/s at 32 CTAs within a GPU (H100,
+/// bench/results/read-done-2026-12-07.md); the copy engine 2,040-2,100
+/// GB/s within a GPU and 394 GB/s to an NVLink peer where TMA reaches 370;
+/// a copy enqueued before the kernel costs ~5 us more than kernel items
+/// (H200, gpu-bench-2026-11-30.md, gpu-1gpu-2026-12-01.md).
 bool copyEngineIsFaster(int64_t bytes, bool sameRank, int64_t ctas);
 
 struct LoweringOptions {
