@@ -2,6 +2,8 @@
 
 #include "m2n/Artifact/HostExecutor.h"
 
+#include "m2n/Artifact/KernelABI.h"
+
 #include "m2n/Base/CheckedMath.h"
 #include "m2n/Base/Scaling.h"
 
@@ -15,40 +17,52 @@ namespace m2n {
 
 namespace {
 
-/// Every `stride`-th instance of a list of movements, from instance `first`
-/// on, in the order expanding their repeats would give (the last repeat
-/// level fastest), without expanding them: a queue of a CTA (the kernel
-/// deals instances round-robin) or of the network receives (stride 1).
-class InstanceQueue {
+/// Every `stride`-th item of a list of movements, from item `first` on, in
+/// the order the kernel walks them (the last repeat level fastest), without
+/// expanding them: a queue of a CTA (the kernel deals its items
+/// round-robin) or of the network receives (stride 1). An item is one
+/// instance, or for a kernel queue a movement's whole innermost level
+/// where the kernel walks it in one item (foldsInnermostLevel: a band of a
+/// block's rows).
+class ItemQueue {
 public:
-  InstanceQueue(std::vector<const Movement *> movements, int64_t first,
-                int64_t stride)
-      : movements(std::move(movements)), instance(first), stride(stride) {
+  ItemQueue(std::vector<const Movement *> movements, int64_t first,
+            int64_t stride, bool kernel)
+      : movements(std::move(movements)), item(first), stride(stride),
+        kernel(kernel) {
     settle();
   }
 
   bool empty() const { return at == movements.size(); }
-  /// The instance at the head of the queue (repeats resolved; a movement
+  /// How many instances the item at the head stands for.
+  int64_t size() const { return fold(*movements[at]); }
+  /// Instance `j` of the item at the head (repeats resolved; a movement
   /// without repeats is its own instance, not copied).
-  const Movement &front() {
+  const Movement &instance(int64_t j) {
     const Movement &m = *movements[at];
     if (m.repeats.empty())
       return m;
-    if (!current)
-      current = instanceAt(m, instance);
+    if (!current || currentIndex != j) {
+      current = instanceAt(m, item * fold(m) + j);
+      currentIndex = j;
+    }
     return *current;
   }
   void pop() {
-    instance += stride;
+    item += stride;
     settle();
   }
 
 private:
-  /// Moves `at` to the movement that holds `instance`.
+  int64_t fold(const Movement &m) const {
+    return kernel && foldsInnermostLevel(m) ? m.repeats.back().count : 1;
+  }
+  /// Moves `at` to the movement that holds `item`.
   void settle() {
     current.reset();
-    while (at < movements.size() && instance >= movements[at]->instances()) {
-      instance -= movements[at]->instances();
+    while (at < movements.size() &&
+           item >= movements[at]->instances() / fold(*movements[at])) {
+      item -= movements[at]->instances() / fold(*movements[at]);
       ++at;
     }
   }
@@ -63,8 +77,10 @@ private:
 
   std::vector<const Movement *> movements;
   size_t at = 0;
-  int64_t instance, stride;
+  int64_t item, stride;
+  bool kernel;
   std::optional<Movement> current;
+  int64_t currentIndex = 0;
 };
 
 } // namespace
@@ -80,18 +96,18 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
   // receive in the order the runtime posts them, as on one GPU (one
   // stream). Repeated movements are walked, not expanded: a program of
   // millions of instances needs no more memory than its movements.
-  std::vector<InstanceQueue> queues;
+  std::vector<ItemQueue> queues;
   for (const auto &[rank, rankProgram] : program.ranks) {
     std::vector<const Movement *> items;
     for (const Movement &m : rankProgram.items)
       items.push_back(&m);
     for (int64_t cta = 0; cta < ctasPerRank; ++cta)
-      queues.emplace_back(items, cta, ctasPerRank);
+      queues.emplace_back(items, cta, ctasPerRank, /*kernel=*/true);
   }
   std::vector<const Movement *> receives;
   for (const auto &[rank, receive] : networkOrder(program))
     receives.push_back(receive);
-  queues.emplace_back(std::move(receives), 0, 1);
+  queues.emplace_back(std::move(receives), 0, 1, /*kernel=*/false);
 
   // A quantizing reshard's source reads (BlockLookup): amax moves max
   // |x| into slots, quantizing moves divide by their blocks' scales.
@@ -299,10 +315,11 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
   while (progress) {
     progress = false;
     for (size_t q = 0; q < queues.size(); ++q) {
-      InstanceQueue &queue = queues[q];
+      ItemQueue &queue = queues[q];
       const bool kernel = q < held.size();
       while (!queue.empty()) {
-        const Movement &m = queue.front();
+        // An item's instances share its waits.
+        const Movement &m = queue.instance(0);
         if (kernel && !m.waits.empty()) {
           releaseSignals(held[q]);
           releaseReads(held[q]);
@@ -313,12 +330,15 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
                    wait.value;
         if (!ready)
           break;
-        if (auto error = run(m))
-          return error;
-        if (kernel)
-          hold(held[q], m);
-        else
-          count(m);
+        for (int64_t j = 0; j < queue.size(); ++j) {
+          const Movement &one = queue.instance(j);
+          if (auto error = run(one))
+            return error;
+          if (kernel)
+            hold(held[q], one);
+          else
+            count(one);
+        }
         queue.pop();
         progress = true;
       }
@@ -332,7 +352,7 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
   for (auto &queue : queues)
     if (!queue.empty())
       return "deadlock: " +
-             queue.front().str(program.typeOf(queue.front().dst)) +
+             queue.instance(0).str(program.typeOf(queue.instance(0).dst)) +
              " never became ready";
   return std::nullopt;
 }

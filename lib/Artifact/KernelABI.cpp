@@ -292,9 +292,7 @@ static std::optional<std::string> lookupProblem(const Movement &movement,
   return std::nullopt;
 }
 
-/// Whether the item of `movement` walks its innermost repeat level itself
-/// (a band of a block's rows: ItemLookup::rows).
-static bool foldsInnermostLevel(const Movement &movement) {
+bool foldsInnermostLevel(const Movement &movement) {
   return movement.lookup && !movement.repeats.empty() &&
          movement.repeats.back().count <= UINT32_MAX &&
          movement.repeats.back().srcStride <= UINT32_MAX &&

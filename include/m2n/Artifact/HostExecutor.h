@@ -3,7 +3,8 @@
 // Executes the per-rank programs of a lowered schedule the way the GPU does:
 // copy-engine copies first (they precede each rank's kernel), each rank's
 // kernel items are dealt round-robin to `ctasPerRank` CTAs that
-// walk their share in order, network receives run one after the other in
+// walk their share in order (items as the kernel has them: a block
+// lookup's band of rows is one item, foldsInnermostLevel), network receives run one after the other in
 // the order the runtime posts them (networkOrder: as on one GPU), and a movement
 // starts only when the counters it waits for have reached their values. A
 // CTA's signals and reads-done count when the kernel releases them (held

@@ -185,6 +185,10 @@ struct ItemAddresses {
 /// `program`: what the runtime uploads for the kernel.
 KernelItem encodeItem(const Movement &movement, const TransferProgram &program,
                       const ItemAddresses &addresses);
+/// Whether the kernel walks `movement`'s innermost repeat level inside one
+/// item (ItemLookup's rows): block lookups whose level's count and strides
+/// fit 32 bits.
+bool foldsInnermostLevel(const Movement &movement);
 /// The work items of every instance of kernel item `movement`, in order,
 /// appended to `items`: one per instance, except that a movement with a
 /// block lookup walks its innermost repeat level in one item (ItemLookup's
