@@ -3,7 +3,7 @@
 
   report.py M2N.csv [BASELINES.csv ...] [--variant LABEL=CSV ...]
             [--sweep CTAS=M2N.csv ...] [--baseline-sweep CTAS=BASELINES.csv ...]
-            [--ranks N] [--svg PREFIX] [--title TEXT]
+            [--plain ENGINE.csv] [--ranks N] [--svg PREFIX] [--title TEXT]
 
 Both sides are timed the same way (CUDA events around back-to-back
 launches, and inside a CUDA graph; artifact_runner.cu and baselines.py), in
@@ -17,7 +17,12 @@ the full tensor (all_to_all: one rank's part). speedup > 1: m2n is faster
 The copy-engine rows of artifact_runner (REF) are the 1-to-1 rows' first
 baseline when no baselines CSV has one. --sweep and --baseline-sweep give
 the CTA-budget table: m2n compiled for each CTA budget and the baseline at
-each cap (NCCL_MIN_CTAS = NCCL_MAX_CTAS), busbw at each size.
+each cap (NCCL_MIN_CTAS = NCCL_MAX_CTAS), busbw at each size. --plain
+takes engine_bench's CSV: under each m2n sweep row, the ratio of m2n's rate
+(bytes its kernels moved / time) to the plain SM kernel's (copy, or add for
+the reductions, whose programs also copy their own share) at the CTAs m2n
+ran on the GPU (CTAs a rank x the ranks that work: one for the 1-to-1),
+timed the same way in the same run.
 --svg PREFIX writes PREFIX-busbw.svg (large sizes), PREFIX-latency.svg
 (small sizes) and, with a sweep, PREFIX-ctas.svg; m2n solid, baselines
 dashed.
@@ -139,6 +144,7 @@ def main():
                         help="LABEL=CSV: m2n rows compiled another way")
     parser.add_argument("--sweep", action="append", default=[], help="CTAS=CSV of m2n")
     parser.add_argument("--baseline-sweep", action="append", default=[], help="CTAS=CSV of baselines")
+    parser.add_argument("--plain", help="engine_bench CSV with the plain SM kernel's rows")
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--svg", help="prefix of the plots")
     parser.add_argument("--title", default="m2n vs NCCL")
@@ -201,11 +207,18 @@ def main():
             print(f"| {TITLES[kind]} {dtype} | {human(size)} | - | - | - | - | MISSING | {b['baseline']} "
                   f"| {us(float(b['ms']))} | - | - | - | - |")
 
-    sweep = {}
+    sweep, moved = {}, {}
     for spec in args.sweep:
         ctas, _, path = spec.partition("=")
         for k, row in m2n_rows(path).items():
             sweep.setdefault(k, {}).setdefault("m2n", {})[int(ctas)] = timing(row)[0]
+            moved[k, int(ctas)] = float(row["moved_bytes"])
+    # The plain SM kernel's GB/s by (op, CTAs).
+    plain = {}
+    if args.plain:
+        for row in read(args.plain):
+            if row["kernel"] == "plain":
+                plain[row["op"], int(row["ctas"])] = float(row["gb_per_s"])
     for spec in args.baseline_sweep:
         ctas, _, path = spec.partition("=")
         for row in read(path):
@@ -224,6 +237,17 @@ def main():
             for side, times in sorted(sweep[k].items(), key=lambda s: s[0] != "m2n"):
                 cells = " | ".join(f"{busbw(kind, size, times[c], n):.1f}" if c in times else "-" for c in counts)
                 print(f"| {TITLES[kind]} {dtype} | {human(size)} | {side} | {cells} |")
+                if side == "m2n" and plain:
+                    op = f"bulk add.{dtype}" if kind in ("reduce_scatter", "all_reduce") else "bulk copy"
+                    working = 1 if kind == "one_to_one" else n
+
+                    def ratio(c):
+                        rate = plain.get((op, c * working))
+                        if c not in times or rate is None:
+                            return "-"
+                        return f"{moved[k, c] / (times[c] * 1e6) / rate:.2f}"
+                    cells = " | ".join(ratio(c) for c in counts)
+                    print(f"| {TITLES[kind]} {dtype} | {human(size)} | m2n / plain SM {op.split()[1]} | {cells} |")
                 if size >= LATENCY_BELOW:
                     cta_series[f"{side} {kind} {human(size)}"] = [
                         (c, busbw(kind, size, t, n)) for c, t in times.items()]

@@ -187,7 +187,8 @@ report-1gpu)
   python3 "$root/bench/gpu/report.py" "$out/m2n-1gpu.csv" \
     --variant "reduce-share=$out/m2n-share-1gpu.csv" --variant "copy engine=$out/m2n-engine-1gpu.csv" \
     --variant "no copy engine=$out/m2n-sm-1gpu.csv" \
-    "${sweep[@]}" --svg "$out/m2n-1gpu" --title "m2n on 1 H200, 2 virtual ranks" | tee "$out/table-1gpu.md"
+    "${sweep[@]}" $([ -f "$out/engine.csv" ] && echo --plain "$out/engine.csv") \
+    --svg "$out/m2n-1gpu" --title "m2n on 1 GPU, 2 virtual ranks" | tee "$out/table-1gpu.md"
   python3 "$root/bench/gpu/report_engine.py" "$out/engine.csv" --svg "$out/engine" | tee "$out/engine.md" ;;
 report)
   out=${2:?usage: run.sh report OUT_DIR}
