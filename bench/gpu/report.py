@@ -241,12 +241,12 @@ def main():
                     op = f"bulk add.{dtype}" if kind in ("reduce_scatter", "all_reduce") else "bulk copy"
                     working = 1 if kind == "one_to_one" else n
 
-                    def ratio(c):
+                    def to_plain(c):
                         rate = plain.get((op, c * working))
                         if c not in times or rate is None:
                             return "-"
                         return f"{moved[k, c] / (times[c] * 1e6) / rate:.2f}"
-                    cells = " | ".join(ratio(c) for c in counts)
+                    cells = " | ".join(to_plain(c) for c in counts)
                     print(f"| {TITLES[kind]} {dtype} | {human(size)} | m2n / plain SM {op.split()[1]} | {cells} |")
                 if size >= LATENCY_BELOW:
                     cta_series[f"{side} {kind} {human(size)}"] = [
