@@ -123,7 +123,7 @@ compileModule(mlir::MLIRContext &context,
     pm.enableTiming(std::move(timer));
   }
   // IR printing needs one thread; the context serves later compiles too.
-  auto restoreThreads = llvm::make_scope_exit([&] {
+  llvm::scope_exit restoreThreads([&] {
     if (dump && threaded)
       context.enableMultithreading();
   });

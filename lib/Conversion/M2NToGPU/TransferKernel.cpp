@@ -1816,8 +1816,6 @@ void KernelBuilder::buildKernel() {
                 // Every item completes its stage's phase (see buildIssue).
                 NVVM::MBarrierTryWaitParityOp::create(b, bar, parity,
                                                       c32(1000000));
-                Value notVector =
-                    hasVectors() ? negate(both(isVector, moves)) : cBool(true);
                 Value tma = moves;
                 if (hasVectors())
                   tma = both(tma, negate(isVector));
