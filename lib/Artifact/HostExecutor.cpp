@@ -274,12 +274,15 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
   // A CTA's counts as its kernel makes them visible (TransferKernel.cpp):
   // signals add up while items signal one counter, reads-done while items
   // read one peer; the sums are released when the next item signals another
-  // counter (reads another peer or none), before any item that waits, and
-  // at the CTA's end. Holding more than the kernel does would be a
+  // counter (reads another peer or none), before any item whose wait may
+  // block, and at the CTA's end. A wait may not block when the CTA met it
+  // already: one wait, on the counter the CTA last waited for, for no more
+  // than it waited for then. Holding more than the kernel does would be a
   // deadlock here before it is one on the GPU.
   struct Held {
     std::optional<CounterRef> signal, read;
     uint64_t signals = 0, reads = 0;
+    std::optional<CounterWait> met; // The wait last met (its first counter).
   };
   std::vector<Held> held(queues.size() - 1);
   auto releaseSignals = [&](Held &h) {
@@ -320,7 +323,10 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
       while (!queue.empty()) {
         // An item's instances share its waits.
         const Movement &m = queue.instance(0);
-        if (kernel && !m.waits.empty()) {
+        const bool met = kernel && m.waits.size() == 1 && held[q].met &&
+                         held[q].met->counter == m.waits[0].counter &&
+                         m.waits[0].value <= held[q].met->value;
+        if (kernel && !m.waits.empty() && !met) {
           releaseSignals(held[q]);
           releaseReads(held[q]);
         }
@@ -330,6 +336,8 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
                    wait.value;
         if (!ready)
           break;
+        if (kernel && !m.waits.empty() && !met)
+          held[q].met = m.waits[0];
         for (int64_t j = 0; j < queue.size(); ++j) {
           const Movement &one = queue.instance(j);
           if (auto error = run(one))

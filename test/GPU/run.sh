@@ -1,61 +1,78 @@
 #!/usr/bin/env bash
 # On the GPU machine (it has CUDA but no MLIR): builds the two GPU drivers and
 # runs them on files m2n produced here (test/GPU/prepare.sh writes them all):
-#   build/bin/m2n-opt examples/example_a.mlir --m2n-pipeline |
-#     python3 test/Utils/extract_ptx.py - > .gpu/m2n_transfer.ptx
-#   build/bin/m2n-opt test/GPU/reshards.mlir "--m2n-pipeline=artifact=.gpu/reshards.m2n" -o /dev/null
-#   build/bin/m2n-opt test/GPU/network.mlir "--m2n-pipeline=artifact=.gpu/network.m2n topology=test/GPU/split-by-gpu.json" -o /dev/null
-#   test/GPU/run.sh .gpu OUT_DIR
+#   test/GPU/prepare.sh            (here; writes .gpu/, carry it)
+#   test/GPU/run.sh .gpu OUT_DIR   (there)
+# Each step's log goes to OUT_DIR/NAME.log, and after every step all logs are
+# packed into OUT_DIR/logs.tgz (one file to bring back, even from a run cut
+# short). M2N_GPU_DEADLINE=SECONDS ends every step by then (seconds since
+# the start): a step cut short fails, later ones are reported as not run.
 set -euo pipefail
 dir=$1
 out=${2:-.}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+deadline=${M2N_GPU_DEADLINE:-0}
+mkdir -p "$out"
+status=0
+pack() {
+  # (Written beside, not inside, the folder it packs.)
+  local packed
+  packed=$(mktemp)
+  tar czf "$packed" -C "$out" --exclude=logs.tgz . && mv "$packed" "$out/logs.tgz"
+}
+# step NAME SECONDS COMMAND...: runs COMMAND under a timeout into NAME.log.
+step() {
+  local name=$1 limit=$2
+  shift 2
+  if [ "$deadline" -gt 0 ]; then
+    if [ $((deadline - SECONDS)) -lt 10 ]; then
+      echo "NOT RUN $name: past M2N_GPU_DEADLINE=$deadline s" | tee "$out/$name.log"
+      status=1
+      return
+    fi
+    limit=$((limit < deadline - SECONDS ? limit : deadline - SECONDS))
+  fi
+  timeout "$limit" "$@" 2>&1 | tee "$out/$name.log" || { echo "FAIL $name"; status=1; }
+  pack
+}
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
+gpus=$(nvidia-smi -L | wc -l)
 nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" "$root/test/GPU/transfer_kernel_driver.cu" -o /tmp/m2n_transfer_driver -lcuda
 "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
 if [ -f "$dir/quantizing.m2n" ]; then
   "$root/test/GPU/build_runner.sh" /tmp/m2n_quantizing_runner "$root/test/GPU/quantizing_runner.cu" &
 fi
-status=0
-/tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" all 2>&1 | tee "$out/transfer_kernel.log" || status=1
-timeout 120 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" timeout 2>&1 | tee "$out/timeout.log" || status=1
-timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" 2>&1 | tee "$out/artifact_runner.log" || status=1
-if [ -f "$dir/reshards-engine.m2n" ]; then
-  timeout 300 /tmp/m2n_artifact_runner "$dir/reshards-engine.m2n" 2>&1 | tee "$out/artifact_runner_engine.log" || status=1
-fi
+step transfer_kernel 300 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" all
+step timeout 120 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" timeout
+step artifact_runner 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n"
+[ -f "$dir/reshards-engine.m2n" ] && step artifact_runner_engine 300 /tmp/m2n_artifact_runner "$dir/reshards-engine.m2n"
 for matrix in random random-vector random-engine; do
-  if [ -f "$dir/$matrix.m2n" ]; then
-    timeout 300 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --repeat 1 2>&1 | tee "$out/artifact_runner_$matrix.log" || status=1
-  fi
+  [ -f "$dir/$matrix.m2n" ] && step "artifact_runner_$matrix" 300 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --repeat 1
 done
 # Buffers 8 bytes past a 16-byte boundary, compiled for them (buffer-align=8:
 # no TMA item touches a caller buffer).
-if [ -f "$dir/random-align8.m2n" ]; then
-  timeout 300 /tmp/m2n_artifact_runner "$dir/random-align8.m2n" --repeat 1 --misalign 8 2>&1 | tee "$out/artifact_runner_misaligned.log" || status=1
-fi
+[ -f "$dir/random-align8.m2n" ] && step artifact_runner_misaligned 300 /tmp/m2n_artifact_runner "$dir/random-align8.m2n" --repeat 1 --misalign 8
 # Quantizing reshards: three launches of one binding, each with its own data.
 wait
 if [ -f "$dir/quantizing.m2n" ]; then
-  timeout 120 /tmp/m2n_quantizing_runner "$dir/quantizing.m2n" 2>&1 | tee "$out/quantizing.log" || status=1
+  step quantizing 120 /tmp/m2n_quantizing_runner "$dir/quantizing.m2n"
   for variant in stage72k stage20k bands; do
-    if [ -f "$dir/quantizing-$variant.m2n" ]; then
-      timeout 120 /tmp/m2n_quantizing_runner "$dir/quantizing-$variant.m2n" 2>&1 | tee "$out/quantizing-$variant.log" || status=1
-    fi
+    [ -f "$dir/quantizing-$variant.m2n" ] && step "quantizing-$variant" 120 /tmp/m2n_quantizing_runner "$dir/quantizing-$variant.m2n"
   done
 fi
 # 130 virtual ranks waiting for each other on one GPU, which runs at most
 # 128 kernels at once: refused at bind with a message, not a timeout.
-if [ -f "$dir/many-ranks.m2n" ] && [ "$(nvidia-smi -L | wc -l)" -eq 1 ]; then
-  timeout 60 /tmp/m2n_artifact_runner "$dir/many-ranks.m2n" --repeat 1 2>&1 | tee "$out/many_ranks.log"
+if [ -f "$dir/many-ranks.m2n" ] && [ "$gpus" -eq 1 ]; then
+  # (Its status is the message below, whatever the runner returns.)
+  step many_ranks 60 bash -c '"$0" "$1" --repeat 1 || true' /tmp/m2n_artifact_runner "$dir/many-ranks.m2n"
   grep -q "runs at most 128 kernels at once" "$out/many_ranks.log" || { echo "FAIL many-ranks: not refused"; status=1; }
 fi
 # Several processes: buffer handles exchanged through an all-gather. One
 # per GPU where there are several; on one GPU two processes share it (CUDA
 # IPC within the device), so the multi-process path runs on every GPU run.
-gpus=$(nvidia-smi -L | wc -l)
 processes=$(( gpus >= 2 ? gpus : 2 ))
-timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" --processes "$processes" --repeat 1 2>&1 | tee "$out/artifact_runner_processes.log" || status=1
-timeout 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" --processes "$processes" --group 2>&1 | tee "$out/group_processes.log" || status=1
+step artifact_runner_processes 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" --processes "$processes" --repeat 1
+step group_processes 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" --processes "$processes" --group
 # Network steps (the GPUs as two domains) go through NCCL: torch's copy. On
 # one GPU both domains are virtual ranks of it, and the runtime copies the
 # network steps itself.
@@ -63,15 +80,16 @@ nccl=$(python3 -c "import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl._
 export LD_LIBRARY_PATH=${nccl:+$nccl:}${LD_LIBRARY_PATH:-}
 for matrix in network network-bcast; do
   [ -f "$dir/$matrix.m2n" ] || continue
-  timeout 120 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" 2>&1 | tee "$out/$matrix.log" || status=1
+  step "$matrix" 120 /tmp/m2n_artifact_runner "$dir/$matrix.m2n"
   if [ "$gpus" -ge 2 ]; then
-    timeout 120 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --processes "$gpus" 2>&1 | tee "$out/${matrix}_processes.log" || status=1
+    step "${matrix}_processes" 120 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --processes "$gpus"
   fi
 done
-# (After NCCL's path is set: the network matrix too.) Every reshard of a matrix at once, as one group (one kernel per rank).
+# (After NCCL's path is set: the network matrix too.) Every reshard of a
+# matrix at once, as one group (one kernel per rank).
 for matrix in reshards random random-engine network refit-group; do
-  if [ -f "$dir/$matrix.m2n" ]; then
-    timeout 300 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --group 2>&1 | tee "$out/group_$matrix.log" || status=1
-  fi
+  [ -f "$dir/$matrix.m2n" ] && step "group_$matrix" 300 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --group
 done
+pack
+[ "$status" -eq 0 ] && echo "GPU matrix: every step passed" || echo "GPU matrix: a step failed or did not run"
 exit $status

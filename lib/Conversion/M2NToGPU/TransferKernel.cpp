@@ -32,6 +32,11 @@
 //    when an item reads another peer or none, before a wait, and at the
 //    end), so that the peer's kernel ends only when nobody reads its
 //    buffers any more;
+//  * a wait already met: each walker remembers the last counter it waited
+//    for and the value it waited for; a later item whose one wait asks no
+//    more of that counter neither polls nor releases what it holds (it
+//    cannot block). The items of a repeated movement share their waits, so
+//    only the first of a walker's run polls;
 //  * epochs: counters are never reset, execution n waits for n times the
 //    values in the table; the epoch lives on the device (two words) so that
 //    CUDA-graph replays advance it.
@@ -533,22 +538,22 @@ void KernelBuilder::loadTile(Value record, Value stage, Value bar) {
 }
 
 /// m2n_issue(record, k, g, stages, stageBytes, stageBase, barBase, error,
-/// timeout, early, epoch): waits for the dependencies of the walker's item
-/// k (its record; item g of the rank's sequence), then starts loading its
-/// bytes into stage k % stages. Ahead of time (`early`), an item whose load
-/// waits is left for later: its dependencies may be items of this very CTA
-/// that have not been stored yet.
+/// timeout, early, epoch, met): waits for the dependencies of the walker's
+/// item k (its record; item g of the rank's sequence) unless they are known
+/// `met`, then starts loading its bytes into stage k % stages. Ahead of time
+/// (`early`), an item whose load waits is left for later: its dependencies
+/// may be items of this very CTA that have not been stored yet.
 void KernelBuilder::buildIssue() {
   OpBuilder::InsertionGuard guard(b);
   issue = beginHelper("m2n_issue", {shared, i64, i64, i64, i64, shared,
-                                    shared, global, i64, i1, i64});
+                                    shared, global, i64, i1, i64, i1});
   Block *entry = &issue.front();
   Value record = entry->getArgument(0), k = entry->getArgument(1),
         g = entry->getArgument(2), stages = entry->getArgument(3),
         stageBytes = entry->getArgument(4), stageBase = entry->getArgument(5),
         barBase = entry->getArgument(6), error = entry->getArgument(7),
         timeout = entry->getArgument(8), early = entry->getArgument(9),
-        epoch = entry->getArgument(10);
+        epoch = entry->getArgument(10), met = entry->getArgument(11);
   Value hasWait = ne0(either(field(record, offsetof(KernelItem, wait0), i64),
                              field(record, offsetof(KernelItem, wait1), i64)));
   Value storeWaits =
@@ -556,7 +561,8 @@ void KernelBuilder::buildIssue() {
                                 c32(::m2n::kStoreWaits)));
   Value waitsForLoad = both(hasWait, negate(storeWaits));
   ifThen(negate(both(early, waitsForLoad)), [&] {
-    ifThen(waitsForLoad, [&] { callWait(record, g, error, timeout, epoch); });
+    ifThen(both(waitsForLoad, negate(met)),
+           [&] { callWait(record, g, error, timeout, epoch); });
     Value bytes = field(record, offsetof(KernelItem, bytes), i32);
     Value kind = field(record, offsetof(KernelItem, kind), i32);
     Value slot = arith::RemUIOp::create(b, k, stages);
@@ -1734,7 +1740,7 @@ void KernelBuilder::buildKernel() {
         [&] { return SmallVector<Value>{c64(0)}; })[0];
     // Ahead of time, item k is materialized first: every k is issued early
     // exactly once, in order (the prefetch, then the refills).
-    auto callIssue = [&](Value k, bool early) {
+    auto callIssue = [&](Value k, bool early, Value met) {
       Value record = recordOf(k);
       if (early)
         func::CallOp::create(
@@ -1742,17 +1748,19 @@ void KernelBuilder::buildKernel() {
       func::CallOp::create(b, issue,
                            ValueRange{record, k, add(mul(k, grid), bid), stages,
                                       stageBytes, stageBase, barBase, error,
-                                      timeout, cBool(early), epoch});
+                                      timeout, cBool(early), epoch, met});
     };
     // Prefetch the first `stages` items, then store item k and refill.
     ifThen(elected, [&] {
       forRange(c64(0), arith::MinUIOp::create(b, mine, stages), c64(1),
-               [&](Value k) { callIssue(k, true); });
+               [&](Value k) { callIssue(k, true, cBool(false)); });
     });
 
     auto loop = scf::ForOp::create(
         b, cIdx(0), toIndex(mine), cIdx(1),
-        ValueRange{c64(0), c64(0), c64(0), c64(0)},
+        // Held signal (counter, sum), held reads-done (counter, sum), the
+        // wait last met (counter, value).
+        ValueRange{c64(0), c64(0), c64(0), c64(0), c64(0), c64(0)},
         [&](OpBuilder &, Location, Value iv, ValueRange pending) {
           Value k = toI64(iv);
           Value g = add(mul(k, grid), bid);
@@ -1786,33 +1794,49 @@ void KernelBuilder::buildKernel() {
                         b, arith::DivUIOp::create(b, k, stages), c64(1)));
                 Value bar = elementAt(barBase, i64, slot);
                 Value stage = byteOffset(stageBase, mul(slot, stageBytes));
-                Value waits = ne0(
-                    either(field(record, offsetof(KernelItem, wait0), i64),
-                           field(record, offsetof(KernelItem, wait1), i64)));
+                Value wait0 = field(record, offsetof(KernelItem, wait0), i64),
+                      wait1 = field(record, offsetof(KernelItem, wait1), i64);
+                Value target0 =
+                    mul(field(record, offsetof(KernelItem, value0), i64), epoch);
+                Value waits = ne0(either(wait0, wait1));
+                // Met already: one wait, on the counter last waited for, for
+                // no more than was waited for then (counters only grow).
+                Value met = both(
+                    both(waits, negate(ne0(wait1))),
+                    both(cmp(arith::CmpIPredicate::eq, wait0, pending[4]),
+                         cmp(arith::CmpIPredicate::ule, target0, pending[5])));
+                Value blocks = both(waits, negate(met));
                 Value storeWaits = ne0(arith::AndIOp::create(
                     b, field(record, offsetof(KernelItem, flags), i32),
                     c32(::m2n::kStoreWaits)));
-                // Release the signals and reads-done held back before
-                // waiting: the wait may need them (a peer's last item waits
-                // for its reads-done).
+                // Release the signals and reads-done held back before a
+                // wait that may block: it may need them (a peer's last item
+                // waits for its reads-done).
                 SmallVector<Value> kept = ifElse(
-                    waits,
+                    blocks,
                     [&] {
                       callRelease(pending[0], pending[1]);
                       releaseReads(pending[2], pending[3]);
                       return SmallVector<Value>{c64(0), c64(0), c64(0), c64(0)};
                     },
-                    [&] { return SmallVector<Value>(pending); });
+                    [&] { return SmallVector<Value>(pending.take_front(4)); });
                 // An item whose load waits was not loaded ahead: load it now
                 // that every earlier item of this CTA is stored and
-                // signalled.
+                // signalled (a met wait needs no earlier store any more).
                 ifThen(both(waits, negate(storeWaits)), [&] {
-                  NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
-                  callIssue(k, false);
+                  ifThen(negate(met), [&] {
+                    NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());
+                  });
+                  callIssue(k, false, met);
                 });
                 // An item whose store waits was loaded ahead: wait now.
-                ifThen(both(waits, storeWaits),
+                ifThen(both(blocks, storeWaits),
                        [&] { callWait(record, g, error, timeout, epoch); });
+                // The wait now met (its first counter, with two).
+                kept.push_back(
+                    arith::SelectOp::create(b, blocks, wait0, pending[4]));
+                kept.push_back(
+                    arith::SelectOp::create(b, blocks, target0, pending[5]));
                 // Every item completes its stage's phase (see buildIssue).
                 NVVM::MBarrierTryWaitParityOp::create(b, bar, parity,
                                                       c32(1000000));
@@ -1953,7 +1977,7 @@ void KernelBuilder::buildKernel() {
                              [&] {
                                NVVM::CpAsyncBulkWaitGroupOp::create(
                                    b, 0, b.getUnitAttr());
-                               callIssue(following, true);
+                               callIssue(following, true, cBool(false));
                              });
                       return SmallVector<Value>{};
                     },
@@ -1965,10 +1989,11 @@ void KernelBuilder::buildKernel() {
                       ifThen(refill, [&] {
                         NVVM::CpAsyncBulkWaitGroupOp::create(b, 1,
                                                              b.getUnitAttr());
-                        callIssue(following, true);
+                        callIssue(following, true, cBool(false));
                       });
                       return SmallVector<Value>{};
                     });
+                result.append({held[4], held[5]});
                 return result;
               },
               [&] { return SmallVector<Value>(held); });

@@ -51,10 +51,11 @@
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: call @m2n_next
 // CHECK: call @m2n_issue
-// Held-back signals are released before a wait; an item whose load waits is
+// Held-back signals are released before a wait that may block (not one the
+// walker met already: the last two loop values); an item whose load waits is
 // loaded late, one whose store waits waits before its store. With vector
 // items, the CTA reads each record after a barrier.
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (i64, i64, i64, i64)
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (i64, i64, i64, i64, i64, i64)
 // CHECK-NEXT: arith.index_cast
 // CHECK-NEXT: arith.muli
 // CHECK-NEXT: arith.addi
