@@ -9,7 +9,8 @@
 // starts only when the counters it waits for have reached their values. A
 // CTA's signals and reads-done count when the kernel releases them (held
 // over runs of one counter, released when an item signals another counter
-// or reads another peer or none, before a wait and at the end). A
+// or reads another peer or none, before a wait that may block and at the
+// end; a wait on the counter the CTA last waited for, for no more, cannot). A
 // state where nothing can start but work remains is reported as a deadlock.
 // The semantics of the artifact's programs on the host: the runtime's host
 // backend (M2N_BACKEND_HOST) and the compiler's reference runs
