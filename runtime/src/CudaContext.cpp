@@ -134,6 +134,7 @@ m2n_status createContext(m2n_artifact artifact, const ContextOptions &options,
                          4 * sizeof(uint64_t),
                          cudaHostAllocMapped | cudaHostAllocPortable));
   std::fill(state->errorRecord, state->errorRecord + 4, 0);
+  M2N_CUDA(cudaHostGetDevicePointer(&state->errorDevice, state->errorRecord, 0));
 
   context = state.release();
   return M2N_SUCCESS;

@@ -148,6 +148,7 @@ struct CudaContext {
   /// The largest block every device's loaded kernel allows (its registers).
   uint32_t maxThreads = 1024;
   uint64_t *errorRecord = nullptr; // Host-mapped u64[4].
+  void *errorDevice = nullptr;      // Its device address (every launch's).
   std::map<int, ReshardState> groups; // By the context's group number.
   std::set<std::pair<int, cudaStream_t>> pending;
   std::map<std::string, char *> opened; // IPC handle bytes -> mapping.

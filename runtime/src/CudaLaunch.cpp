@@ -61,8 +61,7 @@ m2n_status createHelperStreams(CudaContext *context) {
 m2n_status launchState(CudaContext *context, ReshardState &state,
                        void *const *streams) {
   const m2n::Artifact &a = context->artifact->artifact;
-  void *errorDevice = nullptr;
-  M2N_CUDA(cudaHostGetDevicePointer(&errorDevice, context->errorRecord, 0));
+  void *errorDevice = context->errorDevice;
   const bool network = !state.networkMoves.empty();
   if (network)
     M2N_TRY(m2n::runtime::networkBeforeKernels(context, streams));
@@ -72,6 +71,15 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
   std::vector<cudaStream_t> kernelStream(slots, nullptr);
   std::vector<bool> forked(slots, false);
   std::set<std::pair<int, cudaStream_t>> taken;
+  // Every CUDA call costs the launch host time (small reshards are bound by
+  // it): the device is set only when it changes.
+  int current = -1;
+  auto useDevice = [&](int device) -> m2n_status {
+    if (device != current)
+      M2N_CUDA(cudaSetDevice(device));
+    current = device;
+    return M2N_SUCCESS;
+  };
   // A rank runs something: kernel items or copy-engine copies.
   auto runs = [&](int rank) {
     auto table = state.tables.find(rank);
@@ -90,7 +98,7 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
       continue;
     // The fork point is recorded before any kernel on `stream`, so the
     // helper does not wait for the ranks launched there.
-    M2N_CUDA(cudaSetDevice(device));
+    M2N_TRY(useDevice(device));
     M2N_CUDA(cudaEventRecord(context->forkEvents[slot], stream));
     M2N_CUDA(cudaStreamWaitEvent(context->helperStreams[slot],
                                  context->forkEvents[slot]));
@@ -102,7 +110,7 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
     if (!runs(rank))
       continue;
     const int device = context->localDevices[slot];
-    M2N_CUDA(cudaSetDevice(device));
+    M2N_TRY(useDevice(device));
     cudaStream_t stream = kernelStream[slot];
     // Slots start at zero (the amax of nothing) every launch: nobody reads
     // the last launch's any more (its readers reported their reads before

@@ -1913,6 +1913,21 @@ void KernelBuilder::buildKernel() {
           // Thread 0: hold the signal back (release the held sum first if
           // it is for another counter), then refill a stage once the store
           // reading it has read it.
+          // Adds this item's instances to a held (counter, sum) for
+          // `counter`, releasing the sum held for another counter first.
+          auto holdFor = [&](Value heldAt, Value heldSum, Value counter,
+                             function_ref<void(Value, Value)> releaseHeld) {
+            Value other = both(ne0(heldAt),
+                               cmp(arith::CmpIPredicate::ne, heldAt, counter));
+            Value base = ifElse(
+                other,
+                [&] {
+                  releaseHeld(heldAt, heldSum);
+                  return SmallVector<Value>{c64(0)};
+                },
+                [&] { return SmallVector<Value>{heldSum}; })[0];
+            return SmallVector<Value>{counter, add(base, instances)};
+          };
           SmallVector<Value> next = ifElse(
               elected,
               [&] {
@@ -1922,17 +1937,10 @@ void KernelBuilder::buildKernel() {
                 SmallVector<Value> result = ifElse(
                     ne0(signal),
                     [&] {
-                      Value other = both(
-                          ne0(held[0]),
-                          cmp(arith::CmpIPredicate::ne, held[0], signal));
-                      Value base = ifElse(
-                          other,
-                          [&] {
-                            callRelease(held[0], held[1]);
-                            return SmallVector<Value>{c64(0)};
-                          },
-                          [&] { return SmallVector<Value>{held[1]}; })[0];
-                      return SmallVector<Value>{signal, add(base, instances)};
+                      return holdFor(held[0], held[1], signal,
+                                     [&](Value at, Value sum) {
+                                       callRelease(at, sum);
+                                     });
                     },
                     [&] {
                       return SmallVector<Value>{held[0], held[1]};
@@ -1948,18 +1956,10 @@ void KernelBuilder::buildKernel() {
                 SmallVector<Value> reads = ifElse(
                     readsPeer,
                     [&] {
-                      Value other =
-                          both(ne0(held[2]),
-                               cmp(arith::CmpIPredicate::ne, held[2], readBits));
-                      Value base = ifElse(
-                          other,
-                          [&] {
-                            releaseReads(held[2], held[3]);
-                            return SmallVector<Value>{c64(0)};
-                          },
-                          [&] { return SmallVector<Value>{held[3]}; })[0];
-                      return SmallVector<Value>{readBits,
-                                                add(base, instances)};
+                      return holdFor(held[2], held[3], readBits,
+                                     [&](Value at, Value sum) {
+                                       releaseReads(at, sum);
+                                     });
                     },
                     [&] {
                       releaseReads(held[2], held[3]);
