@@ -64,6 +64,7 @@ struct ReshardState : GroupMembers {
     uint64_t capacity = 0; // Bytes allocated.
     uint64_t walkersAt = 0, visitsAt = 0;
     uint64_t items = 0; // The rank's instances: 0, no kernel.
+    uint32_t ctas = 0;  // The CTAs its kernel launches (walkRankTable).
   };
   std::map<int64_t, DeviceTable> tables; // Local ranks.
   /// Local ranks: the launch of the rank's kernel, the program's own

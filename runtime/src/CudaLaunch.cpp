@@ -60,7 +60,6 @@ m2n_status createHelperStreams(CudaContext *context) {
 /// Enqueues a bound group (m2n_group_launch).
 m2n_status launchState(CudaContext *context, ReshardState &state,
                        void *const *streams) {
-  const m2n::Artifact &a = context->artifact->artifact;
   void *errorDevice = context->errorDevice;
   const bool network = !state.networkMoves.empty();
   if (network)
@@ -135,7 +134,7 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
     void *args[] = {&templates, &walkers,    &visits, &errorDevice,
                     &timeout,   &stageBytes, &stages, &epochWords};
     if (table.items > 0)
-      M2N_CU(driver.launchKernel(context->kernels.at(device), a.kernel.ctas, 1,
+      M2N_CU(driver.launchKernel(context->kernels.at(device), table.ctas, 1,
                                  1, shape.threads, shape.walkers, 1,
                                  static_cast<unsigned>(shape.sharedBytes()),
                                  stream, args, nullptr));

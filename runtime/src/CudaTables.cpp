@@ -115,6 +115,7 @@ m2n_status buildTables(CudaContext *context, ReshardState &state) {
     // One template per repeated movement, walked by the kernel: the table
     // grows with the movements, not with the instances.
     m2n::KernelTable table;
+    uint32_t launchedCtas = 0;
     m2n::ItemAddresses addresses;
     addresses.buffer = [&](const m2n::BufferRef &ref) {
       return reinterpret_cast<uint64_t>(addressOf(ref));
@@ -130,8 +131,8 @@ m2n_status buildTables(CudaContext *context, ReshardState &state) {
           return fail(M2N_UNSUPPORTED, "binding " + state.name + ": rank " +
                                            std::to_string(rank) + ": " +
                                            *wrong);
-      m2n::walkTemplates(table, uint64_t{artifact.kernel.ctas} *
-                                    state.shapes[rank].walkers);
+      launchedCtas = m2n::walkRankTable(table, artifact.kernel.ctas,
+                                        state.shapes[rank].walkers);
     } catch (const std::bad_alloc &) {
       return fail(M2N_OUT_OF_MEMORY,
                   "binding " + state.name +
@@ -155,6 +156,7 @@ m2n_status buildTables(CudaContext *context, ReshardState &state) {
     uploaded.walkersAt = templateBytes;
     uploaded.visitsAt = templateBytes + walkerBytes;
     uploaded.items = table.items;
+    uploaded.ctas = launchedCtas;
     M2N_CUDA(cudaMemcpy(uploaded.device, table.templates.data(), templateBytes,
                         cudaMemcpyHostToDevice));
     M2N_CUDA(cudaMemcpy(uploaded.device + uploaded.walkersAt,

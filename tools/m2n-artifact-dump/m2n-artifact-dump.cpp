@@ -70,7 +70,7 @@ void printKernelTables(const std::string &name,
       }
     const m2n::RankLaunch launch = rankProgram.launch.value_or(
         m2n::chooseLaunch(kernel, m2n::LaunchDemand{}));
-    m2n::walkTemplates(table, uint64_t{kernel.ctas} * launch.walkers);
+    m2n::walkRankTable(table, kernel.ctas, launch.walkers);
     auto end = Clock::now();
     expandMs += ms(middle - start);
     walkMs += ms(end - middle);

@@ -808,6 +808,32 @@ TEST(KernelTableTest, PlainItemsGoRoundRobin) {
                                11 * sizeof(KernelVisit));
 }
 
+TEST(KernelTableTest, RanksWithFewItemsLaunchFewerCtas) {
+  std::vector<KernelItem> items(11);
+  for (size_t i = 0; i < items.size(); ++i)
+    items[i].src = 100 + i;
+  // 16 CTAs of 4 walkers for 11 items: 3 CTAs, each of the first 11
+  // walkers with the item it has in the whole grid of 64.
+  KernelTable table = plainTable(items, 1);
+  EXPECT_EQ(walkRankTable(table, 16, 4), 3u);
+  const KernelTable whole = plainTable(items, 64);
+  ASSERT_EQ(table.walkers.size(), 12u);
+  for (uint64_t w = 0; w < 12; ++w) {
+    const std::vector<KernelItem> mine = walkerItems(table, w),
+                                  there = walkerItems(whole, w);
+    ASSERT_EQ(mine.size(), there.size()) << "walker " << w;
+    for (size_t k = 0; k < mine.size(); ++k)
+      EXPECT_EQ(mine[k].src, there[k].src) << "walker " << w;
+  }
+  // As many items as walkers or more: every CTA; none: one.
+  table = plainTable(items, 1);
+  EXPECT_EQ(walkRankTable(table, 2, 4), 2u);
+  EXPECT_EQ(table.walkers.size(), 8u);
+  table = plainTable({}, 1);
+  EXPECT_EQ(walkRankTable(table, 16, 4), 1u);
+  EXPECT_EQ(table.items, 0u);
+}
+
 // Random reshards x topologies x strategies, lowered with tiny items and run
 // the way CTAs run them (round-robin, in order, waiting on counters).
 TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
@@ -963,10 +989,12 @@ TEST(TransferProgramPropertyTest, CastsConvertOnTheWay) {
           ++castItems;
           ASSERT_EQ(m.mechanism, Mechanism::Vector) << m.str(to);
         }
-      for (const Movement &m : rp.receives)
-        if (from != to)
+      for (const Movement &m : rp.receives) {
+        if (from != to) {
           ASSERT_NE(m.src.kind, BufferKind::Source)
               << "a network transfer sends unconverted source bytes";
+        }
+      }
       packed += !rp.receives.empty() && from != to;
     }
     ReshardSimulator simulator(src, dst, shape, to);

@@ -187,6 +187,25 @@ inline void walkTemplates(KernelTable &table, uint64_t grid) {
   });
 }
 
+/// Walks `table` for a rank's launch of `ctas` CTAs of `walkersPerCta`
+/// walkers and returns the CTAs to launch: all of them, or fewer where the
+/// rank has fewer items than walkers (the first items' walkers get one item
+/// each, as in the whole grid; CTAs with no item are not launched, so a
+/// rank with one item, say the owner's wait for reads-done, launches one).
+/// A rank launches the same CTAs every time: the kernel's last CTA
+/// advances the epoch by counting them.
+inline uint32_t walkRankTable(KernelTable &table, uint32_t ctas,
+                              uint32_t walkersPerCta) {
+  uint64_t items = 0;
+  for (const KernelTemplate &t : table.templates)
+    items += t.instances();
+  const uint64_t needed = (items + walkersPerCta - 1) / walkersPerCta;
+  const uint32_t launched =
+      needed < ctas ? static_cast<uint32_t>(needed > 0 ? needed : 1) : ctas;
+  walkTemplates(table, uint64_t{launched} * walkersPerCta);
+  return launched;
+}
+
 /// The items walker `walker` of `table` runs, in order, materialized
 /// (what the kernel does, on the host: tests).
 inline std::vector<KernelItem> walkerItems(const KernelTable &table,

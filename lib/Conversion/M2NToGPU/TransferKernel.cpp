@@ -142,8 +142,11 @@ private:
                                ValueRange{offset});
   }
   Value byteOffset(Value base, int64_t offset) {
-    return LLVM::GEPOp::create(b, base.getType(), i8, base,
-                               ArrayRef<LLVM::GEPArg>{offset});
+    // (Field offsets: a constant GEP index is 32 bits.)
+    assert(offset >= INT32_MIN && offset <= INT32_MAX && "offset too large");
+    return LLVM::GEPOp::create(
+        b, base.getType(), i8, base,
+        ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(offset)});
   }
   Value elementAt(Value base, Type element, Value index) {
     return LLVM::GEPOp::create(b, base.getType(), element, base,

@@ -6,13 +6,14 @@
 // RUN: m2n-artifact-dump %t/a.m2n | FileCheck %s
 // RUN: m2n-artifact-dump %t/a.m2n --ptx | FileCheck %s --check-prefix=PTX
 // What binding uploads: one 192-byte template per movement (none repeats
-// here), a 16-byte walker record per walker (8 CTAs x 8 walkers) and a
-// 16-byte visit per walker a movement's instances go to.
+// here), a 16-byte walker record per walker of the CTAs a rank launches (5
+// items need one CTA of 8 walkers, not the 8 CTAs compiled) and a 16-byte
+// visit per walker a movement's instances go to.
 // RUN: m2n-artifact-dump %t/a.m2n --kernel-tables | FileCheck %s --check-prefix=TABLES
 // TABLES: @transpose#0: 2 ranks, 10 instances in 10 templates, 10 visits
 // TABLES-NEXT: one item per instance: 1280 B (0.001 MB), host {{.*}} ms
-// TABLES-NEXT: kernel tables: 4128 B (0.004 MB), host {{.*}} ms
-// TABLES-NEXT: the largest rank (0): 640 B of items, a 2064 B table
+// TABLES-NEXT: kernel tables: 2336 B (0.002 MB), host {{.*}} ms
+// TABLES-NEXT: the largest rank (0): 640 B of items, a 1168 B table
 // TABLES-NEXT: @all_reduce#1: 2 ranks, 18 instances in 18 templates, 18 visits
 // RUN: m2n-opt %s "--m2n-pipeline=artifact=%t/one.m2n max-ctas=8 chunk-bytes=64 walkers=1" -o /dev/null
 // RUN: m2n-artifact-dump %t/one.m2n | FileCheck %s --check-prefix=ONE
