@@ -357,7 +357,7 @@ int main(int argc, char **argv) {
   // The cases.
   std::vector<Case> cases;
   const bool quick = sweep == "quick";
-  const std::vector<int> ctaCounts = quick ? std::vector<int>{1, 16} : std::vector<int>{1, 2, 4, 8, 16, 32};
+  const std::vector<int> ctaCounts = quick ? std::vector<int>{1, 16} : std::vector<int>{1, 2, 4, 8, 16, 32, 64};
   for (int k = 0; k < (int)builds.size(); ++k) {
     const bool walkers = builds[k].walkers;
     if (builds[k].vector) {

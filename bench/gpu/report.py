@@ -22,7 +22,8 @@ takes engine_bench's CSV: under each m2n sweep row, the ratio of m2n's rate
 (bytes its kernels moved / time) to the plain SM kernel's (copy, or add for
 the reductions, whose programs also copy their own share) at the CTAs m2n
 ran on the GPU (CTAs a rank x the ranks that work: one for the 1-to-1),
-timed the same way in the same run.
+timed the same way in the same run; only for rows of at least a quarter of
+the plain kernel's bytes (smaller ones are bound by latency, not rate).
 --svg PREFIX writes PREFIX-busbw.svg (large sizes), PREFIX-latency.svg
 (small sizes) and, with a sweep, PREFIX-ctas.svg; m2n solid, baselines
 dashed.
@@ -213,12 +214,15 @@ def main():
         for k, row in m2n_rows(path).items():
             sweep.setdefault(k, {}).setdefault("m2n", {})[int(ctas)] = timing(row)[0]
             moved[k, int(ctas)] = float(row["moved_bytes"])
-    # The plain SM kernel's GB/s by (op, CTAs).
-    plain = {}
+    # The plain SM kernel's GB/s by (op, CTAs), and the bytes it moved: the
+    # ratio is printed for rows of at least a quarter of them (rates of
+    # latency-bound sizes compare with nothing the plain kernel measured).
+    plain, plain_bytes = {}, 0
     if args.plain:
         for row in read(args.plain):
             if row["kernel"] == "plain":
                 plain[row["op"], int(row["ctas"])] = float(row["gb_per_s"])
+                plain_bytes = max(plain_bytes, int(row["bytes"]))
     for spec in args.baseline_sweep:
         ctas, _, path = spec.partition("=")
         for row in read(path):
@@ -237,7 +241,7 @@ def main():
             for side, times in sorted(sweep[k].items(), key=lambda s: s[0] != "m2n"):
                 cells = " | ".join(f"{busbw(kind, size, times[c], n):.1f}" if c in times else "-" for c in counts)
                 print(f"| {TITLES[kind]} {dtype} | {human(size)} | {side} | {cells} |")
-                if side == "m2n" and plain:
+                if side == "m2n" and plain and 4 * size >= plain_bytes:
                     op = f"bulk add.{dtype}" if kind in ("reduce_scatter", "all_reduce") else "bulk copy"
                     working = 1 if kind == "one_to_one" else n
 
