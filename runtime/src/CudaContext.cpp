@@ -134,7 +134,11 @@ m2n_status createContext(m2n_artifact artifact, const ContextOptions &options,
                          4 * sizeof(uint64_t),
                          cudaHostAllocMapped | cudaHostAllocPortable));
   std::fill(state->errorRecord, state->errorRecord + 4, 0);
-  M2N_CUDA(cudaHostGetDevicePointer(&state->errorDevice, state->errorRecord, 0));
+  if (cudaError_t error = cudaHostGetDevicePointer(&state->errorDevice,
+                                                   state->errorRecord, 0)) {
+    cudaFreeHost(state->errorRecord);
+    return m2n::runtime::cudaFailure(error, "cudaHostGetDevicePointer");
+  }
 
   context = state.release();
   return M2N_SUCCESS;

@@ -26,11 +26,11 @@
 //  * signals are held back: the CTA adds up its items' signals to one
 //    counter and releases the sum once (bytes landed, async-proxy fence,
 //    `red.release.sys`), when the next item signals another counter, before
-//    it waits (the wait may need the sum) and at its end;
+//    a wait that may block (the wait may need the sum) and at its end;
 //  * read-done: an item that read a peer's buffer adds 1 to that peer's
 //    counter once its bytes are read (held back like signals: released
-//    when an item reads another peer or none, before a wait, and at the
-//    end), so that the peer's kernel ends only when nobody reads its
+//    when an item reads another peer or none, before a wait that may block,
+//    and at the end), so that the peer's kernel ends only when nobody reads its
 //    buffers any more;
 //  * a wait already met: each walker remembers the last counter it waited
 //    for and the value it waited for; a later item whose one wait asks no
@@ -1824,8 +1824,9 @@ void KernelBuilder::buildKernel() {
                     },
                     [&] { return SmallVector<Value>(pending.take_front(4)); });
                 // An item whose load waits was not loaded ahead: load it now
-                // that every earlier item of this CTA is stored and
-                // signalled (a met wait needs no earlier store any more).
+                // (what it depends on is visible through the release of the
+                // held signals above and the wait's acquire; a met wait's
+                // through the acquire that met it).
                 ifThen(both(waits, negate(storeWaits)), [&] {
                   ifThen(negate(met), [&] {
                     NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, b.getUnitAttr());

@@ -30,7 +30,11 @@
 // CHECK: scf.while
 // CHECK: ld.acquire.sys.global.u64
 // CHECK: llvm.intr.trap
-// CHECK: func.func private @m2n_issue
+// The issue helper's last argument: the item's wait is met already (the
+// walker met it before), so it does not poll.
+// CHECK: func.func private @m2n_issue({{.*}}, %[[EARLY:.*]]: i1, %{{.*}}: i64, %[[MET:.*]]: i1)
+// CHECK: arith.andi %[[EARLY]],
+// CHECK: arith.xori %[[MET]],
 // CHECK: call @m2n_wait
 // CHECK: nvvm.mbarrier.arrive.expect_tx
 // CHECK: nvvm.cp.async.bulk.shared.cluster.global
