@@ -7,7 +7,8 @@
 #                  CTA sweep .gpu/ctas/*.m2n and the kernel builds
 #                  .gpu/engine/*.ptx)
 #   GPU machine:   bench/gpu/run.sh measure-1gpu OUT    (one GPU: the engine
-#                  microbenchmark, m2n rows on virtual ranks, the CTA sweep;
+#                  microbenchmark, m2n rows on virtual ranks, the CTA sweep
+#                  with torch on the whole GPU for the same bytes;
 #                  or its parts measure-1gpu-engine, -sweep and -rows, one
 #                  10-minute call each)
 #                  bench/gpu/run.sh measure-quantizing OUT (one GPU: issue
@@ -22,7 +23,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 sizes=${M2N_BENCH_SIZES:-8K,64K,1M,16M,256M,1G}
-cta_counts="1 2 4 8 16 32"
+# (66 a rank: the whole GPU of 132 SMs for the two virtual ranks, against
+# torch on the whole GPU for the same bytes, torch_same_bytes.py.)
+cta_counts="1 2 4 8 16 32 66"
 case "${1:-}" in
 engine-ptx)
   # The kernel of this build, for the engine microbenchmark: the bulk-only
@@ -162,6 +165,8 @@ measure-1gpu-engine|measure-1gpu-sweep|measure-1gpu-rows)
   fi
   "$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
   if [ "$part" = sweep ]; then
+    timeout 120 python3 "$root/bench/gpu/torch_same_bytes.py" "$out/torch-same-bytes.csv" --sizes 1M,256M \
+      > "$out/torch-same-bytes.log" 2>&1 || echo "torch_same_bytes.py failed: $?"
     for n in $cta_counts; do
       timeout 90 /tmp/m2n_artifact_runner "$root/.gpu/ctas/ctas-$n.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-ctas-$n-1gpu.csv" > "$out/m2n-ctas-$n-1gpu.log" 2>&1 \
         || echo "ctas-$n failed: $?"
@@ -184,6 +189,7 @@ report-1gpu)
   for n in $cta_counts; do
     [ -f "$out/m2n-ctas-$n-1gpu.csv" ] && sweep+=(--sweep "$n=$out/m2n-ctas-$n-1gpu.csv")
   done
+  [ -f "$out/torch-same-bytes.csv" ] && sweep+=(--baseline-sweep "66=$out/torch-same-bytes.csv")
   python3 "$root/bench/gpu/report.py" "$out/m2n-1gpu.csv" \
     --variant "reduce-share=$out/m2n-share-1gpu.csv" --variant "copy engine=$out/m2n-engine-1gpu.csv" \
     --variant "no copy engine=$out/m2n-sm-1gpu.csv" \
