@@ -32,13 +32,7 @@ import torch
 import torch.distributed as dist
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_bench_ir import MIB  # noqa: E402
-
-UNITS = {"K": 1 << 10, "M": MIB, "G": 1 << 30}
-
-
-def parse_sizes(text):
-    return [int(t[:-1]) * UNITS[t[-1]] if t[-1] in UNITS else int(t) for t in text.split(",")]
+from make_bench_ir import MIB, parse_sizes  # noqa: E402
 
 
 def event_ms(fn, calls):

@@ -9,6 +9,12 @@ import sys
 
 MIB = 1 << 20
 ELT_BYTES = {"bf16": 2, "f32": 4}
+UNITS = {"K": 1 << 10, "M": MIB, "G": 1 << 30}
+
+
+def parse_sizes(text):
+    """Bytes of each comma-separated size ("8K,1M,1G" or plain numbers)."""
+    return [int(t[:-1]) * UNITS[t[-1]] if t[-1] in UNITS else int(t) for t in text.split(",")]
 
 
 def dist(shape, dtype, mesh, placements, base=None):
@@ -30,9 +36,7 @@ def main():
     parser.add_argument("--sizes", default="1M,16M,256M,1G",
                         help="collective sizes (full tensor bytes; K, M, G suffixes)")
     args = parser.parse_args()
-    units = {"K": 1 << 10, "M": MIB, "G": 1 << 30}
-    sizes = [int(t[:-1]) * units[t[-1]] if t[-1] in units else int(t)
-             for t in args.sizes.split(",")]
+    sizes = parse_sizes(args.sizes)
     out = []
     ranks = args.ranks
     # 1-to-1: rank 0 -> rank 1 (GPU 0 -> GPU 1).

@@ -25,13 +25,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_bench_ir import MIB  # noqa: E402
-
-UNITS = {"K": 1 << 10, "M": MIB, "G": 1 << 30}
-
-
-def sizes_of(text):
-    return [int(t[:-1]) * UNITS[t[-1]] if t[-1] in UNITS else int(t) for t in text.split(",")]
+from make_bench_ir import parse_sizes  # noqa: E402
 
 
 def per_call_ms(fn, calls):
@@ -103,7 +97,7 @@ def main():
     with open(args.out, "w") as csv:
         csv.write("name,baseline,ms,ms_min,ms_max,graph_ms,batch\n")
         for kind in ("all_gather", "reduce_scatter", "all_reduce", "all_to_all"):
-            for size in sizes_of(args.sizes):
+            for size in parse_sizes(args.sizes):
                 median, low, high, graphed, calls = measure(work(kind, size, args.ranks), args.repeat)
                 csv.write(f"{kind}__bf16__{size},{label},{median:.6f},{low:.6f},{high:.6f},{graphed:.6f},{calls}\n")
                 print(f"{kind:15s} {size:>11d} B  {median * 1e3:9.1f} us  graph {graphed * 1e3:9.1f} us")
