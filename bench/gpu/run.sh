@@ -52,8 +52,13 @@ compile)
   # (copy-engine=false: the rows measure the kernel against the plain SM
   # kernel of the engine microbenchmark at the same CTAs).
   python3 "$root/bench/gpu/make_bench_ir.py" --sizes 1M,256M --only one_to_one,all_gather,reduce_scatter,all_reduce,all_to_all > "$root/.gpu/ctas/sweep.mlir"
+  # The reductions again unfused (fuse-reductions=false: a rank copies its
+  # own partial, then reduces its peer's onto it), the lowering before the
+  # fusion, as a reference row.
+  python3 "$root/bench/gpu/make_bench_ir.py" --sizes 256M --only reduce_scatter,all_reduce > "$root/.gpu/ctas/unfused.mlir"
   for n in $cta_counts; do
     "$root/build/bin/m2n-opt" "$root/.gpu/ctas/sweep.mlir" "--m2n-pipeline=artifact=$root/.gpu/ctas/ctas-$n.m2n max-ctas=$n copy-engine=false" -o /dev/null
+    "$root/build/bin/m2n-opt" "$root/.gpu/ctas/unfused.mlir" "--m2n-pipeline=artifact=$root/.gpu/ctas/unfused-$n.m2n max-ctas=$n copy-engine=false fuse-reductions=false" -o /dev/null
   done
   "$root/build/bin/m2n-opt" "$root/.gpu/bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench.m2n" -o /dev/null
   # The reductions again, routed reduce-scatter + all-gather (reduce-share).
@@ -171,6 +176,8 @@ measure-1gpu-engine|measure-1gpu-sweep|measure-1gpu-rows)
       timeout 90 /tmp/m2n_artifact_runner "$root/.gpu/ctas/ctas-$n.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-ctas-$n-1gpu.csv" > "$out/m2n-ctas-$n-1gpu.log" 2>&1 \
         || echo "ctas-$n failed: $?"
       tail -1 "$out/m2n-ctas-$n-1gpu.log"
+      timeout 60 /tmp/m2n_artifact_runner "$root/.gpu/ctas/unfused-$n.m2n" --repeat 10 --checks 1 --refs 0 --csv "$out/m2n-unfused-$n-1gpu.csv" > "$out/m2n-unfused-$n-1gpu.log" 2>&1 \
+        || echo "unfused-$n failed: $?"
     done
     exit 0
   fi

@@ -131,6 +131,9 @@ public:
       put<int64_t>(m.readDone->rank);
       put<int64_t>(m.readDone->index);
     }
+    put<uint8_t>(m.accumulator.has_value());
+    if (m.accumulator)
+      buffer(*m.accumulator);
     put<int64_t>(m.step);
     put<uint32_t>(m.repeats.size());
     for (const Repeat &r : m.repeats) {
@@ -266,6 +269,8 @@ public:
     if (get<uint8_t>("a read-done flag"))
       m.readDone = CounterRef{get<int64_t>("a read-done rank"),
                               get<int64_t>("a read-done counter")};
+    if (get<uint8_t>("an accumulator flag"))
+      m.accumulator = buffer();
     m.step = get<int64_t>("a step index");
     uint32_t repeats = count("repeats", 40);
     for (uint32_t level = 0; level < repeats && !error; ++level) {

@@ -238,6 +238,14 @@ std::optional<std::string> executeProgram(const TransferProgram &program,
         if (m.bytes % size)
           return "reduction " + m.str(type) +
                  " is not a whole number of elements";
+        if (m.accumulator) {
+          // dst = accumulator ⊕ src: the accumulator's bytes at the
+          // source's offset are the first operand, as the kernel combines.
+          auto acc = resolve(*m.accumulator);
+          if (!acc || !rangeWithin(m.srcOffset, m.bytes, acc->second))
+            return "reduction " + m.str(type) + " leaves its accumulator";
+          std::memmove(dst, acc->first + m.srcOffset, m.bytes);
+        }
         for (int64_t at = 0; at < m.bytes; at += size)
           reduceElement(type, *m.reduction, dst + at, src + at);
       }

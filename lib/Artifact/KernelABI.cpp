@@ -271,7 +271,25 @@ KernelItem encodeItem(const Movement &m, const TransferProgram &program,
   }
   if (m.readDone)
     item.readDone = addresses.counter(*m.readDone);
+  if (m.accumulator) {
+    item.flags |= kAccumulates;
+    const uint64_t acc = addresses.buffer(*m.accumulator) +
+                         static_cast<uint64_t>(m.srcOffset);
+    setAccumulatorDelta(item, static_cast<int64_t>(acc - item.src));
+  }
   return item;
+}
+
+void setAccumulatorDelta(KernelItem &item, int64_t delta) {
+  std::memcpy(reinterpret_cast<char *>(&item) + kItemAccumulatorOffset, &delta,
+              sizeof(delta));
+}
+
+int64_t accumulatorDeltaOf(const KernelItem &item) {
+  int64_t delta;
+  std::memcpy(&delta, reinterpret_cast<const char *>(&item) + kItemAccumulatorOffset,
+              sizeof(delta));
+  return delta;
 }
 
 /// Why `movement`'s block lookup does not fit a kernel item, or

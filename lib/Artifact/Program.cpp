@@ -129,6 +129,8 @@ std::string Movement::str(ElementType type) const {
   else
     os << ' ' << src.str() << '+' << srcOffset << " -> " << dst.str() << '+'
        << dstOffset << ' ' << bytes << "B";
+  if (accumulator)
+    os << " acc " << accumulator->str();
   for (const Repeat &level : repeats) {
     os << " times " << level.count;
     if (level.dim >= 0)
@@ -649,6 +651,12 @@ checkBounds(const TransferProgram &program, const Layout &src,
               !rangeWithin(m.srcOffset, program.sourceBytes(m),
                            bufferBytes(*from, m.src)))
             return wrong("reaches outside its buffers");
+          if (m.accumulator) {
+            std::optional<Dims> acc = shapeOf(*m.accumulator);
+            if (!acc || !rangeWithin(m.srcOffset, m.bytes,
+                                     bufferBytes(*acc, *m.accumulator)))
+              return wrong("reads its accumulator outside its buffer");
+          }
         }
       }
   }
@@ -784,6 +792,20 @@ checkTransferProgram(const TransferProgram &program, const Layout &src,
                          ": ");
           if (m.reduction && m.bytes % elementSize(reduced))
             return wrong("reduces a partial element");
+          // An accumulator: a vector reduction's other operand, the
+          // executing rank's own source of the same tensor.
+          if (m.accumulator &&
+              (!m.reduction || m.mechanism != Mechanism::Vector ||
+               m.kind != StepKind::Move || program.casts(m)))
+            return wrong("has an accumulator but is not a vector reduction",
+                         ": ");
+          if (m.accumulator &&
+              (m.accumulator->kind != BufferKind::Source ||
+               m.accumulator->rank != rank ||
+               m.accumulator->tensor != m.src.tensor))
+            return wrong("accumulates " + m.accumulator->str() +
+                             ", not its rank's own source of the tensor",
+                         ": ");
           // Casts convert element by element on the SM path: no TMA, no
           // NCCL, no reduction (routing packs a cast network step first).
           if (program.casts(m) && m.bytes > 0 &&
@@ -985,6 +1007,8 @@ mergePrograms(const std::vector<const TransferProgram *> &members) {
     auto renumber = [&](Movement m) {
       m.src = retag(m.src);
       m.dst = retag(m.dst);
+      if (m.accumulator)
+        m.accumulator = retag(*m.accumulator);
       if (m.srcMap >= 0)
         m.srcMap += mapBase;
       if (m.dstMap >= 0)

@@ -1,7 +1,8 @@
 //===- ProgramOrder.cpp - a program's writes and reads, proven ordered -----===//
 //
 // What a program's counters must guarantee, checked byte by byte: every
-// destination byte written by exactly one copy, every reduction after the
+// destination byte written by exactly one copy (or a reduction with an
+// accumulator, which writes its bytes whole), every reduction after the
 // copy it reduces into (and a non-atomic one ordered against every other
 // reduction of its bytes), every read of a destination or scratch byte
 // after everything that writes it, and no cycle of waits. "After" is the
@@ -224,8 +225,10 @@ void OrderCheck::collect() {
           addersOf[engineDone.at(rank)].push_back(node);
         if (repeated.bytes <= 0 && !repeated.isTile())
           continue; // A join moves nothing.
+        // A reduction with an accumulator writes its bytes whole (from its
+        // two operands): it is their copy, which other reductions follow.
         const WriteKind kind =
-            !repeated.reduction ? WriteKind::Copy
+            !repeated.reduction || repeated.accumulator ? WriteKind::Copy
             : repeated.mechanism == Mechanism::Vector
                 ? WriteKind::VectorReduction
                 : WriteKind::AtomicReduction;

@@ -34,6 +34,11 @@ bool copyEngineIsFaster(int64_t bytes, bool sameRank, int64_t ctas) {
 }
 
 
+bool fusedReductionIsFaster(int64_t ctas) {
+  // Equal within 6% at 32 CTAs a rank, 1.3x faster at 66 (the whole GPU).
+  return ctas >= 48;
+}
+
 namespace {
 
 /// Row-major element strides of a buffer.
@@ -956,6 +961,49 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
   const std::vector<std::vector<int64_t>> &dependents = ordered.dependents;
   const std::vector<int64_t> &steps = ordered.order;
 
+  // A rank's copy of its own source into its destination and the first
+  // reduction onto exactly those bytes (from a source box at the same
+  // offsets of a source of the same shape: a peer's partial) fuse into one
+  // vector reduction that reads the copy's source as its accumulator
+  // (Movement::accumulator, LoweringOptions::fuseReductions): the bytes are
+  // written once instead of copied, read back and written again.
+  // accumulatorOf[r]: the fused reduction's accumulator; fusedInto[c]: the
+  // reduction copy c became part of, which c's other dependents wait for.
+  std::vector<std::optional<BufferRef>> accumulatorOf(count);
+  std::vector<int64_t> fusedInto(count, -1);
+  const bool fuse =
+      options.fuseReductions == ReductionFusion::Always ||
+      (options.fuseReductions == ReductionFusion::ByCost &&
+       fusedReductionIsFaster(options.kernelCtas));
+  if (fuse && !schedule.scaling && !cast) {
+    std::vector<int64_t> position(count, 0);
+    for (size_t p = 0; p < steps.size(); ++p)
+      position[steps[p]] = static_cast<int64_t>(p);
+    for (int64_t c : steps) {
+      const Step &copy = schedule.steps[c];
+      if (copy.reduction || copy.kind != StepKind::Move ||
+          copy.link == LinkClass::Network ||
+          copy.from.kind != BufferKind::Source ||
+          copy.to.kind != BufferKind::Destination ||
+          copy.from.rank != copy.executor() || dependents[c].empty())
+        continue;
+      const int64_t r = *std::min_element(
+          dependents[c].begin(), dependents[c].end(),
+          [&](int64_t a, int64_t b) { return position[a] < position[b]; });
+      const Step &reduce = schedule.steps[r];
+      if (!reduce.reduction || reduce.kind != StepKind::Move ||
+          reduce.link == LinkClass::Network || accumulatorOf[r] ||
+          reduce.from.kind != BufferKind::Source || !(reduce.to == copy.to) ||
+          !(reduce.toBox == copy.toBox) || !(reduce.fromBox == copy.fromBox) ||
+          shapeOf(reduce.from) != shapeOf(copy.from) ||
+          program.typeOf(reduce.from) != program.typeOf(copy.to) ||
+          program.typeOf(copy.from) != program.typeOf(copy.to))
+        continue;
+      accumulatorOf[r] = copy.from;
+      fusedInto[c] = r;
+    }
+  }
+
   // The copy engine's candidates: a source (this rank's or a peer's over
   // NVLink) into this rank's destination, depending on nothing, contiguous
   // in both (a strided box would be many small copies, which tiles move
@@ -965,6 +1013,7 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
                         toShape = shapeOf(step.to);
     if (options.copyEngine == CopyEngineUse::Never || !fromShape ||
         !toShape || step.link == LinkClass::Network || step.reduction ||
+        fusedInto[&step - schedule.steps.data()] >= 0 ||
         !step.deps.empty() || step.from.kind != BufferKind::Source ||
         step.to.kind != BufferKind::Destination ||
         program.typeOf(step.from) != program.typeOf(step.to))
@@ -1022,6 +1071,8 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
   std::vector<std::optional<std::pair<CounterRef, uint64_t>>> signalled(count);
   for (int64_t i : steps) {
     const Step &step = schedule.steps[i];
+    if (fusedInto[i] >= 0)
+      continue; // Its reduction reads its source (its dependents wait there).
     // Only for messages: printing every step costs more than lowering it.
     auto where = [&] {
       return "step " + std::to_string(i) + " (" + step.str() + "): ";
@@ -1101,9 +1152,18 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
 
     // Waits: at most two per movement; more are combined by join items.
     std::vector<CounterWait> waits;
-    for (int64_t dep : step.deps)
-      if (signalled[dep])
+    for (int64_t dep : step.deps) {
+      // A fused copy's other dependents wait for the reduction it became
+      // (earlier in the emission order); that reduction waits for nothing
+      // of it.
+      if (fusedInto[dep] >= 0)
+        dep = fusedInto[dep];
+      if (dep != i && signalled[dep] &&
+          std::find(waits.begin(), waits.end(),
+                    CounterWait{signalled[dep]->first,
+                                signalled[dep]->second}) == waits.end())
         waits.push_back({signalled[dep]->first, signalled[dep]->second});
+    }
     while (waits.size() > 2) {
       Movement join;
       join.src = step.to;
@@ -1114,8 +1174,13 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
       waits.erase(waits.begin(), waits.begin() + 2);
       waits.push_back({*join.signal, 1});
     }
+    // A fused reduction also signals for its copy's other dependents.
+    bool waitedFor = !dependents[i].empty();
+    for (int64_t dep : step.deps)
+      waitedFor = waitedFor ||
+                  (fusedInto[dep] == i && dependents[dep].size() > 1);
     std::optional<CounterRef> signal;
-    if (!dependents[i].empty())
+    if (waitedFor)
       signal = CounterRef{step.executor(), executor.counters++};
 
     // Movements stand for many items (Movement::repeats): a dependent
@@ -1127,6 +1192,7 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
       movement.signal = signal;
       movement.waits = waits;
       movement.step = i;
+      movement.accumulator = accumulatorOf[i];
       instances += static_cast<uint64_t>(movement.instances());
       (network ? executor.receives : executor.items)
           .push_back(std::move(movement));
@@ -1246,6 +1312,18 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
       pieces(Mechanism::Vector, pattern.from * fromBytes,
              pattern.to * elementBytes, runBytes, perItem * fromBytes,
              perItem * elementBytes, levels);
+      if (signal)
+        signalled[i] = std::make_pair(*signal, instances);
+      continue;
+    }
+
+    // A fused reduction reads two operands and combines them on the SM
+    // path, whatever the alignment: vector items of at most an item's
+    // bytes, the accumulator at the source's offsets.
+    if (accumulatorOf[i]) {
+      pieces(Mechanism::Vector, pattern.from * elementBytes,
+             pattern.to * elementBytes, runBytes, options.maxItemBytes,
+             options.maxItemBytes, levels);
       if (signal)
         signalled[i] = std::make_pair(*signal, instances);
       continue;

@@ -1,3 +1,5 @@
+// (fuse-reductions=false: the reductions below would otherwise read the
+// rank's own partial themselves, leaving no copy to move.)
 // copy-engine=true: a dependency-free source -> destination run of at least
 // engine-min-bytes (a rank's own, or a peer's over NVLink) leaves the kernel
 // for the copy engine, enqueued before the kernel on the executing rank's
@@ -13,15 +15,15 @@
 // GB/s, the engine moves 2,000), and stays in the kernel with
 // copy-engine=false (AUTO, KERNEL).
 //
-// RUN: m2n-opt %s "--m2n-pipeline=artifact=%t.engine.m2n copy-engine=true engine-min-bytes=0 chunk-bytes=4096" -o /dev/null
+// RUN: m2n-opt %s "--m2n-pipeline=artifact=%t.engine.m2n copy-engine=true engine-min-bytes=0 chunk-bytes=4096 fuse-reductions=false" -o /dev/null
 // RUN: m2n-artifact-dump %t.engine.m2n | FileCheck %s
-// RUN: m2n-opt %s "--m2n-pipeline=artifact=%t.16k.m2n copy-engine=true engine-min-bytes=16384" -o /dev/null
+// RUN: m2n-opt %s "--m2n-pipeline=artifact=%t.16k.m2n copy-engine=true engine-min-bytes=16384 fuse-reductions=false" -o /dev/null
 // RUN: m2n-artifact-dump %t.16k.m2n | FileCheck %s --check-prefix=MIN16K
-// RUN: m2n-opt %s "--m2n-pipeline=artifact=%t.default.m2n copy-engine=true chunk-bytes=4096" -o /dev/null
+// RUN: m2n-opt %s "--m2n-pipeline=artifact=%t.default.m2n copy-engine=true chunk-bytes=4096 fuse-reductions=false" -o /dev/null
 // RUN: m2n-artifact-dump %t.default.m2n | FileCheck %s --check-prefix=TMA
-// RUN: m2n-opt %s "--m2n-pipeline=artifact=%t.tma.m2n chunk-bytes=4096" -o /dev/null
+// RUN: m2n-opt %s "--m2n-pipeline=artifact=%t.tma.m2n chunk-bytes=4096 fuse-reductions=false" -o /dev/null
 // RUN: m2n-artifact-dump %t.tma.m2n | FileCheck %s --check-prefix=TMA
-// RUN: m2n-run %s --pipeline="copy-engine=true engine-min-bytes=0 chunk-bytes=4096" | FileCheck %s --check-prefix=EXEC
+// RUN: m2n-run %s --pipeline="copy-engine=true engine-min-bytes=0 chunk-bytes=4096 fuse-reductions=false" | FileCheck %s --check-prefix=EXEC
 // RUN: not m2n-opt %s "--m2n-pipeline=artifact=%t.bad.m2n copy-engine=true engine-min-bytes=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: m2n-opt %S/Inputs/own-copy-64mib.mlir "--m2n-pipeline=artifact=%t.auto16.m2n" -o /dev/null
 // RUN: m2n-artifact-dump %t.auto16.m2n | FileCheck %s --check-prefix=AUTO

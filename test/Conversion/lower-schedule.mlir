@@ -4,6 +4,10 @@
 //
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology --m2n-lower-schedule | FileCheck %s
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology --m2n-lower-schedule | m2n-opt | FileCheck %s
+// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=fuse-reductions=true" | FileCheck %s --check-prefix=FUSED
+// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=fuse-reductions=true" | m2n-opt --m2n-verify-program | FileCheck %s --check-prefix=FUSED
+// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=fuse-reductions=auto kernel-ctas=64" | FileCheck %s --check-prefix=FUSED
+// RUN: m2n-run %s "--pipeline=fuse-reductions=true" | FileCheck %s --check-prefix=RESULT
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=tile-below-run-bytes=0" | FileCheck %s --check-prefix=NOTILES
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=tile-below-run-bytes=0" | m2n-opt | FileCheck %s --check-prefix=NOTILES
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology "--m2n-lower-schedule=vector-below-bytes=512" | FileCheck %s --check-prefix=VEC512
@@ -83,9 +87,16 @@ func.func @odd(%c: !m2n.comm<2>, %x: !m2n.dist<250xf32, #m2n.layout<#m2n.mesh<[2
   return
 }
 
-// A max reduction TMA has no f32 form for: the SM path.
+// A max reduction TMA has no f32 form for: the SM path. Fused
+// (fuse-reductions=true, or auto for kernels of at least 48 CTAs a rank),
+// the rank's copy of its own partial is not a move of its own: the
+// reduction reads that partial as its accumulator.
 // CHECK-LABEL: func.func @max
 // CHECK: m2n.move vector reduce<max> src(1)+0 -> dst(0)+0 64B wait 0:0>=1 read_done 1:1 step 3
+// FUSED-LABEL: func.func @max
+// FUSED: m2n.rank 0 counters = 1 {
+// FUSED-NEXT: m2n.move vector reduce<max> src(1)+0 -> dst(0)+0 64B acc src(0) read_done 1:0 step 3
+// FUSED-NEXT: m2n.move bulk copy src(0)+0 -> src(0)+0 0B wait 0:0>=1
 func.func @max(%c: !m2n.comm<2>, %x: !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>>) {
   %0 = m2n.reshard %x on %c : !m2n.comm<2>, !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<max>]>> -> !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
   return

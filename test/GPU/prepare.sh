@@ -15,9 +15,11 @@ mkdir -p "$root/.gpu"
 # the default lowering and with the SM path below 256 bytes.
 python3 "$root/test/GPU/random_matrix.py" --cases 240 > "$root/.gpu/random.mlir"
 "$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random.m2n" -o /dev/null
-"$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random-vector.m2n vector-below-bytes=256" -o /dev/null
+# Both with every reduction fused with its rank's copy of its own partial
+# (fuse-reductions=true: the accumulator read on the SM path).
+"$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random-vector.m2n vector-below-bytes=256 fuse-reductions=true" -o /dev/null
 # ... and for buffers that are only 8-byte aligned (the runner offsets them).
-"$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random-align8.m2n buffer-align=8" -o /dev/null
+"$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random-align8.m2n buffer-align=8 fuse-reductions=true" -o /dev/null
 "$opt" "$root/test/GPU/reshards.mlir" "--m2n-pipeline=artifact=$root/.gpu/reshards.m2n" -o /dev/null
 # The same matrices with every contiguous source copy, a rank's own and its
 # peers', on the copy engine (engine-min-bytes=0: whatever the size).

@@ -880,6 +880,11 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
     options.copyEngine = random.uniform(0, 1) == 1 ? CopyEngineUse::Always
                                                    : CopyEngineUse::Never;
     options.engineMinBytes = 16 * random.uniform(0, 4);
+    // Half the cases read a rank's own partial as its first reduction's
+    // accumulator.
+    options.fuseReductions = random.uniform(0, 1) == 1
+                                 ? ReductionFusion::Always
+                                 : ReductionFusion::Never;
     // One case in four for buffers promised less than 16-byte alignment.
     if (random.uniform(0, 3) == 0)
       options.bufferAlignment = int64_t{1} << random.uniform(0, 3);

@@ -43,6 +43,10 @@ struct KernelItem {
 enum KernelItemFlags : uint32_t {
   /// The waits order only the store: the load may be issued ahead.
   kStoreWaits = 1,
+  /// A vector reduction with an accumulator (Movement::accumulator): its
+  /// first operand is read at src + the accumulator delta
+  /// (accumulatorDeltaOf) instead of at dst.
+  kAccumulates = 2,
 };
 static_assert(sizeof(KernelItem) == 128, "the kernel reads 128-byte items");
 
@@ -147,18 +151,37 @@ static_assert(kItemLookupOffset % 8 == 0 &&
                   kItemLookupOffset + sizeof(ItemLookup) <=
                       offsetof(KernelItem, flags),
               "the lookup fits in the tile coordinates");
+/// Where a vector reduction with an accumulator keeps its delta (the
+/// accumulator's address less the source's, as an int64): in the tile
+/// coordinates, where a block lookup keeps its table address, which
+/// materializing an instance leaves as it is (instanceItem: the source
+/// advances, the accumulator with it). Such an item has no lookup.
+constexpr size_t kItemAccumulatorOffset = offsetof(KernelItem, srcCoords);
+static_assert(kItemAccumulatorOffset ==
+                  kItemLookupOffset + offsetof(ItemLookup, table),
+              "an instance's materialization leaves the delta as it is");
+void setAccumulatorDelta(KernelItem &item, int64_t delta);
+int64_t accumulatorDeltaOf(const KernelItem &item);
+
 /// Whether vector op code `op` is a quantizing reshard's (amax, scale,
 /// quantize): its item's signals count ItemLookup::rows instances.
 constexpr bool isQuantizingOp(uint32_t op) {
   return op >= kAmaxOpBase && op < kQuantizingOpEnd;
 }
+/// Whether vector op code `op` combines elements (a reduction) or
+/// quantizes: element-wise work that asks for the wider block.
+constexpr bool isElementWiseOp(uint32_t op) {
+  return (op >= 1 && op < kVectorOpCount) || isQuantizingOp(op);
+}
 /// The threads of the kernel's block (its SM path's): 32 without vector
-/// ops, 128 with, 256 where some quantize. Quantizing is element-wise work
-/// that one warp a scheduler does not keep up with (issue 32's case:
-/// ~11 instructions an element), and 256 threads always fit the register
-/// file (255 registers a thread at most).
-constexpr uint32_t smPathThreads(bool vector, bool quantizing) {
-  return !vector ? 32 : quantizing ? 256 : 128;
+/// ops, 256 where some combine or quantize elements, 128 otherwise.
+/// Element-wise work is instruction-bound where one warp a scheduler does
+/// not keep up (issue 32's quantizing: ~11 instructions an element), and a
+/// reduction loads two operands a vector: 256 threads keep twice the bytes
+/// in flight. 256 threads always fit the register file (255 registers a
+/// thread at most).
+constexpr uint32_t smPathThreads(bool vector, bool elementWise) {
+  return !vector ? 32 : elementWise ? 256 : 128;
 }
 /// Whether a kernel or a launch may have blocks of `threads`.
 constexpr bool isBlockThreads(uint32_t threads) {

@@ -178,6 +178,15 @@ struct Movement {
   /// only when every such read is done (its "reads-done" item), so that its
   /// caller may overwrite the buffer once the stream passes the kernel.
   std::optional<CounterRef> readDone;
+  /// A vector reduction that writes `accumulator ⊕ src` instead of
+  /// `dst ⊕ src`: the accumulator is read at the source's offset (every
+  /// instance's) in this buffer, the executing rank's own source of the same
+  /// tensor (read-only, so nothing orders its reads). The lowering fuses a
+  /// rank's copy of its own partial with the first reduction onto it
+  /// (LoweringOptions::fuseReductions): one pass reads both operands and
+  /// writes the sum once, where copy-then-reduce wrote it twice and read it
+  /// back.
+  std::optional<BufferRef> accumulator;
   /// Amax moves and moves that quantize (out of a source of a quantizing
   /// reshard): the table entries of the run's elements.
   std::optional<BlockLookup> lookup;

@@ -69,6 +69,24 @@ enum class CopyEngineUse {
 /// (H200, gpu-bench-2026-11-30.md, gpu-1gpu-2026-12-01.md).
 bool copyEngineIsFaster(int64_t bytes, bool sameRank, int64_t ctas);
 
+/// Which of a rank's copies of its own partial fuse with the first
+/// reduction onto them (LoweringOptions::fuseReductions).
+enum class ReductionFusion {
+  ByCost, // Where fusedReductionIsFaster says so ("auto", the default).
+  Always, // Every one ("true").
+  Never,  // None ("false").
+};
+
+/// The fused reduction's cost model: whether a kernel of `ctas` CTAs per
+/// rank moves a reduction faster fused (one SM-path pass that reads both
+/// operands) than as a TMA copy and a TMA bulk reduction. Measured on an
+/// H100 (bench/results/fused-reductions-2026-12-07.md), 256 MiB bf16 on 2
+/// virtual ranks: fused 1.30x (reduce_scatter) and 1.47x (all_reduce)
+/// faster at 66 CTAs a rank, where memory bounds both; equal at 32; 1.4-1.65x
+/// slower at 1-16, where the SM path's 256 threads keep fewer bytes in
+/// flight per CTA than TMA's stages.
+bool fusedReductionIsFaster(int64_t ctas);
+
 struct LoweringOptions {
   int64_t maxItemBytes = 65536;
   /// The alignment every caller buffer (a rank's source or destination) is
@@ -113,6 +131,11 @@ struct LoweringOptions {
   /// CTAs per rank of the kernel the copies would otherwise run in (the
   /// pipeline's max-ctas), for the cost model.
   int64_t kernelCtas = 16;
+  /// Whether a rank's copy of its own partial into its destination and the
+  /// first reduction onto those bytes become one vector reduction that
+  /// reads both operands (Movement::accumulator): 3 passes over the bytes
+  /// instead of 5, on the SM path instead of TMA.
+  ReductionFusion fuseReductions = ReductionFusion::ByCost;
 };
 
 /// An in-flight cast: the source's element type (the destination's is the

@@ -180,7 +180,17 @@ defvar LoweringOptions = [
            "copy-engine=auto weighs copies against">,
     Option<"bufferAlign", "buffer-align", "int64_t", "16",
            "The alignment (bytes, a power of two) promised for every "
-           "caller buffer; below 16 no TMA move touches one">
+           "caller buffer; below 16 no TMA move touches one">,
+    Option<"fuseReductions", "fuse-reductions", "::m2n::ReductionFusion",
+           "::m2n::ReductionFusion::ByCost",
+           "Which of a rank's copies of its own partial fuse with the first "
+           "reduction onto it: one vector reduction that reads both operands",
+           [{::llvm::cl::values(
+             clEnumValN(::m2n::ReductionFusion::ByCost, "auto",
+                        "where the cost model finds it faster "
+                        "(m2n::fusedReductionIsFaster, by kernel-ctas)"),
+             clEnumValN(::m2n::ReductionFusion::Always, "true", "every one"),
+             clEnumValN(::m2n::ReductionFusion::Never, "false", "none"))}]>
 ];
 
 def OrderReductions : Pass<"m2n-order-reductions"> {

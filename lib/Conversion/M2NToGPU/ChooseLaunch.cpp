@@ -69,7 +69,7 @@ struct ChooseLaunchPass
     kernel.walkers = walkers;
     kernel.threads = ::m2n::smPathThreads(
         !ops->vector.empty(),
-        llvm::any_of(ops->vector, ::m2n::isQuantizingOp));
+        llvm::any_of(ops->vector, ::m2n::isElementWiseOp));
     if (std::optional<std::string> wrong = ::m2n::checkKernelLaunch(kernel)) {
       module.emitError("m2n-choose-launch: ") << *wrong;
       return signalPassFailure();

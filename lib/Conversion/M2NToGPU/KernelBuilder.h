@@ -208,7 +208,7 @@ private:
   Value toF32(Value element, ::m2n::ElementType type);
   Value fromF32(Value value, ::m2n::ElementType type);
   Value keepNaN(Value converted, Value x, ::m2n::ElementType type);
-  void vectorLoop(Value src, Value dst, Value bytes, Value thread,
+  void vectorLoop(Value src, Value dst, Value acc, Value bytes, Value thread,
                   Value threads, std::optional<::m2n::Reduction> reduction,
                   ::m2n::ElementType type);
   Value combine(::m2n::Reduction reduction, ::m2n::ElementType type, Value acc,

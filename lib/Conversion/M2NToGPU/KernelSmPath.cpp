@@ -82,11 +82,12 @@ Value KernelBuilder::combine(::m2n::Reduction reduction,
 }
 
 /// The CTA's threads move `bytes` from `src` to `dst` (copy or reduction on
-/// `type`): with vectors of `width` bytes where both addresses agree modulo
-/// `width`, the elements before the first and after the last full vector
-/// one by one.
-void KernelBuilder::vectorLoop(Value src, Value dst, Value bytes, Value thread,
-                               Value threads,
+/// `type`, dst = acc (op) src, `acc` being dst itself or an accumulator at
+/// the same offsets): with vectors of `width` bytes where the addresses
+/// agree modulo `width`, the elements before the first and after the last
+/// full vector one by one.
+void KernelBuilder::vectorLoop(Value src, Value dst, Value acc, Value bytes,
+                               Value thread, Value threads,
                                std::optional<::m2n::Reduction> reduction,
                                ::m2n::ElementType type) {
   // Loads bypass the SM's L1 (volatile: relaxed at system scope): the bytes
@@ -103,7 +104,11 @@ void KernelBuilder::vectorLoop(Value src, Value dst, Value bytes, Value thread,
   Value s = LLVM::PtrToIntOp::create(b, i64, src);
   Value d = LLVM::PtrToIntOp::create(b, i64, dst);
   Value n = zext64(bytes);
-  Value misalignment = arith::AndIOp::create(b, sub(s, d), c64(15));
+  Value misalignment = sub(s, d);
+  if (reduction)
+    misalignment = arith::OrIOp::create(
+        b, misalignment, sub(s, LLVM::PtrToIntOp::create(b, i64, acc)));
+  misalignment = arith::AndIOp::create(b, misalignment, c64(15));
 
   auto moveScalars = [&](Value from, Value count) {
     // Elements [from, from + count) of the run, one per thread.
@@ -111,11 +116,11 @@ void KernelBuilder::vectorLoop(Value src, Value dst, Value bytes, Value thread,
     forRange(thread, units, threads, [&](Value i) {
       Value at = add(from, mul(i, c64(unit)));
       Value in = load(scalar, byteOffset(src, at), unit);
-      Value out = byteOffset(dst, at);
       Value result = in;
       if (reduction)
-        result = combine(*reduction, type, load(scalar, out, unit), in);
-      LLVM::StoreOp::create(b, result, out, unit);
+        result = combine(*reduction, type,
+                         load(scalar, byteOffset(acc, at), unit), in);
+      LLVM::StoreOp::create(b, result, byteOffset(dst, at), unit);
     });
   };
 
@@ -145,30 +150,38 @@ void KernelBuilder::vectorLoop(Value src, Value dst, Value bytes, Value thread,
               n);
           Value chunks = arith::DivUIOp::create(b, sub(n, head), c64(width));
           auto chunkAt = [&](Value c) { return add(head, mul(c, c64(width))); };
-          auto finish = [&](Value at, Value in) {
-            Value out = byteOffset(dst, at);
+          // Both operands of a reduction are loaded before any is
+          // combined: one accumulator load at a time per thread left vector
+          // reductions latency-bound.
+          auto loadAcc = [&](Value at) -> Value {
+            return reduction ? load(lanes, byteOffset(acc, at), width)
+                             : Value();
+          };
+          auto finish = [&](Value at, Value in, Value accIn) {
             Value result = in;
             if (reduction)
-              result = combine(*reduction, type, load(lanes, out, width), in);
-            LLVM::StoreOp::create(b, result, out, width);
+              result = combine(*reduction, type, accIn, in);
+            LLVM::StoreOp::create(b, result, byteOffset(dst, at), width);
           };
           moveScalars(c64(0), head);
           // Full rounds of kVectorUnroll chunks per thread, loads first.
           Value round = mul(threads, c64(kVectorUnroll));
           Value full = mul(arith::DivUIOp::create(b, chunks, round), round);
           forRange(c64(0), full, round, [&](Value base) {
-            SmallVector<Value> at, in;
+            SmallVector<Value> at, in, accIn;
             for (int64_t u = 0; u < kVectorUnroll; ++u) {
               at.push_back(
                   chunkAt(add(base, add(thread, mul(threads, c64(u))))));
               in.push_back(load(lanes, byteOffset(src, at.back()), width));
+              accIn.push_back(loadAcc(at.back()));
             }
             for (int64_t u = 0; u < kVectorUnroll; ++u)
-              finish(at[u], in[u]);
+              finish(at[u], in[u], accIn[u]);
           });
           forRange(add(full, thread), chunks, threads, [&](Value c) {
             Value at = chunkAt(c);
-            finish(at, load(lanes, byteOffset(src, at), width));
+            Value in = load(lanes, byteOffset(src, at), width);
+            finish(at, in, loadAcc(at));
           });
           Value tail = chunkAt(chunks);
           moveScalars(tail, sub(n, tail));
@@ -385,12 +398,21 @@ void KernelBuilder::moveVector(Value record, Value src, Value dst, Value bytes,
       return;
     }
     if (code == 0) {
-      vectorLoop(src, dst, bytes, thread, threads, std::nullopt,
+      vectorLoop(src, dst, dst, bytes, thread, threads, std::nullopt,
                  ::m2n::ElementType::I8);
       return;
     }
+    // The first operand: the destination, or an accumulator (kAccumulates)
+    // at the item's delta from the source.
+    Value accumulates = ne0(arith::AndIOp::create(
+        b, field(record, offsetof(::m2n::KernelItem, flags), i32),
+        c32(::m2n::kAccumulates)));
+    Value acc = arith::SelectOp::create(
+        b, accumulates,
+        byteOffset(src, field(record, ::m2n::kItemAccumulatorOffset, i64)),
+        dst);
     auto [reduction, type] = ::m2n::vectorOpMeaning(code);
-    vectorLoop(src, dst, bytes, thread, threads, reduction, type);
+    vectorLoop(src, dst, acc, bytes, thread, threads, reduction, type);
   });
 }
 

@@ -91,6 +91,18 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
       *this, "engine-min-bytes",
       llvm::cl::desc("The smallest run the copy engine takes"),
       llvm::cl::init(1 << 20)};
+  Option<::m2n::ReductionFusion> fuseReductions{
+      *this, "fuse-reductions",
+      llvm::cl::desc("Which of a rank's copies of its own partial fuse with "
+                     "the first reduction onto it: one vector reduction "
+                     "that reads both operands"),
+      llvm::cl::init(::m2n::ReductionFusion::ByCost),
+      llvm::cl::values(
+          clEnumValN(::m2n::ReductionFusion::ByCost, "auto",
+                     "where the cost model finds it faster, weighed at "
+                     "max-ctas CTAs"),
+          clEnumValN(::m2n::ReductionFusion::Always, "true", "every one"),
+          clEnumValN(::m2n::ReductionFusion::Never, "false", "none"))};
   Option<int64_t> bufferAlign{
       *this, "buffer-align",
       llvm::cl::desc("The alignment (bytes, a power of two) promised for "
@@ -153,6 +165,7 @@ PassOptions loweringOptionsOf(const M2NPipelineOptions &options) {
   lower.engineMinBytes = options.engineMinBytes;
   lower.kernelCtas = options.maxCtas;
   lower.bufferAlign = options.bufferAlign;
+  lower.fuseReductions = options.fuseReductions;
   return lower;
 }
 

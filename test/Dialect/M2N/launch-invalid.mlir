@@ -110,7 +110,7 @@ module attributes {m2n.kernel_launch = #m2n.kernel_launch<ctas = 16, threads = 1
 // -----
 
 // A kernel with quantizing ops (op codes 53-71) runs blocks of 256 threads.
-// expected-error@+1 {{'m2n.kernel_launch' has 128 threads but the kernel has quantizing ops (256)}}
+// expected-error@+1 {{'m2n.kernel_launch' has 128 threads but the kernel has reducing or quantizing vector ops (256)}}
 module attributes {m2n.kernel_launch = #m2n.kernel_launch<ctas = 16, threads = 128, stages = 3, stage_bytes = 65536, walkers = 8>, m2n.kernel_ops = {bulk = array<i32: 0>, tile = array<i32>, vector = array<i32: 0, 60>}} {
 }
 

@@ -191,11 +191,15 @@ func.func @sized_domains(%c: !m2n.comm<4>, %x: !m2n.dist<4xf32, #m2n.layout<#m2n
 // CHECK-NEXT: m2n.move network copy src(1)+0 -> dst(0)+0 64B times 2 by (+64,+64) signal 0:0 step 1
 // CHECK-NEXT: m2n.move vector reduce<sum> src(1)+0 -> dst(0)+0 64B wait 0:0>=2 wait 0:1>=1 read_done 1:0 step 2
 // CHECK-NEXT: m2n.move tile reduce<sum> src(1) map 0 (0) -> dst(0) map 1 (0) 64B times 2 along 0 by (+16,+16) signal 0:1
+// A reduction whose first operand is the rank's own source (acc), not dst.
+// CHECK: m2n.rank 1 counters = 1 {
+// CHECK-NEXT: m2n.move vector reduce<sum> src(0)+64 -> dst(1)+0 64B acc src(1) read_done 0:0 step 3
 // GENERIC-LABEL: sym_name = "program"
 // GENERIC: "m2n.move"() <{{.*}}mechanism = "engine", read_done = [], reduction = [], repeats = [], signal = [],
 // GENERIC: "m2n.move"() <{{.*}}mechanism = "network", read_done = [], reduction = [], repeats = [array<i64: 2, 64, 64, -1, 0>], signal = [array<i64: 0, 0>],
 // GENERIC: "m2n.move"() <{{.*}}mechanism = "vector", read_done = [array<i64: 1, 0>], {{.*}}waits = [array<i64: 0, 0, 2>, array<i64: 0, 1, 1>]}>
 // GENERIC: "m2n.move"() <{{.*}}mechanism = "tile", {{.*}}repeats = [array<i64: 2, 16, 16, 0, 0>], signal = [array<i64: 0, 1>],
+// GENERIC: "m2n.move"() <{acc_kind = [0 : i32], acc_rank = 1 : i64, acc_scratch = -1 : i64,
 func.func @program(%c: !m2n.comm<2>, %x: !m2n.dist<32xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>) {
   %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !m2n.dist<32xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>> -> !m2n.dist<32xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>> {
     m2n.tensor_map 0 of src(1) [32] box [16]
@@ -207,6 +211,7 @@ func.func @program(%c: !m2n.comm<2>, %x: !m2n.dist<32xf32, #m2n.layout<#m2n.mesh
       m2n.move tile reduce<sum> src(1) map 0 (0) -> dst(0) map 1 (0) 64B times 2 along 0 by (+16,+16) signal 0:1
     }
     m2n.rank 1 counters = 1 {
+      m2n.move vector reduce<sum> src(0)+64 -> dst(1)+0 64B acc src(1) read_done 0:0 step 3
     }
   }
   return

@@ -708,3 +708,92 @@ func.func @f(%c: !m2n.comm<2>, %x: !s) -> !d {
   }
   return %0 : !d
 }
+
+// -----
+
+// An accumulator (acc) is a vector reduction's other operand.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op has an accumulator but is not a vector reduction}}
+      m2n.move vector copy src(1)+0 -> dst(0)+0 64B acc src(0)
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op has an accumulator but is not a vector reduction}}
+      m2n.move bulk reduce<sum> src(1)+0 -> dst(0)+0 64B acc src(0)
+    }
+  }
+  return
+}
+
+// -----
+
+// ... the executing rank's own source: read-only, and nobody's reads to
+// report.
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op accumulates src(1), not its rank's own source of the tensor}}
+      m2n.move vector reduce<sum> src(1)+0 -> dst(0)+0 64B acc src(1)
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 1 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op accumulates dst(1), not its rank's own source of the tensor}}
+      m2n.move vector reduce<sum> src(0)+0 -> dst(1)+0 64B acc dst(1)
+    }
+  }
+  return
+}
+
+// -----
+
+// ... read at the source's offsets, which must lie in it too (rank 1 holds
+// 8 of the 17 elements, rank 0 nine).
+!s = !m2n.dist<17xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [partial<sum>, shard<0>]>>
+!d = !m2n.dist<17xf32, #m2n.layout<#m2n.mesh<[2, 2]>, [replicate, replicate]>>
+func.func @f(%c: !m2n.comm<4>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<4>, !s -> !d {
+    m2n.rank 1 counters = 0 {
+      // expected-error@+1 {{'m2n.move' op reads its accumulator outside its buffer}}
+      m2n.move vector reduce<sum> src(0)+0 -> dst(1)+0 36B acc src(1)
+    }
+  }
+  return
+}
+
+// -----
+
+!s = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [partial<sum>]>>
+!d = !m2n.dist<16xf32, #m2n.layout<#m2n.mesh<[2]>, [replicate]>>
+func.func @f(%c: !m2n.comm<2>, %x: !s) {
+  %0 = m2n.program %x on %c strategy = "flat" : !m2n.comm<2>, !s -> !d {
+    m2n.rank 0 counters = 0 {
+      // expected-error@+1 {{a move has one accumulator}}
+      m2n.move vector reduce<sum> src(1)+0 -> dst(0)+0 64B acc src(0) acc src(0)
+    }
+  }
+  return
+}

@@ -69,6 +69,8 @@ class Reader:
             self.take("qqQ")
         if self.take("B"):
             self.take("qq")
+        if self.take("B"):
+            self.buffer()  # accumulator
         self.take("q")  # step
         for _ in range(self.take("I")):
             self.take("qqqqq")  # count, src stride, dst stride, dim, entry stride
@@ -81,7 +83,7 @@ def main():
         sys.exit("bad magic")
     version, size, checksum = struct.unpack_from("<IQQ", data, 4)
     payload = data[24:]
-    if version != 17 or size != len(payload) or fnv1a(payload) != checksum:
+    if version != 18 or size != len(payload) or fnv1a(payload) != checksum:
         sys.exit(f"bad header: version {version}, size {size}, checksum {checksum:#x}")
     r = Reader(payload)
     r.string(), r.string(), r.string()  # ptx, chip, kernel name

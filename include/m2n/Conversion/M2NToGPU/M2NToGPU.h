@@ -53,6 +53,7 @@ template <typename LoweringPass>
   options.engineMinBytes = pass.engineMinBytes;
   options.kernelCtas = pass.kernelCtas;
   options.bufferAlignment = pass.bufferAlign;
+  options.fuseReductions = pass.fuseReductions;
   return options;
 }
 /// Why `options` cannot lower anything, or std::nullopt.

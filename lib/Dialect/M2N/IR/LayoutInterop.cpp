@@ -206,6 +206,9 @@ BufferKind toBufferKind(::m2n::BufferKind kind) {
   m.signal = move.getSignal();
   m.waits.assign(move.getWaits().begin(), move.getWaits().end());
   m.readDone = move.getReadDone();
+  if (std::optional<BufferKind> accKind = move.getAccKind())
+    m.accumulator =
+        toBufferRef(*accKind, move.getAccRank(), move.getAccScratch());
   m.step = move.getStep();
   m.repeats.assign(move.getRepeats().begin(), move.getRepeats().end());
   if (std::optional<StepKind> kind = move.getKind())
@@ -288,7 +291,11 @@ static void buildMove(OpBuilder &builder, Location loc,
                      : std::optional(m.kind == ::m2n::StepKind::Amax
                                          ? StepKind::Amax
                                          : StepKind::Scale),
-                 m.lookup);
+                 m.lookup,
+                 m.accumulator ? std::optional(toBufferKind(m.accumulator->kind))
+                               : std::nullopt,
+                 m.accumulator ? m.accumulator->rank : 0,
+                 m.accumulator ? m.accumulator->scratch : -1);
 }
 
 void buildProgram(OpBuilder &builder, Location loc,

@@ -82,14 +82,14 @@ LogicalResult M2NDialect::verifyOperationAttribute(Operation *op,
         if (uint32_t expected = ::m2n::smPathThreads(
                 !vector.empty(),
                 llvm::any_of(vector.asArrayRef(), [](int32_t code) {
-                  return ::m2n::isQuantizingOp(static_cast<uint32_t>(code));
+                  return ::m2n::isElementWiseOp(static_cast<uint32_t>(code));
                 }));
             kernel.threads != expected)
           return op->emitError("'")
                  << getKernelLaunchAttrName() << "' has "
                  << kernel.threads << " threads but the kernel "
                  << (vector.empty() ? "has no vector ops"
-                     : expected == 256 ? "has quantizing ops"
+                     : expected == 256 ? "has reducing or quantizing vector ops"
                                        : "has vector ops")
                  << " (" << expected << ")";
     // Every rank's launch fits the kernel (the moves are not visited).

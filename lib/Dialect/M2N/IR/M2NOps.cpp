@@ -1388,6 +1388,8 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
   SmallVector<int64_t> srcCoords, dstCoords;
   std::optional<::m2n::CounterRef> signal, readDone;
   SmallVector<::m2n::CounterWait, 2> waits;
+  std::optional<BufferKind> accKind;
+  int64_t accRank = 0, accScratch = -1;
   if (endpoint(srcKind, srcRank, srcScratch, srcOffset, srcMap, srcCoords) ||
       parser.parseArrow() ||
       endpoint(dstKind, dstRank, dstScratch, dstOffset, dstMap, dstCoords) ||
@@ -1437,6 +1439,11 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
                                      "counter");
       if (parseCounterRef(parser, readDone.emplace()))
         return failure();
+    } else if (succeeded(parser.parseOptionalKeyword("acc"))) {
+      if (accKind)
+        return parser.emitError(loc, "a move has one accumulator");
+      if (parseBufferRef(parser, accKind.emplace(), accRank, accScratch))
+        return failure();
     } else if (succeeded(parser.parseOptionalKeyword("step"))) {
       if (parser.parseInteger(step))
         return failure();
@@ -1469,6 +1476,9 @@ ParseResult MoveOp::parse(OpAsmParser &parser, OperationState &result) {
   move.repeats.assign(repeats.begin(), repeats.end());
   move.kind = kind;
   move.lookup = lookup;
+  move.acc_kind = accKind;
+  move.acc_rank = accRank;
+  move.acc_scratch = accScratch;
   return success();
 }
 
@@ -1511,6 +1521,10 @@ void MoveOp::print(OpAsmPrinter &printer) {
   if (std::optional<::m2n::BlockLookup> lookup = getLookup())
     os << " blocks " << lookup->entry << '+' << lookup->phase << '/'
        << lookup->width;
+  if (std::optional<BufferKind> accKind = getAccKind()) {
+    os << " acc ";
+    printBufferRef(os, *accKind, getAccRank(), getAccScratch());
+  }
   if (std::optional<::m2n::CounterRef> signal = getSignal())
     os << " signal " << signal->rank << ':' << signal->index;
   for (const ::m2n::CounterWait &wait : getWaits())

@@ -549,7 +549,10 @@ def M2N_MoveOp : M2N_Op<"move", [HasParent<"RankOp">]> {
     instance once),
     `wait R:I>=V` (at most two) waits for it first, `read_done R:I` tells the
     owner of the source that its bytes were read. `step N` records the
-    schedule step it comes from.
+    schedule step it comes from. `acc src(0)` (a vector reduction only)
+    names its accumulator: the move writes acc ⊕ src, reading the
+    accumulator at the source's offsets, instead of dst ⊕ src (a rank's copy
+    of its own partial fused with the first reduction onto it).
 
     A quantizing reshard (docs/fp8-scaling.md) adds three kinds of vector
     moves. `m2n.move vector amax src(0)+0 -> slots(0)+0 256B blocks 0+0/128`
@@ -580,7 +583,9 @@ def M2N_MoveOp : M2N_Op<"move", [HasParent<"RankOp">]> {
                        OptionalProp<M2N_CounterRefProp>:$read_done,
                        I64Prop:$step, ArrayProp<M2N_RepeatProp>:$repeats,
                        OptionalProp<EnumProp<M2N_StepKind>>:$kind,
-                       OptionalProp<M2N_BlockLookupProp>:$lookup);
+                       OptionalProp<M2N_BlockLookupProp>:$lookup,
+                       OptionalProp<EnumProp<M2N_BufferKind>>:$acc_kind,
+                       I64Prop:$acc_rank, I64Prop:$acc_scratch);
   let hasCustomAssemblyFormat = 1;
   let extraClassDeclaration = [{
     /// Adds what this move asks of its rank's launch (a kernel item's
