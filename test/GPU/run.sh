@@ -7,6 +7,8 @@
 # packed into OUT_DIR/logs.tgz (one file to bring back, even from a run cut
 # short). M2N_GPU_DEADLINE=SECONDS ends every step by then (seconds since
 # the start): a step cut short fails, later ones are reported as not run.
+# M2N_GPU_SKIP="NAME ..." skips the steps so named (passed on this code in
+# an earlier call).
 set -euo pipefail
 dir=$1
 out=${2:-.}
@@ -24,6 +26,11 @@ pack() {
 step() {
   local name=$1 limit=$2
   shift 2
+  # M2N_GPU_SKIP="NAME ...": steps a previous run of the same code passed.
+  if [[ " ${M2N_GPU_SKIP:-} " == *" $name "* ]]; then
+    echo "SKIPPED $name (M2N_GPU_SKIP)" | tee "$out/$name.log"
+    return
+  fi
   if [ "$deadline" -gt 0 ]; then
     if [ $((deadline - SECONDS)) -lt 10 ]; then
       echo "NOT RUN $name: past M2N_GPU_DEADLINE=$deadline s" | tee "$out/$name.log"
