@@ -2,7 +2,7 @@
 """Joins artifact_runner's m2n rows with their baselines into tables and plots.
 
   report.py M2N.csv [BASELINES.csv ...] [--variant LABEL=CSV ...]
-            [--sweep CTAS=M2N.csv ...] [--baseline-sweep CTAS=BASELINES.csv ...]
+            [--sweep [LABEL:]CTAS=M2N.csv ...] [--baseline-sweep CTAS=BASELINES.csv ...]
             [--plain ENGINE.csv] [--ranks N] [--svg PREFIX] [--title TEXT]
 
 Both sides are timed the same way (CUDA events around back-to-back
@@ -17,7 +17,8 @@ the full tensor (all_to_all: one rank's part). speedup > 1: m2n is faster
 The copy-engine rows of artifact_runner (REF) are the 1-to-1 rows' first
 baseline when no baselines CSV has one. --sweep and --baseline-sweep give
 the CTA-budget table: m2n compiled for each CTA budget and the baseline at
-each cap (NCCL_MIN_CTAS = NCCL_MAX_CTAS), busbw at each size. --plain
+each cap (NCCL_MIN_CTAS = NCCL_MAX_CTAS), busbw at each size; a labelled
+--sweep (unfused:16=CSV) is another build of m2n, a row "m2n LABEL". --plain
 takes engine_bench's CSV: under each m2n sweep row, the ratio of m2n's rate
 (bytes its kernels moved / time) to the plain SM kernel's (copy, or add for
 the reductions, whose programs also copy their own share) at the CTAs m2n
@@ -143,7 +144,8 @@ def main():
     parser.add_argument("baselines", nargs="*")
     parser.add_argument("--variant", action="append", default=[],
                         help="LABEL=CSV: m2n rows compiled another way")
-    parser.add_argument("--sweep", action="append", default=[], help="CTAS=CSV of m2n")
+    parser.add_argument("--sweep", action="append", default=[],
+                        help="CTAS=CSV of m2n, or LABEL:CTAS=CSV of another m2n build (a row 'm2n LABEL')")
     parser.add_argument("--baseline-sweep", action="append", default=[], help="CTAS=CSV of baselines")
     parser.add_argument("--plain", help="engine_bench CSV with the plain SM kernel's rows")
     parser.add_argument("--ranks", type=int, default=2)
@@ -210,10 +212,14 @@ def main():
 
     sweep, moved = {}, {}
     for spec in args.sweep:
+        # CTAS=CSV, or LABEL:CTAS=CSV for another build of m2n (its own row).
         ctas, _, path = spec.partition("=")
+        label, _, ctas = ctas.rpartition(":")
+        side = f"m2n {label}" if label else "m2n"
         for k, row in m2n_rows(path).items():
-            sweep.setdefault(k, {}).setdefault("m2n", {})[int(ctas)] = timing(row)[0]
-            moved[k, int(ctas)] = float(row["moved_bytes"])
+            sweep.setdefault(k, {}).setdefault(side, {})[int(ctas)] = timing(row)[0]
+            if not label:
+                moved[k, int(ctas)] = float(row["moved_bytes"])
     # The plain SM kernel's GB/s by (op, CTAs), and the bytes it moved: the
     # ratio is printed for rows of at least a quarter of them (rates of
     # latency-bound sizes compare with nothing the plain kernel measured).
@@ -238,7 +244,7 @@ def main():
         print("|---|---|---|" + "---|" * len(counts))
         for k in sorted(sweep, key=lambda k: (list(TITLES).index(k[0]), k[2])):
             kind, dtype, size = k
-            for side, times in sorted(sweep[k].items(), key=lambda s: s[0] != "m2n"):
+            for side, times in sorted(sweep[k].items(), key=lambda s: (s[0] != "m2n", not s[0].startswith("m2n"), s[0])):
                 cells = " | ".join(f"{busbw(kind, size, times[c], n):.1f}" if c in times else "-" for c in counts)
                 print(f"| {TITLES[kind]} {dtype} | {human(size)} | {side} | {cells} |")
                 if side == "m2n" and plain and 4 * size >= plain_bytes:

@@ -195,6 +195,7 @@ report-1gpu)
   sweep=()
   for n in $cta_counts; do
     [ -f "$out/m2n-ctas-$n-1gpu.csv" ] && sweep+=(--sweep "$n=$out/m2n-ctas-$n-1gpu.csv")
+    [ -f "$out/m2n-unfused-$n-1gpu.csv" ] && sweep+=(--sweep "unfused:$n=$out/m2n-unfused-$n-1gpu.csv")
   done
   [ -f "$out/torch-same-bytes.csv" ] && sweep+=(--baseline-sweep "66=$out/torch-same-bytes.csv")
   python3 "$root/bench/gpu/report.py" "$out/m2n-1gpu.csv" \
