@@ -445,6 +445,68 @@ TEST(TransferProgramTest, ReductionsTmaLacksTakeTheVectorPath) {
   EXPECT_EQ(program.ranks.at(0).items[1].mechanism, Mechanism::Vector);
 }
 
+TEST(TransferProgramTest, FusedReductionsReadTheirOwnPartial) {
+  // Four ranks' partial sums into a shard each: fused, each rank's first
+  // reduction reads its own partial as the accumulator (no copy of it), the
+  // other two reductions onto those bytes wait for it; unfused by the cost
+  // model at 16 CTAs a rank, fused by it at 64.
+  Layout src{Mesh::contiguous({4}), {Placement::partial(Reduction::Sum)}};
+  Layout dst{Mesh::contiguous({4}), {Placement::shard(0)}};
+  Topology topology = Topology::singleDomain(4);
+  auto fusedOf = [](const RankProgram &rank) {
+    int64_t fused = 0;
+    for (const Movement &m : rank.items)
+      fused += m.accumulator.has_value();
+    return fused;
+  };
+  TransferProgram program;
+  LoweringOptions options;
+  ASSERT_EQ(lower(src, dst, {64, 8}, topology, Strategy::Flat,
+                  ElementType::BF16, options, program),
+            std::nullopt);
+  EXPECT_EQ(fusedOf(program.ranks.at(0)), 0);
+  options.kernelCtas = 64;
+  ASSERT_EQ(lower(src, dst, {64, 8}, topology, Strategy::Flat,
+                  ElementType::BF16, options, program),
+            std::nullopt);
+  const RankProgram &rank0 = program.ranks.at(0);
+  EXPECT_EQ(fusedOf(rank0), 1);
+  const Movement *fused = nullptr;
+  for (const Movement &m : rank0.items) {
+    const bool ownCopy = m.bytes > 0 && !m.accumulator &&
+                         m.src == BufferRef{BufferKind::Source, 0};
+    EXPECT_FALSE(ownCopy)
+        << "rank 0 still copies its own partial: " << m.str(program.type);
+    if (m.accumulator)
+      fused = &m;
+  }
+  ASSERT_NE(fused, nullptr);
+  EXPECT_EQ(fused->mechanism, Mechanism::Vector);
+  EXPECT_EQ(*fused->accumulator, (BufferRef{BufferKind::Source, 0}));
+  EXPECT_TRUE(fused->waits.empty());
+  ASSERT_TRUE(fused->signal.has_value());
+  for (const Movement &m : rank0.items)
+    if (m.reduction && !m.accumulator && m.bytes > 0) {
+      ASSERT_EQ(m.waits.size(), 1u) << m.str(program.type);
+      EXPECT_EQ(m.waits[0].counter, *fused->signal);
+    }
+  // The kernel item: flag and the accumulator's distance from the source.
+  const ItemAddresses addresses = distinctAddresses();
+  const KernelItem item = encodeItem(*fused, program, addresses);
+  EXPECT_TRUE(item.flags & kAccumulates);
+  EXPECT_EQ(item.src + static_cast<uint64_t>(accumulatorDeltaOf(item)),
+            addresses.buffer(*fused->accumulator) +
+                static_cast<uint64_t>(fused->srcOffset));
+  std::optional<ProgramIssue> issue =
+      checkTransferProgram(program, src, dst, {64, 8});
+  EXPECT_FALSE(issue) << issue->message;
+  options.fuseReductions = ReductionFusion::Never;
+  ASSERT_EQ(lower(src, dst, {64, 8}, topology, Strategy::Flat,
+                  ElementType::BF16, options, program),
+            std::nullopt);
+  EXPECT_EQ(fusedOf(program.ranks.at(0)), 0);
+}
+
 TEST(TransferProgramTest, UnalignedRunsSplitIntoVectorHeadBulkBodyVectorTail) {
   // 3 bf16 elements per shard: 6-byte runs, neither bulk nor tiles.
   Layout shards{Mesh::contiguous({2}), {Placement::shard(0)}};
@@ -841,7 +903,7 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
   const int64_t cases = propertyCases(10000);
   RandomLayouts random(seed ^ 0xc0de);
   int64_t items = 0, movements = 0, tileItems = 0, vectorItems = 0, bulkItems = 0,
-          raceChecked = 0;
+          raceChecked = 0, fusedMovements = 0;
   for (int64_t n = 0; n < cases; ++n) {
     std::vector<int64_t> shape = random.shape();
     // Half the cases with 16-byte rows (bulk and tiles), half with odd
@@ -905,6 +967,7 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
     for (const auto &[r, rp] : program.ranks)
       for (const Movement &repeated : rp.items) {
         ++movements;
+        fusedMovements += repeated.accumulator.has_value();
         repeated.forEachInstance([&](const Movement &m) {
         tileItems += m.isTile();
         vectorItems += m.mechanism == Mechanism::Vector;
@@ -941,11 +1004,13 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
   EXPECT_GT(vectorItems, items / 50);
   EXPECT_GT(bulkItems, items / 50);
   EXPECT_GT(raceChecked, cases * 9 / 10);
+  EXPECT_GT(fusedMovements, 0);
   std::cout << "[ property ] seed " << seed << ": " << cases
             << " reshards lowered and run (" << items << " items in "
             << movements << " movements: "
             << bulkItems << " bulk, " << tileItems << " tiles, "
-            << vectorItems << " vector); " << raceChecked
+            << vectorItems << " vector; " << fusedMovements
+            << " fused reductions); " << raceChecked
             << " checked for unordered vector reductions\n";
 }
 
@@ -1108,6 +1173,9 @@ TEST(TransferProgramPropertyTest, GroupsOfReshardsRunAsOneProgram) {
       options.maxItemBytes = 16 * random.uniform(1, 4);
       options.copyEngine = random.uniform(0, 3) == 0 ? CopyEngineUse::Always
                                                      : CopyEngineUse::Never;
+      options.fuseReductions = random.uniform(0, 1) == 1
+                                   ? ReductionFusion::Always
+                                   : ReductionFusion::Never;
       ASSERT_EQ(lower(src, dst, shape, topology, strategy, type, options,
                       programs[t]),
                 std::nullopt)
