@@ -985,8 +985,9 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
           copy.link == LinkClass::Network ||
           copy.from.kind != BufferKind::Source ||
           copy.to.kind != BufferKind::Destination ||
-          copy.from.rank != copy.executor() || dependents[c].empty())
-        continue;
+          copy.from.rank != copy.executor() || !copy.deps.empty() ||
+          dependents[c].empty())
+        continue; // (A copy that waits orders its write: kept as it is.)
       const int64_t r = *std::min_element(
           dependents[c].begin(), dependents[c].end(),
           [&](int64_t a, int64_t b) { return position[a] < position[b]; });
