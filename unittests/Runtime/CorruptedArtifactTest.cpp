@@ -127,6 +127,11 @@ const std::vector<Corruption> &corruptions() {
          firstItem(r).bytes = 32;
        },
        "writes into a source buffer, which a reshard only reads"},
+      {"AccumulatorOnACopy", // The kernel would read an operand it has not.
+       [](auto &r) {
+         firstItem(r).accumulator = m2n::BufferRef{m2n::BufferKind::Source, 0};
+       },
+       "has an accumulator but is not a vector reduction"},
       {"ThreeWaits", // The kernel's item holds two.
        [](auto &r) {
          firstItem(r).waits.assign(3, {{0, 0}, 0});
