@@ -35,7 +35,8 @@ bool copyEngineIsFaster(int64_t bytes, bool sameRank, int64_t ctas) {
 
 
 bool fusedReductionIsFaster(int64_t ctas) {
-  // Equal within 6% at 32 CTAs a rank, 1.3x faster at 66 (the whole GPU).
+  // Between the budget where both were even (32 CTAs a rank) and the one
+  // where fusion won (66: the whole GPU for two virtual ranks).
   return ctas >= 48;
 }
 
@@ -255,6 +256,69 @@ struct OrderedSteps {
   std::vector<int64_t> order;
   std::vector<std::vector<int64_t>> dependents;
 };
+
+/// A rank's copy of its own source into its destination and the first
+/// reduction onto exactly those bytes (from a source box at the same
+/// offsets of a source of the same shape: a peer's partial) fuse into one
+/// vector reduction that reads the copy's source as its accumulator
+/// (Movement::accumulator, LoweringOptions::fuseReductions): the bytes are
+/// written once instead of copied, read back and written again.
+struct FusedReductions {
+  /// Per step: the fused reduction's accumulator (the copy's source).
+  std::vector<std::optional<BufferRef>> accumulatorOf;
+  /// Per step: the reduction a copy became part of (which the copy's other
+  /// dependents wait for), or -1.
+  std::vector<int64_t> fusedInto;
+};
+
+static FusedReductions planReductionFusion(const Schedule &schedule,
+                                           const OrderedSteps &ordered,
+                                           const BufferShapes &shapeOf,
+                                           const TransferProgram &program,
+                                           const LoweringOptions &options) {
+  const size_t count = schedule.steps.size();
+  FusedReductions fused{std::vector<std::optional<BufferRef>>(count),
+                        std::vector<int64_t>(count, -1)};
+  const bool fuse =
+      options.fuseReductions == ReductionFusion::Always ||
+      (options.fuseReductions == ReductionFusion::ByCost &&
+       fusedReductionIsFaster(options.kernelCtas));
+  // (Casts and quantizing reshards read their sources element by element.)
+  if (!fuse || program.scaling || program.sourceType)
+    return fused;
+  const std::vector<int64_t> &steps = ordered.order;
+  const std::vector<std::vector<int64_t>> &dependents = ordered.dependents;
+  std::vector<int64_t> position(count, 0);
+  for (size_t p = 0; p < steps.size(); ++p)
+    position[steps[p]] = static_cast<int64_t>(p);
+  for (int64_t c : steps) {
+    const Step &copy = schedule.steps[c];
+    // (A copy that waits orders its write: it stays a move of its own.)
+    if (copy.reduction || copy.kind != StepKind::Move ||
+        copy.link == LinkClass::Network ||
+        copy.from.kind != BufferKind::Source ||
+        copy.to.kind != BufferKind::Destination ||
+        copy.from.rank != copy.executor() || !copy.deps.empty() ||
+        dependents[c].empty())
+      continue;
+    // Its first dependent in the emission order: the others come after it.
+    const int64_t r = *std::min_element(
+        dependents[c].begin(), dependents[c].end(),
+        [&](int64_t a, int64_t b) { return position[a] < position[b]; });
+    const Step &reduce = schedule.steps[r];
+    if (!reduce.reduction || reduce.kind != StepKind::Move ||
+        reduce.link == LinkClass::Network || fused.accumulatorOf[r] ||
+        reduce.from.kind != BufferKind::Source || !(reduce.to == copy.to) ||
+        !(reduce.toBox == copy.toBox) || !(reduce.fromBox == copy.fromBox) ||
+        shapeOf(reduce.from) != shapeOf(copy.from) ||
+        program.typeOf(reduce.from) != program.typeOf(copy.to) ||
+        program.typeOf(copy.from) != program.typeOf(copy.to))
+      continue;
+    fused.accumulatorOf[r] = copy.from;
+    fused.fusedInto[c] = r;
+  }
+  return fused;
+}
 
 static std::optional<std::string>
 lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
@@ -961,49 +1025,11 @@ lowerScheduleOnce(const Schedule &schedule, const OrderedSteps &ordered,
   const std::vector<std::vector<int64_t>> &dependents = ordered.dependents;
   const std::vector<int64_t> &steps = ordered.order;
 
-  // A rank's copy of its own source into its destination and the first
-  // reduction onto exactly those bytes (from a source box at the same
-  // offsets of a source of the same shape: a peer's partial) fuse into one
-  // vector reduction that reads the copy's source as its accumulator
-  // (Movement::accumulator, LoweringOptions::fuseReductions): the bytes are
-  // written once instead of copied, read back and written again.
-  // accumulatorOf[r]: the fused reduction's accumulator; fusedInto[c]: the
-  // reduction copy c became part of, which c's other dependents wait for.
-  std::vector<std::optional<BufferRef>> accumulatorOf(count);
-  std::vector<int64_t> fusedInto(count, -1);
-  const bool fuse =
-      options.fuseReductions == ReductionFusion::Always ||
-      (options.fuseReductions == ReductionFusion::ByCost &&
-       fusedReductionIsFaster(options.kernelCtas));
-  if (fuse && !schedule.scaling && !cast) {
-    std::vector<int64_t> position(count, 0);
-    for (size_t p = 0; p < steps.size(); ++p)
-      position[steps[p]] = static_cast<int64_t>(p);
-    for (int64_t c : steps) {
-      const Step &copy = schedule.steps[c];
-      if (copy.reduction || copy.kind != StepKind::Move ||
-          copy.link == LinkClass::Network ||
-          copy.from.kind != BufferKind::Source ||
-          copy.to.kind != BufferKind::Destination ||
-          copy.from.rank != copy.executor() || !copy.deps.empty() ||
-          dependents[c].empty())
-        continue; // (A copy that waits orders its write: kept as it is.)
-      const int64_t r = *std::min_element(
-          dependents[c].begin(), dependents[c].end(),
-          [&](int64_t a, int64_t b) { return position[a] < position[b]; });
-      const Step &reduce = schedule.steps[r];
-      if (!reduce.reduction || reduce.kind != StepKind::Move ||
-          reduce.link == LinkClass::Network || accumulatorOf[r] ||
-          reduce.from.kind != BufferKind::Source || !(reduce.to == copy.to) ||
-          !(reduce.toBox == copy.toBox) || !(reduce.fromBox == copy.fromBox) ||
-          shapeOf(reduce.from) != shapeOf(copy.from) ||
-          program.typeOf(reduce.from) != program.typeOf(copy.to) ||
-          program.typeOf(copy.from) != program.typeOf(copy.to))
-        continue;
-      accumulatorOf[r] = copy.from;
-      fusedInto[c] = r;
-    }
-  }
+  const FusedReductions fused =
+      planReductionFusion(schedule, ordered, shapeOf, program, options);
+  const std::vector<std::optional<BufferRef>> &accumulatorOf =
+      fused.accumulatorOf;
+  const std::vector<int64_t> &fusedInto = fused.fusedInto;
 
   // The copy engine's candidates: a source (this rank's or a peer's over
   // NVLink) into this rank's destination, depending on nothing, contiguous

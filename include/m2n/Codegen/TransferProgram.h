@@ -79,12 +79,10 @@ enum class ReductionFusion {
 
 /// The fused reduction's cost model: whether a kernel of `ctas` CTAs per
 /// rank moves a reduction faster fused (one SM-path pass that reads both
-/// operands) than as a TMA copy and a TMA bulk reduction. Measured on an
-/// H100 (bench/results/fused-reductions-2026-12-07.md), 256 MiB bf16 on 2
-/// virtual ranks: fused 1.30x (reduce_scatter) and 1.47x (all_reduce)
-/// faster at 66 CTAs a rank, where memory bounds both; equal at 32; 1.4-1.65x
-/// slower at 1-16, where the SM path's 256 threads keep fewer bytes in
-/// flight per CTA than TMA's stages.
+/// operands) than as a TMA copy and a TMA bulk reduction. Fused moves
+/// fewer bytes, which wins where memory bounds both; the SM path keeps
+/// fewer bytes in flight per CTA than TMA's stages, which loses where the
+/// CTAs bound them (bench/results/fused-reductions-2026-12-07.md).
 bool fusedReductionIsFaster(int64_t ctas);
 
 struct LoweringOptions {
