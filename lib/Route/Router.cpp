@@ -348,7 +348,8 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
   // Raw partial contributions cannot be forwarded from a destination buffer
   // that already holds their reduction: leaders land them in scratch.
   const bool viaScratch = reducesContributions(src, dst);
-  std::map<int64_t, int64_t> egressBytes, leaderLoad, forwardBytes;
+  std::map<int64_t, int64_t> egressBytes, leaderLoad, forwardBytes,
+      quantizedElements;
 
   for (const Delivery &delivery : deliveries) {
     const Box &region = delivery.region;
@@ -382,7 +383,7 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
     for (int64_t rank : delivery.replicas)
       replicasByDomain[domains.domainOf(rank)].push_back(rank);
     std::map<int64_t, int64_t> serverOfDomain;
-    std::map<int64_t, std::vector<const Target *>> byDomain;
+    std::map<int64_t, std::vector<const Target *>> byDomain, servedByDomain;
     for (const Target *target : remote) {
       int64_t domain = domains.domainOf(target->rank);
       auto replicas = replicasByDomain.find(domain);
@@ -393,9 +394,40 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
       auto [server, inserted] = serverOfDomain.try_emplace(domain, -1);
       if (inserted)
         server->second = leastLoaded(replicas->second);
+      if (quantizeOnce) {
+        servedByDomain[domain].push_back(target);
+        continue;
+      }
       addStep(schedule, domains, source(server->second),
               localBoxOf(server->second), destination(target->rank),
               target->box, target->reduction);
+    }
+    for (const auto &[domain, targets] : servedByDomain) {
+      const int64_t server = serverOfDomain.at(domain);
+      // Quantizing: the target that has quantized the least pulls, the
+      // others copy its fp8 bytes (reductions never quantize).
+      const Target *quantizer = nullptr;
+      if (targets.size() > 1 && !targets.front()->reduction) {
+        quantizer = targets.front();
+        for (const Target *target : targets)
+          if (quantizedElements[target->rank] <
+              quantizedElements[quantizer->rank])
+            quantizer = target;
+        quantizedElements[quantizer->rank] += region.volume();
+        addStep(schedule, domains, source(server), localBoxOf(server),
+                destination(quantizer->rank), quantizer->box, std::nullopt);
+      }
+      for (const Target *target : targets) {
+        if (target == quantizer)
+          continue;
+        if (quantizer)
+          addStep(schedule, domains, destination(quantizer->rank),
+                  quantizer->box, destination(target->rank), target->box,
+                  std::nullopt);
+        else
+          addStep(schedule, domains, source(server), localBoxOf(server),
+                  destination(target->rank), target->box, target->reduction);
+      }
     }
     if (byDomain.empty())
       continue;

@@ -573,6 +573,8 @@ int main(int argc, char **argv) {
         Schedule schedule = TopologyRouter(plan.trainer[i], plan.generator[i],
                                            model.tensors[i].shape, topology)
                                 .setReduceShare(ReduceShare::Auto)
+                                .setQuantizeOnce(quantization &&
+                                                 model.tensors[i].quantized)
                                 .route(plans[i], strategy);
         stepCount += static_cast<int64_t>(schedule.steps.size());
         // A quantized tensor travels as FP8: it is quantized where its

@@ -59,13 +59,17 @@ LoweredQuantizing lowerQuantizing(const Scaling &scaling, const Layout &src,
                                   ElementType from, ElementType to,
                                   Strategy strategy, int64_t chunkBytes,
                                   const LoweringOptions &options,
-                                  const Topology &topology = oneDomain()) {
+                                  const Topology &topology = oneDomain(),
+                                  bool quantizeOnce = true) {
   ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
   ScalePlan scalePlan = planScales(scaling, src, dst, shape, plan);
   LoweredQuantizing lowered;
   lowered.schedule = quantizingSchedule(
-      TopologyRouter(src, dst, shape, topology).route(plan, strategy), scaling,
-      src, dst, shape, scalePlan, topology, elementSize(to), chunkBytes);
+      TopologyRouter(src, dst, shape, topology)
+          .setQuantizeOnce(quantizeOnce)
+          .route(plan, strategy),
+      scaling, src, dst, shape, scalePlan, topology, elementSize(to),
+      chunkBytes);
   lowered.error = lowerSchedule(lowered.schedule, src, dst, shape, to, options,
                                 lowered.program, ElementCast{from, 1.0f});
   return lowered;
@@ -296,9 +300,12 @@ TEST(QuantizingProgramPropertyTest, LoweredProgramQuantizesLikeTheReference) {
         random.uniform(0, 1)
             ? oneDomain()
             : twoDomains(random.uniform(1, kCommSize - 1), kCommSize);
+    // Half the cases quantize each region once per domain (the passes'
+    // default), the others once per destination.
+    const bool quantizeOnce = random.uniform(0, 1);
     LoweredQuantizing lowered =
         lowerQuantizing(scaling, src, dst, shape, from, to, strategy,
-                        chunkBytes, options, topology);
+                        chunkBytes, options, topology, quantizeOnce);
     ASSERT_FALSE(lowered.error) << *lowered.error;
     std::optional<std::string> wrong =
         verifyTransferProgram(lowered.program, src, dst, shape);

@@ -519,7 +519,7 @@ TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
   oneDomain.domains.resize(1);
   for (int64_t r = 0; r < kCommSize; ++r)
     oneDomain.domains[0].push_back(r);
-  int64_t steps = 0, mutations = 0;
+  int64_t steps = 0, mutations = 0, forwarded = 0;
   for (int64_t n = 0; n < cases; ++n) {
     int64_t tensorRank = random.uniform(1, 3);
     std::vector<int64_t> shape;
@@ -547,11 +547,21 @@ TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
         ElementType::BF16, ElementType::F16, ElementType::F32}[random.uniform(0, 2)];
     ElementType to = random.uniform(0, 1) ? ElementType::F8E4M3FN
                                           : ElementType::F8E5M2;
+    // Half the hierarchical routes quantize each region once per domain
+    // (the passes' default), the others once per destination.
+    const bool quantizeOnce = random.uniform(0, 1);
     Schedule schedule = quantizingSchedule(
-        TopologyRouter(src, dst, shape, topology).route(plan, strategy),
+        TopologyRouter(src, dst, shape, topology)
+            .setQuantizeOnce(quantizeOnce)
+            .route(plan, strategy),
         scaling, src, dst, shape, scalePlan, topology, elementSize(to),
         random.uniform(0, 1) ? 0 : random.uniform(1, 24));
     steps += static_cast<int64_t>(schedule.steps.size());
+    // (Within one domain only quantize-once copies between destinations.)
+    for (const Step &step : schedule.steps)
+      forwarded += quantizeOnce && strategy == Strategy::Hierarchical &&
+                   topology.domains.size() == 1 &&
+                   step.from.kind == BufferKind::Destination;
     std::optional<ScheduleIssue> issue = verifySchedule(schedule, src, dst, shape);
     ASSERT_FALSE(issue) << "step " << issue->step << ": " << issue->message;
     for (auto order : {ReshardSimulator::StepOrder::ListOrder,
@@ -597,8 +607,10 @@ TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
     ++mutations;
   }
   std::cout << "[ property ] seed " << seed << ": " << cases
-            << " quantizing schedules, " << steps << " steps, " << mutations
-            << " stripped dependencies caught\n";
+            << " quantizing schedules, " << steps << " steps ("
+            << forwarded << " copying another destination's quantized bytes in "
+            << "one domain), " << mutations << " stripped dependencies caught\n";
+  EXPECT_GT(forwarded, 0);
 }
 
 } // namespace

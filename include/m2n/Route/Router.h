@@ -26,6 +26,12 @@
 //    reduce-scatter, then all-gather. Auto picks the route with the smaller
 //    T_SOL (the direct one on ties: 2 replicas move the same bytes either
 //    way; 4 move half, 8 a quarter with reduce-share).
+//    With setQuantizeOnce (quantizing reshards: the move out of a source
+//    converts, and converting is what costs), destinations of one region
+//    in a domain that holds a source replica do not all pull it: one of
+//    them (the one that has quantized the fewest elements so far) pulls and
+//    quantizes it, and the others copy its fp8 bytes from it, so every
+//    element is quantized once per domain.
 //
 // Every strategy delivers exactly what the plan delivers (the same bytes
 // into the same destination boxes); the schedules differ in the path.
@@ -69,6 +75,13 @@ public:
   TopologyRouter &setReduceShare(bool enabled) {
     return setReduceShare(enabled ? ReduceShare::On : ReduceShare::Off);
   }
+  /// Hierarchical routes of a quantizing reshard quantize each region once
+  /// per domain (see above). Off by default here; the passes default to on
+  /// for quantizing reshards.
+  TopologyRouter &setQuantizeOnce(bool enabled) {
+    quantizeOnce = enabled;
+    return *this;
+  }
 
 private:
   Schedule routeFlat(const ReshardPlan &plan) const;
@@ -84,6 +97,7 @@ private:
   DomainMap domains; // The topology's rank -> domain lookups.
   MeshIndex srcIndex, dstIndex; // Rank -> grid position in each mesh.
   ReduceShare reduceShare = ReduceShare::Off;
+  bool quantizeOnce = false;
 };
 
 } // namespace m2n

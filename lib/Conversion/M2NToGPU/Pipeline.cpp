@@ -47,6 +47,11 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
                      "share them (reduce-scatter + all-gather): on, off or "
                      "auto (where the cost model finds it cheaper)"),
       llvm::cl::init("auto")};
+  Option<bool> quantizeOnce{
+      *this, "quantize-once",
+      llvm::cl::desc("Quantizing reshards: one destination of a region in a "
+                     "domain quantizes it, the others copy its fp8 bytes"),
+      llvm::cl::init(true)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("Target GPU"),
                            llvm::cl::init("sm_90a")};
   Option<std::string> features{*this, "features",
@@ -192,6 +197,7 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   route.topologyFile = options.topology;
   route.chunkBytes = options.chunkBytes;
   route.reduceShare = options.reduceShare;
+  route.quantizeOnce = options.quantizeOnce;
   reshard.addPass(mlir::m2n::createRouteTopology(route));
   reshard.addPass(mlir::m2n::createStageNetworkSteps());
   reshard.addPass(mlir::m2n::createOrderReductions(

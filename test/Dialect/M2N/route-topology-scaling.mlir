@@ -32,6 +32,7 @@
 // Across nodes of 4 GPUs, rank 4's holder gets amaxes over the network,
 // and the moves out of sources into rank 4 cross it.
 // RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%S/Inputs/domains-of-4.json" --m2n-verify-schedule | FileCheck %s --check-prefix=NET
+// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology=quantize-once=false --m2n-verify-schedule | FileCheck %s --check-prefix=TWICE
 // NET-LABEL: func.func @straddling_sources
 // NET: m2n.step 11 copy src(0) [2:4, 0:2] -> dst(4) [0:2, 0:2] via network after [3, 6]
 // NET: m2n.step 16 copy slots(0) [1:2, 0:1] -> holder(4) [0:1, 0:1] via network after [0]
@@ -123,9 +124,21 @@ func.func @tensor_scale(%c: !m2n.comm<5>, %w: !m2n.dist<6x8xf32, #m2n.layout<#m2
   return %q, %s : !m2n.dist<6x8xf8E5M2, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<1>]>>, !m2n.dist<1x1xf32, #m2n.layout<#m2n.mesh<[2], base = 3>, [shard<1>]>>
 }
 
-// MX scales of 32 elements along the last dim, replicated destinations
-// (each replica pulls and quantizes its own copy: one NVLink domain).
+// MX scales of 32 elements along the last dim, replicated destinations in
+// one NVLink domain: each region is quantized once, by the replica that has
+// quantized the fewest elements so far, and the other replica copies its
+// fp8 bytes (quantize-once, the default); with quantize-once=false each
+// replica pulls and quantizes its own copy (TWICE).
 // CHECK-LABEL: func.func @mx_replicated
+// CHECK: m2n.step 4 copy src(0) [0:4, 0:32] -> dst(2) [0:4, 0:32] via nvlink after [2]
+// CHECK-NEXT: m2n.step 5 copy dst(2) [0:4, 0:32] -> dst(3) [0:4, 0:32] via nvlink after [4]
+// CHECK-NEXT: m2n.step 6 copy src(1) [0:4, 0:32] -> dst(3) [0:4, 32:64] via nvlink after [3]
+// CHECK-NEXT: m2n.step 7 copy dst(3) [0:4, 32:64] -> dst(2) [0:4, 32:64] via nvlink after [6]
+// TWICE-LABEL: func.func @mx_replicated
+// TWICE: m2n.step 4 copy src(0) [0:4, 0:32] -> dst(2) [0:4, 0:32] via nvlink after [2]
+// TWICE-NEXT: m2n.step 5 copy src(0) [0:4, 0:32] -> dst(3) [0:4, 0:32] via nvlink after [2]
+// TWICE-NEXT: m2n.step 6 copy src(1) [0:4, 0:32] -> dst(2) [0:4, 32:64] via nvlink after [3]
+// TWICE-NEXT: m2n.step 7 copy src(1) [0:4, 0:32] -> dst(3) [0:4, 32:64] via nvlink after [3]
 // CHECK: scale holder(2) [0:4, 0:2] -> scales(2) [0:4, 0:2] via local
 // CHECK: scale holder(3) [0:4, 0:2] -> scales(3) [0:4, 0:2] via local
 func.func @mx_replicated(%c: !m2n.comm<4>, %w: !m2n.dist<4x64xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>)

@@ -172,6 +172,8 @@ struct EstimatePass : public mlir::m2n::impl::EstimateBase<EstimatePass> {
                                    src.getShape().end());
         ::m2n::TopologyRouter router(srcLayout, dstLayout, shape,
                                      report.topology);
+        // As --m2n-route-topology routes by default.
+        router.setQuantizeOnce(static_cast<bool>(scaling));
         ::m2n::ReshardPlan transfers = toReshardPlan(plan);
         auto routed = [&](::m2n::Strategy strategy) {
           ::m2n::Schedule steps = router.route(transfers, strategy);

@@ -62,13 +62,14 @@ struct RouteTopologyPass
       int64_t elementBytes =
           plan.getResult().getType().getElementType().getIntOrFloatBitWidth() /
           8;
+      ScalingAttr scaling = plan.getScalingAttr();
       ::m2n::Schedule routed =
           ::m2n::TopologyRouter(srcLayout, dstLayout, shape, *topology)
               .setReduceShare(*share)
+              .setQuantizeOnce(scaling && quantizeOnce)
               .route(toReshardPlan(plan), *parsed);
       // A quantizing plan's amax exchange joins its data steps, in bands
       // of blocks (docs/fp8-scaling.md).
-      ScalingAttr scaling = plan.getScalingAttr();
       ::m2n::Schedule schedule;
       if (scaling) {
         schedule = ::m2n::quantizingSchedule(

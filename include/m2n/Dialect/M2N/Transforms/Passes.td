@@ -230,7 +230,10 @@ def RouteTopology : Pass<"m2n-route-topology"> {
            "Hierarchical: reduce a region needed by several replicas of one "
            "domain once, chunk by chunk, then share it (reduce-scatter + "
            "all-gather): on, off, or auto (where the cost model finds it "
-           "cheaper)">
+           "cheaper)">,
+    Option<"quantizeOnce", "quantize-once", "bool", "true",
+           "Hierarchical, quantizing reshards: one destination of a region "
+           "in a domain quantizes it, the others copy its fp8 bytes">
   ];
   let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }
