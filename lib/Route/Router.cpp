@@ -356,15 +356,22 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
     auto localBoxOf = [&](int64_t rank) {
       return shifted(region, srcBoxes[*srcIndex.indexOf(rank)].offsets, -1);
     };
-    // Destinations holding the region themselves copy it locally.
+    // Destinations holding the region themselves copy it locally (and,
+    // quantizing once, are their domain's quantizer of it).
     std::vector<const Target *> remote;
+    std::map<int64_t, const Target *> quantizerOfDomain;
     for (const Target &target : delivery.targets) {
       if (std::find(delivery.replicas.begin(), delivery.replicas.end(),
-                    target.rank) != delivery.replicas.end())
+                    target.rank) != delivery.replicas.end()) {
         addStep(schedule, domains, source(target.rank), localBoxOf(target.rank),
                 destination(target.rank), target.box, target.reduction);
-      else
+        if (quantizeOnce) {
+          quantizerOfDomain.try_emplace(domains.domainOf(target.rank), &target);
+          quantizedElements[target.rank] += region.volume();
+        }
+      } else {
         remote.push_back(&target);
+      }
     }
     if (remote.empty())
       continue;
@@ -404,10 +411,13 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
     }
     for (const auto &[domain, targets] : servedByDomain) {
       const int64_t server = serverOfDomain.at(domain);
-      // Quantizing: the target that has quantized the least pulls, the
-      // others copy its fp8 bytes (reductions never quantize).
-      const Target *quantizer = nullptr;
-      if (targets.size() > 1 && !targets.front()->reduction) {
+      // Quantizing: a target holding the region quantized it locally, or
+      // the one that has quantized the least pulls it; the others copy its
+      // fp8 bytes (reductions never quantize).
+      auto local = quantizerOfDomain.find(domain);
+      const Target *quantizer =
+          local != quantizerOfDomain.end() ? local->second : nullptr;
+      if (!quantizer && targets.size() > 1 && !targets.front()->reduction) {
         quantizer = targets.front();
         for (const Target *target : targets)
           if (quantizedElements[target->rank] <

@@ -1,0 +1,37 @@
+// quantize-once (docs/routing.md): a quantizing reshard's region needed by
+// several destination replicas of one NVLink domain is quantized once. A
+// destination that holds the region's source quantizes it locally and the
+// other replicas copy its fp8 bytes (each after the quantizing step it
+// reads); with quantize-once=false every replica pulls and quantizes its
+// own copy (TWICE). m2n-sim runs the schedule from poisoned buffers and
+// compares every element and scale with the reference.
+// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology --m2n-verify-schedule | FileCheck %s
+// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology=quantize-once=false --m2n-verify-schedule | FileCheck %s --check-prefix=TWICE
+// RUN: m2n-sim %s --route=hierarchical | FileCheck %s --check-prefix=SIM
+// RUN: m2n-sim %s --route=hierarchical --chunk-bytes=8 | FileCheck %s --check-prefix=SIM
+// RUN: m2n-opt %s "--m2n-pipeline=artifact=%t.m2n" -o /dev/null && m2n-artifact-dump %t.m2n | FileCheck %s --check-prefix=PROGRAM
+// SIM: m2n-sim: PASS: 1 schedule
+
+// CHECK-LABEL: func.func @local_quantizer
+// CHECK: m2n.step 6 copy src(0) [0:4, 0:32] -> dst(0) [0:4, 0:32] via local after [2, 4]
+// CHECK-NEXT: m2n.step 7 copy dst(0) [0:4, 0:32] -> dst(1) [0:4, 0:32] via nvlink after [6]
+// CHECK-NEXT: m2n.step 8 copy dst(0) [0:4, 0:32] -> dst(2) [0:4, 0:32] via nvlink after [6]
+// CHECK-NEXT: m2n.step 9 copy src(1) [0:4, 0:32] -> dst(1) [0:4, 32:64] via local after [3, 5]
+// CHECK-NEXT: m2n.step 10 copy dst(1) [0:4, 32:64] -> dst(0) [0:4, 32:64] via nvlink after [9]
+// CHECK-NEXT: m2n.step 11 copy dst(1) [0:4, 32:64] -> dst(2) [0:4, 32:64] via nvlink after [9]
+// TWICE-LABEL: func.func @local_quantizer
+// TWICE: m2n.step 6 copy src(0) [0:4, 0:32] -> dst(0) [0:4, 0:32] via local after [2, 4]
+// TWICE-NEXT: m2n.step 7 copy src(0) [0:4, 0:32] -> dst(1) [0:4, 0:32] via nvlink after [2, 4]
+// TWICE-NEXT: m2n.step 8 copy src(0) [0:4, 0:32] -> dst(2) [0:4, 0:32] via nvlink after [2, 4]
+// The program: rank 2 quantizes nothing; it copies fp8 bytes from ranks 0
+// and 1 by TMA, each after that rank's quantizing move signals.
+// PROGRAM-LABEL: rank 2:
+// PROGRAM-NEXT: item copy tile dst(0) map0(0,0) -> dst(2) map2(0,0) 128B wait 0:3>=4
+// PROGRAM-NEXT: item copy tile dst(1) map1(0,32) -> dst(2) map2(0,32) 128B wait 1:3>=4
+// PROGRAM-NOT: src(
+// PROGRAM: item scale vector holder(2)+0 -> scales(2)+0
+func.func @local_quantizer(%c: !m2n.comm<3>, %w: !m2n.dist<4x64xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>)
+    -> (!m2n.dist<4x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>, !m2n.dist<1x1xf32, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>) {
+  %q, %s = m2n.reshard %w on %c {scaling = #m2n.scaling<tensor>} : !m2n.comm<3>, !m2n.dist<4x64xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>> -> !m2n.dist<4x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>, !m2n.dist<1x1xf32, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>
+  return %q, %s : !m2n.dist<4x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>, !m2n.dist<1x1xf32, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>
+}
