@@ -164,18 +164,19 @@ void KernelBuilder::vectorLoop(Value src, Value dst, Value acc, Value bytes,
             LLVM::StoreOp::create(b, result, byteOffset(dst, at), width);
           };
           moveScalars(c64(0), head);
-          // Full rounds of kVectorUnroll chunks per thread, loads first.
-          Value round = mul(threads, c64(kVectorUnroll));
+          // Full rounds of `unroll` chunks per thread, loads first.
+          const int64_t unroll = reduction ? kReductionUnroll : kVectorUnroll;
+          Value round = mul(threads, c64(unroll));
           Value full = mul(arith::DivUIOp::create(b, chunks, round), round);
           forRange(c64(0), full, round, [&](Value base) {
             SmallVector<Value> at, in, accIn;
-            for (int64_t u = 0; u < kVectorUnroll; ++u) {
+            for (int64_t u = 0; u < unroll; ++u) {
               at.push_back(
                   chunkAt(add(base, add(thread, mul(threads, c64(u))))));
               in.push_back(load(lanes, byteOffset(src, at.back()), width));
               accIn.push_back(loadAcc(at.back()));
             }
-            for (int64_t u = 0; u < kVectorUnroll; ++u)
+            for (int64_t u = 0; u < unroll; ++u)
               finish(at[u], in[u], accIn[u]);
           });
           forRange(add(full, thread), chunks, threads, [&](Value c) {
