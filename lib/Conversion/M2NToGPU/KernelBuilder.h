@@ -43,10 +43,9 @@ using ValuesBody = llvm::function_ref<SmallVector<Value>()>;
 /// Vector items: chunks a thread loads before it combines and stores, to
 /// keep several loads in flight over NVLink (quantizing items: rows).
 constexpr int64_t kVectorUnroll = 4;
-/// Vector reductions: chunks of each operand a thread loads first. At 4, a
-/// fused reduction's CTA (256 threads, 32 KB in flight) moved 1.6x less
-/// than TMA's stages at one CTA a rank
-/// (bench/results/fused-reductions-2026-12-07.md).
+/// Vector reductions: chunks of each operand a thread loads first. 8 beat
+/// 4 at 1, 16 and 66 CTAs a rank by 2-4.5% (16 was no better than 8 at
+/// one CTA; bench/results/fused-reductions-2026-12-07.md).
 constexpr int64_t kReductionUnroll = 8;
 /// Cast items: elements a thread loads before it converts and stores.
 constexpr int64_t kCastUnroll = 8;
