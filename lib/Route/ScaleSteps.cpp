@@ -190,10 +190,12 @@ Schedule quantizingSchedule(Schedule routed, const Scaling &scaling,
                             const std::vector<int64_t> &shape,
                             const ScalePlan &scalePlan,
                             const Topology &topology, int64_t elementBytes,
-                            int64_t chunkBytes) {
+                            int64_t chunkBytes, int64_t maxBands) {
   // Where there are bands, they cut the moves out of a source; elsewhere
   // (one band, or one block: a tensor scale) chunks do, as in any reshard.
-  const int64_t bands = scaleBandCount(shape, elementBytes, chunkBytes);
+  const int64_t bands = std::clamp<int64_t>(
+      scaleBandCount(shape, elementBytes, chunkBytes), 1,
+      std::max<int64_t>(maxBands, 1));
   const bool cutInBands = Bands(scalePlan.scaleShape, bands).dim >= 0;
   Schedule schedule = withScaleSteps(
       chunkSchedule(std::move(routed), elementBytes, chunkBytes,

@@ -15,8 +15,8 @@
 // RUN: m2n-sim %t.mlir | FileCheck %s --check-prefix=SIM
 // RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=flat" --m2n-order-reductions "--m2n-lower-schedule=stage-bytes=16" -o %t.small.mlir
 // RUN: m2n-sim %t.small.mlir | FileCheck %s --check-prefix=SIM
-// In bands of block rows (chunk-bytes=16), each with its own counters.
-// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=chunk-bytes=16" --m2n-order-reductions --m2n-lower-schedule --m2n-verify-program -o %t.bands.mlir
+// In bands of block rows (chunk-bytes=16 scale-bands=8), each with its own counters.
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=chunk-bytes=16 scale-bands=8" --m2n-order-reductions --m2n-lower-schedule --m2n-verify-program -o %t.bands.mlir
 // RUN: m2n-sim %t.bands.mlir | FileCheck %s --check-prefix=SIM
 // RUN: FileCheck %s --input-file=%t.bands.mlir --check-prefix=BANDS
 // RUN: rm -rf %t.dumps && m2n-sim %t.mlir --dump-dst=%t.dumps/programs && m2n-sim %s --dump-dst=%t.dumps/plans

@@ -19,6 +19,9 @@
 
 // CHIP: m2n-pipeline: chip=sm_80: the transfer kernel needs TMA (cp.async.bulk, mbarrier transactions), sm_90 (Hopper) or newer, e.g. chip=sm_90a
 // CHIP-NAME: m2n-pipeline: chip=gfx90a: the transfer kernel needs TMA
+// RUN: not m2n-opt %m2n_src_root/examples/example_a.mlir "--m2n-pipeline=scale-bands=0" 2>&1 | FileCheck %s --check-prefix=BANDS
+// RUN: not m2n-opt %m2n_src_root/examples/example_a.mlir "--m2n-pipeline=scale-bands=9" 2>&1 | FileCheck %s --check-prefix=BANDS
+// BANDS: m2n-pipeline: scale-bands={{0|9}}: expected 1 to 8
 
 // The kernel's launch and every rank's are decided in IR (m2n-choose-launch):
 // 16-byte items on rank 4 run 8 walkers of 128-byte stages.

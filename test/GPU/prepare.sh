@@ -46,8 +46,8 @@ rm "$root/.gpu/refit.mlir"
 # 20 KB ones (too small for a ring: the slow path).
 "$opt" "$root/test/GPU/quantizing.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing-stage72k.m2n stage-bytes=73728" -o /dev/null
 "$opt" "$root/test/GPU/quantizing.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing-stage20k.m2n stage-bytes=20480" -o /dev/null
-# ... and cut into bands of block rows (chunk-bytes=256: each band's data
-# waits for that band's amaxes only).
-"$opt" "$root/test/GPU/quantizing.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing-bands.m2n chunk-bytes=256" -o /dev/null
+# ... and cut into bands of block rows (chunk-bytes=256 scale-bands=8: each
+# band's data waits for that band's amaxes only).
+"$opt" "$root/test/GPU/quantizing.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing-bands.m2n chunk-bytes=256 scale-bands=8" -o /dev/null
 "$root/bench/gpu/run.sh" compile
 du -sh "$root/.gpu"

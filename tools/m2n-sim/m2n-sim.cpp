@@ -75,6 +75,11 @@ static cl::opt<int64_t> chunkBytes(
     "chunk-bytes", cl::desc("Chunk size for --route (0: no chunking)"),
     cl::init(4 << 20),
     cl::cat(::m2n::tools::category()));
+static cl::opt<int64_t> scaleBands(
+    "scale-bands",
+    cl::desc("--route, quantizing reshards: at most this many bands of "
+             "block rows (1-8)"),
+    cl::init(1), cl::cat(::m2n::tools::category()));
 static cl::opt<std::string> reduceShare(
     "reduce-share",
     cl::desc("--route hierarchical: reduce once per domain, then share "
@@ -152,6 +157,7 @@ int main(int argc, char **argv) {
     options.strategy = routeStrategy;
     options.topologyFile = topologyFile;
     options.chunkBytes = chunkBytes;
+    options.scaleBands = scaleBands;
     options.reduceShare = reduceShare;
     pm.addPass(mlir::m2n::createRouteTopology(options));
   }

@@ -61,14 +61,15 @@ Schedule withScaleSteps(Schedule data, const Scaling &scaling,
 
 /// The schedule of a quantizing reshard routed as `routed`: chunked by
 /// `chunkBytes` but for the moves out of a source, which the bands cut
-/// instead (scaleBandCount), the amax exchange added by withScaleSteps, and
-/// the dependencies (addDataDependencies).
+/// instead (scaleBandCount, at most `maxBands`), the amax exchange added by
+/// withScaleSteps, and the dependencies (addDataDependencies).
 Schedule quantizingSchedule(Schedule routed, const Scaling &scaling,
                             const Layout &src, const Layout &dst,
                             const std::vector<int64_t> &shape,
                             const ScalePlan &scalePlan,
                             const Topology &topology, int64_t elementBytes,
-                            int64_t chunkBytes);
+                            int64_t chunkBytes,
+                            int64_t maxBands = kMaxScaleBands);
 
 } // namespace m2n
 

@@ -15,6 +15,7 @@
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Base/Strategy.h"
 #include "m2n/Route/Router.h"
+#include "m2n/Route/ScaleSteps.h"
 #include "m2n/Conversion/M2NToGPU/M2NToGPU.h"
 #include "m2n/Conversion/Passes.h"
 #include "m2n/Dialect/M2N/IR/M2NOps.h"
@@ -47,6 +48,12 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
                      "share them (reduce-scatter + all-gather): on, off or "
                      "auto (where the cost model finds it cheaper)"),
       llvm::cl::init("auto")};
+  Option<int64_t> scaleBands{
+      *this, "scale-bands",
+      llvm::cl::desc("Quantizing reshards: at most this many bands of block "
+                     "rows, each band's amaxes exchanged before its data "
+                     "moves (1-8; 1: the amax pass, then the data)"),
+      llvm::cl::init(1)};
   Option<bool> quantizeOnce{
       *this, "quantize-once",
       llvm::cl::desc("Quantizing reshards: one destination of a region in a "
@@ -198,6 +205,7 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   route.chunkBytes = options.chunkBytes;
   route.reduceShare = options.reduceShare;
   route.quantizeOnce = options.quantizeOnce;
+  route.scaleBands = options.scaleBands;
   reshard.addPass(mlir::m2n::createRouteTopology(route));
   reshard.addPass(mlir::m2n::createStageNetworkSteps());
   reshard.addPass(mlir::m2n::createOrderReductions(
@@ -262,6 +270,12 @@ void mlir::m2n::registerM2NPipeline() {
           return errorHandler("m2n-pipeline: reduce-share=" +
                               options.reduceShare +
                               ": expected on, off or auto");
+        if (options.scaleBands < 1 ||
+            options.scaleBands > ::m2n::kMaxScaleBands)
+          return errorHandler("m2n-pipeline: scale-bands=" +
+                              std::to_string(options.scaleBands) +
+                              ": expected 1 to " +
+                              std::to_string(::m2n::kMaxScaleBands));
         if (options.chunkBytes < 0 || options.tileBelowRunBytes < 0 ||
             options.vectorBelowBytes < 0 || options.engineMinBytes < 0)
           return errorHandler("m2n-pipeline: chunk-bytes, "

@@ -7,28 +7,28 @@
 // source rank's quantizer table it touches, whoever executes it: the
 // plan's semantics on every route), then the exchange into every
 // destination's holder table and each destination's scale write after its
-// holder entries. A tensor of more than chunk-bytes is cut into bands of
-// block rows (at most 8): shares, exchange and moves out of sources per
-// band, each move waiting only for its band (BANDS). m2n-sim runs the
+// holder entries. With scale-bands=N (1 by default), a tensor of more than
+// chunk-bytes is cut into bands of block rows (at most N): shares, exchange
+// and moves out of sources per band, each move waiting only for its band (BANDS). m2n-sim runs the
 // schedules in two dependency orders from poisoned slots, tables, scales
 // and destinations and compares every element and scale with the
 // reference; every route leaves the plan's bytes.
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology --m2n-verify-schedule | FileCheck %s
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology | m2n-opt | FileCheck %s
-// RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology=chunk-bytes=8 --m2n-verify-schedule | FileCheck %s --check-prefix=BANDS
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=chunk-bytes=8 scale-bands=8" --m2n-verify-schedule | FileCheck %s --check-prefix=BANDS
 // RUN: m2n-sim %s --route=hierarchical | FileCheck %s --check-prefix=SIM
 // RUN: m2n-sim %s --route=flat | FileCheck %s --check-prefix=SIM
 // RUN: m2n-sim %s --route=gather-bcast | FileCheck %s --check-prefix=SIM
 // RUN: m2n-sim %s --route=hierarchical --topology=%S/Inputs/domains-of-4.json | FileCheck %s --check-prefix=SIM
-// RUN: m2n-sim %s --route=hierarchical --chunk-bytes=8 | FileCheck %s --check-prefix=SIM
-// RUN: m2n-sim %s --route=flat --chunk-bytes=8 | FileCheck %s --check-prefix=SIM
-// RUN: m2n-sim %s --route=gather-bcast --chunk-bytes=8 | FileCheck %s --check-prefix=SIM
-// RUN: m2n-sim %s --route=hierarchical --chunk-bytes=8 --topology=%S/Inputs/domains-of-4.json | FileCheck %s --check-prefix=SIM
+// RUN: m2n-sim %s --route=hierarchical --chunk-bytes=8 --scale-bands=8 | FileCheck %s --check-prefix=SIM
+// RUN: m2n-sim %s --route=flat --chunk-bytes=8 --scale-bands=8 | FileCheck %s --check-prefix=SIM
+// RUN: m2n-sim %s --route=gather-bcast --chunk-bytes=8 --scale-bands=8 | FileCheck %s --check-prefix=SIM
+// RUN: m2n-sim %s --route=hierarchical --chunk-bytes=8 --scale-bands=8 --topology=%S/Inputs/domains-of-4.json | FileCheck %s --check-prefix=SIM
 // SIM: m2n-sim: PASS: 3 schedules
 // RUN: rm -rf %t && m2n-sim %s --route=hierarchical --dump-dst=%t/schedules && m2n-sim %s --dump-dst=%t/plans
 // RUN: diff -r %t/schedules %t/plans
 // RUN: m2n-sim %s --route=gather-bcast --topology=%S/Inputs/domains-of-4.json --dump-dst=%t/bcast && diff -r %t/bcast %t/plans
-// RUN: m2n-sim %s --route=hierarchical --chunk-bytes=8 --dump-dst=%t/bands && diff -r %t/bands %t/plans
+// RUN: m2n-sim %s --route=hierarchical --chunk-bytes=8 --scale-bands=8 --dump-dst=%t/bands && diff -r %t/bands %t/plans
 // Across nodes of 4 GPUs, rank 4's holder gets amaxes over the network,
 // and the moves out of sources into rank 4 cross it.
 // RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%S/Inputs/domains-of-4.json" --m2n-verify-schedule | FileCheck %s --check-prefix=NET

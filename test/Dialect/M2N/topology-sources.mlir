@@ -17,6 +17,7 @@
 // RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%S/Inputs/bad-topology.json" -o /dev/null 2>&1 | FileCheck %s --check-prefix=OVERLAP
 // RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=strategy=ring" -o /dev/null 2>&1 | FileCheck %s --check-prefix=STRATEGY
 // RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=chunk-bytes=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=CHUNK
+// RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=scale-bands=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BANDS
 // RUN: not m2n-opt %s --m2n-plan-intersections "--m2n-estimate=format=csv" -o /dev/null 2>&1 | FileCheck %s --check-prefix=FORMAT
 
 // Without a file: @f has no attribute (default: one domain, all NVLink),
@@ -53,6 +54,7 @@
 // OVERLAP: error: topology file '{{.*}}bad-topology.json' does not fit the communicator: rank 1 appears in more than one NVLink domain
 // STRATEGY: error: unknown routing strategy 'ring'; expected flat, gather-bcast or hierarchical
 // CHUNK: error: chunk-bytes must be non-negative
+// BANDS: error: scale-bands must be between 1 and 8, got 0
 // FORMAT: error: unknown estimate format 'csv'; expected text or json
 
 func.func @f(%c: !m2n.comm<8>, %x: !m2n.dist<8x8xf32, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>) {

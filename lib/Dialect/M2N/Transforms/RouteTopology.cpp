@@ -34,6 +34,12 @@ struct RouteTopologyPass
           << "'; expected flat, gather-bcast or hierarchical";
       return signalPassFailure();
     }
+    if (scaleBands < 1 || scaleBands > ::m2n::kMaxScaleBands) {
+      getOperation()->emitError()
+          << "scale-bands must be between 1 and " << ::m2n::kMaxScaleBands
+          << ", got " << static_cast<int64_t>(scaleBands);
+      return signalPassFailure();
+    }
     if (chunkBytes < 0) {
       getOperation()->emitError() << "chunk-bytes must be non-negative";
       return signalPassFailure();
@@ -74,7 +80,8 @@ struct RouteTopologyPass
       if (scaling) {
         schedule = ::m2n::quantizingSchedule(
             std::move(routed), scaling.getValue(), srcLayout, dstLayout, shape,
-            toScalePlan(plan), *topology, elementBytes, chunkBytes);
+            toScalePlan(plan), *topology, elementBytes, chunkBytes,
+            scaleBands);
       } else {
         schedule =
             ::m2n::chunkSchedule(std::move(routed), elementBytes, chunkBytes);

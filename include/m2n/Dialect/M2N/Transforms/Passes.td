@@ -231,6 +231,11 @@ def RouteTopology : Pass<"m2n-route-topology"> {
            "domain once, chunk by chunk, then share it (reduce-scatter + "
            "all-gather): on, off, or auto (where the cost model finds it "
            "cheaper)">,
+    Option<"scaleBands", "scale-bands", "int64_t", "1",
+           "Quantizing reshards: at most this many bands of block rows "
+           "(one per chunk-bytes of the tensor, at most 8), each band's "
+           "amaxes exchanged before its data moves; 1: the amax pass, then "
+           "the data">,
     Option<"quantizeOnce", "quantize-once", "bool", "true",
            "Hierarchical, quantizing reshards: one destination of a region "
            "in a domain quantizes it, the others copy its fp8 bytes">
