@@ -348,6 +348,8 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
   // Raw partial contributions cannot be forwarded from a destination buffer
   // that already holds their reduction: leaders land them in scratch.
   const bool viaScratch = reducesContributions(src, dst);
+  // Quantizing once forwards converted bytes: never for reductions.
+  const bool once = quantizeOnce && !viaScratch;
   std::map<int64_t, int64_t> egressBytes, leaderLoad, forwardBytes,
       quantizedElements;
 
@@ -365,7 +367,7 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
                     target.rank) != delivery.replicas.end()) {
         addStep(schedule, domains, source(target.rank), localBoxOf(target.rank),
                 destination(target.rank), target.box, target.reduction);
-        if (quantizeOnce) {
+        if (once) {
           quantizerOfDomain.try_emplace(domains.domainOf(target.rank), &target);
           quantizedElements[target.rank] += region.volume();
         }
@@ -389,8 +391,12 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
     std::map<int64_t, std::vector<int64_t>> replicasByDomain;
     for (int64_t rank : delivery.replicas)
       replicasByDomain[domains.domainOf(rank)].push_back(rank);
-    std::map<int64_t, int64_t> serverOfDomain;
+    // Remote targets in domains with a replica: each pulls from its
+    // domain's server (a replica, the first time one is needed), or, when
+    // quantizing once, they are routed together per domain below.
     std::map<int64_t, std::vector<const Target *>> byDomain, servedByDomain;
+    std::map<int64_t, int64_t> serverOfDomain;
+    std::vector<int64_t> servedOrder;
     for (const Target *target : remote) {
       int64_t domain = domains.domainOf(target->rank);
       auto replicas = replicasByDomain.find(domain);
@@ -398,34 +404,43 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
         byDomain[domain].push_back(target);
         continue;
       }
-      auto [server, inserted] = serverOfDomain.try_emplace(domain, -1);
-      if (inserted)
-        server->second = leastLoaded(replicas->second);
-      if (quantizeOnce) {
+      if (once) {
+        if (servedByDomain[domain].empty())
+          servedOrder.push_back(domain);
         servedByDomain[domain].push_back(target);
         continue;
       }
+      auto [server, inserted] = serverOfDomain.try_emplace(domain, -1);
+      if (inserted)
+        server->second = leastLoaded(replicas->second);
       addStep(schedule, domains, source(server->second),
               localBoxOf(server->second), destination(target->rank),
               target->box, target->reduction);
     }
-    for (const auto &[domain, targets] : servedByDomain) {
-      const int64_t server = serverOfDomain.at(domain);
-      // Quantizing: a target holding the region quantized it locally, or
-      // the one that has quantized the least pulls it; the others copy its
-      // fp8 bytes (reductions never quantize).
+    for (int64_t domain : servedOrder) {
+      const std::vector<const Target *> &targets = servedByDomain[domain];
+      // A target holding the region quantized it locally, or the one that
+      // has quantized the fewest elements pulls it; the others copy its
+      // fp8 bytes. A server (a replica of the domain) is chosen only if
+      // something is pulled from it.
       auto local = quantizerOfDomain.find(domain);
       const Target *quantizer =
           local != quantizerOfDomain.end() ? local->second : nullptr;
-      if (!quantizer && targets.size() > 1 && !targets.front()->reduction) {
+      int64_t server = -1;
+      auto pull = [&](const Target &target) {
+        if (server < 0)
+          server = leastLoaded(replicasByDomain[domain]);
+        quantizedElements[target.rank] += region.volume();
+        addStep(schedule, domains, source(server), localBoxOf(server),
+                destination(target.rank), target.box, target.reduction);
+      };
+      if (!quantizer && targets.size() > 1) {
         quantizer = targets.front();
         for (const Target *target : targets)
           if (quantizedElements[target->rank] <
               quantizedElements[quantizer->rank])
             quantizer = target;
-        quantizedElements[quantizer->rank] += region.volume();
-        addStep(schedule, domains, source(server), localBoxOf(server),
-                destination(quantizer->rank), quantizer->box, std::nullopt);
+        pull(*quantizer);
       }
       for (const Target *target : targets) {
         if (target == quantizer)
@@ -435,8 +450,7 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
                   quantizer->box, destination(target->rank), target->box,
                   std::nullopt);
         else
-          addStep(schedule, domains, source(server), localBoxOf(server),
-                  destination(target->rank), target->box, target->reduction);
+          pull(*target);
       }
     }
     if (byDomain.empty())

@@ -80,6 +80,12 @@ static cl::opt<int64_t> scaleBands(
     cl::desc("--route, quantizing reshards: at most this many bands of "
              "block rows (1-8)"),
     cl::init(1), cl::cat(::m2n::tools::category()));
+static cl::opt<bool> quantizeOnce(
+    "quantize-once",
+    cl::desc("--route hierarchical, quantizing reshards: one destination of "
+             "a region in a domain quantizes it, the others copy its fp8 "
+             "bytes"),
+    cl::init(true), cl::cat(::m2n::tools::category()));
 static cl::opt<std::string> reduceShare(
     "reduce-share",
     cl::desc("--route hierarchical: reduce once per domain, then share "
@@ -158,6 +164,7 @@ int main(int argc, char **argv) {
     options.topologyFile = topologyFile;
     options.chunkBytes = chunkBytes;
     options.scaleBands = scaleBands;
+    options.quantizeOnce = quantizeOnce;
     options.reduceShare = reduceShare;
     pm.addPass(mlir::m2n::createRouteTopology(options));
   }

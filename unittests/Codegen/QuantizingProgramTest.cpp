@@ -60,7 +60,8 @@ LoweredQuantizing lowerQuantizing(const Scaling &scaling, const Layout &src,
                                   Strategy strategy, int64_t chunkBytes,
                                   const LoweringOptions &options,
                                   const Topology &topology = oneDomain(),
-                                  bool quantizeOnce = true) {
+                                  bool quantizeOnce = true,
+                                  int64_t maxBands = kMaxScaleBands) {
   ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
   ScalePlan scalePlan = planScales(scaling, src, dst, shape, plan);
   LoweredQuantizing lowered;
@@ -69,7 +70,7 @@ LoweredQuantizing lowerQuantizing(const Scaling &scaling, const Layout &src,
           .setQuantizeOnce(quantizeOnce)
           .route(plan, strategy),
       scaling, src, dst, shape, scalePlan, topology, elementSize(to),
-      chunkBytes);
+      chunkBytes, maxBands);
   lowered.error = lowerSchedule(lowered.schedule, src, dst, shape, to, options,
                                 lowered.program, ElementCast{from, 1.0f});
   return lowered;
@@ -303,9 +304,14 @@ TEST(QuantizingProgramPropertyTest, LoweredProgramQuantizesLikeTheReference) {
     // Half the cases quantize each region once per domain (the passes'
     // default), the others once per destination.
     const bool quantizeOnce = random.uniform(0, 1);
+    // One band (the passes' default) or up to 8.
+    const int64_t maxBands = random.uniform(0, 1) ? 1 : random.uniform(2, 8);
+    SCOPED_TRACE(std::string(quantizeOnce ? "quantize-once" : "quantizing twice") +
+                 ", chunk-bytes " + std::to_string(chunkBytes) +
+                 ", scale-bands " + std::to_string(maxBands));
     LoweredQuantizing lowered =
         lowerQuantizing(scaling, src, dst, shape, from, to, strategy,
-                        chunkBytes, options, topology, quantizeOnce);
+                        chunkBytes, options, topology, quantizeOnce, maxBands);
     ASSERT_FALSE(lowered.error) << *lowered.error;
     std::optional<std::string> wrong =
         verifyTransferProgram(lowered.program, src, dst, shape);

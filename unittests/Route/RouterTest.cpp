@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <set>
 
 using namespace m2n;
 
@@ -498,7 +499,7 @@ TEST(ScaleStepsTest, QuantizingSchedulesNeedTheirBlocksToOrderTheMoves) {
   ScalePlan scalePlan = planScales(scaling, src, dst, shape, plan);
   Schedule schedule = quantizingSchedule(
       TopologyRouter(src, dst, shape, topology).route(plan, Strategy::Flat),
-      scaling, src, dst, shape, scalePlan, topology, 1, 16);
+      scaling, src, dst, shape, scalePlan, topology, 1, 16, kMaxScaleBands);
   int64_t amaxSteps = 0;
   for (const Step &step : schedule.steps)
     amaxSteps += step.kind == StepKind::Amax;
@@ -548,20 +549,58 @@ TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
     ElementType to = random.uniform(0, 1) ? ElementType::F8E4M3FN
                                           : ElementType::F8E5M2;
     // Half the hierarchical routes quantize each region once per domain
-    // (the passes' default), the others once per destination.
+    // (the passes' default), the others once per destination; one band
+    // (the default) or up to 8.
     const bool quantizeOnce = random.uniform(0, 1);
+    const int64_t chunkBytes = random.uniform(0, 1) ? 0 : random.uniform(1, 24);
+    const int64_t maxBands = random.uniform(0, 1) ? 1 : random.uniform(2, 8);
+    SCOPED_TRACE(std::string(quantizeOnce ? "quantize-once" : "quantizing twice") +
+                 ", chunk-bytes " + std::to_string(chunkBytes) +
+                 ", scale-bands " + std::to_string(maxBands));
     Schedule schedule = quantizingSchedule(
         TopologyRouter(src, dst, shape, topology)
             .setQuantizeOnce(quantizeOnce)
             .route(plan, strategy),
         scaling, src, dst, shape, scalePlan, topology, elementSize(to),
-        random.uniform(0, 1) ? 0 : random.uniform(1, 24));
+        chunkBytes, maxBands);
     steps += static_cast<int64_t>(schedule.steps.size());
-    // (Within one domain only quantize-once copies between destinations.)
-    for (const Step &step : schedule.steps)
-      forwarded += quantizeOnce && strategy == Strategy::Hierarchical &&
-                   topology.domains.size() == 1 &&
-                   step.from.kind == BufferKind::Destination;
+    // Within one domain, hierarchical: every element of the source is
+    // quantized once per destination (quantizing twice) or once in all
+    // (quantize-once: the other replicas copy fp8 bytes, the only moves
+    // between destinations there).
+    if (strategy == Strategy::Hierarchical && topology.domains.size() == 1) {
+      int64_t quantized = 0, copied = 0, delivered = 0;
+      for (const Step &step : schedule.steps) {
+        if (step.kind != StepKind::Move || isScaleBuffer(step.to.kind))
+          continue;
+        quantized += step.from.kind == BufferKind::Source ? step.fromBox.volume() : 0;
+        copied += step.from.kind == BufferKind::Destination ? step.fromBox.volume() : 0;
+      }
+      for (const Transfer &t : plan.transfers)
+        delivered += t.dstBox.volume();
+      EXPECT_EQ(quantized + copied, delivered);
+      if (!quantizeOnce)
+        EXPECT_EQ(copied, 0);
+      forwarded += copied > 0;
+      // Each region once: no more than the distinct regions of the plan.
+      std::set<std::vector<int64_t>> regions;
+      for (const Transfer &t : plan.transfers) {
+        std::vector<int64_t> key{t.srcRank};
+        key.insert(key.end(), t.srcBox.offsets.begin(), t.srcBox.offsets.end());
+        key.insert(key.end(), t.srcBox.sizes.begin(), t.srcBox.sizes.end());
+        regions.insert(key);
+      }
+      if (quantizeOnce) {
+        int64_t distinct = 0;
+        for (const std::vector<int64_t> &key : regions) {
+          int64_t volume = 1;
+          for (size_t d = 0; d < (key.size() - 1) / 2; ++d)
+            volume *= key[1 + (key.size() - 1) / 2 + d];
+          distinct += volume;
+        }
+        EXPECT_LE(quantized, distinct);
+      }
+    }
     std::optional<ScheduleIssue> issue = verifySchedule(schedule, src, dst, shape);
     ASSERT_FALSE(issue) << "step " << issue->step << ": " << issue->message;
     for (auto order : {ReshardSimulator::StepOrder::ListOrder,
@@ -607,9 +646,9 @@ TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
     ++mutations;
   }
   std::cout << "[ property ] seed " << seed << ": " << cases
-            << " quantizing schedules, " << steps << " steps ("
-            << forwarded << " copying another destination's quantized bytes in "
-            << "one domain), " << mutations << " stripped dependencies caught\n";
+ << " quantizing schedules, " << steps << " steps ("
+            << forwarded << " one-domain routes copying quantized bytes between "
+            << "destinations), " << mutations << " stripped dependencies caught\n";
   EXPECT_GT(forwarded, 0);
 }
 

@@ -29,9 +29,11 @@
 //    With setQuantizeOnce (quantizing reshards: the move out of a source
 //    converts, and converting is what costs), destinations of one region
 //    in a domain that holds a source replica do not all pull it: one of
-//    them (the one that has quantized the fewest elements so far) pulls and
-//    quantizes it, and the others copy its fp8 bytes from it, so every
-//    element is quantized once per domain.
+//    them quantizes it (a destination that holds the region's source
+//    itself, else the one that has quantized the fewest elements so far,
+//    pulling it), and the others copy its fp8 bytes from it. Within such
+//    a domain every element is quantized once (a region that also crosses
+//    the network is quantized again by its injector's send).
 //
 // Every strategy delivers exactly what the plan delivers (the same bytes
 // into the same destination boxes); the schedules differ in the path.

@@ -12,9 +12,10 @@
 //   reduce<max> slots(S) [..] -> holder(D) [..]      of straddling blocks)
 //   scale  holder(D) [all] -> scales(D) [all]       a destination's scales
 //
-// in bands of block rows, so that the moves out of a source (which wait
-// only for the quantizer blocks they read) start on the first band while
-// the sources still compute the amaxes of later ones. In list order, which
+// in one band by default, or (scale-bands > 1) in bands of block rows, so
+// that the moves out of a source (which wait only for the quantizer blocks
+// they read) start on the first band while the sources still compute the
+// amaxes of later ones. In list order, which
 // the lowering's CTAs follow: per band its shares and its exchange into
 // quantizer tables, then the data steps, then the exchange into holder
 // tables and the scale steps (nothing but the scales waits for those).
@@ -61,15 +62,16 @@ Schedule withScaleSteps(Schedule data, const Scaling &scaling,
 
 /// The schedule of a quantizing reshard routed as `routed`: chunked by
 /// `chunkBytes` but for the moves out of a source, which the bands cut
-/// instead (scaleBandCount, at most `maxBands`), the amax exchange added by
-/// withScaleSteps, and the dependencies (addDataDependencies).
+/// instead (scaleBandCount, at most `maxBands`: 1, the passes' default
+/// scale-bands, is the amax pass, then the data), the amax exchange added
+/// by withScaleSteps, and the dependencies (addDataDependencies).
 Schedule quantizingSchedule(Schedule routed, const Scaling &scaling,
                             const Layout &src, const Layout &dst,
                             const std::vector<int64_t> &shape,
                             const ScalePlan &scalePlan,
                             const Topology &topology, int64_t elementBytes,
                             int64_t chunkBytes,
-                            int64_t maxBands = kMaxScaleBands);
+                            int64_t maxBands = 1);
 
 } // namespace m2n
 

@@ -9,6 +9,7 @@
 // RUN: m2n-opt %s --m2n-plan-intersections --m2n-route-topology=quantize-once=false --m2n-verify-schedule | FileCheck %s --check-prefix=TWICE
 // RUN: m2n-sim %s --route=hierarchical | FileCheck %s --check-prefix=SIM
 // RUN: m2n-sim %s --route=hierarchical --chunk-bytes=8 | FileCheck %s --check-prefix=SIM
+// RUN: m2n-sim %s --route=hierarchical --quantize-once=false | FileCheck %s --check-prefix=SIM
 // RUN: m2n-opt %s "--m2n-pipeline=artifact=%t.m2n" -o /dev/null && m2n-artifact-dump %t.m2n | FileCheck %s --check-prefix=PROGRAM
 // SIM: m2n-sim: PASS: 1 schedule
 

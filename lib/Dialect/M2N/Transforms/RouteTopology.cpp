@@ -74,8 +74,8 @@ struct RouteTopologyPass
               .setReduceShare(*share)
               .setQuantizeOnce(scaling && quantizeOnce)
               .route(toReshardPlan(plan), *parsed);
-      // A quantizing plan's amax exchange joins its data steps, in bands
-      // of blocks (docs/fp8-scaling.md).
+      // A quantizing plan's amax exchange joins its data steps, in at most
+      // scale-bands bands of block rows (docs/fp8-scaling.md).
       ::m2n::Schedule schedule;
       if (scaling) {
         schedule = ::m2n::quantizingSchedule(

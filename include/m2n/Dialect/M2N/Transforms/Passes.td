@@ -195,6 +195,11 @@ def RouteTopology : Pass<"m2n-route-topology"> {
     1024 chunks (larger steps get larger chunks), so the schedule of a
     4 TiB tensor stays small.
 
+    A quantizing plan (`scaling`) gets its amax exchange as steps too, in
+    at most `scale-bands` bands of block rows; with `quantize-once`,
+    hierarchical routes quantize each region once per domain (one replica
+    quantizes, the others copy its fp8 bytes).
+
     The topology comes from the `topology` option (a JSON file), else the
     nearest enclosing `m2n.topology` attribute, else one NVLink domain over
     the whole communicator.
