@@ -11,7 +11,13 @@
 // RUN: m2n-sim %s --route=hierarchical --chunk-bytes=8 | FileCheck %s --check-prefix=SIM
 // RUN: m2n-sim %s --route=hierarchical --quantize-once=false | FileCheck %s --check-prefix=SIM
 // RUN: m2n-opt %s "--m2n-pipeline=artifact=%t.m2n" -o /dev/null && m2n-artifact-dump %t.m2n | FileCheck %s --check-prefix=PROGRAM
-// SIM: m2n-sim: PASS: 1 schedule
+// Nodes of 4 GPUs (NET): a domain's quantizer forwards within its domain;
+// the other domain's leader receives the region over the network (its
+// injector's send quantizes it again) and forwards the fp8 bytes.
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%S/Inputs/domains-of-4.json" --m2n-verify-schedule | FileCheck %s --check-prefix=NET
+// RUN: m2n-sim %s --route=hierarchical --topology=%S/Inputs/domains-of-4.json | FileCheck %s --check-prefix=SIM
+// RUN: m2n-sim %s --route=hierarchical --topology=%S/Inputs/domains-of-4.json --chunk-bytes=8 --scale-bands=2 | FileCheck %s --check-prefix=SIM
+// SIM: m2n-sim: PASS: 2 schedules
 
 // CHECK-LABEL: func.func @local_quantizer
 // CHECK: m2n.step 6 copy src(0) [0:4, 0:32] -> dst(0) [0:4, 0:32] via local after [2, 4]
@@ -35,4 +41,17 @@ func.func @local_quantizer(%c: !m2n.comm<3>, %w: !m2n.dist<4x64xbf16, #m2n.layou
     -> (!m2n.dist<4x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>, !m2n.dist<1x1xf32, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>) {
   %q, %s = m2n.reshard %w on %c {scaling = #m2n.scaling<tensor>} : !m2n.comm<3>, !m2n.dist<4x64xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>> -> !m2n.dist<4x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>, !m2n.dist<1x1xf32, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>
   return %q, %s : !m2n.dist<4x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>, !m2n.dist<1x1xf32, #m2n.layout<#m2n.mesh<[3]>, [replicate]>>
+}
+
+// NET-LABEL: func.func @local_and_network
+// NET: m2n.step 4 copy src(0) [0:4, 0:32] -> dst(0) [0:4, 0:32] via local after [2]
+// NET-NEXT: m2n.step 5 copy dst(0) [0:4, 0:32] -> dst(1) [0:4, 0:32] via nvlink after [4]
+// NET-NEXT: m2n.step 6 copy dst(0) [0:4, 0:32] -> dst(2) [0:4, 0:32] via nvlink after [4]
+// NET-NEXT: m2n.step 7 copy dst(0) [0:4, 0:32] -> dst(3) [0:4, 0:32] via nvlink after [4]
+// NET-NEXT: m2n.step 8 copy src(0) [0:4, 0:32] -> dst(4) [0:4, 0:32] via network after [2]
+// NET-NEXT: m2n.step 9 copy dst(4) [0:4, 0:32] -> dst(5) [0:4, 0:32] via nvlink after [8]
+func.func @local_and_network(%c: !m2n.comm<8>, %w: !m2n.dist<4x64xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>)
+    -> (!m2n.dist<4x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[8]>, [replicate]>>, !m2n.dist<1x2xf32, #m2n.layout<#m2n.mesh<[8]>, [replicate]>>) {
+  %q, %s = m2n.reshard %w on %c {scaling = #m2n.scaling<block(4, 32)>} : !m2n.comm<8>, !m2n.dist<4x64xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>> -> !m2n.dist<4x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[8]>, [replicate]>>, !m2n.dist<1x2xf32, #m2n.layout<#m2n.mesh<[8]>, [replicate]>>
+  return %q, %s : !m2n.dist<4x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[8]>, [replicate]>>, !m2n.dist<1x2xf32, #m2n.layout<#m2n.mesh<[8]>, [replicate]>>
 }
