@@ -253,10 +253,8 @@ void launchKernel(const KernelBuild &k, const Case &c, Buffers &buffers,
   CUDA_CHECK(cudaHostGetDevicePointer(&errorDevice, errorRecord, 0));
   uint64_t timeout = 2000000000ull;
   uint64_t stageBytes = (c.itemBytes + 127) / 128 * 128, stages = c.stages;
-  char *templates = buffers.table, *walkers = buffers.table + buffers.walkersAt,
-       *visits = buffers.table + buffers.visitsAt;
-  void *args[] = {&templates,  &walkers,    &visits, &errorDevice,
-                  &timeout,    &stageBytes, &stages, &buffers.epochWords};
+  char *walkers = buffers.table + buffers.walkersAt;
+  void *args[] = {&walkers, &errorDevice, &timeout, &stageBytes, &stages};
   unsigned threads = isVector(c.op) ? 128 : 32;
   CU_CHECK(cuLaunchKernel(k.function, c.ctas, 1, 1, threads, c.walkers, 1,
                           static_cast<unsigned>(stageBytes * stages * c.walkers),
@@ -425,6 +423,8 @@ int main(int argc, char **argv) {
       CUDA_CHECK(cudaMalloc(&buffers.table, table.bytes()));
       buffers.tableCapacity = table.bytes();
     }
+    m2n::placeWalkers(table, reinterpret_cast<uint64_t>(buffers.table),
+                      reinterpret_cast<uint64_t>(buffers.epochWords));
     buffers.walkersAt = sizeof(m2n::KernelTemplate);
     buffers.visitsAt = buffers.walkersAt + table.walkers.size() * sizeof(m2n::KernelWalker);
     CUDA_CHECK(cudaMemcpy(buffers.table, table.templates.data(), sizeof(m2n::KernelTemplate),

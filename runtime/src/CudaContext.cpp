@@ -151,6 +151,8 @@ void releaseState(ReshardState &state) {
     cudaFree(p);
   for (auto &[rank, table] : state.tables)
     cudaFree(table.device);
+  for (ReshardState::MergedLaunch &merged : state.mergedLaunches)
+    cudaFree(merged.walkers);
   for (auto &[device, p] : state.maps)
     cudaFree(p);
   for (auto &[key, p] : state.ownAmaxTables)

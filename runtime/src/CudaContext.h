@@ -67,6 +67,19 @@ struct ReshardState : GroupMembers {
     uint32_t ctas = 0;  // The CTAs its kernel launches (walkRankTable).
   };
   std::map<int64_t, DeviceTable> tables; // Local ranks.
+  /// Local ranks of one device and one launch shape, two or more, whose
+  /// kernels run as one launch when the caller gives them one stream
+  /// (launchState): the CTAs of each rank in slot order, finding their
+  /// rank's table through the walker records, laid end to end here (a
+  /// launch costs the host microseconds: small reshards are bound by it).
+  struct MergedLaunch {
+    int device = 0;
+    std::vector<size_t> slots;
+    m2n::LaunchShape shape;
+    uint32_t ctas = 0;       // The ranks' CTAs together.
+    char *walkers = nullptr; // On the device.
+  };
+  std::vector<MergedLaunch> mergedLaunches;
   /// Local ranks: the launch of the rank's kernel, the program's own
   /// (RankProgram::launch, m2n::launchShape): the SM path's block where an
   /// item is a vector item, else walkers of one warp each (an elected

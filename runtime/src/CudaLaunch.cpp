@@ -2,8 +2,10 @@
 //
 // Launching only enqueues each local rank's kernel (after its slots are
 // cleared and its copy-engine copies), so launches can be captured in CUDA
-// graphs. Ranks of one device given one stream run on helper streams forked
-// from it, since ranks wait for each other.
+// graphs. Ranks wait for each other, so the kernels of ranks of one device
+// given one stream run concurrently: as one launch where they share a launch
+// shape (ReshardState::MergedLaunch: a launch costs the host microseconds,
+// which bound small reshards), else on helper streams forked from it.
 //
 // Counters are never reset: each execution of a reshard raises every counter
 // by the same amount, so the n-th execution waits for n times the item's
@@ -64,9 +66,26 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
   const bool network = !state.networkMoves.empty();
   if (network)
     M2N_TRY(m2n::runtime::networkBeforeKernels(context, streams));
-  // Which stream each rank's kernel runs on: the caller's, or a helper
-  // forked from it when an earlier rank already launches there.
   const size_t slots = context->localRanks.size();
+  auto callerStream = [&](size_t slot) {
+    return streams ? static_cast<cudaStream_t>(streams[slot]) : nullptr;
+  };
+  // Ranks of a merged launch that the caller gave one stream run as one
+  // kernel (the first of them launches it for all).
+  std::vector<const ReshardState::MergedLaunch *> mergedOf(slots, nullptr);
+  for (const ReshardState::MergedLaunch &merged : state.mergedLaunches) {
+    cudaStream_t stream = callerStream(merged.slots.front());
+    if (std::all_of(merged.slots.begin(), merged.slots.end(),
+                    [&](size_t slot) { return callerStream(slot) == stream; }))
+      for (size_t slot : merged.slots)
+        mergedOf[slot] = &merged;
+  }
+  auto follower = [&](size_t slot) {
+    return mergedOf[slot] && mergedOf[slot]->slots.front() != slot;
+  };
+  // Which stream each rank's kernel runs on: the caller's, or a helper
+  // forked from it when an earlier launch already runs there (ranks wait
+  // for each other: their kernels must run concurrently).
   std::vector<cudaStream_t> kernelStream(slots, nullptr);
   std::vector<bool> forked(slots, false);
   std::set<std::pair<int, cudaStream_t>> taken;
@@ -89,9 +108,12 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
   for (size_t slot = 0; slot < slots; ++slot) {
     if (!runs(context->localRanks[slot]))
       continue;
+    if (follower(slot)) { // Its copies go where the merged kernel runs.
+      kernelStream[slot] = kernelStream[mergedOf[slot]->slots.front()];
+      continue;
+    }
     const int device = context->localDevices[slot];
-    cudaStream_t stream =
-        streams ? static_cast<cudaStream_t>(streams[slot]) : nullptr;
+    cudaStream_t stream = callerStream(slot);
     kernelStream[slot] = stream;
     if (taken.insert({device, stream}).second)
       continue;
@@ -104,6 +126,17 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
     kernelStream[slot] = context->helperStreams[slot];
     forked[slot] = true;
   }
+  uint64_t timeout = context->timeoutCycles;
+  auto launch = [&](int device, const m2n::LaunchShape &shape, uint32_t ctas,
+                    char *walkers, cudaStream_t stream) -> m2n_status {
+    uint64_t stageBytes = shape.stageBytes, stages = shape.stages;
+    void *args[] = {&walkers, &errorDevice, &timeout, &stageBytes, &stages};
+    M2N_CU(driver.launchKernel(context->kernels.at(device), ctas, 1, 1,
+                               shape.threads, shape.walkers, 1,
+                               static_cast<unsigned>(shape.sharedBytes()),
+                               stream, args, nullptr));
+    return M2N_SUCCESS;
+  };
   for (size_t slot = 0; slot < slots; ++slot) {
     const int rank = context->localRanks[slot];
     if (!runs(rank))
@@ -122,27 +155,26 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
       M2N_CUDA(cudaMemcpyAsync(reinterpret_cast<void *>(copy[0]),
                                reinterpret_cast<const void *>(copy[1]),
                                copy[2], cudaMemcpyDefault, stream));
-    const ReshardState::DeviceTable &table = state.tables[rank];
-    uint64_t timeout = context->timeoutCycles;
-    const m2n::LaunchShape &shape = state.shapes.at(rank);
-    uint64_t stageBytes = shape.stageBytes, stages = shape.stages;
-    uint64_t *epochWords =
-        state.ownCounters.at(rank) + counterWords(state.program(), rank) - 2;
-    char *templates = table.device,
-         *walkers = table.device + table.walkersAt,
-         *visits = table.device + table.visitsAt;
-    void *args[] = {&templates, &walkers,    &visits, &errorDevice,
-                    &timeout,   &stageBytes, &stages, &epochWords};
-    if (table.items > 0)
-      M2N_CU(driver.launchKernel(context->kernels.at(device), table.ctas, 1,
-                                 1, shape.threads, shape.walkers, 1,
-                                 static_cast<unsigned>(shape.sharedBytes()),
-                                 stream, args, nullptr));
-    if (forked[slot]) { // Join: the caller's stream waits for the helper.
-      cudaStream_t caller =
-          streams ? static_cast<cudaStream_t>(streams[slot]) : nullptr;
-      M2N_CUDA(cudaEventRecord(context->joinEvents[slot], stream));
-      M2N_CUDA(cudaStreamWaitEvent(caller, context->joinEvents[slot]));
+    // The slot whose fork (if any) the launch joins: the rank's, or a
+    // merged launch's first rank's.
+    size_t launcher = slot;
+    if (const ReshardState::MergedLaunch *merged = mergedOf[slot]) {
+      // Launched once every rank's clears and copies are enqueued.
+      if (merged->slots.back() != slot)
+        continue;
+      M2N_TRY(launch(device, merged->shape, merged->ctas, merged->walkers,
+                     stream));
+      launcher = merged->slots.front();
+    } else {
+      const ReshardState::DeviceTable &table = state.tables[rank];
+      if (table.items > 0)
+        M2N_TRY(launch(device, state.shapes.at(rank), table.ctas,
+                       table.device + table.walkersAt, stream));
+    }
+    if (forked[launcher]) { // Join: the caller's stream waits for the helper.
+      cudaStream_t caller = callerStream(launcher);
+      M2N_CUDA(cudaEventRecord(context->joinEvents[launcher], stream));
+      M2N_CUDA(cudaStreamWaitEvent(caller, context->joinEvents[launcher]));
       stream = caller;
     }
     context->pending.insert({device, stream});

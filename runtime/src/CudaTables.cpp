@@ -14,7 +14,9 @@
 #include "m2n/Artifact/TensorMap.h"
 
 #include <algorithm>
+#include <map>
 #include <new>
+#include <vector>
 
 namespace m2n::runtime {
 
@@ -44,6 +46,51 @@ CUtensorMapDataType mapType(m2n::ElementType type) {
     return CU_TENSOR_MAP_DATA_TYPE_UINT8;
   }
   return CU_TENSOR_MAP_DATA_TYPE_UINT8;
+}
+
+/// Groups the local ranks with kernel items by device and launch shape and
+/// uploads each group of two or more ranks' walker records end to end
+/// (ReshardState::MergedLaunch).
+m2n_status
+mergeLaunches(CudaContext *context, ReshardState &state,
+              const std::map<int64_t, std::vector<m2n::KernelWalker>> &walkers) {
+  for (ReshardState::MergedLaunch &merged : state.mergedLaunches)
+    cudaFree(merged.walkers);
+  state.mergedLaunches.clear();
+  std::vector<ReshardState::MergedLaunch> groups;
+  for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
+    const int64_t rank = context->localRanks[slot];
+    auto table = state.tables.find(rank);
+    if (table == state.tables.end() || table->second.items == 0)
+      continue;
+    const int device = context->localDevices[slot];
+    const m2n::LaunchShape &shape = state.shapes.at(rank);
+    auto group = std::find_if(groups.begin(), groups.end(), [&](auto &g) {
+      return g.device == device && g.shape == shape;
+    });
+    if (group == groups.end())
+      group = groups.insert(groups.end(), {device, {}, shape, 0, nullptr});
+    group->slots.push_back(slot);
+    group->ctas += table->second.ctas;
+  }
+  for (ReshardState::MergedLaunch &group : groups) {
+    if (group.slots.size() < 2)
+      continue;
+    std::vector<m2n::KernelWalker> records;
+    for (size_t slot : group.slots) {
+      const std::vector<m2n::KernelWalker> &rankWalkers =
+          walkers.at(context->localRanks[slot]);
+      records.insert(records.end(), rankWalkers.begin(), rankWalkers.end());
+    }
+    M2N_CUDA(cudaSetDevice(group.device));
+    M2N_CUDA(cudaMalloc(&group.walkers,
+                        records.size() * sizeof(m2n::KernelWalker)));
+    state.mergedLaunches.push_back(group);
+    M2N_CUDA(cudaMemcpy(group.walkers, records.data(),
+                        records.size() * sizeof(m2n::KernelWalker),
+                        cudaMemcpyHostToDevice));
+  }
+  return M2N_SUCCESS;
 }
 
 } // namespace
@@ -89,6 +136,8 @@ m2n_status buildTables(CudaContext *context, ReshardState &state) {
         CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   }
+  // Each local rank's walker records as uploaded (mergeLaunches).
+  std::map<int64_t, std::vector<m2n::KernelWalker>> walkers;
   for (const auto &[rank, rankProgram] : program.ranks) {
     if (!context->isLocal(rank))
       continue;
@@ -157,6 +206,11 @@ m2n_status buildTables(CudaContext *context, ReshardState &state) {
     uploaded.visitsAt = templateBytes + walkerBytes;
     uploaded.items = table.items;
     uploaded.ctas = launchedCtas;
+    m2n::placeWalkers(table, reinterpret_cast<uint64_t>(uploaded.device),
+                      reinterpret_cast<uint64_t>(
+                          state.ownCounters.at(rank) +
+                          counterWords(program, rank) - 2));
+    walkers[rank] = table.walkers;
     M2N_CUDA(cudaMemcpy(uploaded.device, table.templates.data(), templateBytes,
                         cudaMemcpyHostToDevice));
     M2N_CUDA(cudaMemcpy(uploaded.device + uploaded.walkersAt,
@@ -174,7 +228,7 @@ m2n_status buildTables(CudaContext *context, ReshardState &state) {
            reinterpret_cast<uint64_t>(addressOf(m.src) + m.srcOffset),
            static_cast<uint64_t>(m.bytes)});
   }
-  return M2N_SUCCESS;
+  return mergeLaunches(context, state, walkers);
 }
 
 } // namespace m2n::runtime

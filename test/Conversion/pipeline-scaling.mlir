@@ -39,7 +39,7 @@
 // IR: m2n.program {{.*}} {scaling = #m2n.scaling<block(128, 128)>}
 // IR: m2n.yield %{{.*}}, %{{.*}} : !m2n.dist<256x64xf8E4M3FN, {{.*}}>, !m2n.dist<2x1xf32
 
-// CHECK: m2n artifact version 18
+// CHECK: m2n artifact version 19
 // CHECK: reshard @block#0: bf16 -> f8E4M3FN scaling block(128, 128)[256x64] hierarchical
 // CHECK: item amax vector src(0)+0 -> slots(0)+0 32B times 128 by (+32,+0) blocks 0+0/128
 // CHECK: item scale vector holder({{[0-9]}})+0 -> scales({{[0-9]}})+0 4B

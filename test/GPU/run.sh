@@ -8,7 +8,9 @@
 # short). M2N_GPU_DEADLINE=SECONDS ends every step by then (seconds since
 # the start): a step cut short fails, later ones are reported as not run.
 # M2N_GPU_SKIP="NAME ..." skips the steps so named (passed on this code in
-# an earlier call).
+# an earlier call). M2N_GPU_BIN=DIR runs the drivers test/GPU/build_drivers.sh
+# built there (on the machine that prepared .gpu, from the same commit)
+# instead of building them here.
 set -euo pipefail
 dir=$1
 out=${2:-.}
@@ -44,10 +46,12 @@ step() {
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
 gpus=$(nvidia-smi -L | wc -l)
-nvcc -O2 -std=c++17 -arch=sm_90 -I"$root/include" "$root/test/GPU/transfer_kernel_driver.cu" -o /tmp/m2n_transfer_driver -lcuda
-"$root/test/GPU/build_runner.sh" /tmp/m2n_artifact_runner
-if [ -f "$dir/quantizing.m2n" ]; then
-  "$root/test/GPU/build_runner.sh" /tmp/m2n_quantizing_runner "$root/test/GPU/quantizing_runner.cu" &
+if [ -n "${M2N_GPU_BIN:-}" ]; then
+  for driver in m2n_transfer_driver m2n_artifact_runner m2n_quantizing_runner; do
+    cp "$M2N_GPU_BIN/$driver" "/tmp/$driver"
+  done
+else
+  "$root/test/GPU/build_drivers.sh" /tmp
 fi
 step transfer_kernel 300 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" all
 step timeout 120 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" timeout
@@ -60,7 +64,6 @@ done
 # no TMA item touches a caller buffer).
 [ -f "$dir/random-align8.m2n" ] && step artifact_runner_misaligned 300 /tmp/m2n_artifact_runner "$dir/random-align8.m2n" --repeat 1 --misalign 8
 # Quantizing reshards: three launches of one binding, each with its own data.
-wait
 if [ -f "$dir/quantizing.m2n" ]; then
   step quantizing 120 /tmp/m2n_quantizing_runner "$dir/quantizing.m2n"
   for variant in stage72k stage20k bands; do

@@ -56,13 +56,19 @@ struct DeviceTable {
 static void launch(const Kernel &k, const std::vector<Item> &items, int ctas,
                    uint64_t stageBytes, uint64_t stages, cudaStream_t stream,
                    DeviceTable *table, uint64_t timeout = 2000000000ull) {
-  const m2n::KernelTable host = m2n::plainTable(items, ctas);
+  m2n::KernelTable host = m2n::plainTable(items, ctas);
   if (table->capacity < host.bytes()) {
     if (table->device)
       CUDA_CHECK(cudaFree(table->device));
     CUDA_CHECK(cudaMalloc(&table->device, host.bytes()));
     table->capacity = host.bytes();
   }
+  // Fresh counters every launch here: the epoch words start at zero.
+  static uint64_t *epochWords = nullptr;
+  if (!epochWords)
+    CUDA_CHECK(cudaMalloc(&epochWords, 2 * sizeof(uint64_t)));
+  m2n::placeWalkers(host, reinterpret_cast<uint64_t>(table->device),
+                    reinterpret_cast<uint64_t>(epochWords));
   char *templates = table->device;
   char *walkers = templates + host.templates.size() * sizeof(m2n::KernelTemplate);
   char *visits = walkers + host.walkers.size() * sizeof(m2n::KernelWalker);
@@ -77,13 +83,8 @@ static void launch(const Kernel &k, const std::vector<Item> &items, int ctas,
                              cudaMemcpyHostToDevice, stream));
   void *errorDevice = nullptr;
   CUDA_CHECK(cudaHostGetDevicePointer(&errorDevice, errorRecord, 0));
-  // Fresh counters every launch here: the epoch words start at zero.
-  static uint64_t *epochWords = nullptr;
-  if (!epochWords)
-    CUDA_CHECK(cudaMalloc(&epochWords, 2 * sizeof(uint64_t)));
   CUDA_CHECK(cudaMemsetAsync(epochWords, 0, 2 * sizeof(uint64_t), stream));
-  void *args[] = {&templates, &walkers,    &visits, &errorDevice,
-                  &timeout,   &stageBytes, &stages, &epochWords};
+  void *args[] = {&walkers, &errorDevice, &timeout, &stageBytes, &stages};
   CU_CHECK(cuLaunchKernel(k.function, ctas, 1, 1, 128, 1, 1,
                           (unsigned)(stageBytes * stages), stream, args,
                           nullptr));

@@ -896,6 +896,43 @@ TEST(KernelTableTest, RanksWithFewItemsLaunchFewerCtas) {
   EXPECT_EQ(table.items, 0u);
 }
 
+TEST(KernelTableTest, WalkerRecordsNameTheirRankAndPlace) {
+  // Two ranks' walkers laid end to end, as a merged launch has them: each
+  // record still says where its rank's table is and which of the rank's
+  // walkers it is, so walking it gives the rank's own items.
+  std::vector<KernelItem> items(7);
+  for (size_t i = 0; i < items.size(); ++i)
+    items[i].src = 100 + i;
+  KernelTable first = plainTable(items, 1), second = plainTable(items, 1);
+  EXPECT_EQ(walkRankTable(first, 2, 2), 2u);
+  EXPECT_EQ(walkRankTable(second, 1, 2), 1u);
+  placeWalkers(first, 0x10000, 0x90000);
+  placeWalkers(second, 0x20000, 0x90100);
+  std::vector<KernelWalker> launch = first.walkers;
+  launch.insert(launch.end(), second.walkers.begin(), second.walkers.end());
+  ASSERT_EQ(launch.size(), 6u);
+  for (size_t i = 0; i < launch.size(); ++i) {
+    const bool ofFirst = i < 4;
+    const KernelTable &rank = ofFirst ? first : second;
+    const KernelWalker &record = launch[i];
+    EXPECT_EQ(record.index, ofFirst ? i : i - 4);
+    EXPECT_EQ(record.grid, ofFirst ? 4u : 2u);
+    EXPECT_EQ(record.templates, ofFirst ? 0x10000u : 0x20000u);
+    EXPECT_EQ(record.visits,
+              record.templates + 7 * sizeof(KernelTemplate) +
+                  rank.walkers.size() * sizeof(KernelWalker));
+    EXPECT_EQ(record.epochWords, ofFirst ? 0x90000u : 0x90100u);
+    // The instances the record's walker runs: its rank's items w, w + G...
+    std::vector<KernelItem> walked = walkerItems(rank, record.index);
+    size_t k = 0;
+    for (uint64_t g = record.index; g < items.size(); g += record.grid, ++k) {
+      ASSERT_LT(k, walked.size());
+      EXPECT_EQ(walked[k].src, 100 + g);
+    }
+    EXPECT_EQ(k, walked.size());
+  }
+}
+
 // Random reshards x topologies x strategies, lowered with tiny items and run
 // the way CTAs run them (round-robin, in order, waiting on counters).
 TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {

@@ -30,7 +30,7 @@
 
 namespace m2n {
 
-constexpr uint32_t kArtifactVersion = 18;
+constexpr uint32_t kArtifactVersion = 19;
 /// The most bytes of serialized programs the reshards of a loaded artifact
 /// may stand for, each reshard counting its program once: 4 GiB (a
 /// DeepSeek-V3 refit: 81 MB, or 904 MB in 4 MiB chunks). The loader gives

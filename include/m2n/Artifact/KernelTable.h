@@ -66,11 +66,18 @@ struct KernelVisit {
 static_assert(sizeof(KernelVisit) == 16, "the kernel reads 16-byte visits");
 
 /// A walker's share: its visits from `firstVisit` on, `items` instances in
-/// all.
+/// all; and where its rank's table and epoch words are on the device, and
+/// its place `index` in its rank's grid of `grid` walkers. A launch's CTA
+/// finds everything through its walkers' records (the kernel's only table
+/// argument), so one launch can run the walkers of several ranks: the
+/// runtime merges the ranks sharing a device and a stream into one
+/// (docs/runtime.md), their walker arrays laid end to end.
 struct KernelWalker {
   uint64_t firstVisit = 0, items = 0;
+  uint64_t templates = 0, visits = 0, epochWords = 0; // Device addresses.
+  uint32_t index = 0, grid = 0;
 };
-static_assert(sizeof(KernelWalker) == 16, "the kernel reads 16-byte walkers");
+static_assert(sizeof(KernelWalker) == 48, "the kernel reads 48-byte walkers");
 
 /// A rank's table for a grid of walkers (walkTemplates).
 struct KernelTable {
@@ -176,6 +183,10 @@ inline void walkTemplates(KernelTable &table, uint64_t grid) {
     next += visits[w];
   }
   table.visits.resize(next);
+  for (uint64_t w = 0; w < grid; ++w) {
+    table.walkers[w].index = static_cast<uint32_t>(w);
+    table.walkers[w].grid = static_cast<uint32_t>(grid);
+  }
   std::vector<uint64_t> filled(grid, 0);
   eachVisit([&](uint64_t walker, uint32_t t, uint64_t count, uint64_t first) {
     KernelVisit &visit =
@@ -185,6 +196,21 @@ inline void walkTemplates(KernelTable &table, uint64_t grid) {
     visit.first = first;
     table.walkers[walker].items += count;
   });
+}
+
+/// Points `table`'s walkers at the table uploaded to `device` (templates,
+/// then walkers, then visits, as KernelTable::bytes() counts them) and at
+/// the rank's two epoch words.
+inline void placeWalkers(KernelTable &table, uint64_t device,
+                         uint64_t epochWords) {
+  const uint64_t visits = device +
+                          table.templates.size() * sizeof(KernelTemplate) +
+                          table.walkers.size() * sizeof(KernelWalker);
+  for (KernelWalker &walker : table.walkers) {
+    walker.templates = device;
+    walker.visits = visits;
+    walker.epochWords = epochWords;
+  }
 }
 
 /// Walks `table` for a rank's launch of `ctas` CTAs of `walkersPerCta`
@@ -211,8 +237,8 @@ inline uint32_t walkRankTable(KernelTable &table, uint32_t ctas,
 inline std::vector<KernelItem> walkerItems(const KernelTable &table,
                                            uint64_t walker) {
   std::vector<KernelItem> items;
-  const uint64_t grid = table.walkers.size();
   const KernelWalker &w = table.walkers[walker];
+  const uint64_t grid = w.grid; // The kernel's stride, from the record.
   for (uint64_t v = w.firstVisit; items.size() < w.items; ++v) {
     const KernelVisit &visit = table.visits[v];
     for (uint32_t j = 0; j < visit.count; ++j)

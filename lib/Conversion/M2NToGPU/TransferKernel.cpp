@@ -422,30 +422,39 @@ void KernelBuilder::storeTile(Value record, Value stage, Value op) {
 void KernelBuilder::buildKernel() {
   auto kernel = gpu::GPUFuncOp::create(
       b, mlir::m2n::kTransferKernelName,
-      b.getFunctionType(
-          {global, global, global, global, i64, i64, i64, global}, {}));
+      b.getFunctionType({global, global, i64, i64, i64}, {}));
   kernel->setAttr(gpu::GPUDialect::getKernelFuncAttrName(), b.getUnitAttr());
   OpBuilder::InsertionGuard guard(b);
   Block &entry = kernel.getBody().front();
   b.setInsertionPointToStart(&entry);
-  Value templates = entry.getArgument(0), walkerTable = entry.getArgument(1),
-        visits = entry.getArgument(2), error = entry.getArgument(3),
-        timeout = entry.getArgument(4), stageBytes = entry.getArgument(5),
-        stages = entry.getArgument(6), epochWords = entry.getArgument(7);
+  Value walkerTable = entry.getArgument(0), error = entry.getArgument(1),
+        timeout = entry.getArgument(2), stageBytes = entry.getArgument(3),
+        stages = entry.getArgument(4);
 
   Value tid32 = NVVM::ThreadIdXOp::create(b, i32);
   Value elected = cmp(arith::CmpIPredicate::eq, tid32, c32(0));
   Value thread = zext64(tid32);
   Value threads = zext64(NVVM::BlockDimXOp::create(b, i32));
-  // Walkers: a CTA of (32, W) threads is W walkers, warp w walking as CTA
-  // bid x W + w of a grid W times as large, with stages and barriers of its
-  // own (several issuing threads per SM; the runtime launches W > 1 only
-  // for tables without vector items, which need the whole CTA).
+  // Walkers: a CTA of (32, W) threads is W walkers, warp w walking with
+  // record bid x W + w of the launch's walker table, with stages and
+  // barriers of its own (several issuing threads per SM; the runtime
+  // launches W > 1 only for tables without vector items, which need the
+  // whole CTA). The record says which rank's table the walker walks and
+  // its place in that rank's grid: a launch may run several ranks.
   Value walker = zext64(NVVM::ThreadIdYOp::create(b, i32));
   Value walkers = zext64(NVVM::BlockDimYOp::create(b, i32));
-  Value bid = add(mul(zext64(NVVM::BlockIdXOp::create(b, i32)), walkers),
-                  walker);
-  Value grid = mul(zext64(NVVM::GridDimXOp::create(b, i32)), walkers);
+  Value launchIndex =
+      add(mul(zext64(NVVM::BlockIdXOp::create(b, i32)), walkers), walker);
+  Value walkerRecord =
+      byteOffset(walkerTable, mul(launchIndex, c64(sizeof(KernelWalker))));
+  Value templates =
+      pointerField(walkerRecord, offsetof(KernelWalker, templates), global);
+  Value visits =
+      pointerField(walkerRecord, offsetof(KernelWalker, visits), global);
+  Value epochWords =
+      pointerField(walkerRecord, offsetof(KernelWalker, epochWords), global);
+  Value bid = zext64(field(walkerRecord, offsetof(KernelWalker, index), i32));
+  Value grid = zext64(field(walkerRecord, offsetof(KernelWalker, grid), i32));
   Value oneWalker = cmp(arith::CmpIPredicate::eq, walkers, c64(1));
   Value stageBase =
       byteOffset(LLVM::AddressOfOp::create(b, shared, kStagesName),
@@ -454,8 +463,6 @@ void KernelBuilder::buildKernel() {
                             i64, mul(walker, stages));
   // This walker's items (b, b + grid, ... of the sequence): how many, and
   // the ring of stages + 1 records it materializes them into.
-  Value walkerRecord =
-      byteOffset(walkerTable, mul(bid, c64(sizeof(KernelWalker))));
   Value mine = field(walkerRecord, offsetof(KernelWalker, items), i64);
   Value ring = add(stages, c64(1));
   Value recordBase =
@@ -755,7 +762,7 @@ void KernelBuilder::buildKernel() {
       callRelease(loop.getResult(0), loop.getResult(1));
       releaseReads(loop.getResult(2), loop.getResult(3));
       NVVM::CpAsyncBulkWaitGroupOp::create(b, 0, UnitAttr());
-      // The last CTA to finish advances the epoch.
+      // The last of the rank's walkers to finish advances its epoch.
       Value doneWord = elementAt(epochWords, i64, c64(1));
       Value before = LLVM::AtomicRMWOp::create(
           b, LLVM::AtomicBinOp::add, doneWord, c64(1),

@@ -47,9 +47,19 @@
 // CHECK: arith.divui
 // CHECK: arith.remui
 // CHECK: arith.select
-// The kernel walks templates, walkers and visits (m2n/Artifact/KernelTable.h).
-// CHECK: gpu.func @m2n_transfer(%{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: !llvm.ptr<1>) kernel
-// The epoch lives on the device: read at the start, advanced by the last CTA.
+// The kernel's one table argument is the launch's walker records; each
+// names its rank's templates, visits and epoch words and its place in the
+// rank's grid (m2n/Artifact/KernelTable.h), so one launch runs many ranks.
+// CHECK: gpu.func @m2n_transfer(%[[WALKERS:.*]]: !llvm.ptr<1>, %{{.*}}: !llvm.ptr<1>, %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: i64) kernel
+// CHECK: %[[RECORD:.*]] = llvm.getelementptr %[[WALKERS]]
+// CHECK: %[[TEMPLATES:.*]] = llvm.getelementptr %[[RECORD]][16]
+// CHECK: llvm.load %[[TEMPLATES]] : !llvm.ptr<1> -> !llvm.ptr<1>
+// CHECK: llvm.getelementptr %[[RECORD]][24]
+// CHECK: llvm.getelementptr %[[RECORD]][32]
+// CHECK: llvm.getelementptr %[[RECORD]][40]
+// CHECK: llvm.getelementptr %[[RECORD]][44]
+// The epoch lives on the device: read at the start, advanced by the last
+// of the rank's walkers.
 // CHECK: llvm.load volatile
 // CHECK: nvvm.mbarrier.init
 // CHECK: nvvm.fence.mbarrier.init

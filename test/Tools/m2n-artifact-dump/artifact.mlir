@@ -6,14 +6,14 @@
 // RUN: m2n-artifact-dump %t/a.m2n | FileCheck %s
 // RUN: m2n-artifact-dump %t/a.m2n --ptx | FileCheck %s --check-prefix=PTX
 // What binding uploads: one 192-byte template per movement (none repeats
-// here), a 16-byte walker record per walker of the CTAs a rank launches (5
+// here), a 48-byte walker record per walker of the CTAs a rank launches (5
 // items need one CTA of 8 walkers, not the 8 CTAs compiled) and a 16-byte
 // visit per walker a movement's instances go to.
 // RUN: m2n-artifact-dump %t/a.m2n --kernel-tables | FileCheck %s --check-prefix=TABLES
 // TABLES: @transpose#0: 2 ranks, 10 instances in 10 templates, 10 visits
 // TABLES-NEXT: one item per instance: 1280 B (0.001 MB), host {{.*}} ms
-// TABLES-NEXT: kernel tables: 2336 B (0.002 MB), host {{.*}} ms
-// TABLES-NEXT: the largest rank (0): 640 B of items, a 1168 B table
+// TABLES-NEXT: kernel tables: 2848 B (0.003 MB), host {{.*}} ms
+// TABLES-NEXT: the largest rank (0): 640 B of items, a 1424 B table
 // TABLES-NEXT: @all_reduce#1: 2 ranks, 10 instances in 10 templates, 10 visits
 // RUN: m2n-opt %s "--m2n-pipeline=artifact=%t/one.m2n max-ctas=8 chunk-bytes=64 walkers=1" -o /dev/null
 // RUN: m2n-artifact-dump %t/one.m2n | FileCheck %s --check-prefix=ONE
@@ -37,7 +37,7 @@
 // RUN: not m2n-artifact-dump %s 2>&1 | FileCheck %s --check-prefix=MAGIC
 // RUN: not m2n-artifact-dump %t/missing.m2n 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// CHECK: m2n artifact version 18, chip sm_90a, PTX {{[0-9]+}} bytes
+// CHECK: m2n artifact version 19, chip sm_90a, PTX {{[0-9]+}} bytes
 // CHECK-NEXT: kernel m2n_transfer: 8 CTAs x 256 threads, 3 stages of 65536 bytes, up to 8 walkers
 // CHECK-NEXT: reshard @transpose#0: f32[8x16] hierarchical
 // CHECK-NEXT: src mesh [2] ranks [0, 1], [shard<0>]
@@ -77,7 +77,7 @@
 
 // TRUNCATED: m2n-artifact-dump: {{.*}}truncated.m2n: artifact truncated: the header announces {{[0-9]+}} payload bytes, the file has 76
 // CORRUPTED: m2n-artifact-dump: {{.*}}flipped.m2n: artifact corrupted: checksum mismatch
-// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 16 is not supported (this build reads version 18)
+// VERSION: m2n-artifact-dump: {{.*}}version.m2n: artifact version 16 is not supported (this build reads version 19)
 // MAGIC: m2n-artifact-dump: {{.*}}artifact.mlir: not an m2n artifact (bad magic)
 // MISSING: m2n-artifact-dump: cannot open '{{.*}}missing.m2n'
 

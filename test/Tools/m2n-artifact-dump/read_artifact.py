@@ -83,7 +83,7 @@ def main():
         sys.exit("bad magic")
     version, size, checksum = struct.unpack_from("<IQQ", data, 4)
     payload = data[24:]
-    if version != 18 or size != len(payload) or fnv1a(payload) != checksum:
+    if version != 19 or size != len(payload) or fnv1a(payload) != checksum:
         sys.exit(f"bad header: version {version}, size {size}, checksum {checksum:#x}")
     r = Reader(payload)
     r.string(), r.string(), r.string()  # ptx, chip, kernel name
