@@ -3,6 +3,7 @@
 //
 //   artifact_runner ARTIFACT [--repeat N] [--csv FILE] [--processes P] [--checks C]
 //                   [--misalign BYTES] [--refs MIB,MIB] [--group]
+//                   [--stream-per-device]
 //
 // Rank r runs on GPU r % G (G GPUs; several ranks per GPU are virtual
 // ranks). With --processes P, P processes are forked, process p runs the
@@ -33,6 +34,11 @@
 // (m2n_group_create: one kernel per rank for all of them), each on its
 // own guarded buffers: a direct launch and, where no member has network
 // steps, two graph replays, every member checked.
+//
+// --stream-per-device gives the ranks of one device one stream, as m2n-run
+// and the Python frontend do: the runtime runs ranks of one launch shape as
+// one kernel (else on helper streams forked from it). By default each rank
+// has a stream of its own.
 #include "m2n/Artifact/Artifact.h"
 #include "m2n/Sim/RankData.h"
 #include "m2n/runtime.h"
@@ -288,6 +294,52 @@ std::vector<cudaGraphExec_t> captureGraphs(const std::vector<cudaStream_t> &stre
   return graphs;
 }
 
+/// --stream-per-device: the ranks of one device share one stream, as m2n-run
+/// and the Python frontend launch them (the runtime runs them as one
+/// kernel); otherwise each rank has a stream of its own.
+static bool streamPerDevice = false;
+
+/// The streams m2n_group_launch gets, one per local slot, and the distinct
+/// ones among them: what is timed, captured, replayed and synchronized.
+struct LaunchStreams {
+  std::vector<cudaStream_t> bySlot, distinct;
+  std::vector<int> devices; // Of `distinct`.
+  explicit LaunchStreams(const std::vector<int> &localDevices) {
+    for (int device : localDevices) {
+      auto shared = std::find(devices.begin(), devices.end(), device);
+      if (streamPerDevice && shared != devices.end()) {
+        bySlot.push_back(distinct[shared - devices.begin()]);
+        continue;
+      }
+      cudaStream_t stream;
+      CUDA_CHECK(cudaSetDevice(device));
+      CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+      bySlot.push_back(stream);
+      distinct.push_back(stream);
+      devices.push_back(device);
+    }
+  }
+  ~LaunchStreams() {
+    for (size_t s = 0; s < distinct.size(); ++s) {
+      cudaSetDevice(devices[s]);
+      cudaStreamDestroy(distinct[s]);
+    }
+  }
+  void **args() { return reinterpret_cast<void **>(bySlot.data()); }
+  void synchronize() const {
+    for (size_t s = 0; s < distinct.size(); ++s) {
+      CUDA_CHECK(cudaSetDevice(devices[s]));
+      CUDA_CHECK(cudaStreamSynchronize(distinct[s]));
+    }
+  }
+  void replay(const std::vector<cudaGraphExec_t> &graphs) const {
+    for (size_t s = 0; s < graphs.size(); ++s) {
+      CUDA_CHECK(cudaSetDevice(devices[s]));
+      CUDA_CHECK(cudaGraphLaunch(graphs[s], distinct[s]));
+    }
+  }
+};
+
 /// --group: every reshard of the artifact bound and launched as one group.
 int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, int processes,
              int devices, int checks) {
@@ -325,11 +377,7 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
       if (dstBytes[at])
         dstPointers[at] = (dst[at] = allocate(dstBytes[at])).data();
     }
-  std::vector<cudaStream_t> streams(slots);
-  for (size_t s = 0; s < slots; ++s) {
-    CUDA_CHECK(cudaSetDevice(localDevices[s]));
-    CUDA_CHECK(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
-  }
+  LaunchStreams streams(localDevices);
   auto upload = [&](uint64_t runSeed) {
     for (int t = 0; t < members; ++t) {
       const m2n::CompiledReshard &r = parsed.reshards[t];
@@ -383,7 +431,7 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
   const m2n_buffers buffers = {srcPointers.data(), srcBytes.data(), dstPointers.data(),
                                dstBytes.data(), nullptr, nullptr};
   M2N_CHECK(m2n_group_bind(context, group, &buffers));
-  void **streamArgs = reinterpret_cast<void **>(streams.data());
+  void **streamArgs = streams.args();
   std::optional<std::string> problem;
   // Launch 1 direct, then (without network steps) graph replays; with
   // network steps, more direct launches.
@@ -393,19 +441,13 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
     auto launch = [&] { M2N_CHECK(m2n_group_launch(context, group, streamArgs)); };
     std::vector<cudaGraphExec_t> graphs;
     if (replay) {
-      graphs = captureGraphs(streams, localDevices, launch);
-      for (size_t s = 0; s < graphs.size(); ++s) {
-        CUDA_CHECK(cudaSetDevice(localDevices[s]));
-        CUDA_CHECK(cudaGraphLaunch(graphs[s], streams[s]));
-      }
+      graphs = captureGraphs(streams.distinct, streams.devices, launch);
+      streams.replay(graphs);
     } else {
       launch();
     }
     if (replay) {
-      for (size_t s = 0; s < slots; ++s) {
-        CUDA_CHECK(cudaSetDevice(localDevices[s]));
-        CUDA_CHECK(cudaStreamSynchronize(streams[s]));
-      }
+      streams.synchronize();
       barrier();
     } else {
       M2N_CHECK(m2n_context_synchronize(context));
@@ -438,10 +480,6 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
                 network ? ", network steps" : "", ok ? "PASS" : "FAIL", (long long)items, checks,
                 message.c_str());
   m2n_context_destroy(context);
-  for (size_t s = 0; s < slots; ++s) {
-    CUDA_CHECK(cudaSetDevice(localDevices[s]));
-    CUDA_CHECK(cudaStreamDestroy(streams[s]));
-  }
   for (size_t at = 0; at < src.size(); ++at) {
     if (src[at].base) CUDA_CHECK(cudaFree(src[at].base));
     if (dst[at].base) CUDA_CHECK(cudaFree(dst[at].base));
@@ -455,7 +493,7 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    std::printf("usage: %s ARTIFACT [--repeat N] [--csv FILE] [--processes P] [--checks C] [--group]\n", argv[0]);
+    std::printf("usage: %s ARTIFACT [--repeat N] [--csv FILE] [--processes P] [--checks C] [--group] [--stream-per-device]\n", argv[0]);
     return 2;
   }
   setvbuf(stdout, nullptr, _IOLBF, 0); // Complete lines, even when killed.
@@ -465,8 +503,9 @@ int main(int argc, char **argv) {
   std::vector<size_t> refSizes = {(size_t)256 << 20, (size_t)1 << 30};
   bool groupMode = false;
   for (int i = 2; i < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--group")) { // The one option without a value.
-      groupMode = true;
+    if (!std::strcmp(argv[i], "--group") || // The options without a value.
+        !std::strcmp(argv[i], "--stream-per-device")) {
+      (argv[i][2] == 'g' ? groupMode : streamPerDevice) = true;
       --i;
       continue;
     }
@@ -603,10 +642,9 @@ int main(int argc, char **argv) {
     std::vector<Guarded> src(slots), dst(slots);
     std::vector<void *> srcPointers(slots, nullptr), dstPointers(slots, nullptr);
     std::vector<size_t> srcBytes(slots, 0), dstBytes(slots, 0);
-    std::vector<cudaStream_t> streams(slots);
+    LaunchStreams streams(localDevices);
     for (size_t s = 0; s < slots; ++s) {
       CUDA_CHECK(cudaSetDevice(localDevices[s]));
-      CUDA_CHECK(cudaStreamCreateWithFlags(&streams[s], cudaStreamNonBlocking));
       M2N_CHECK(m2n_artifact_buffer_bytes(artifact, index, localRanks[s], &srcBytes[s], &dstBytes[s]));
       if (srcBytes[s])
         srcPointers[s] = (src[s] = allocate(srcBytes[s])).data();
@@ -668,13 +706,13 @@ int main(int argc, char **argv) {
       continue;
     }
     M2N_CHECK(status);
-    void **streamArgs = reinterpret_cast<void **>(streams.data());
+    void **streamArgs = streams.args();
     M2N_CHECK(m2n_group_launch(context, group, streamArgs)); // Warm-up.
     synchronize();
     bool network = false;
     for (const auto &[rank, rp] : reshard.program.ranks)
       network = network || !rp.receives.empty();
-    EventTimer timer(streams, localDevices);
+    EventTimer timer(streams.distinct, streams.devices);
     // The batch: ~3 ms of launches, from one timed launch (every process
     // takes the largest estimate, so that all launch alike).
     int batch = 1;
@@ -697,13 +735,9 @@ int main(int argc, char **argv) {
     // The same batch, captured as one graph per stream.
     std::optional<Spread> graphed;
     if (!network) {
-      std::vector<cudaGraphExec_t> batchGraphs = captureGraphs(streams, localDevices, launchBatch);
-      graphed = timer.repeat(repeat, batch, [&] {
-        for (size_t s = 0; s < slots; ++s) {
-          CUDA_CHECK(cudaSetDevice(localDevices[s]));
-          CUDA_CHECK(cudaGraphLaunch(batchGraphs[s], streams[s]));
-        }
-      });
+      std::vector<cudaGraphExec_t> batchGraphs =
+          captureGraphs(streams.distinct, streams.devices, launchBatch);
+      graphed = timer.repeat(repeat, batch, [&] { streams.replay(batchGraphs); });
       for (cudaGraphExec_t g : batchGraphs)
         CUDA_CHECK(cudaGraphExecDestroy(g));
     }
@@ -724,15 +758,15 @@ int main(int argc, char **argv) {
     // runtime refuses to capture it: it runs two more direct launches.
     if (network) {
       // ... and says so instead of capturing something that cannot replay.
-      for (size_t s = 0; s < slots; ++s) {
-        CUDA_CHECK(cudaSetDevice(localDevices[s]));
-        CUDA_CHECK(cudaStreamBeginCapture(streams[s], cudaStreamCaptureModeRelaxed));
+      for (size_t s = 0; s < streams.distinct.size(); ++s) {
+        CUDA_CHECK(cudaSetDevice(streams.devices[s]));
+        CUDA_CHECK(cudaStreamBeginCapture(streams.distinct[s], cudaStreamCaptureModeRelaxed));
       }
       m2n_status captured = m2n_group_launch(context, group, streamArgs);
-      for (size_t s = 0; s < slots; ++s) {
-        CUDA_CHECK(cudaSetDevice(localDevices[s]));
+      for (size_t s = 0; s < streams.distinct.size(); ++s) {
+        CUDA_CHECK(cudaSetDevice(streams.devices[s]));
         cudaGraph_t graph = nullptr;
-        cudaStreamEndCapture(streams[s], &graph);
+        cudaStreamEndCapture(streams.distinct[s], &graph);
         if (graph)
           CUDA_CHECK(cudaGraphDestroy(graph));
       }
@@ -749,24 +783,18 @@ int main(int argc, char **argv) {
     }
     std::vector<cudaGraphExec_t> graphs;
     if (!network && checks > 1)
-      graphs = captureGraphs(streams, localDevices,
+      graphs = captureGraphs(streams.distinct, streams.devices,
                              [&] { M2N_CHECK(m2n_group_launch(context, group, streamArgs)); });
     // Every process runs both replays (the barriers stay in step), whatever
     // it found so far.
     for (int replay = 0; replay + 1 < checks && !graphs.empty(); ++replay) {
       upload(++seed);
-      for (size_t s = 0; s < slots; ++s) {
-        CUDA_CHECK(cudaSetDevice(localDevices[s]));
-        CUDA_CHECK(cudaGraphLaunch(graphs[s], streams[s]));
-      }
+      streams.replay(graphs);
       // Replays bypass the runtime, so m2n_context_synchronize does not know
       // them (it waits for the streams of m2n's own launches): wait for the
       // streams here. (Before 2026-12-01 the second replay was checked
       // before it finished; slower kernels showed it as poisoned bytes.)
-      for (size_t s = 0; s < slots; ++s) {
-        CUDA_CHECK(cudaSetDevice(localDevices[s]));
-        CUDA_CHECK(cudaStreamSynchronize(streams[s]));
-      }
+      streams.synchronize();
       barrier();
       if (!problem && (problem = verify(seed)))
         *problem = "graph replay " + std::to_string(replay + 1) + ": " + *problem;
@@ -812,7 +840,6 @@ int main(int argc, char **argv) {
     m2n_context_destroy(context);
     for (size_t s = 0; s < slots; ++s) {
       CUDA_CHECK(cudaSetDevice(localDevices[s]));
-      CUDA_CHECK(cudaStreamDestroy(streams[s]));
       if (src[s].base) CUDA_CHECK(cudaFree(src[s].base));
       if (dst[s].base) CUDA_CHECK(cudaFree(dst[s].base));
     }

@@ -56,6 +56,8 @@ fi
 step transfer_kernel 300 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" all
 step timeout 120 /tmp/m2n_transfer_driver "$dir/m2n_transfer.ptx" timeout
 step artifact_runner 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n"
+# The ranks of a device on one stream (one kernel launch for all of them).
+step artifact_runner_shared_stream 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" --stream-per-device
 [ -f "$dir/reshards-engine.m2n" ] && step artifact_runner_engine 300 /tmp/m2n_artifact_runner "$dir/reshards-engine.m2n"
 for matrix in random random-vector random-engine; do
   [ -f "$dir/$matrix.m2n" ] && step "artifact_runner_$matrix" 300 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --repeat 1
@@ -100,6 +102,7 @@ done
 for matrix in reshards random random-engine network refit-group; do
   [ -f "$dir/$matrix.m2n" ] && step "group_$matrix" 300 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --group
 done
+step group_reshards_shared_stream 300 /tmp/m2n_artifact_runner "$dir/reshards.m2n" --group --stream-per-device
 pack
 [ "$status" -eq 0 ] && echo "GPU matrix: every step passed" || echo "GPU matrix: a step failed or did not run"
 exit $status
