@@ -78,6 +78,7 @@ struct ReshardState : GroupMembers {
     m2n::LaunchShape shape;
     uint32_t ctas = 0;       // The ranks' CTAs together.
     char *walkers = nullptr; // On the device.
+    uint64_t capacity = 0;   // Bytes allocated there.
   };
   std::vector<MergedLaunch> mergedLaunches;
   /// Local ranks: the launch of the rank's kernel, the program's own

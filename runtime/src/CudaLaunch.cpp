@@ -71,7 +71,8 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
     return streams ? static_cast<cudaStream_t>(streams[slot]) : nullptr;
   };
   // Ranks of a merged launch that the caller gave one stream run as one
-  // kernel (the first of them launches it for all).
+  // kernel (on the first one's stream, once the last one's copies are
+  // enqueued).
   std::vector<const ReshardState::MergedLaunch *> mergedOf(slots, nullptr);
   for (const ReshardState::MergedLaunch &merged : state.mergedLaunches) {
     cudaStream_t stream = callerStream(merged.slots.front());
@@ -137,6 +138,7 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
                                stream, args, nullptr));
     return M2N_SUCCESS;
   };
+  std::vector<size_t> joins; // Forked slots whose launch is enqueued.
   for (size_t slot = 0; slot < slots; ++slot) {
     const int rank = context->localRanks[slot];
     if (!runs(rank))
@@ -171,13 +173,21 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
         M2N_TRY(launch(device, state.shapes.at(rank), table.ctas,
                        table.device + table.walkersAt, stream));
     }
-    if (forked[launcher]) { // Join: the caller's stream waits for the helper.
-      cudaStream_t caller = callerStream(launcher);
-      M2N_CUDA(cudaEventRecord(context->joinEvents[launcher], stream));
-      M2N_CUDA(cudaStreamWaitEvent(caller, context->joinEvents[launcher]));
-      stream = caller;
-    }
-    context->pending.insert({device, stream});
+    if (forked[launcher])
+      joins.push_back(launcher);
+    else
+      context->pending.insert({device, stream});
+  }
+  // Join: each caller's stream waits for its helpers, once every kernel is
+  // enqueued (a merged kernel goes onto the caller's stream last of its
+  // ranks: waiting for a helper before it would run the helper's rank alone).
+  for (size_t slot : joins) {
+    const int device = context->localDevices[slot];
+    M2N_TRY(useDevice(device));
+    cudaStream_t caller = callerStream(slot);
+    M2N_CUDA(cudaEventRecord(context->joinEvents[slot], kernelStream[slot]));
+    M2N_CUDA(cudaStreamWaitEvent(caller, context->joinEvents[slot]));
+    context->pending.insert({device, caller});
   }
   if (network) {
     M2N_TRY(m2n::runtime::enqueueNetwork(context, state, streams));

@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <map>
+#include <utility>
 #include <new>
 #include <vector>
 
@@ -54,9 +55,20 @@ CUtensorMapDataType mapType(m2n::ElementType type) {
 m2n_status
 mergeLaunches(CudaContext *context, ReshardState &state,
               const std::map<int64_t, std::vector<m2n::KernelWalker>> &walkers) {
-  for (ReshardState::MergedLaunch &merged : state.mergedLaunches)
-    cudaFree(merged.walkers);
+  // A rebind keeps the arrays of the groups it finds again (a graph
+  // captured before it replays with their addresses, as with the ranks'
+  // tables, and cudaFree would synchronize the device).
+  std::vector<ReshardState::MergedLaunch> previous =
+      std::move(state.mergedLaunches);
   state.mergedLaunches.clear();
+  struct FreeUnused { // Those not found again, on every way out.
+    std::vector<ReshardState::MergedLaunch> &launches;
+    ~FreeUnused() {
+      for (ReshardState::MergedLaunch &unused : launches)
+        if (unused.walkers)
+          cudaFree(unused.walkers);
+    }
+  } freeUnused{previous};
   std::vector<ReshardState::MergedLaunch> groups;
   for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
     const int64_t rank = context->localRanks[slot];
@@ -69,7 +81,7 @@ mergeLaunches(CudaContext *context, ReshardState &state,
       return g.device == device && g.shape == shape;
     });
     if (group == groups.end())
-      group = groups.insert(groups.end(), {device, {}, shape, 0, nullptr});
+      group = groups.insert(groups.end(), {device, {}, shape, 0, nullptr, 0});
     group->slots.push_back(slot);
     group->ctas += table->second.ctas;
   }
@@ -82,12 +94,21 @@ mergeLaunches(CudaContext *context, ReshardState &state,
           walkers.at(context->localRanks[slot]);
       records.insert(records.end(), rankWalkers.begin(), rankWalkers.end());
     }
+    const uint64_t bytes = records.size() * sizeof(m2n::KernelWalker);
     M2N_CUDA(cudaSetDevice(group.device));
-    M2N_CUDA(cudaMalloc(&group.walkers,
-                        records.size() * sizeof(m2n::KernelWalker)));
+    auto kept = std::find_if(previous.begin(), previous.end(), [&](auto &p) {
+      return p.walkers && p.device == group.device &&
+             p.slots == group.slots && p.capacity >= bytes;
+    });
+    if (kept != previous.end()) {
+      group.walkers = std::exchange(kept->walkers, nullptr);
+      group.capacity = kept->capacity;
+    } else {
+      M2N_CUDA(cudaMalloc(&group.walkers, bytes));
+      group.capacity = bytes;
+    }
     state.mergedLaunches.push_back(group);
-    M2N_CUDA(cudaMemcpy(group.walkers, records.data(),
-                        records.size() * sizeof(m2n::KernelWalker),
+    M2N_CUDA(cudaMemcpy(group.walkers, records.data(), bytes,
                         cudaMemcpyHostToDevice));
   }
   return M2N_SUCCESS;

@@ -70,8 +70,8 @@ static_assert(sizeof(KernelVisit) == 16, "the kernel reads 16-byte visits");
 /// its place `index` in its rank's grid of `grid` walkers. A launch's CTA
 /// finds everything through its walkers' records (the kernel's only table
 /// argument), so one launch can run the walkers of several ranks: the
-/// runtime merges the ranks sharing a device and a stream into one
-/// (docs/runtime.md), their walker arrays laid end to end.
+/// runtime merges the ranks sharing a device, a stream and a launch shape
+/// into one (runtime/README.md), their walker arrays laid end to end.
 struct KernelWalker {
   uint64_t firstVisit = 0, items = 0;
   uint64_t templates = 0, visits = 0, epochWords = 0; // Device addresses.

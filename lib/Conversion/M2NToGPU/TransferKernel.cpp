@@ -1,15 +1,17 @@
 //===- TransferKernel.cpp - the transfer kernel, built for an artifact -----===//
 //
-// The GPU side of every m2n schedule: each rank launches this kernel over its
-// own table of work items (m2n/Artifact/KernelABI.h). It is built here with
+// The GPU side of every m2n schedule: a launch runs the walkers of one rank
+// or of several (each walker's record names its rank's table of work items:
+// m2n/Artifact/KernelABI.h, KernelTable.h). It is built here with
 // typed ops (gpu, scf, arith, llvm, nvvm) and specialized to the op codes an
 // artifact's items use (KernelOps): a copy-only artifact gets no reduction
 // code, one without tiles no tensor-map code.
 //
 // Per walker, one thread walks the items b, b + grid, ... of its rank's
-// instance sequence (a CTA of (32, W) threads is W walkers, warp w walking
-// as CTA bid x W + w of a W times larger grid, with stages and barriers of
-// its own; one thread issues ~1M items/s, so small items want several).
+// instance sequence (a CTA of (32, W) threads is W walkers, warp w of CTA c
+// walking with record c x W + w of the launch's walkers, which gives its
+// place b in its rank's grid, with stages and barriers of its own; one
+// thread issues ~1M items/s, so small items want several).
 // The table holds one template per repeated movement and, per walker, the
 // visits of templates that are its items (m2n/Artifact/KernelTable.h): the
 // walker materializes each item from its template into a ring of records
