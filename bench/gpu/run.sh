@@ -189,7 +189,15 @@ measure-1gpu-engine|measure-1gpu-sweep|measure-1gpu-rows)
       $([ -n "$variant" ] && echo --refs 0) --csv "$out/m2n$variant-1gpu.csv" > "$out/m2n$variant-1gpu.log" 2>&1 \
       || echo "bench$variant failed: $?"
     tail -1 "$out/m2n$variant-1gpu.log"
-  done ;;
+  done
+  # The rows again with the device's ranks on one stream, as m2n-run and the
+  # Python frontend launch them (one kernel launch for both ranks), and the
+  # launch floor small messages are bound by (bench/gpu/launch_probe.cu).
+  timeout 110 /tmp/m2n_artifact_runner "$root/.gpu/bench.m2n" --repeat 10 --checks 1 --refs 0 \
+    --stream-per-device --csv "$out/m2n-shared-1gpu.csv" > "$out/m2n-shared-1gpu.log" 2>&1 \
+    || echo "bench (one stream) failed: $?"
+  nvcc -O2 -arch=sm_90a -o /tmp/m2n_launch_probe "$root/bench/gpu/launch_probe.cu" \
+    && timeout 60 /tmp/m2n_launch_probe 3000 | tee "$out/launch-probe.txt" ;;
 report-1gpu)
   out=${2:?usage: run.sh report-1gpu OUT_DIR}
   sweep=()
