@@ -11,6 +11,11 @@
 
 #include "CudaBackend.h"
 
+#include "m2n/Artifact/KernelABI.h"
+
+#include <algorithm>
+#include <map>
+
 namespace m2n::runtime {
 
 namespace {
@@ -27,29 +32,72 @@ bool quantizes(const ReshardState &state) {
 /// programming guide's table of limits).
 constexpr int kMaxConcurrentKernels = 128;
 
-/// Refuses more local ranks with kernels on one device than it runs at
-/// once where a rank waits for another: the kernels that cannot start
-/// would leave the others waiting until the timeout (issue 35: 256
-/// virtual ranks on one H200 waited minutes for M2N_TIMEOUT).
-m2n_status checkConcurrentKernels(const CudaContext *context,
-                                  const ReshardState &state) {
-  std::map<int, int> kernelsOn; // By device.
+/// The CTAs `rank`'s kernel launches (walkRankTable: a walker per kernel
+/// item up to the kernel's grid; 0 without items), without encoding its
+/// table: a lookup's band of rows is one item (foldsInnermostLevel).
+uint64_t launchedCtas(const Artifact &artifact, const RankProgram &program,
+                      const LaunchShape &shape) {
+  uint64_t items = 0;
+  for (const Movement &m : program.items)
+    items += static_cast<uint64_t>(m.instances()) /
+             (foldsInnermostLevel(m) ? m.repeats.back().count : 1);
+  if (items == 0)
+    return 0;
+  const uint64_t needed = (items + shape.walkers - 1) / shape.walkers;
+  return std::min<uint64_t>(needed, artifact.kernel.ctas);
+}
+
+/// Refuses what cannot run at once on a device where ranks wait for each
+/// other, before anything waits: more local ranks with kernels than the GPU
+/// runs kernels at once, or more CTAs than fit on its SMs together (by the
+/// kernel's occupancy at each rank's block and shared memory). The kernels
+/// or CTAs that could not start would leave the others waiting until the
+/// timeout (issue 35: 256 virtual ranks on one H200 waited minutes for
+/// M2N_TIMEOUT).
+m2n_status checkCoResidency(const CudaContext *context,
+                            const ReshardState &state) {
   // A wait on the rank's own counter waits for peers too where they signal
   // it (reads done): any wait may need another kernel to run.
   bool waits = false;
   const TransferProgram &program = state.program();
+  struct DeviceLoad {
+    int kernels = 0;
+    double smShare = 0; // The SMs its CTAs fill, by occupancy.
+    uint64_t ctas = 0;
+  };
+  std::map<int, DeviceLoad> loadOn;
   for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
     auto it = program.ranks.find(context->localRanks[slot]);
-    if (it == program.ranks.end() || it->second.items.empty())
+    if (it == program.ranks.end() || it->second.items.empty() ||
+        !it->second.launch)
       continue;
-    ++kernelsOn[context->localDevices[slot]];
+    const int device = context->localDevices[slot];
+    const Artifact &artifact = context->artifact->artifact;
+    const LaunchShape shape = launchShape(artifact.kernel, *it->second.launch,
+                                          context->maxThreads);
+    const uint64_t ctas = launchedCtas(artifact, it->second, shape);
+    int perSm = 0;
+    M2N_CUDA(cudaSetDevice(device));
+    M2N_CU(driver.occupancyMaxActiveBlocksPerMultiprocessor(
+        &perSm, context->kernels.at(device),
+        static_cast<int>(shape.threads * shape.walkers),
+        static_cast<size_t>(shape.sharedBytes())));
+    DeviceLoad &load = loadOn[device];
+    ++load.kernels;
+    load.ctas += ctas;
+    // (A block that fits no SM fails at launch with CUDA's own error.)
+    if (perSm > 0)
+      load.smShare += static_cast<double>(ctas) / perSm;
     for (const Movement &m : it->second.items)
       waits |= !m.waits.empty();
   }
-  for (const auto &[device, kernels] : kernelsOn)
-    if (waits && kernels > kMaxConcurrentKernels)
+  if (!waits)
+    return M2N_SUCCESS;
+  for (const auto &[device, load] : loadOn) {
+    if (load.kernels > kMaxConcurrentKernels)
       return fail(M2N_UNSUPPORTED,
-                  "binding " + state.name + ": " + std::to_string(kernels) +
+                  "binding " + state.name + ": " +
+                      std::to_string(load.kernels) +
                       " ranks of this process launch a kernel on device " +
                       std::to_string(device) + ", which runs at most " +
                       std::to_string(kMaxConcurrentKernels) +
@@ -58,6 +106,24 @@ m2n_status checkConcurrentKernels(const CudaContext *context,
                       "waiting. Run at most " +
                       std::to_string(kMaxConcurrentKernels) +
                       " ranks a GPU in one process (more GPUs or processes)");
+    int sms = 0;
+    M2N_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
+                                    device));
+    // Within a millionth: shares of SMs summed in floating point.
+    if (load.smShare > sms * (1 + 1e-6))
+      return fail(M2N_UNSUPPORTED,
+                  "binding " + state.name + ": the " +
+                      std::to_string(load.kernels) +
+                      " ranks of this process on device " +
+                      std::to_string(device) + " launch " +
+                      std::to_string(load.ctas) +
+                      " CTAs that wait for each other, more than its " +
+                      std::to_string(sms) +
+                      " SMs hold at once at their blocks' shared memory and "
+                      "registers: the CTAs that could not start would leave "
+                      "the others waiting. Compile with a smaller max-ctas "
+                      "or smaller stages, or run fewer ranks a GPU");
+  }
   return M2N_SUCCESS;
 }
 
@@ -94,7 +160,7 @@ m2n_status bindState(CudaContext *context, ReshardState &state,
   // Local failures (CUDA errors, out of memory, bad buffers) go into the
   // collective exchange as this process's status, so that its peers fail
   // with a message instead of waiting for it.
-  m2n_status local = checkConcurrentKernels(context, state);
+  m2n_status local = checkCoResidency(context, state);
   if (local == M2N_SUCCESS)
     local = createHelperStreams(context);
   if (local == M2N_SUCCESS)

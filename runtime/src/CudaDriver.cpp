@@ -32,6 +32,8 @@ bool Driver::load() {
          find("cuFuncGetAttribute", funcGetAttribute) &&
          find("cuTensorMapEncodeTiled", tensorMapEncodeTiled) &&
          find("cuLaunchKernel", launchKernel) &&
+         find("cuOccupancyMaxActiveBlocksPerMultiprocessor",
+              occupancyMaxActiveBlocksPerMultiprocessor) &&
          find("cuGetErrorString", getErrorString) &&
          find("cuMemGetAddressRange", memGetAddressRange) &&
          find("cuStreamWaitValue64", streamWaitValue64) &&

@@ -26,6 +26,8 @@ struct Driver {
   decltype(&cuFuncGetAttribute) funcGetAttribute = nullptr;
   decltype(&cuTensorMapEncodeTiled) tensorMapEncodeTiled = nullptr;
   decltype(&cuLaunchKernel) launchKernel = nullptr;
+  decltype(&cuOccupancyMaxActiveBlocksPerMultiprocessor)
+      occupancyMaxActiveBlocksPerMultiprocessor = nullptr;
   decltype(&cuGetErrorString) getErrorString = nullptr;
   decltype(&cuMemGetAddressRange) memGetAddressRange = nullptr;
   decltype(&cuStreamWaitValue64) streamWaitValue64 = nullptr;

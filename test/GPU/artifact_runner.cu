@@ -51,6 +51,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <new>
 #include <chrono>
 #include <cstring>
@@ -340,6 +341,14 @@ struct LaunchStreams {
   }
 };
 
+/// With M2N_RUNNER_TRACE set: where a run is, on stderr (a run that stalls
+/// shows its last step).
+void trace(const char *step, int value = -1) {
+  static const bool on = std::getenv("M2N_RUNNER_TRACE") != nullptr;
+  if (on)
+    std::fprintf(stderr, "[trace] %s %d\n", step, value);
+}
+
 /// --group: every reshard of the artifact bound and launched as one group.
 int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, int processes,
              int devices, int checks) {
@@ -430,13 +439,17 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
   upload(seed);
   const m2n_buffers buffers = {srcPointers.data(), srcBytes.data(), dstPointers.data(),
                                dstBytes.data(), nullptr, nullptr};
+  trace("binding");
   M2N_CHECK(m2n_group_bind(context, group, &buffers));
+  trace("bound");
   void **streamArgs = streams.args();
   std::optional<std::string> problem;
   // Launch 1 direct, then (without network steps) graph replays; with
   // network steps, more direct launches.
   for (int check = 0; check < checks && !problem; ++check) {
+    trace("check", check);
     upload(seed + 1000 * check);
+    trace("uploaded", check);
     const bool replay = check > 0 && !network;
     auto launch = [&] { M2N_CHECK(m2n_group_launch(context, group, streamArgs)); };
     std::vector<cudaGraphExec_t> graphs;
@@ -453,6 +466,7 @@ int runGroup(m2n_artifact artifact, const m2n::Artifact &parsed, uint64_t seed, 
       M2N_CHECK(m2n_context_synchronize(context));
       barrier();
     }
+    trace("launched", check);
     for (cudaGraphExec_t graph : graphs)
       CUDA_CHECK(cudaGraphExecDestroy(graph));
     if ((problem = verify(seed + 1000 * check)))

@@ -79,6 +79,12 @@ if [ -f "$dir/many-ranks.m2n" ] && [ "$gpus" -eq 1 ]; then
   step many_ranks 60 bash -c '"$0" "$1" --repeat 1 || true' /tmp/m2n_artifact_runner "$dir/many-ranks.m2n"
   grep -q "NOT RUN\|runs at most 128 kernels at once" "$out/many_ranks.log" || { echo "FAIL many-ranks: not refused"; status=1; }
 fi
+# Two ranks of 132 CTAs each, one SM each (64 KiB stages), waiting for each
+# other: more CTAs than a GPU of up to 263 SMs holds at once, refused at bind.
+if [ -f "$dir/too-many-ctas.m2n" ] && [ "$gpus" -eq 1 ]; then
+  step too_many_ctas 60 bash -c '"$0" "$1" --repeat 1 || true' /tmp/m2n_artifact_runner "$dir/too-many-ctas.m2n"
+  grep -q "NOT RUN\|SMs hold at once" "$out/too_many_ctas.log" || { echo "FAIL too-many-ctas: not refused"; status=1; }
+fi
 # Several processes: buffer handles exchanged through an all-gather. One
 # per GPU where there are several; on one GPU two processes share it (CUDA
 # IPC within the device), so the multi-process path runs on every GPU run.
