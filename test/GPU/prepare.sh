@@ -21,6 +21,9 @@ python3 "$root/test/GPU/random_matrix.py" --cases 240 > "$root/.gpu/random.mlir"
 # ... and for buffers that are only 8-byte aligned (the runner offsets them).
 "$opt" "$root/.gpu/random.mlir" "--m2n-pipeline=artifact=$root/.gpu/random-align8.m2n buffer-align=8 fuse-reductions=true" -o /dev/null
 "$opt" "$root/test/GPU/reshards.mlir" "--m2n-pipeline=artifact=$root/.gpu/reshards.m2n" -o /dev/null
+# NVIDIA nccl_m2n's correctness matrix at a world of 8 (201 cases).
+python3 "$root/test/GPU/nccl_m2n_matrix.py" --world 8 > "$root/.gpu/nccl-m2n.mlir"
+"$opt" "$root/.gpu/nccl-m2n.mlir" "--m2n-pipeline=artifact=$root/.gpu/nccl-m2n.m2n" -o /dev/null
 # The same matrices with every contiguous source copy, a rank's own and its
 # peers', on the copy engine (engine-min-bytes=0: whatever the size).
 "$opt" "$root/test/GPU/reshards.mlir" "--m2n-pipeline=artifact=$root/.gpu/reshards-engine.m2n copy-engine=true engine-min-bytes=0" -o /dev/null

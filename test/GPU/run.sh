@@ -62,6 +62,8 @@ step artifact_runner_shared_stream 300 /tmp/m2n_artifact_runner "$dir/reshards.m
 for matrix in random random-vector random-engine; do
   [ -f "$dir/$matrix.m2n" ] && step "artifact_runner_$matrix" 300 /tmp/m2n_artifact_runner "$dir/$matrix.m2n" --repeat 1
 done
+# NVIDIA nccl_m2n's correctness matrix (test/GPU/nccl_m2n_matrix.py), 8 ranks.
+[ -f "$dir/nccl-m2n.m2n" ] && step artifact_runner_nccl_m2n 300 /tmp/m2n_artifact_runner "$dir/nccl-m2n.m2n" --repeat 1 --stream-per-device
 # Buffers 8 bytes past a 16-byte boundary, compiled for them (buffer-align=8:
 # no TMA item touches a caller buffer).
 [ -f "$dir/random-align8.m2n" ] && step artifact_runner_misaligned 300 /tmp/m2n_artifact_runner "$dir/random-align8.m2n" --repeat 1 --misalign 8
