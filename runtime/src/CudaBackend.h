@@ -74,6 +74,12 @@ m2n_status bindState(CudaContext *context, ReshardState &state,
 /// A helper stream and its events for every slot whose device runs another
 /// local rank too (CudaContext::helperStreams); once per context.
 m2n_status createHelperStreams(CudaContext *context);
+/// The most kernels a GPU runs at once (compute capability 9.0 in the CUDA
+/// programming guide's table of limits).
+constexpr int kMaxConcurrentKernels = 128;
+/// The refusal of `kernels` waiting kernels on `device` for `name`.
+m2n_status tooManyKernels(const std::string &name, int device,
+                          size_t kernels);
 /// Enqueues a bound group (m2n_group_launch).
 m2n_status launchState(CudaContext *context, ReshardState &state,
                        void *const *streams);

@@ -28,10 +28,6 @@ bool quantizes(const ReshardState &state) {
   return false;
 }
 
-/// The most kernels a GPU runs at once (compute capability 9.0 in the CUDA
-/// programming guide's table of limits).
-constexpr int kMaxConcurrentKernels = 128;
-
 /// The CTAs `rank`'s kernel launches (walkRankTable: a walker per kernel
 /// item up to the kernel's grid; 0 without items), without encoding its
 /// table: a lookup's band of rows is one item (foldsInnermostLevel).
@@ -48,20 +44,21 @@ uint64_t launchedCtas(const Artifact &artifact, const RankProgram &program,
 }
 
 /// Refuses what cannot run at once on a device where ranks wait for each
-/// other, before anything waits: more local ranks with kernels than the GPU
-/// runs kernels at once, or more CTAs than fit on its SMs together (by the
-/// kernel's occupancy at each rank's block and shared memory). The kernels
-/// or CTAs that could not start would leave the others waiting until the
-/// timeout (issue 35: 256 virtual ranks on one H200 waited minutes for
-/// M2N_TIMEOUT).
-m2n_status checkCoResidency(const CudaContext *context,
-                            const ReshardState &state) {
+/// other, before anything waits: more CTAs than fit on its SMs together (by
+/// the kernel's occupancy at each rank's block and shared memory), or more
+/// kernels than a GPU runs at once even where the ranks of each launch
+/// shape share a stream (one launch each; launchState counts the launches
+/// the caller's streams give). The CTAs or kernels that could not start
+/// would leave the others waiting until the timeout (issue 35: 256 virtual
+/// ranks on one H200 waited minutes for M2N_TIMEOUT).
+m2n_status checkCoResidency(const CudaContext *context, ReshardState &state) {
   // A wait on the rank's own counter waits for peers too where they signal
   // it (reads done): any wait may need another kernel to run.
   bool waits = false;
   const TransferProgram &program = state.program();
   struct DeviceLoad {
     int kernels = 0;
+    std::vector<LaunchShape> shapes; // Distinct: launches at the fewest.
     double smShare = 0; // The SMs its CTAs fill, by occupancy.
     uint64_t ctas = 0;
   };
@@ -84,6 +81,9 @@ m2n_status checkCoResidency(const CudaContext *context,
         static_cast<size_t>(shape.sharedBytes())));
     DeviceLoad &load = loadOn[device];
     ++load.kernels;
+    if (std::find(load.shapes.begin(), load.shapes.end(), shape) ==
+        load.shapes.end())
+      load.shapes.push_back(shape);
     load.ctas += ctas;
     // (A block that fits no SM fails at launch with CUDA's own error.)
     if (perSm > 0)
@@ -91,21 +91,13 @@ m2n_status checkCoResidency(const CudaContext *context,
     for (const Movement &m : it->second.items)
       waits |= !m.waits.empty();
   }
+  state.kernelsWait = waits;
   if (!waits)
     return M2N_SUCCESS;
   for (const auto &[device, load] : loadOn) {
-    if (load.kernels > kMaxConcurrentKernels)
-      return fail(M2N_UNSUPPORTED,
-                  "binding " + state.name + ": " +
-                      std::to_string(load.kernels) +
-                      " ranks of this process launch a kernel on device " +
-                      std::to_string(device) + ", which runs at most " +
-                      std::to_string(kMaxConcurrentKernels) +
-                      " kernels at once, and they wait for each other: the "
-                      "kernels that could not start would leave the others "
-                      "waiting. Run at most " +
-                      std::to_string(kMaxConcurrentKernels) +
-                      " ranks a GPU in one process (more GPUs or processes)");
+    if (load.shapes.size() > kMaxConcurrentKernels)
+      return tooManyKernels("binding " + state.name, device,
+                            load.shapes.size());
     int sms = 0;
     M2N_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
                                     device));

@@ -51,6 +51,10 @@ struct TensorRecord {
 /// process. Addresses are usable here: local buffers or IPC mappings.
 struct ReshardState : GroupMembers {
   bool bound = false;
+  /// Whether a kernel item waits (for a peer, or for peers' reads of its
+  /// rank's buffers): then every kernel must run at once (checkCoResidency,
+  /// launchState).
+  bool kernelsWait = false;
   std::vector<void *> boundSrc, boundDst; // By member, then local slot.
   std::vector<std::vector<char *>> src, dst; // By member, then rank.
   std::vector<uint64_t *> counters;       // By rank.

@@ -17,6 +17,7 @@
 #include "CudaBackend.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace m2n::runtime {
@@ -59,13 +60,25 @@ m2n_status createHelperStreams(CudaContext *context) {
   return M2N_SUCCESS;
 }
 
+m2n_status tooManyKernels(const std::string &name, int device,
+                          size_t kernels) {
+  return fail(M2N_UNSUPPORTED,
+              name + ": " + std::to_string(kernels) +
+                  " kernels of this process's ranks would run on device " +
+                  std::to_string(device) + ", which runs at most " +
+                  std::to_string(kMaxConcurrentKernels) +
+                  " kernels at once, and they wait for each other: the "
+                  "kernels that could not start would leave the others "
+                  "waiting. Give the ranks of a device one stream (ranks of "
+                  "one launch shape then run as one kernel), or run fewer "
+                  "ranks a GPU in one process");
+}
+
 /// Enqueues a bound group (m2n_group_launch).
 m2n_status launchState(CudaContext *context, ReshardState &state,
                        void *const *streams) {
   void *errorDevice = context->errorDevice;
   const bool network = !state.networkMoves.empty();
-  if (network)
-    M2N_TRY(m2n::runtime::networkBeforeKernels(context, streams));
   const size_t slots = context->localRanks.size();
   auto callerStream = [&](size_t slot) {
     return streams ? static_cast<cudaStream_t>(streams[slot]) : nullptr;
@@ -84,6 +97,23 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
   auto follower = [&](size_t slot) {
     return mergedOf[slot] && mergedOf[slot]->slots.front() != slot;
   };
+  // Kernels that wait for each other must all run at once: refused before
+  // anything is enqueued where the streams given make more launches on a
+  // device than it runs at once.
+  if (state.kernelsWait) {
+    std::map<int, size_t> launchesOn;
+    for (size_t slot = 0; slot < slots; ++slot) {
+      auto table = state.tables.find(context->localRanks[slot]);
+      if (table != state.tables.end() && table->second.items > 0 &&
+          !follower(slot))
+        ++launchesOn[context->localDevices[slot]];
+    }
+    for (const auto &[device, launches] : launchesOn)
+      if (launches > kMaxConcurrentKernels)
+        return tooManyKernels("launching " + state.name, device, launches);
+  }
+  if (network)
+    M2N_TRY(m2n::runtime::networkBeforeKernels(context, streams));
   // Which stream each rank's kernel runs on: the caller's, or a helper
   // forked from it when an earlier launch already runs there (ranks wait
   // for each other: their kernels must run concurrently).

@@ -45,6 +45,8 @@ rm "$root/.gpu/refit.mlir"
 "$opt" "$root/test/GPU/quantizing.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing.m2n" -o /dev/null
 # More ranks of one process on one GPU than it runs kernels at once: refused.
 "$opt" "$root/test/GPU/many-ranks.mlir" "--m2n-pipeline=artifact=$root/.gpu/many-ranks.m2n max-ctas=1" -o /dev/null
+# 256 ranks: one launch where they share a stream, refused where they do not.
+"$opt" "$root/test/GPU/256-ranks.mlir" "--m2n-pipeline=artifact=$root/.gpu/256-ranks.m2n max-ctas=1 stage-bytes=16384" -o /dev/null
 # More CTAs waiting for each other than one GPU holds at once: refused.
 "$opt" "$root/test/GPU/too-many-ctas.mlir" "--m2n-pipeline=artifact=$root/.gpu/too-many-ctas.m2n max-ctas=132" -o /dev/null
 # ... with 72 KB stages (the quantizing loop's deep ring at 256 threads) and

@@ -75,11 +75,19 @@ if [ -f "$dir/quantizing.m2n" ]; then
   done
 fi
 # 130 virtual ranks waiting for each other on one GPU, which runs at most
-# 128 kernels at once: refused at bind with a message, not a timeout.
+# 128 kernels at once, each on its stream: refused with a message, not a
+# timeout.
 if [ -f "$dir/many-ranks.m2n" ] && [ "$gpus" -eq 1 ]; then
   # (Its status is the message below, whatever the runner returns.)
   step many_ranks 60 bash -c '"$0" "$1" --repeat 1 || true' /tmp/m2n_artifact_runner "$dir/many-ranks.m2n"
   grep -q "NOT RUN\|runs at most 128 kernels at once" "$out/many_ranks.log" || { echo "FAIL many-ranks: not refused"; status=1; }
+fi
+# 256 ranks (issue 35, item 7): on one stream one launch of 256 CTAs, which
+# must pass; a stream each would be 256 kernels, refused at launch.
+if [ -f "$dir/256-ranks.m2n" ] && [ "$gpus" -eq 1 ]; then
+  step 256_ranks_one_stream 120 /tmp/m2n_artifact_runner "$dir/256-ranks.m2n" --repeat 1 --stream-per-device
+  step 256_ranks_stream_each 60 bash -c '"$0" "$1" --repeat 1 || true' /tmp/m2n_artifact_runner "$dir/256-ranks.m2n"
+  grep -q "NOT RUN\|runs at most 128 kernels at once" "$out/256_ranks_stream_each.log" || { echo "FAIL 256 ranks, a stream each: not refused"; status=1; }
 fi
 # Two ranks of 132 CTAs each, one SM each (64 KiB stages), waiting for each
 # other: more CTAs than a GPU of up to 263 SMs holds at once, refused at bind.
