@@ -43,25 +43,58 @@ uint64_t launchedCtas(const Artifact &artifact, const RankProgram &program,
   return std::min<uint64_t>(needed, artifact.kernel.ctas);
 }
 
+/// What one SM of `device` holds: shared memory (with what the driver
+/// reserves per block), threads, blocks and registers.
+struct SmCapacity {
+  int sharedBytes = 0, reservedPerBlock = 0, threads = 0, blocks = 0,
+      registers = 0;
+};
+
+m2n_status smCapacity(int device, SmCapacity &sm) {
+  M2N_CUDA(cudaDeviceGetAttribute(
+      &sm.sharedBytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  M2N_CUDA(cudaDeviceGetAttribute(
+      &sm.reservedPerBlock, cudaDevAttrReservedSharedMemoryPerBlock, device));
+  M2N_CUDA(cudaDeviceGetAttribute(
+      &sm.threads, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+  M2N_CUDA(cudaDeviceGetAttribute(
+      &sm.blocks, cudaDevAttrMaxBlocksPerMultiprocessor, device));
+  M2N_CUDA(cudaDeviceGetAttribute(
+      &sm.registers, cudaDevAttrMaxRegistersPerMultiprocessor, device));
+  return M2N_SUCCESS;
+}
+
 /// Refuses what cannot run at once on a device where ranks wait for each
-/// other, before anything waits: more CTAs than fit on its SMs together (by
-/// the kernel's occupancy at each rank's block and shared memory), or more
-/// kernels than a GPU runs at once even where the ranks of each launch
-/// shape share a stream (one launch each; launchState counts the launches
-/// the caller's streams give). The CTAs or kernels that could not start
-/// would leave the others waiting until the timeout (issue 35: 256 virtual
-/// ranks on one H200 waited minutes for M2N_TIMEOUT).
+/// other, before anything waits:
+///  * more CTAs than fit on its SMs together: by the kernel's occupancy
+///    where every rank has one launch shape (exact), and where shapes
+///    differ by each resource summed over the CTAs (shared memory, threads,
+///    blocks, registers: CTAs of different shapes may share an SM, so only
+///    a total beyond the SMs' is sure not to fit);
+///  * more kernels than a GPU runs at once even where the ranks of each
+///    launch shape share a stream (one launch each), or, with other
+///    processes, more ranks with kernels than that: their streams are known
+///    only at launch, whose refusal (launchState counts the launches the
+///    streams give) would not reach the other processes, which would wait.
+/// The CTAs or kernels that could not start would leave the others waiting
+/// until the timeout (issue 35: 256 virtual ranks on one H200 waited
+/// minutes for M2N_TIMEOUT). Counted over every local rank once any item
+/// waits: a rank that never waits frees its SMs when it ends, so this is
+/// conservative there.
 m2n_status checkCoResidency(const CudaContext *context, ReshardState &state) {
   // A wait on the rank's own counter waits for peers too where they signal
   // it (reads done): any wait may need another kernel to run.
   bool waits = false;
   const TransferProgram &program = state.program();
   struct DeviceLoad {
-    int kernels = 0;
+    size_t kernels = 0;
     std::vector<LaunchShape> shapes; // Distinct: launches at the fewest.
     double smShare = 0; // The SMs its CTAs fill, by occupancy.
     uint64_t ctas = 0;
+    // Summed over the CTAs.
+    uint64_t sharedBytes = 0, threads = 0, registers = 0;
   };
+  int staticShared = 0, registersPerThread = 0;
   std::map<int, DeviceLoad> loadOn;
   for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
     auto it = program.ranks.find(context->localRanks[slot]);
@@ -79,12 +112,22 @@ m2n_status checkCoResidency(const CudaContext *context, ReshardState &state) {
         &perSm, context->kernels.at(device),
         static_cast<int>(shape.threads * shape.walkers),
         static_cast<size_t>(shape.sharedBytes())));
+    M2N_CU(driver.funcGetAttribute(&staticShared,
+                                   CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                   context->kernels.at(device)));
+    M2N_CU(driver.funcGetAttribute(&registersPerThread,
+                                   CU_FUNC_ATTRIBUTE_NUM_REGS,
+                                   context->kernels.at(device)));
     DeviceLoad &load = loadOn[device];
     ++load.kernels;
     if (std::find(load.shapes.begin(), load.shapes.end(), shape) ==
         load.shapes.end())
       load.shapes.push_back(shape);
     load.ctas += ctas;
+    const uint64_t threads = uint64_t{shape.threads} * shape.walkers;
+    load.sharedBytes += ctas * (shape.sharedBytes() + staticShared);
+    load.threads += ctas * threads;
+    load.registers += ctas * threads * registersPerThread;
     // (A block that fits no SM fails at launch with CUDA's own error.)
     if (perSm > 0)
       load.smShare += static_cast<double>(ctas) / perSm;
@@ -95,14 +138,41 @@ m2n_status checkCoResidency(const CudaContext *context, ReshardState &state) {
   if (!waits)
     return M2N_SUCCESS;
   for (const auto &[device, load] : loadOn) {
-    if (load.shapes.size() > kMaxConcurrentKernels)
-      return tooManyKernels("binding " + state.name, device,
-                            load.shapes.size());
+    const size_t fewestKernels =
+        context->processes > 1 ? load.kernels : load.shapes.size();
+    if (fewestKernels > kMaxConcurrentKernels)
+      return fail(M2N_UNSUPPORTED,
+                  "binding " + state.name + ": " +
+                      std::to_string(fewestKernels) + " kernels of " +
+                      std::to_string(load.kernels) +
+                      " ranks of this process would run on device " +
+                      std::to_string(device) + ", which runs at most " +
+                      std::to_string(kMaxConcurrentKernels) +
+                      " kernels at once, and they wait for each other: the "
+                      "kernels that could not start would leave the others "
+                      "waiting. Run fewer ranks a GPU in one process" +
+                      (context->processes > 1
+                           ? std::string(" (with other processes every rank "
+                                         "counts as a kernel: streams are "
+                                         "known only at launch)")
+                           : std::string(" (ranks of different launch "
+                                         "shapes are different kernels)")));
     int sms = 0;
     M2N_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount,
                                     device));
-    // Within a millionth: shares of SMs summed in floating point.
-    if (load.smShare > sms * (1 + 1e-6))
+    SmCapacity sm;
+    M2N_TRY(smCapacity(device, sm));
+    const uint64_t smCount = static_cast<uint64_t>(sms);
+    const bool beyondSms =
+        load.shapes.size() == 1
+            // Within a millionth: shares of SMs summed in floating point.
+            ? load.smShare > sms * (1 + 1e-6)
+            : load.sharedBytes + load.ctas * sm.reservedPerBlock >
+                      smCount * sm.sharedBytes ||
+                  load.threads > smCount * sm.threads ||
+                  load.ctas > smCount * sm.blocks ||
+                  load.registers > smCount * sm.registers;
+    if (beyondSms)
       return fail(M2N_UNSUPPORTED,
                   "binding " + state.name + ": the " +
                       std::to_string(load.kernels) +

@@ -100,7 +100,7 @@ m2n_status launchState(CudaContext *context, ReshardState &state,
   // Kernels that wait for each other must all run at once: refused before
   // anything is enqueued where the streams given make more launches on a
   // device than it runs at once.
-  if (state.kernelsWait) {
+  if (state.kernelsWait && slots > kMaxConcurrentKernels) {
     std::map<int, size_t> launchesOn;
     for (size_t slot = 0; slot < slots; ++slot) {
       auto table = state.tables.find(context->localRanks[slot]);
