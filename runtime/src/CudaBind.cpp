@@ -11,7 +11,7 @@
 
 #include "CudaBackend.h"
 
-#include "m2n/Artifact/KernelABI.h"
+#include "m2n/Artifact/KernelTable.h"
 
 #include <algorithm>
 #include <map>
@@ -26,21 +26,6 @@ bool quantizes(const ReshardState &state) {
     if (member->program.scaling)
       return true;
   return false;
-}
-
-/// The CTAs `rank`'s kernel launches (walkRankTable: a walker per kernel
-/// item up to the kernel's grid; 0 without items), without encoding its
-/// table: a lookup's band of rows is one item (foldsInnermostLevel).
-uint64_t launchedCtas(const Artifact &artifact, const RankProgram &program,
-                      const LaunchShape &shape) {
-  uint64_t items = 0;
-  for (const Movement &m : program.items)
-    items += static_cast<uint64_t>(m.instances()) /
-             (foldsInnermostLevel(m) ? m.repeats.back().count : 1);
-  if (items == 0)
-    return 0;
-  const uint64_t needed = (items + shape.walkers - 1) / shape.walkers;
-  return std::min<uint64_t>(needed, artifact.kernel.ctas);
 }
 
 /// What one SM of `device` holds: shared memory (with what the driver
@@ -105,7 +90,10 @@ m2n_status checkCoResidency(const CudaContext *context, ReshardState &state) {
     const Artifact &artifact = context->artifact->artifact;
     const LaunchShape shape = launchShape(artifact.kernel, *it->second.launch,
                                           context->maxThreads);
-    const uint64_t ctas = launchedCtas(artifact, it->second, shape);
+    // The CTAs walkRankTable will launch, counted without the table.
+    const uint64_t items = kernelItemCount(it->second);
+    const uint64_t ctas =
+        items ? launchedCtas(items, artifact.kernel.ctas, shape.walkers) : 0;
     int perSm = 0;
     M2N_CUDA(cudaSetDevice(device));
     M2N_CU(driver.occupancyMaxActiveBlocksPerMultiprocessor(

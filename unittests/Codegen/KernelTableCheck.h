@@ -2,7 +2,8 @@
 //
 // What every kernel table must hold: walker w of a grid of G materializes,
 // in order, exactly items w, w + G, ... of the rank's expansion (every
-// movement's instances one item each, m2n::encodeItems), bit for bit.
+// movement's instances one item each, m2n::encodeItems), bit for bit; and
+// as many items as kernelItemCount counts from the program.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +50,8 @@ inline void expectWalkMatchesExpansion(const TransferProgram &program,
     }
     walkTemplates(table, grid);
     EXPECT_EQ(table.items, expanded.size()) << "rank " << rank;
+    // What the runtime counts before it encodes (its co-residency check).
+    EXPECT_EQ(kernelItemCount(rankProgram), table.items) << "rank " << rank;
     for (uint64_t w = 0; w < grid; ++w) {
       const std::vector<KernelItem> walked = walkerItems(table, w);
       uint64_t k = 0;

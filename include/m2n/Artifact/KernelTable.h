@@ -213,21 +213,40 @@ inline void placeWalkers(KernelTable &table, uint64_t device,
   }
 }
 
-/// Walks `table` for a rank's launch of `ctas` CTAs of `walkersPerCta`
-/// walkers and returns the CTAs to launch: all of them, or fewer where the
-/// rank has fewer items than walkers (the first items' walkers get one item
+/// The CTAs a rank launches for `items` kernel items on a grid of `ctas`
+/// CTAs of `walkersPerCta` walkers: all of them, or fewer where the rank
+/// has fewer items than walkers (the first items' walkers get one item
 /// each, as in the whole grid; CTAs with no item are not launched, so a
 /// rank with one item, say the owner's wait for reads-done, launches one).
-/// A rank launches the same CTAs every time: the kernel's last CTA
-/// advances the epoch by counting them.
+inline uint32_t launchedCtas(uint64_t items, uint32_t ctas,
+                             uint32_t walkersPerCta) {
+  const uint64_t needed = (items + walkersPerCta - 1) / walkersPerCta;
+  return needed < ctas ? static_cast<uint32_t>(needed > 0 ? needed : 1) : ctas;
+}
+
+/// The kernel items of a rank's program, as its table counts them without
+/// encoding it: each movement's instances, a lookup's band of rows one item
+/// (foldsInnermostLevel).
+inline uint64_t kernelItemCount(const RankProgram &program) {
+  uint64_t items = 0;
+  for (const Movement &m : program.items)
+    items += static_cast<uint64_t>(m.instances()) /
+             (foldsInnermostLevel(m)
+                  ? static_cast<uint64_t>(m.repeats.back().count)
+                  : 1);
+  return items;
+}
+
+/// Walks `table` for a rank's launch of `ctas` CTAs of `walkersPerCta`
+/// walkers and returns the CTAs to launch (launchedCtas). A rank launches
+/// the same CTAs every time: the kernel's last CTA advances the epoch by
+/// counting them.
 inline uint32_t walkRankTable(KernelTable &table, uint32_t ctas,
                               uint32_t walkersPerCta) {
   uint64_t items = 0;
   for (const KernelTemplate &t : table.templates)
     items += t.instances();
-  const uint64_t needed = (items + walkersPerCta - 1) / walkersPerCta;
-  const uint32_t launched =
-      needed < ctas ? static_cast<uint32_t>(needed > 0 ? needed : 1) : ctas;
+  const uint32_t launched = launchedCtas(items, ctas, walkersPerCta);
   walkTemplates(table, uint64_t{launched} * walkersPerCta);
   return launched;
 }
