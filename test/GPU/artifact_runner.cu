@@ -345,8 +345,10 @@ struct LaunchStreams {
 /// shows its last step).
 void trace(const char *step, int value = -1) {
   static const bool on = std::getenv("M2N_RUNNER_TRACE") != nullptr;
-  if (on)
+  if (on && value >= 0)
     std::fprintf(stderr, "[trace] %s %d\n", step, value);
+  else if (on)
+    std::fprintf(stderr, "[trace] %s\n", step);
 }
 
 /// --group: every reshard of the artifact bound and launched as one group.
