@@ -39,35 +39,31 @@
 
 __global__ void nothing() {}
 
-// Each CTA raises its own flag to the launch's epoch and waits until the
-// other's reaches it (flags only grow, so no reset between launches).
-__global__ void handshake(unsigned long long *flags, unsigned long long *epoch) {
-  if (threadIdx.x != 0)
-    return;
-  const unsigned long long target = *epoch + 1;
-  __threadfence_system();
-  atomicAdd(&flags[blockIdx.x], 1ull);
-  volatile unsigned long long *other = &flags[1 - blockIdx.x];
+// CTA `me` raises its flag to the launch's epoch after a fence of the
+// given scope and waits until the other CTA's reaches it (flags only grow,
+// so nothing is reset between launches); then CTA 0 advances the epoch.
+template <bool SystemScope>
+__device__ void signalAndWait(unsigned long long *flags,
+                              unsigned long long *epoch,
+                              unsigned long long target, int me) {
+  if (SystemScope)
+    __threadfence_system();
+  else
+    __threadfence();
+  atomicAdd(&flags[me], 1ull);
+  volatile unsigned long long *other = &flags[1 - me];
   while (*other < target) {
   }
-  __syncthreads();
-  if (blockIdx.x == 0)
+  if (me == 0)
     atomicAdd(epoch, 1ull); // After both raised: the next launch's target.
 }
 
-// The handshake with a device-scope fence.
-__global__ void handshakeGpu(unsigned long long *flags,
-                             unsigned long long *epoch) {
+// The bare handshake of two CTAs, with a fence of system or device scope.
+template <bool SystemScope>
+__global__ void handshake(unsigned long long *flags, unsigned long long *epoch) {
   if (threadIdx.x != 0)
     return;
-  const unsigned long long target = *epoch + 1;
-  __threadfence();
-  atomicAdd(&flags[blockIdx.x], 1ull);
-  volatile unsigned long long *other = &flags[1 - blockIdx.x];
-  while (*other < target) {
-  }
-  if (blockIdx.x == 0)
-    atomicAdd(epoch, 1ull);
+  signalAndWait<SystemScope>(flags, epoch, *epoch + 1, blockIdx.x);
 }
 
 // TMA: `bytes` from global `src` into shared `stage` on `bar`, waited for,
@@ -117,13 +113,7 @@ __global__ void copyHandshake(const char *src, char *dst,
   bulkCopy(dst + me * 8192 + me * 4096, src + me * 4096, stage, &bar, 4096, phase);
   bulkCopy(dst + me * 8192 + peer * 4096, src + peer * 4096, stage, &bar, 4096,
            phase);
-  __threadfence_system();
-  atomicAdd(&flags[me], 1ull);
-  volatile unsigned long long *other = &flags[peer];
-  while (*other < target) {
-  }
-  if (me == 0)
-    atomicAdd(epoch, 1ull);
+  signalAndWait<true>(flags, epoch, target, me);
 }
 
 int main(int argc, char **argv) {
@@ -160,9 +150,9 @@ int main(int argc, char **argv) {
          CHECK(cudaStreamWaitEvent(stream, join));
        }},
       {"merged2", [&] { nothing<<<2, 32, 0, stream>>>(); }},
-      {"handshake", [&] { handshake<<<2, 32, 0, stream>>>(words, words + 2); }},
+      {"handshake", [&] { handshake<true><<<2, 32, 0, stream>>>(words, words + 2); }},
       {"handshake-gpu",
-       [&] { handshakeGpu<<<2, 32, 0, stream>>>(words + 3, words + 5); }},
+       [&] { handshake<false><<<2, 32, 0, stream>>>(words + 3, words + 5); }},
       {"copy-handshake",
        [&] {
          copyHandshake<<<2, 32, 0, stream>>>(bytes, bytes + 8192, words + 6,

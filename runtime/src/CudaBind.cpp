@@ -78,8 +78,8 @@ m2n_status checkCoResidency(const CudaContext *context, ReshardState &state) {
     uint64_t ctas = 0;
     // Summed over the CTAs.
     uint64_t sharedBytes = 0, threads = 0, registers = 0;
+    int staticShared = 0, registersPerThread = 0; // The kernel's.
   };
-  int staticShared = 0, registersPerThread = 0;
   std::map<int, DeviceLoad> loadOn;
   for (size_t slot = 0; slot < context->localRanks.size(); ++slot) {
     auto it = program.ranks.find(context->localRanks[slot]);
@@ -100,22 +100,25 @@ m2n_status checkCoResidency(const CudaContext *context, ReshardState &state) {
         &perSm, context->kernels.at(device),
         static_cast<int>(shape.threads * shape.walkers),
         static_cast<size_t>(shape.sharedBytes())));
-    M2N_CU(driver.funcGetAttribute(&staticShared,
-                                   CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
-                                   context->kernels.at(device)));
-    M2N_CU(driver.funcGetAttribute(&registersPerThread,
-                                   CU_FUNC_ATTRIBUTE_NUM_REGS,
-                                   context->kernels.at(device)));
-    DeviceLoad &load = loadOn[device];
+    auto [at, first] = loadOn.try_emplace(device);
+    DeviceLoad &load = at->second;
+    if (first) { // The kernel's own needs, once a device.
+      M2N_CU(driver.funcGetAttribute(&load.staticShared,
+                                     CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                                     context->kernels.at(device)));
+      M2N_CU(driver.funcGetAttribute(&load.registersPerThread,
+                                     CU_FUNC_ATTRIBUTE_NUM_REGS,
+                                     context->kernels.at(device)));
+    }
     ++load.kernels;
     if (std::find(load.shapes.begin(), load.shapes.end(), shape) ==
         load.shapes.end())
       load.shapes.push_back(shape);
     load.ctas += ctas;
     const uint64_t threads = uint64_t{shape.threads} * shape.walkers;
-    load.sharedBytes += ctas * (shape.sharedBytes() + staticShared);
+    load.sharedBytes += ctas * (shape.sharedBytes() + load.staticShared);
     load.threads += ctas * threads;
-    load.registers += ctas * threads * registersPerThread;
+    load.registers += ctas * threads * load.registersPerThread;
     // (A block that fits no SM fails at launch with CUDA's own error.)
     if (perSm > 0)
       load.smShare += static_cast<double>(ctas) / perSm;
