@@ -5,6 +5,7 @@
 #include "m2n/Route/CostModel.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <tuple>
@@ -57,6 +58,67 @@ BufferRef addScratch(Schedule &schedule, int64_t rank, const Dims &shape) {
 }
 
 Box wholeBox(const Dims &sizes) { return {Dims(sizes.size(), 0), sizes}; }
+
+/// The dimension a region's quantizing is cut into bands along: its
+/// outermost of extent > 1 (-1: a single element).
+int64_t bandAxis(const Box &region) {
+  for (size_t d = 0; d < region.sizes.size(); ++d)
+    if (region.sizes[d] > 1)
+      return static_cast<int64_t>(d);
+  return -1;
+}
+
+/// Where `quantizers` bands of `region` (global coordinates) begin along
+/// bandAxis, and where the last ends (quantizers + 1 offsets, relative to
+/// the region): water-filling, each band sized so that the elements its
+/// quantizer has quantized (`loadOf(q)` so far) come out as even as cuts at
+/// multiples of `blocks` (global coordinates, where blocks cut the
+/// dimension of `shape`) allow. Bands may be empty.
+template <typename LoadOf>
+std::vector<int64_t> bandCuts(const Box &region, size_t quantizers,
+                              LoadOf loadOf, const Dims &blocks,
+                              const std::vector<int64_t> &shape) {
+  const int64_t axis = bandAxis(region);
+  const int64_t extent = axis >= 0 ? region.sizes[axis] : 1;
+  const int64_t origin = axis >= 0 ? region.offsets[axis] : 0;
+  int64_t step = 1;
+  if (axis >= 0 && static_cast<size_t>(axis) < blocks.size() &&
+      blocks[axis] > 0 && blocks[axis] < shape[axis])
+    step = blocks[axis];
+  // The level every quantizer's load is filled up to.
+  std::vector<int64_t> loads(quantizers);
+  for (size_t q = 0; q < quantizers; ++q)
+    loads[q] = loadOf(q);
+  std::vector<int64_t> sorted = loads;
+  std::sort(sorted.begin(), sorted.end());
+  const double volume = static_cast<double>(region.volume());
+  double level = 0, below = 0;
+  for (size_t k = 1; k <= quantizers; ++k) {
+    below += static_cast<double>(sorted[k - 1]);
+    level = (volume + below) / static_cast<double>(k);
+    if (k == quantizers || level <= static_cast<double>(sorted[k]))
+      break;
+  }
+  // Cumulative shares in rows, each cut moved to the nearest block
+  // boundary (or the region's ends).
+  auto snap = [&](double rows) {
+    int64_t at = std::clamp<int64_t>(std::llround(rows), 0, extent);
+    int64_t lower = (origin + at) / step * step - origin;
+    int64_t upper = std::min(lower + step, extent);
+    lower = std::max<int64_t>(lower, 0);
+    return at - lower <= upper - at ? lower : upper;
+  };
+  const double rowVolume = volume / static_cast<double>(extent);
+  std::vector<int64_t> cuts(quantizers + 1, 0);
+  double share = 0;
+  for (size_t q = 0; q < quantizers; ++q) {
+    share += std::max(0.0, level - static_cast<double>(loads[q]));
+    cuts[q + 1] = q + 1 == quantizers
+                      ? extent
+                      : std::max(cuts[q], snap(share / rowVolume));
+  }
+  return cuts;
+}
 
 Box shifted(const Box &box, const Dims &origin, int sign) {
   Box result = box;
@@ -353,6 +415,80 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
   std::map<int64_t, int64_t> egressBytes, leaderLoad, forwardBytes,
       quantizedElements;
 
+  // Copies of fp8 bands that destinations did not quantize themselves,
+  // listed after every quantizing step: a rank's CTAs take its steps in
+  // list order, and a copy waits for another rank's quantizing.
+  std::vector<Step> bandCopies;
+  // Shares `region` (no destination holds it) among the source replicas
+  // `servers` of a domain and its destinations `targets` (see Router.h).
+  auto spreadQuantizing = [&](const Box &region,
+                              const std::vector<int64_t> &servers,
+                              const std::vector<const Target *> &targets) {
+    struct Quantizer {
+      int64_t rank;
+      const Target *target; // nullptr: a source replica, into its scratch.
+    };
+    std::vector<Quantizer> quantizers;
+    for (int64_t rank : servers)
+      quantizers.push_back({rank, nullptr});
+    for (const Target *target : targets)
+      quantizers.push_back({target->rank, target});
+    std::vector<int64_t> cuts = bandCuts(
+        region, quantizers.size(),
+        [&](size_t q) { return quantizedElements[quantizers[q].rank]; },
+        quantizingBlocks, shape);
+    auto localBoxOf = [&](int64_t rank) {
+      return shifted(region, srcBoxes[*srcIndex.indexOf(rank)].offsets, -1);
+    };
+    const int64_t axis = bandAxis(region);
+    auto bandOf = [&](const Box &box, size_t q) {
+      Box band = box;
+      if (axis >= 0) {
+        band.offsets[axis] += cuts[q];
+        band.sizes[axis] = cuts[q + 1] - cuts[q];
+      }
+      return band;
+    };
+    int64_t server = -1;
+    for (size_t q = 0; q < quantizers.size(); ++q) {
+      if (cuts[q + 1] == cuts[q])
+        continue;
+      const Quantizer &quantizer = quantizers[q];
+      const Box band = bandOf(wholeBox(region.sizes), q);
+      quantizedElements[quantizer.rank] += band.volume();
+      BufferRef from;
+      Box fromBox;
+      if (!quantizer.target) {
+        from = addScratch(schedule, quantizer.rank, band.sizes);
+        fromBox = wholeBox(band.sizes);
+        egressBytes[quantizer.rank] += band.volume();
+        addStep(schedule, domains, source(quantizer.rank),
+                bandOf(localBoxOf(quantizer.rank), q), from, fromBox,
+                std::nullopt);
+      } else {
+        if (server < 0) {
+          // Pulls read the replica that has sent the least so far.
+          server = servers.front();
+          for (int64_t rank : servers)
+            if (egressBytes[rank] < egressBytes[server])
+              server = rank;
+        }
+        egressBytes[server] += band.volume();
+        from = destination(quantizer.rank);
+        fromBox = bandOf(quantizer.target->box, q);
+        addStep(schedule, domains, source(server), bandOf(localBoxOf(server), q),
+                from, fromBox, quantizer.target->reduction);
+      }
+      for (const Target *target : targets)
+        if (target != quantizer.target) {
+          Schedule copy;
+          addStep(copy, domains, from, fromBox, destination(target->rank),
+                  bandOf(target->box, q), std::nullopt);
+          bandCopies.push_back(std::move(copy.steps.front()));
+        }
+    }
+  };
+
   for (const Delivery &delivery : deliveries) {
     const Box &region = delivery.region;
     auto localBoxOf = [&](int64_t rank) {
@@ -426,6 +562,10 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
       auto local = quantizerOfDomain.find(domain);
       const Target *quantizer =
           local != quantizerOfDomain.end() ? local->second : nullptr;
+      if (!quantizer && quantizeOnSources) {
+        spreadQuantizing(region, replicasByDomain[domain], targets);
+        continue;
+      }
       int64_t server = -1;
       auto pull = [&](const Target &target) {
         if (server < 0)
@@ -525,6 +665,8 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
       previousBox = landingBox;
     }
   }
+  for (Step &copy : bandCopies)
+    schedule.steps.push_back(std::move(copy));
   return schedule;
 }
 

@@ -86,6 +86,11 @@ static cl::opt<bool> quantizeOnce(
              "a region in a domain quantizes it, the others copy its fp8 "
              "bytes"),
     cl::init(true), cl::cat(::m2n::tools::category()));
+static cl::opt<bool> quantizeOnSources(
+    "quantize-on-sources",
+    cl::desc("--route hierarchical, quantizing once: the source replicas of "
+             "a region quantize bands of it too"),
+    cl::init(false), cl::cat(::m2n::tools::category()));
 static cl::opt<std::string> reduceShare(
     "reduce-share",
     cl::desc("--route hierarchical: reduce once per domain, then share "
@@ -165,6 +170,7 @@ int main(int argc, char **argv) {
     options.chunkBytes = chunkBytes;
     options.scaleBands = scaleBands;
     options.quantizeOnce = quantizeOnce;
+    options.quantizeOnSources = quantizeOnSources;
     options.reduceShare = reduceShare;
     pm.addPass(mlir::m2n::createRouteTopology(options));
   }

@@ -61,13 +61,15 @@ LoweredQuantizing lowerQuantizing(const Scaling &scaling, const Layout &src,
                                   const LoweringOptions &options,
                                   const Topology &topology = oneDomain(),
                                   bool quantizeOnce = true,
-                                  int64_t maxBands = kMaxScaleBands) {
+                                  int64_t maxBands = kMaxScaleBands,
+                                  bool onSources = false) {
   ReshardPlan plan = IntersectionPlanner(src, dst, shape).plan();
   ScalePlan scalePlan = planScales(scaling, src, dst, shape, plan);
   LoweredQuantizing lowered;
   lowered.schedule = quantizingSchedule(
       TopologyRouter(src, dst, shape, topology)
           .setQuantizeOnce(quantizeOnce)
+          .setQuantizeOnSources(onSources, blockShape(scaling, Dims(shape)))
           .route(plan, strategy),
       scaling, src, dst, shape, scalePlan, topology, elementSize(to),
       chunkBytes, maxBands);
@@ -304,14 +306,18 @@ TEST(QuantizingProgramPropertyTest, LoweredProgramQuantizesLikeTheReference) {
     // Half the cases quantize each region once per domain (the passes'
     // default), the others once per destination.
     const bool quantizeOnce = random.uniform(0, 1);
+    // Half of those share the quantizing with the source replicas.
+    const bool onSources = quantizeOnce && random.uniform(0, 1);
     // One band (the passes' default) or up to 8.
     const int64_t maxBands = random.uniform(0, 1) ? 1 : random.uniform(2, 8);
     SCOPED_TRACE(std::string(quantizeOnce ? "quantize-once" : "quantizing twice") +
+                 (onSources ? " on sources" : "") +
                  ", chunk-bytes " + std::to_string(chunkBytes) +
                  ", scale-bands " + std::to_string(maxBands));
     LoweredQuantizing lowered =
         lowerQuantizing(scaling, src, dst, shape, from, to, strategy,
-                        chunkBytes, options, topology, quantizeOnce, maxBands);
+                        chunkBytes, options, topology, quantizeOnce, maxBands,
+                        onSources);
     ASSERT_FALSE(lowered.error) << *lowered.error;
     std::optional<std::string> wrong =
         verifyTransferProgram(lowered.program, src, dst, shape);

@@ -520,7 +520,7 @@ TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
   oneDomain.domains.resize(1);
   for (int64_t r = 0; r < kCommSize; ++r)
     oneDomain.domains[0].push_back(r);
-  int64_t steps = 0, mutations = 0, forwarded = 0;
+  int64_t steps = 0, mutations = 0, forwarded = 0, sourceQuantized = 0;
   for (int64_t n = 0; n < cases; ++n) {
     int64_t tensorRank = random.uniform(1, 3);
     std::vector<int64_t> shape;
@@ -552,14 +552,19 @@ TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
     // (the passes' default), the others once per destination; one band
     // (the default) or up to 8.
     const bool quantizeOnce = random.uniform(0, 1);
+    // Half of those share the quantizing with the source replicas.
+    const bool onSources = quantizeOnce && random.uniform(0, 1);
     const int64_t chunkBytes = random.uniform(0, 1) ? 0 : random.uniform(1, 24);
     const int64_t maxBands = random.uniform(0, 1) ? 1 : random.uniform(2, 8);
     SCOPED_TRACE(std::string(quantizeOnce ? "quantize-once" : "quantizing twice") +
+                 (onSources ? " on sources" : "") +
                  ", chunk-bytes " + std::to_string(chunkBytes) +
                  ", scale-bands " + std::to_string(maxBands));
     Schedule schedule = quantizingSchedule(
         TopologyRouter(src, dst, shape, topology)
             .setQuantizeOnce(quantizeOnce)
+            .setQuantizeOnSources(onSources,
+                                  blockShape(scaling, Dims(shape)))
             .route(plan, strategy),
         scaling, src, dst, shape, scalePlan, topology, elementSize(to),
         chunkBytes, maxBands);
@@ -569,19 +574,29 @@ TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
     // (quantize-once: the other replicas copy fp8 bytes, the only moves
     // between destinations there).
     if (strategy == Strategy::Hierarchical && topology.domains.size() == 1) {
-      int64_t quantized = 0, copied = 0, delivered = 0;
+      // Elements quantized (into a destination, or into a source
+      // replica's scratch when on sources) and delivered in fp8 bytes.
+      int64_t quantized = 0, landed = 0, copied = 0, delivered = 0;
       for (const Step &step : schedule.steps) {
-        if (step.kind != StepKind::Move || isScaleBuffer(step.to.kind))
+        if (step.kind != StepKind::Move || isScaleBuffer(step.to.kind) ||
+            holdsAmaxes(step.to, schedule.scratches))
           continue;
-        quantized += step.from.kind == BufferKind::Source ? step.fromBox.volume() : 0;
-        copied += step.from.kind == BufferKind::Destination ? step.fromBox.volume() : 0;
+        const bool fromSource = step.from.kind == BufferKind::Source;
+        quantized += fromSource ? step.fromBox.volume() : 0;
+        if (step.to.kind != BufferKind::Destination) {
+          EXPECT_TRUE(onSources && fromSource) << step.str();
+          continue;
+        }
+        landed += fromSource ? step.fromBox.volume() : 0;
+        copied += fromSource ? 0 : step.fromBox.volume();
       }
       for (const Transfer &t : plan.transfers)
         delivered += t.dstBox.volume();
-      EXPECT_EQ(quantized + copied, delivered);
+      EXPECT_EQ(landed + copied, delivered);
       if (!quantizeOnce)
         EXPECT_EQ(copied, 0);
       forwarded += copied > 0;
+      sourceQuantized += quantized > landed;
       // Each region once: no more than the distinct regions of the plan.
       std::set<std::vector<int64_t>> regions;
       for (const Transfer &t : plan.transfers) {
@@ -648,8 +663,11 @@ TEST(QuantizingSchedulePropertyTest, RoutedScheduleQuantizesLikeTheReference) {
   std::cout << "[ property ] seed " << seed << ": " << cases
  << " quantizing schedules, " << steps << " steps ("
             << forwarded << " one-domain routes copying quantized bytes between "
-            << "destinations), " << mutations << " stripped dependencies caught\n";
+            << "destinations, " << sourceQuantized
+            << " with source replicas quantizing bands), " << mutations
+            << " stripped dependencies caught\n";
   EXPECT_GT(forwarded, 0);
+  EXPECT_GT(sourceQuantized, 0);
 }
 
 } // namespace

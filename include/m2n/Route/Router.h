@@ -84,6 +84,14 @@ public:
     quantizeOnce = enabled;
     return *this;
   }
+  /// With quantizing once, the source replicas share the quantizing (see
+  /// above), cutting bands at multiples of `blocks` (the scaling's block
+  /// shape, blockShape; empty: anywhere). Off by default.
+  TopologyRouter &setQuantizeOnSources(bool enabled, Dims blocks = {}) {
+    quantizeOnSources = enabled;
+    quantizingBlocks = std::move(blocks);
+    return *this;
+  }
 
 private:
   Schedule routeFlat(const ReshardPlan &plan) const;
@@ -100,6 +108,8 @@ private:
   MeshIndex srcIndex, dstIndex; // Rank -> grid position in each mesh.
   ReduceShare reduceShare = ReduceShare::Off;
   bool quantizeOnce = false;
+  bool quantizeOnSources = false;
+  Dims quantizingBlocks;
 };
 
 } // namespace m2n

@@ -59,6 +59,12 @@ struct M2NPipelineOptions : public PassPipelineOptions<M2NPipelineOptions> {
       llvm::cl::desc("Quantizing reshards: one destination of a region in a "
                      "domain quantizes it, the others copy its fp8 bytes"),
       llvm::cl::init(true)};
+  Option<bool> quantizeOnSources{
+      *this, "quantize-on-sources",
+      llvm::cl::desc("Quantizing reshards, quantize-once: the source "
+                     "replicas of a region quantize bands of it too (into "
+                     "scratches the destinations copy from)"),
+      llvm::cl::init(false)};
   Option<std::string> chip{*this, "chip", llvm::cl::desc("Target GPU"),
                            llvm::cl::init("sm_90a")};
   Option<std::string> features{*this, "features",
@@ -205,6 +211,7 @@ void buildM2NPipeline(OpPassManager &pm, const M2NPipelineOptions &options) {
   route.chunkBytes = options.chunkBytes;
   route.reduceShare = options.reduceShare;
   route.quantizeOnce = options.quantizeOnce;
+  route.quantizeOnSources = options.quantizeOnSources;
   route.scaleBands = options.scaleBands;
   reshard.addPass(mlir::m2n::createRouteTopology(route));
   reshard.addPass(mlir::m2n::createStageNetworkSteps());

@@ -17,7 +17,7 @@
 // RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%S/Inputs/domains-of-4.json" --m2n-verify-schedule | FileCheck %s --check-prefix=NET
 // RUN: m2n-sim %s --route=hierarchical --topology=%S/Inputs/domains-of-4.json | FileCheck %s --check-prefix=SIM
 // RUN: m2n-sim %s --route=hierarchical --topology=%S/Inputs/domains-of-4.json --chunk-bytes=8 --scale-bands=2 | FileCheck %s --check-prefix=SIM
-// SIM: m2n-sim: PASS: 2 schedules
+// SIM: m2n-sim: PASS: 3 schedules
 
 // CHECK-LABEL: func.func @local_quantizer
 // CHECK: m2n.step 6 copy src(0) [0:4, 0:32] -> dst(0) [0:4, 0:32] via local after [2, 4]
@@ -54,4 +54,35 @@ func.func @local_and_network(%c: !m2n.comm<8>, %w: !m2n.dist<4x64xbf16, #m2n.lay
     -> (!m2n.dist<4x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[8]>, [replicate]>>, !m2n.dist<1x2xf32, #m2n.layout<#m2n.mesh<[8]>, [replicate]>>) {
   %q, %s = m2n.reshard %w on %c {scaling = #m2n.scaling<block(4, 32)>} : !m2n.comm<8>, !m2n.dist<4x64xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>> -> !m2n.dist<4x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[8]>, [replicate]>>, !m2n.dist<1x2xf32, #m2n.layout<#m2n.mesh<[8]>, [replicate]>>
   return %q, %s : !m2n.dist<4x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[8]>, [replicate]>>, !m2n.dist<1x2xf32, #m2n.layout<#m2n.mesh<[8]>, [replicate]>>
+}
+
+// quantize-on-sources (SOURCES): the sources (ranks 0 and 1) are not
+// destinations, so without it ranks 2 and 3 run every element's
+// quantizing while 0 and 1 only compute amaxes. With it each region is cut
+// at block rows (multiples of 4) into bands shared, water-filled, by its
+// source (into a scratch of its own, copied by both destinations) and the
+// two destinations (each copying the other's band); the copies come after
+// every quantizing step.
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=quantize-on-sources=true" --m2n-verify-schedule | FileCheck %s --check-prefix=SOURCES
+// RUN: m2n-sim %s --route=hierarchical --quantize-on-sources | FileCheck %s --check-prefix=SIM
+// RUN: m2n-sim %s --route=hierarchical --quantize-on-sources --chunk-bytes=8 --scale-bands=2 | FileCheck %s --check-prefix=SIM
+// RUN: m2n-run %s --pipeline=quantize-on-sources=true --seed=5 | FileCheck %s --check-prefix=HOST
+// HOST: 3 passed, 0 failed
+// SOURCES-LABEL: func.func @sources_apart
+// SOURCES: m2n.scratch 0 on 0 [4, 32]
+// SOURCES-NEXT: m2n.scratch 1 on 1 [4, 32]
+// SOURCES: m2n.step 4 copy src(0) [0:4, 0:32] -> scratch0(0) [0:4, 0:32] via local after [2]
+// SOURCES-NEXT: m2n.step 5 copy src(0) [4:8, 0:32] -> dst(3) [4:8, 0:32] via nvlink after [2]
+// SOURCES-NEXT: m2n.step 6 copy src(1) [0:4, 0:32] -> scratch1(1) [0:4, 0:32] via local after [3]
+// SOURCES-NEXT: m2n.step 7 copy src(1) [4:8, 0:32] -> dst(2) [4:8, 32:64] via nvlink after [3]
+// SOURCES-NEXT: m2n.step 8 copy scratch0(0) [0:4, 0:32] -> dst(2) [0:4, 0:32] via nvlink after [4]
+// SOURCES-NEXT: m2n.step 9 copy scratch0(0) [0:4, 0:32] -> dst(3) [0:4, 0:32] via nvlink after [4]
+// SOURCES-NEXT: m2n.step 10 copy dst(3) [4:8, 0:32] -> dst(2) [4:8, 0:32] via nvlink after [5]
+// SOURCES-NEXT: m2n.step 11 copy scratch1(1) [0:4, 0:32] -> dst(2) [0:4, 32:64] via nvlink after [6]
+// SOURCES-NEXT: m2n.step 12 copy scratch1(1) [0:4, 0:32] -> dst(3) [0:4, 32:64] via nvlink after [6]
+// SOURCES-NEXT: m2n.step 13 copy dst(2) [4:8, 32:64] -> dst(3) [4:8, 32:64] via nvlink after [7]
+func.func @sources_apart(%c: !m2n.comm<4>, %w: !m2n.dist<8x64xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>)
+    -> (!m2n.dist<8x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], ranks = [2, 3]>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], ranks = [2, 3]>, [replicate]>>) {
+  %q, %s = m2n.reshard %w on %c {scaling = #m2n.scaling<block(4, 32)>} : !m2n.comm<4>, !m2n.dist<8x64xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>> -> !m2n.dist<8x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], ranks = [2, 3]>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], ranks = [2, 3]>, [replicate]>>
+  return %q, %s : !m2n.dist<8x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], ranks = [2, 3]>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], ranks = [2, 3]>, [replicate]>>
 }

@@ -73,6 +73,11 @@ struct RouteTopologyPass
           ::m2n::TopologyRouter(srcLayout, dstLayout, shape, *topology)
               .setReduceShare(*share)
               .setQuantizeOnce(scaling && quantizeOnce)
+              .setQuantizeOnSources(
+                  scaling && quantizeOnSources,
+                  scaling ? ::m2n::blockShape(scaling.getValue(),
+                                              ::m2n::Dims(shape))
+                          : ::m2n::Dims())
               .route(toReshardPlan(plan), *parsed);
       // A quantizing plan's amax exchange joins its data steps, in at most
       // scale-bands bands of block rows (docs/fp8-scaling.md).

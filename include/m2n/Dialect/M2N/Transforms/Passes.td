@@ -198,7 +198,8 @@ def RouteTopology : Pass<"m2n-route-topology"> {
     A quantizing plan (`scaling`) gets its amax exchange as steps too, in
     at most `scale-bands` bands of block rows; with `quantize-once`,
     hierarchical routes quantize each region once per domain (one replica
-    quantizes, the others copy its fp8 bytes).
+    quantizes, the others copy its fp8 bytes); with `quantize-on-sources`
+    as well, the domain's source replicas quantize bands of it too.
 
     The topology comes from the `topology` option (a JSON file), else the
     nearest enclosing `m2n.topology` attribute, else one NVLink domain over
@@ -243,7 +244,12 @@ def RouteTopology : Pass<"m2n-route-topology"> {
            "the data">,
     Option<"quantizeOnce", "quantize-once", "bool", "true",
            "Hierarchical, quantizing reshards: one destination of a region "
-           "in a domain quantizes it, the others copy its fp8 bytes">
+           "in a domain quantizes it, the others copy its fp8 bytes">,
+    Option<"quantizeOnSources", "quantize-on-sources", "bool", "false",
+           "Hierarchical, quantizing once: a region no destination holds "
+           "is cut into bands of block rows shared by the domain's source "
+           "replicas (each quantizing into a scratch of its own) and its "
+           "destinations, so that every rank's CTAs run the element loop">
   ];
   let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }
