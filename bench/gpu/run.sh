@@ -72,10 +72,12 @@ compile)
   "$root/build/bin/m2n-opt" "$root/.gpu/bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/bench-sm.m2n copy-engine=false" -o /dev/null
   # Issue 32's quantizing reshard and its uncast twin at each CTA budget
   # whose 16 ranks' kernels all fit one GPU at once (measure-quantizing).
+  # With quantize-on-sources as well (the sources' CTAs quantize bands too).
   for n in 4 8; do
     "$root/build/bin/m2n-opt" "$root/bench/gpu/quantizing_bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing-ctas$n.m2n max-ctas=$n" -o /dev/null
+    "$root/build/bin/m2n-opt" "$root/bench/gpu/quantizing_bench.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing-ctas$n-on-sources.m2n max-ctas=$n quantize-on-sources=true" -o /dev/null
   done
-  echo "wrote $root/.gpu/bench.m2n, bench-share.m2n, bench-engine.m2n, quantizing-ctas{4,8}.m2n and ctas/ctas-{${cta_counts// /,}}.m2n" ;;
+  echo "wrote $root/.gpu/bench.m2n, bench-share.m2n, bench-engine.m2n, quantizing-ctas{4,8}[-on-sources].m2n and ctas/ctas-{${cta_counts// /,}}.m2n" ;;
 measure-quantizing)
   # The quantizing reshard against the same reshard without a cast, at the
   # same CTA budget, on GPU 0 (16 virtual ranks); each quantizing row is
@@ -86,18 +88,19 @@ measure-quantizing)
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/gpus.txt"
   "$root/test/GPU/build_runner.sh" /tmp/m2n_quantizing_runner "$root/test/GPU/quantizing_runner.cu"
   export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
-  for n in 4 8; do
-    timeout 280 /tmp/m2n_quantizing_runner "$root/.gpu/quantizing-ctas$n.m2n" --checks 1 --bench 20 2>&1 | tee "$out/quantizing-ctas$n.log"
+  variants="ctas4 ctas8 ctas4-on-sources ctas8-on-sources"
+  for v in $variants; do
+    timeout 140 /tmp/m2n_quantizing_runner "$root/.gpu/quantizing-$v.m2n" --checks 1 --bench 20 2>&1 | tee "$out/quantizing-$v.log"
   done
   # The table bench/results keeps: both rows of each run, and their ratio.
   {
-    echo "| CTAs a rank | quantizing us | uncast us | uncast / quantizing |"
+    echo "| artifact | quantizing us | uncast us | uncast / quantizing |"
     echo "|---|---|---|---|"
-    for n in 4 8; do
-      awk -v n="$n" '/^@quantizing/ { for (i = 1; i <= NF; ++i) if ($i == "us") q = $(i - 1) }
+    for v in $variants; do
+      awk -v v="$v" '/^@quantizing/ { for (i = 1; i <= NF; ++i) if ($i == "us") q = $(i - 1) }
                      /^@uncast/ { for (i = 1; i <= NF; ++i) if ($i == "us") u = $(i - 1) }
-                     END { if (q && u) printf "| %s | %s | %s | %.2f |\n", n, q, u, u / q }' \
-        "$out/quantizing-ctas$n.log"
+                     END { if (q && u) printf "| %s | %s | %s | %.2f |\n", v, q, u, u / q }' \
+        "$out/quantizing-$v.log"
     done
   } | tee "$out/quantizing-table.md" ;;
 measure|measure-m2n|measure-variants|measure-baselines)

@@ -190,7 +190,7 @@ def _shard(side):
     return Shard(side[1], side[2] if len(side) > 2 else None)
 
 
-def _run_quantizing(values, fmt, scaling, src, dst, seed_note=""):
+def _run_quantizing(values, fmt, scaling, src, dst, seed_note="", options=""):
     """values (float32 or float16, global) from rows/cols sharded over
     `src` = (ranks, dim[, boundaries]) to `dst` = (ranks, dim[, boundaries])
     on the ranks after them, quantized with `scaling`: each destination
@@ -206,7 +206,8 @@ def _run_quantizing(values, fmt, scaling, src, dst, seed_note=""):
     src_mesh = Mesh([src[0]])
     dst_mesh = Mesh([dst[0]], ranks=list(range(src[0], n)))
     artifact = compiled(comm, src_mesh, [_shard(src)], dst_mesh, [_shard(dst)], shape,
-                        str(values.dtype), dst_dtype=fmt, scaling=scaling)
+                        str(values.dtype), options=options, dst_dtype=fmt,
+                        scaling=scaling)
     sources, outs, scales = [None] * n, [None] * n, [None] * n
     for rank in range(n):
         box = local_box(src_mesh, [_shard(src)], shape, rank)
@@ -246,9 +247,12 @@ COMPILED = [
 ]
 
 
+# The default route, and the one where the source ranks (apart from the
+# destinations here) quantize bands of each region into scratches.
+@pytest.mark.parametrize("options", ["", "quantize-on-sources=true"])
 @pytest.mark.parametrize("fmt,scaling,shape,src,dst,source", COMPILED)
 def test_compiled_reshards_match_the_independent_quantizer(fmt, scaling, shape, src, dst,
-                                                           source):
+                                                           source, options):
     """Zeros (whole blocks of them), NaN, an infinity, 30 binades: every
     destination element and every scale a rank holds, bit for bit (NaN as
     a NaN encoding)."""
@@ -267,7 +271,8 @@ def test_compiled_reshards_match_the_independent_quantizer(fmt, scaling, shape, 
     mode = (("block",) + tuple(int(x) for x in scaling[6:-1].split(","))
             if scaling.startswith("block") else (scaling,))
     bits, ref_scales, e8m0 = scaled_quantize(values.astype(np.float32), mode, fmt)
-    dst_mesh, outs, scales = _run_quantizing(values, fmt, scaling, src, dst)
+    dst_mesh, outs, scales = _run_quantizing(values, fmt, scaling, src, dst,
+                                             options=options)
     block = block_shape(shape, mode)
     for rank, out in enumerate(outs):
         if out is None:
