@@ -56,5 +56,8 @@ rm "$root/.gpu/refit.mlir"
 # ... and cut into bands of block rows (chunk-bytes=256 scale-bands=8: each
 # band's data waits for that band's amaxes only).
 "$opt" "$root/test/GPU/quantizing.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing-bands.m2n chunk-bytes=256 scale-bands=8" -o /dev/null
+# ... and with the source ranks quantizing bands into scratches
+# (quantize-on-sources, docs/routing.md).
+"$opt" "$root/test/GPU/quantizing.mlir" "--m2n-pipeline=artifact=$root/.gpu/quantizing-on-sources.m2n quantize-on-sources=true" -o /dev/null
 "$root/bench/gpu/run.sh" compile
 du -sh "$root/.gpu"

@@ -70,7 +70,7 @@ done
 # Quantizing reshards: three launches of one binding, each with its own data.
 if [ -f "$dir/quantizing.m2n" ]; then
   step quantizing 120 /tmp/m2n_quantizing_runner "$dir/quantizing.m2n"
-  for variant in stage72k stage20k bands; do
+  for variant in stage72k stage20k bands on-sources; do
     [ -f "$dir/quantizing-$variant.m2n" ] && step "quantizing-$variant" 120 /tmp/m2n_quantizing_runner "$dir/quantizing-$variant.m2n"
   done
 fi
