@@ -90,7 +90,7 @@ measure-quantizing)
   export CUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES:-0}
   variants="ctas4 ctas8 ctas4-on-sources ctas8-on-sources"
   for v in $variants; do
-    timeout 140 /tmp/m2n_quantizing_runner "$root/.gpu/quantizing-$v.m2n" --checks 1 --bench 20 2>&1 | tee "$out/quantizing-$v.log"
+    timeout 240 /tmp/m2n_quantizing_runner "$root/.gpu/quantizing-$v.m2n" --checks 1 --bench 20 2>&1 | tee "$out/quantizing-$v.log"
   done
   # The table bench/results keeps: both rows of each run, and their ratio.
   {

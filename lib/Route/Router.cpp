@@ -59,32 +59,44 @@ BufferRef addScratch(Schedule &schedule, int64_t rank, const Dims &shape) {
 
 Box wholeBox(const Dims &sizes) { return {Dims(sizes.size(), 0), sizes}; }
 
+/// Where bands of dimension `d` may be cut: at multiples of the block
+/// extent where blocks cut the dimension (global coordinates), anywhere
+/// where one block spans it (every band then reads the same scales).
+int64_t cutStep(const Dims &blocks, const std::vector<int64_t> &shape,
+                size_t d) {
+  return d < blocks.size() && blocks[d] > 0 && blocks[d] < shape[d]
+             ? blocks[d]
+             : 1;
+}
+
 /// The dimension a region's quantizing is cut into bands along: its
-/// outermost of extent > 1 (-1: a single element).
-int64_t bandAxis(const Box &region) {
-  for (size_t d = 0; d < region.sizes.size(); ++d)
-    if (region.sizes[d] > 1)
+/// outermost with a place to cut inside it (-1: none, one quantizer takes
+/// the region).
+int64_t bandAxis(const Box &region, const Dims &blocks,
+                 const std::vector<int64_t> &shape) {
+  for (size_t d = 0; d < region.sizes.size(); ++d) {
+    const int64_t step = cutStep(blocks, shape, d);
+    const int64_t firstCut = (region.offsets[d] / step + 1) * step;
+    if (firstCut < region.offsets[d] + region.sizes[d])
       return static_cast<int64_t>(d);
+  }
   return -1;
 }
 
-/// Where `quantizers` bands of `region` (global coordinates) begin along
-/// bandAxis, and where the last ends (quantizers + 1 offsets, relative to
-/// the region): water-filling, each band sized so that the elements its
-/// quantizer has quantized (`loadOf(q)` so far) come out as even as cuts at
-/// multiples of `blocks` (global coordinates, where blocks cut the
-/// dimension of `shape`) allow. Bands may be empty.
+/// Where `quantizers` bands of `region` (global coordinates, not empty)
+/// begin along bandAxis, and where the last ends (quantizers + 1 offsets,
+/// relative to the region): water-filling, each band sized so that the
+/// elements its quantizer has quantized (`loadOf(q)` so far) come out as
+/// even as the cuts (cutStep) allow. Region by region, so not the best
+/// split over all regions at once. Bands may be empty.
 template <typename LoadOf>
 std::vector<int64_t> bandCuts(const Box &region, size_t quantizers,
                               LoadOf loadOf, const Dims &blocks,
                               const std::vector<int64_t> &shape) {
-  const int64_t axis = bandAxis(region);
+  const int64_t axis = bandAxis(region, blocks, shape);
   const int64_t extent = axis >= 0 ? region.sizes[axis] : 1;
   const int64_t origin = axis >= 0 ? region.offsets[axis] : 0;
-  int64_t step = 1;
-  if (axis >= 0 && static_cast<size_t>(axis) < blocks.size() &&
-      blocks[axis] > 0 && blocks[axis] < shape[axis])
-    step = blocks[axis];
+  const int64_t step = axis >= 0 ? cutStep(blocks, shape, axis) : 1;
   // The level every quantizer's load is filled up to.
   std::vector<int64_t> loads(quantizers);
   for (size_t q = 0; q < quantizers; ++q)
@@ -424,6 +436,8 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
   auto spreadQuantizing = [&](const Box &region,
                               const std::vector<int64_t> &servers,
                               const std::vector<const Target *> &targets) {
+    if (region.empty())
+      return;
     struct Quantizer {
       int64_t rank;
       const Target *target; // nullptr: a source replica, into its scratch.
@@ -440,7 +454,7 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
     auto localBoxOf = [&](int64_t rank) {
       return shifted(region, srcBoxes[*srcIndex.indexOf(rank)].offsets, -1);
     };
-    const int64_t axis = bandAxis(region);
+    const int64_t axis = bandAxis(region, quantizingBlocks, shape);
     auto bandOf = [&](const Box &box, size_t q) {
       Box band = box;
       if (axis >= 0) {
@@ -449,7 +463,6 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
       }
       return band;
     };
-    int64_t server = -1;
     for (size_t q = 0; q < quantizers.size(); ++q) {
       if (cuts[q + 1] == cuts[q])
         continue;
@@ -461,21 +474,23 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
       if (!quantizer.target) {
         from = addScratch(schedule, quantizer.rank, band.sizes);
         fromBox = wholeBox(band.sizes);
-        egressBytes[quantizer.rank] += band.volume();
+        // Every destination reads the scratch.
+        egressBytes[quantizer.rank] +=
+            band.volume() * static_cast<int64_t>(targets.size());
         addStep(schedule, domains, source(quantizer.rank),
                 bandOf(localBoxOf(quantizer.rank), q), from, fromBox,
                 std::nullopt);
       } else {
-        if (server < 0) {
-          // Pulls read the replica that has sent the least so far.
-          server = servers.front();
-          for (int64_t rank : servers)
-            if (egressBytes[rank] < egressBytes[server])
-              server = rank;
-        }
+        // Each band is pulled from the replica that has sent the least.
+        int64_t server = servers.front();
+        for (int64_t rank : servers)
+          if (egressBytes[rank] < egressBytes[server])
+            server = rank;
         egressBytes[server] += band.volume();
         from = destination(quantizer.rank);
         fromBox = bandOf(quantizer.target->box, q);
+        // (Quantizing once routes no reductions: the copies below reduce
+        // nothing either.)
         addStep(schedule, domains, source(server), bandOf(localBoxOf(server), q),
                 from, fromBox, quantizer.target->reduction);
       }
@@ -553,6 +568,14 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
               localBoxOf(server->second), destination(target->rank),
               target->box, target->reduction);
     }
+    // Sharing the quantizing with the sources: the injector's send
+    // quantizes the whole region (packing it for the network) and is
+    // charged for it before the bands are shared.
+    int64_t injector = -1;
+    if (once && quantizeOnSources && !byDomain.empty()) {
+      injector = leastLoaded(delivery.replicas);
+      quantizedElements[injector] += region.volume();
+    }
     for (int64_t domain : servedOrder) {
       const std::vector<const Target *> &targets = servedByDomain[domain];
       // A target holding the region quantized it locally, or the one that
@@ -598,7 +621,8 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
 
     // Inject once, from the replica that has sent the least so far; the
     // domains form a ring in domain order after the injector's.
-    int64_t injector = leastLoaded(delivery.replicas);
+    if (injector < 0)
+      injector = leastLoaded(delivery.replicas);
     const int64_t home = domains.domainOf(injector);
     std::vector<int64_t> order;
     for (const auto &entry : byDomain)

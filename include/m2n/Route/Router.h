@@ -34,6 +34,18 @@
 //    pulling it), and the others copy its fp8 bytes from it. Within such
 //    a domain every element is quantized once (a region that also crosses
 //    the network is quantized again by its injector's send).
+//    With setQuantizeOnSources as well, such a region (where no destination
+//    of the domain holds it) is cut into bands along its outermost
+//    dimension that can be cut (at block boundaries where blocks cut it)
+//    and the bands are shared among the domain's source replicas and its
+//    destinations, water-filling the elements each has quantized so far
+//    (an injector's send counts: it quantizes the whole region): a source
+//    replica quantizes its band into a scratch of its own, a destination
+//    pulls and quantizes its band (from the replica that has sent the
+//    least), and every destination copies the fp8 bytes of the bands it
+//    did not quantize, after every quantizing step of the schedule. The
+//    element loop, which bounds a quantizing reshard (issue 32), then runs
+//    on the sources' CTAs too, not only the destinations'.
 //
 // Every strategy delivers exactly what the plan delivers (the same bytes
 // into the same destination boxes); the schedules differ in the path.
@@ -84,9 +96,9 @@ public:
     quantizeOnce = enabled;
     return *this;
   }
-  /// With quantizing once, the source replicas share the quantizing (see
-  /// above), cutting bands at multiples of `blocks` (the scaling's block
-  /// shape, blockShape; empty: anywhere). Off by default.
+  /// With quantizing once (only), the source replicas share the quantizing
+  /// (see the file comment), cutting bands at multiples of `blocks` (the
+  /// scaling's block shape, blockShape; empty: anywhere). Off by default.
   TopologyRouter &setQuantizeOnSources(bool enabled, Dims blocks = {}) {
     quantizeOnSources = enabled;
     quantizingBlocks = std::move(blocks);

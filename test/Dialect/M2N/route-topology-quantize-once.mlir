@@ -17,7 +17,7 @@
 // RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=topology=%S/Inputs/domains-of-4.json" --m2n-verify-schedule | FileCheck %s --check-prefix=NET
 // RUN: m2n-sim %s --route=hierarchical --topology=%S/Inputs/domains-of-4.json | FileCheck %s --check-prefix=SIM
 // RUN: m2n-sim %s --route=hierarchical --topology=%S/Inputs/domains-of-4.json --chunk-bytes=8 --scale-bands=2 | FileCheck %s --check-prefix=SIM
-// SIM: m2n-sim: PASS: 3 schedules
+// SIM: m2n-sim: PASS: 5 schedules
 
 // CHECK-LABEL: func.func @local_quantizer
 // CHECK: m2n.step 6 copy src(0) [0:4, 0:32] -> dst(0) [0:4, 0:32] via local after [2, 4]
@@ -67,7 +67,11 @@ func.func @local_and_network(%c: !m2n.comm<8>, %w: !m2n.dist<4x64xbf16, #m2n.lay
 // RUN: m2n-sim %s --route=hierarchical --quantize-on-sources | FileCheck %s --check-prefix=SIM
 // RUN: m2n-sim %s --route=hierarchical --quantize-on-sources --chunk-bytes=8 --scale-bands=2 | FileCheck %s --check-prefix=SIM
 // RUN: m2n-run %s --pipeline=quantize-on-sources=true --seed=5 | FileCheck %s --check-prefix=HOST
-// HOST: 3 passed, 0 failed
+// Across domains (NETSOURCES): the injector's network send quantizes the
+// whole region, so it counts, and the domain's destinations take the bands.
+// RUN: m2n-opt %s --m2n-plan-intersections "--m2n-route-topology=quantize-on-sources=true topology=%S/Inputs/domains-of-4.json" --m2n-verify-schedule | FileCheck %s --check-prefix=NETSOURCES
+// RUN: m2n-sim %s --route=hierarchical --quantize-on-sources --topology=%S/Inputs/domains-of-4.json --chunk-bytes=8 | FileCheck %s --check-prefix=SIM
+// HOST: 5 passed, 0 failed
 // SOURCES-LABEL: func.func @sources_apart
 // SOURCES: m2n.scratch 0 on 0 [4, 32]
 // SOURCES-NEXT: m2n.scratch 1 on 1 [4, 32]
@@ -85,4 +89,28 @@ func.func @sources_apart(%c: !m2n.comm<4>, %w: !m2n.dist<8x64xbf16, #m2n.layout<
     -> (!m2n.dist<8x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], ranks = [2, 3]>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], ranks = [2, 3]>, [replicate]>>) {
   %q, %s = m2n.reshard %w on %c {scaling = #m2n.scaling<block(4, 32)>} : !m2n.comm<4>, !m2n.dist<8x64xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>> -> !m2n.dist<8x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], ranks = [2, 3]>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], ranks = [2, 3]>, [replicate]>>
   return %q, %s : !m2n.dist<8x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], ranks = [2, 3]>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[2], ranks = [2, 3]>, [replicate]>>
+}
+
+// NETSOURCES-LABEL: func.func @sources_across_domains
+// NETSOURCES-NOT: scratch
+// NETSOURCES: m2n.step 4 copy src(0) [0:4, 0:32] -> dst(2) [0:4, 0:32] via nvlink after [2]
+// NETSOURCES-NEXT: m2n.step 5 copy src(0) [4:8, 0:32] -> dst(3) [4:8, 0:32] via nvlink after [2]
+// NETSOURCES-NEXT: m2n.step 6 copy src(0) [0:8, 0:32] -> dst(5) [0:8, 0:32] via network after [2]
+func.func @sources_across_domains(%c: !m2n.comm<8>, %w: !m2n.dist<8x64xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>>)
+    -> (!m2n.dist<8x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[3], ranks = [2, 3, 5]>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[3], ranks = [2, 3, 5]>, [replicate]>>) {
+  %q, %s = m2n.reshard %w on %c {scaling = #m2n.scaling<block(4, 32)>} : !m2n.comm<8>, !m2n.dist<8x64xbf16, #m2n.layout<#m2n.mesh<[2]>, [shard<1>]>> -> !m2n.dist<8x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[3], ranks = [2, 3, 5]>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[3], ranks = [2, 3, 5]>, [replicate]>>
+  return %q, %s : !m2n.dist<8x64xf8E4M3FN, #m2n.layout<#m2n.mesh<[3], ranks = [2, 3, 5]>, [replicate]>>, !m2n.dist<2x2xf32, #m2n.layout<#m2n.mesh<[3], ranks = [2, 3, 5]>, [replicate]>>
+}
+
+// A region inside one block row (rows 0:64 of blocks of 128) is cut along
+// its columns, at multiples of 128.
+// SOURCES-LABEL: func.func @one_block_row
+// SOURCES: m2n.scratch 0 on 0 [64, 128]
+// SOURCES: m2n.step 12 copy src(0) [0:64, 0:128] -> scratch0(0) [0:64, 0:128] via local after [4, 8]
+// SOURCES-NEXT: m2n.step 13 copy src(0) [0:64, 128:384] -> dst(4) [0:64, 128:384] via nvlink after [4, 8]
+// SOURCES-NEXT: m2n.step 14 copy src(0) [0:64, 384:512] -> dst(5) [0:64, 384:512] via nvlink after [4, 8]
+func.func @one_block_row(%c: !m2n.comm<6>, %w: !m2n.dist<256x512xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>>)
+    -> (!m2n.dist<256x512xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], ranks = [4, 5]>, [replicate]>>, !m2n.dist<2x4xf32, #m2n.layout<#m2n.mesh<[2], ranks = [4, 5]>, [replicate]>>) {
+  %q, %s = m2n.reshard %w on %c {scaling = #m2n.scaling<block(128, 128)>} : !m2n.comm<6>, !m2n.dist<256x512xbf16, #m2n.layout<#m2n.mesh<[4]>, [shard<0>]>> -> !m2n.dist<256x512xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], ranks = [4, 5]>, [replicate]>>, !m2n.dist<2x4xf32, #m2n.layout<#m2n.mesh<[2], ranks = [4, 5]>, [replicate]>>
+  return %q, %s : !m2n.dist<256x512xf8E4M3FN, #m2n.layout<#m2n.mesh<[2], ranks = [4, 5]>, [replicate]>>, !m2n.dist<2x4xf32, #m2n.layout<#m2n.mesh<[2], ranks = [4, 5]>, [replicate]>>
 }

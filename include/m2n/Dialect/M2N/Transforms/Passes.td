@@ -246,10 +246,11 @@ def RouteTopology : Pass<"m2n-route-topology"> {
            "Hierarchical, quantizing reshards: one destination of a region "
            "in a domain quantizes it, the others copy its fp8 bytes">,
     Option<"quantizeOnSources", "quantize-on-sources", "bool", "false",
-           "Hierarchical, quantizing once: a region no destination holds "
-           "is cut into bands of block rows shared by the domain's source "
-           "replicas (each quantizing into a scratch of its own) and its "
-           "destinations, so that every rank's CTAs run the element loop">
+           "Hierarchical, with quantize-once: a region no destination of "
+           "a domain holds is cut at block boundaries into bands shared by "
+           "the domain's source replicas (each quantizing into a scratch of "
+           "its own) and its destinations, so that every rank's CTAs run "
+           "the element loop">
   ];
   let dependentDialects = ["::mlir::m2n::M2NDialect"];
 }
