@@ -47,6 +47,9 @@ constexpr int64_t kVectorUnroll = 4;
 /// 4 at 1, 16 and 66 CTAs a rank by 2-4.5% (16 was no better than 8 at
 /// one CTA; bench/results/fused-reductions-2026-12-07.md).
 constexpr int64_t kReductionUnroll = 8;
+/// Vector reductions whose source is staged (stagedReductionLoop): chunks of
+/// the accumulator a thread loads first (the source is in shared memory).
+constexpr int64_t kStagedReductionUnroll = 8;
 /// Cast items: elements a thread loads before it converts and stores.
 constexpr int64_t kCastUnroll = 8;
 /// Quantizing items' fast path: each thread's ring of 16-byte slots in the
@@ -200,7 +203,14 @@ private:
   void loadTile(Value record, Value stage, Value bar);
   void moveVector(Value record, Value src, Value dst, Value bytes, Value op,
                   Value scale, Value thread, Value threads, Value stage,
-                  Value stageBytes);
+                  Value stageBytes, Value bar, Value parity);
+  /// Whether vector item `record`'s source is loaded into its stage by TMA
+  /// when the item is issued (stagedReductionLoop).
+  Value stagesSource(Value record, Value stageBytes);
+  void stagedReductionLoop(Value staged, Value dst, Value acc, Value bytes,
+                           Value thread, Value threads,
+                           ::m2n::Reduction reduction,
+                           ::m2n::ElementType type);
   void quantizingLoop(Value record, Value src, Value dst, Value bytes,
                       Value thread, Value threads, Value stage,
                       Value stageBytes, const ::m2n::QuantizingOp &op);
@@ -261,6 +271,12 @@ private:
   }
   /// Vector items other than the no-op: the CTA's threads take part.
   bool hasVectors() const { return !ops.vector.empty(); }
+  /// Vector reductions (op codes 1 to kVectorOpCount - 1).
+  bool hasVectorReductions() const {
+    return llvm::any_of(ops.vector, [](uint32_t op) {
+      return op >= 1 && op < ::m2n::kVectorOpCount;
+    });
+  }
   SmallVector<int64_t> tileRanks() const {
     std::set<int64_t> ranks;
     for (auto [op, rank] : ops.tile)

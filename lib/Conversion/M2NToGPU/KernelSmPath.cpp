@@ -381,10 +381,91 @@ void KernelBuilder::castLoop(Value src, Value dst, Value bytes, Value scale,
 }
 
 
+/// Whether vector item `record` is a reduction whose source the issuing
+/// thread loads into the item's stage by TMA when it issues the item (ahead
+/// of time where nothing it depends on is pending, as a bulk item's load):
+/// whole 16-byte vectors, at most a stage, with the source, the destination
+/// and the accumulator 16-byte aligned. Its threads then read the source
+/// from shared memory and only the accumulator from global memory, so that
+/// the stages' loads keep the bytes in flight that a thread's registers
+/// cannot. The issue and the vector item compute it alike.
+Value KernelBuilder::stagesSource(Value record, Value stageBytes) {
+  if (!hasVectorReductions())
+    return cBool(false);
+  Value kind = field(record, offsetof(::m2n::KernelItem, kind), i32);
+  Value op = field(record, offsetof(::m2n::KernelItem, op), i32);
+  Value bytes = zext64(field(record, offsetof(::m2n::KernelItem, bytes), i32));
+  Value src = LLVM::PtrToIntOp::create(
+      b, i64, pointerField(record, offsetof(::m2n::KernelItem, src), global));
+  Value dst = LLVM::PtrToIntOp::create(
+      b, i64, pointerField(record, offsetof(::m2n::KernelItem, dst), global));
+  Value accumulates = ne0(arith::AndIOp::create(
+      b, field(record, offsetof(::m2n::KernelItem, flags), i32),
+      c32(::m2n::kAccumulates)));
+  Value acc = arith::SelectOp::create(
+      b, accumulates,
+      add(src, field(record, ::m2n::kItemAccumulatorOffset, i64)), dst);
+  Value unaligned = arith::AndIOp::create(
+      b,
+      arith::OrIOp::create(
+          b, arith::OrIOp::create(b, src, dst),
+          arith::OrIOp::create(b, acc, bytes)),
+      c64(15));
+  Value reduces = both(
+      cmp(arith::CmpIPredicate::uge, op, c32(1)),
+      cmp(arith::CmpIPredicate::ult, op, c32(::m2n::kVectorOpCount)));
+  return both(
+      both(cmp(arith::CmpIPredicate::eq, kind,
+               c32(static_cast<int64_t>(::m2n::Mechanism::Vector))),
+           reduces),
+      both(both(ne0(bytes), cmp(arith::CmpIPredicate::ule, bytes, stageBytes)),
+           cmp(arith::CmpIPredicate::eq, unaligned, c64(0))));
+}
+
+/// dst = acc (op) src for a reduction whose source bytes are in the stage
+/// at `staged` (stagesSource: whole, aligned 16-byte vectors): each thread
+/// loads kStagedReductionUnroll vectors of the accumulator before it
+/// combines them with the stage's and stores, as vectorLoop combines.
+void KernelBuilder::stagedReductionLoop(Value staged, Value dst, Value acc,
+                                        Value bytes, Value thread,
+                                        Value threads,
+                                        ::m2n::Reduction reduction,
+                                        ::m2n::ElementType type) {
+  Type lanes =
+      VectorType::get({16 / ::m2n::elementSize(type)}, elementType(type));
+  Value vectors = arith::DivUIOp::create(b, zext64(bytes), c64(16));
+  auto at = [&](Value v) { return mul(v, c64(16)); };
+  auto accumulator = [&](Value v) {
+    // Volatile, as vectorLoop's loads: bytes written during this kernel.
+    return LLVM::LoadOp::create(b, lanes, byteOffset(acc, at(v)), 16,
+                                /*isVolatile=*/true)
+        .getResult();
+  };
+  auto finish = [&](Value v, Value accIn) {
+    Value in = LLVM::LoadOp::create(b, lanes, byteOffset(staged, at(v)), 16);
+    LLVM::StoreOp::create(b, combine(reduction, type, accIn, in),
+                          byteOffset(dst, at(v)), 16);
+  };
+  Value round = mul(threads, c64(kStagedReductionUnroll));
+  Value full = mul(arith::DivUIOp::create(b, vectors, round), round);
+  forRange(c64(0), full, round, [&](Value base) {
+    SmallVector<Value> which, accIn;
+    for (int64_t u = 0; u < kStagedReductionUnroll; ++u) {
+      which.push_back(add(base, add(thread, mul(threads, c64(u)))));
+      accIn.push_back(accumulator(which.back()));
+    }
+    for (int64_t u = 0; u < kStagedReductionUnroll; ++u)
+      finish(which[u], accIn[u]);
+  });
+  forRange(add(full, thread), vectors, threads,
+           [&](Value v) { finish(v, accumulator(v)); });
+}
+
 /// A vector item: every thread of the CTA takes part.
 void KernelBuilder::moveVector(Value record, Value src, Value dst, Value bytes,
                                Value op, Value scale, Value thread,
-                               Value threads, Value stage, Value stageBytes) {
+                               Value threads, Value stage, Value stageBytes,
+                               Value bar, Value parity) {
   SmallVector<int64_t> cases(ops.vector.begin(), ops.vector.end());
   switchOn(op, cases, [&](int64_t code) {
     if (auto quantizing =
@@ -413,7 +494,21 @@ void KernelBuilder::moveVector(Value record, Value src, Value dst, Value bytes,
         byteOffset(src, field(record, ::m2n::kItemAccumulatorOffset, i64)),
         dst);
     auto [reduction, type] = ::m2n::vectorOpMeaning(code);
-    vectorLoop(src, dst, acc, bytes, thread, threads, reduction, type);
+    ifElse(
+        stagesSource(record, stageBytes),
+        [&] {
+          // Every thread sees the stage's bytes land (thread 0 waited for
+          // the phase too: this one returns at once).
+          NVVM::MBarrierTryWaitParityOp::create(b, bar, parity,
+                                                c32(1000000));
+          stagedReductionLoop(stage, dst, acc, bytes, thread, threads,
+                              reduction, type);
+          return SmallVector<Value>{};
+        },
+        [&] {
+          vectorLoop(src, dst, acc, bytes, thread, threads, reduction, type);
+          return SmallVector<Value>{};
+        });
   });
 }
 

@@ -324,10 +324,14 @@ void KernelBuilder::buildIssue() {
     Value slot = arith::RemUIOp::create(b, k, stages);
     Value bar = elementAt(barBase, i64, slot);
     Value loads = ne0(bytes);
+    // Vector items load nothing here but reductions whose source their
+    // stage takes (stagesSource).
     if (hasVectors())
-      loads = both(loads, cmp(arith::CmpIPredicate::ne, kind,
+      loads = both(loads,
+                   either(cmp(arith::CmpIPredicate::ne, kind,
                               c32(static_cast<int64_t>(
-                                  ::m2n::Mechanism::Vector))));
+                                  ::m2n::Mechanism::Vector))),
+                          stagesSource(record, stageBytes)));
     ifElse(
         loads,
         [&] {
@@ -657,6 +661,10 @@ void KernelBuilder::buildKernel() {
             ifThen(both(isVector, moves), [&] {
               NVVM::Barrier0Op::create(b);
               Value slot = arith::RemUIOp::create(b, k, stages);
+              Value parity = arith::TruncIOp::create(
+                  b, i32,
+                  arith::AndIOp::create(
+                      b, arith::DivUIOp::create(b, k, stages), c64(1)));
               moveVector(
                   record,
                   pointerField(record, offsetof(KernelItem, src), global),
@@ -664,7 +672,7 @@ void KernelBuilder::buildKernel() {
                   bytes, op,
                   field(record, offsetof(KernelItem, scale), b.getF32Type()),
                   thread, threads, byteOffset(stageBase, mul(slot, stageBytes)),
-                  stageBytes);
+                  stageBytes, elementAt(barBase, i64, slot), parity);
               // Later TMA accesses (async proxy) see these stores.
               fenceProxyAsync();
               NVVM::Barrier0Op::create(b);
