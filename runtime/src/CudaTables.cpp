@@ -15,8 +15,9 @@
 
 #include <algorithm>
 #include <map>
-#include <utility>
 #include <new>
+#include <set>
+#include <utility>
 #include <vector>
 
 namespace m2n::runtime {
@@ -49,12 +50,73 @@ CUtensorMapDataType mapType(m2n::ElementType type) {
   return CU_TENSOR_MAP_DATA_TYPE_UINT8;
 }
 
+/// Each local rank's table as binding encoded it: what a merged launch
+/// copies (mergeLaunches).
+struct EncodedTable {
+  std::vector<m2n::KernelWalker> walkers;
+  std::vector<m2n::KernelTemplate> templates;
+};
+
+/// The counters of `group`'s ranks that only count reads of their rank's
+/// buffers by ranks of `group` (Movement::readDone, never a signal): in a
+/// launch of the group's ranks as one kernel, the kernel's end already
+/// orders every such read before whatever the stream runs next, so a wait
+/// for them (a rank's reads-done item) is met by the launch itself.
+std::set<const uint64_t *> readsDoneWithin(const ReshardState &state,
+                                           const std::set<int64_t> &group) {
+  std::set<const uint64_t *> within;
+  const m2n::TransferProgram &program = state.program();
+  // Network steps read buffers outside the kernel: nothing is elided.
+  if (!state.networkMoves.empty())
+    return within;
+  std::map<std::pair<int64_t, int64_t>, bool> onlyGroupReads;
+  std::set<std::pair<int64_t, int64_t>> signalled;
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const auto *movements :
+         {&rankProgram.items, &rankProgram.engineCopies, &rankProgram.receives})
+      for (const m2n::Movement &m : *movements) {
+        if (m.signal)
+          signalled.insert({m.signal->rank, m.signal->index});
+        if (!m.readDone)
+          continue;
+        auto [it, fresh] = onlyGroupReads.try_emplace(
+            {m.readDone->rank, m.readDone->index}, true);
+        it->second = it->second && group.count(rank);
+      }
+  for (const auto &[counter, inGroup] : onlyGroupReads)
+    if (inGroup && group.count(counter.first) && !signalled.count(counter))
+      within.insert(state.counters.at(counter.first) + counter.second);
+  return within;
+}
+
+/// `templates` with every wait on a counter of `met` removed (the other
+/// wait, if any, moved first).
+std::vector<m2n::KernelTemplate>
+withoutWaitsOn(std::vector<m2n::KernelTemplate> templates,
+               const std::set<const uint64_t *> &met) {
+  auto isMet = [&](uint64_t counter) {
+    return counter &&
+           met.count(reinterpret_cast<const uint64_t *>(counter)) > 0;
+  };
+  for (m2n::KernelTemplate &t : templates) {
+    m2n::KernelItem &item = t.item;
+    if (isMet(item.wait1))
+      item.wait1 = item.value1 = 0;
+    if (isMet(item.wait0)) {
+      item.wait0 = std::exchange(item.wait1, 0);
+      item.value0 = std::exchange(item.value1, 0);
+    }
+  }
+  return templates;
+}
+
 /// Groups the local ranks with kernel items by device and launch shape and
 /// uploads each group of two or more ranks' walker records end to end
-/// (ReshardState::MergedLaunch).
-m2n_status
-mergeLaunches(CudaContext *context, ReshardState &state,
-              const std::map<int64_t, std::vector<m2n::KernelWalker>> &walkers) {
+/// (ReshardState::MergedLaunch), each rank's pointing at a copy of its
+/// templates without the reads-done waits the launch itself meets
+/// (readsDoneWithin).
+m2n_status mergeLaunches(CudaContext *context, ReshardState &state,
+                         const std::map<int64_t, EncodedTable> &encoded) {
   // A rebind keeps the arrays of the groups it finds again (a graph
   // captured before it replays with their addresses, as with the ranks'
   // tables, and cudaFree would synchronize the device).
@@ -88,13 +150,25 @@ mergeLaunches(CudaContext *context, ReshardState &state,
   for (ReshardState::MergedLaunch &group : groups) {
     if (group.slots.size() < 2)
       continue;
+    std::set<int64_t> ranks;
+    for (size_t slot : group.slots)
+      ranks.insert(context->localRanks[slot]);
+    const std::set<const uint64_t *> met = readsDoneWithin(state, ranks);
+    // One allocation: the records, then each rank's templates as the
+    // merged launch runs them.
     std::vector<m2n::KernelWalker> records;
+    std::vector<std::vector<m2n::KernelTemplate>> templates;
+    uint64_t recordBytes = 0;
     for (size_t slot : group.slots) {
-      const std::vector<m2n::KernelWalker> &rankWalkers =
-          walkers.at(context->localRanks[slot]);
-      records.insert(records.end(), rankWalkers.begin(), rankWalkers.end());
+      const EncodedTable &table = encoded.at(context->localRanks[slot]);
+      records.insert(records.end(), table.walkers.begin(),
+                     table.walkers.end());
+      templates.push_back(withoutWaitsOn(table.templates, met));
     }
-    const uint64_t bytes = records.size() * sizeof(m2n::KernelWalker);
+    recordBytes = records.size() * sizeof(m2n::KernelWalker);
+    uint64_t bytes = recordBytes;
+    for (const auto &rankTemplates : templates)
+      bytes += rankTemplates.size() * sizeof(m2n::KernelTemplate);
     M2N_CUDA(cudaSetDevice(group.device));
     auto kept = std::find_if(previous.begin(), previous.end(), [&](auto &p) {
       return p.walkers && p.device == group.device &&
@@ -107,8 +181,22 @@ mergeLaunches(CudaContext *context, ReshardState &state,
       M2N_CUDA(cudaMalloc(&group.walkers, bytes));
       group.capacity = bytes;
     }
+    // Each rank's records point at its templates' copy.
+    uint64_t at = recordBytes;
+    size_t first = 0;
+    for (size_t r = 0; r < group.slots.size(); ++r) {
+      const size_t count =
+          encoded.at(context->localRanks[group.slots[r]]).walkers.size();
+      for (size_t w = first; w < first + count; ++w)
+        records[w].templates = reinterpret_cast<uint64_t>(group.walkers + at);
+      M2N_CUDA(cudaMemcpy(group.walkers + at, templates[r].data(),
+                          templates[r].size() * sizeof(m2n::KernelTemplate),
+                          cudaMemcpyHostToDevice));
+      at += templates[r].size() * sizeof(m2n::KernelTemplate);
+      first += count;
+    }
     state.mergedLaunches.push_back(group);
-    M2N_CUDA(cudaMemcpy(group.walkers, records.data(), bytes,
+    M2N_CUDA(cudaMemcpy(group.walkers, records.data(), recordBytes,
                         cudaMemcpyHostToDevice));
   }
   return M2N_SUCCESS;
@@ -157,8 +245,9 @@ m2n_status buildTables(CudaContext *context, ReshardState &state) {
         CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
   }
-  // Each local rank's walker records as uploaded (mergeLaunches).
-  std::map<int64_t, std::vector<m2n::KernelWalker>> walkers;
+  // Each local rank's walker records and templates as uploaded
+  // (mergeLaunches).
+  std::map<int64_t, EncodedTable> encoded;
   for (const auto &[rank, rankProgram] : program.ranks) {
     if (!context->isLocal(rank))
       continue;
@@ -231,7 +320,7 @@ m2n_status buildTables(CudaContext *context, ReshardState &state) {
                       reinterpret_cast<uint64_t>(
                           state.ownCounters.at(rank) +
                           counterWords(program, rank) - 2));
-    walkers[rank] = table.walkers;
+    encoded[rank] = {table.walkers, table.templates};
     M2N_CUDA(cudaMemcpy(uploaded.device, table.templates.data(), templateBytes,
                         cudaMemcpyHostToDevice));
     M2N_CUDA(cudaMemcpy(uploaded.device + uploaded.walkersAt,
@@ -249,7 +338,7 @@ m2n_status buildTables(CudaContext *context, ReshardState &state) {
            reinterpret_cast<uint64_t>(addressOf(m.src) + m.srcOffset),
            static_cast<uint64_t>(m.bytes)});
   }
-  return mergeLaunches(context, state, walkers);
+  return mergeLaunches(context, state, encoded);
 }
 
 } // namespace m2n::runtime
