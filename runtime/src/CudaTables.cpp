@@ -57,38 +57,6 @@ struct EncodedTable {
   std::vector<m2n::KernelTemplate> templates;
 };
 
-/// The counters of `group`'s ranks that only count reads of their rank's
-/// buffers by ranks of `group` (Movement::readDone, never a signal): in a
-/// launch of the group's ranks as one kernel, the kernel's end already
-/// orders every such read before whatever the stream runs next, so a wait
-/// for them (a rank's reads-done item) is met by the launch itself.
-std::set<const uint64_t *> readsDoneWithin(const ReshardState &state,
-                                           const std::set<int64_t> &group) {
-  std::set<const uint64_t *> within;
-  const m2n::TransferProgram &program = state.program();
-  // Network steps read buffers outside the kernel: nothing is elided.
-  if (!state.networkMoves.empty())
-    return within;
-  std::map<std::pair<int64_t, int64_t>, bool> onlyGroupReads;
-  std::set<std::pair<int64_t, int64_t>> signalled;
-  for (const auto &[rank, rankProgram] : program.ranks)
-    for (const auto *movements :
-         {&rankProgram.items, &rankProgram.engineCopies, &rankProgram.receives})
-      for (const m2n::Movement &m : *movements) {
-        if (m.signal)
-          signalled.insert({m.signal->rank, m.signal->index});
-        if (!m.readDone)
-          continue;
-        auto [it, fresh] = onlyGroupReads.try_emplace(
-            {m.readDone->rank, m.readDone->index}, true);
-        it->second = it->second && group.count(rank);
-      }
-  for (const auto &[counter, inGroup] : onlyGroupReads)
-    if (inGroup && group.count(counter.first) && !signalled.count(counter))
-      within.insert(state.counters.at(counter.first) + counter.second);
-  return within;
-}
-
 /// `templates` with every wait on a counter of `met` removed (the other
 /// wait, if any, moved first).
 std::vector<m2n::KernelTemplate>
@@ -114,7 +82,7 @@ withoutWaitsOn(std::vector<m2n::KernelTemplate> templates,
 /// uploads each group of two or more ranks' walker records end to end
 /// (ReshardState::MergedLaunch), each rank's pointing at a copy of its
 /// templates without the reads-done waits the launch itself meets
-/// (readsDoneWithin).
+/// (m2n::readsDoneWithin).
 m2n_status mergeLaunches(CudaContext *context, ReshardState &state,
                          const std::map<int64_t, EncodedTable> &encoded) {
   // A rebind keeps the arrays of the groups it finds again (a graph
@@ -150,10 +118,14 @@ m2n_status mergeLaunches(CudaContext *context, ReshardState &state,
   for (ReshardState::MergedLaunch &group : groups) {
     if (group.slots.size() < 2)
       continue;
-    std::set<int64_t> ranks;
+    std::vector<int64_t> ranks;
     for (size_t slot : group.slots)
-      ranks.insert(context->localRanks[slot]);
-    const std::set<const uint64_t *> met = readsDoneWithin(state, ranks);
+      ranks.push_back(context->localRanks[slot]);
+    // The waits for reads by the launch's own ranks: met by its end.
+    std::set<const uint64_t *> met;
+    for (const m2n::CounterRef &counter :
+         m2n::readsDoneWithin(state.program(), ranks))
+      met.insert(state.counters.at(counter.rank) + counter.index);
     // One allocation: the records, then each rank's templates as the
     // merged launch runs them.
     std::vector<m2n::KernelWalker> records;

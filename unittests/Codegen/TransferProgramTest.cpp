@@ -77,6 +77,47 @@ std::optional<std::string> readsDoneProblem(const TransferProgram &program) {
   return std::nullopt;
 }
 
+/// What a merged launch of `ranks` elides (readsDoneWithin): counters of
+/// those ranks that only their own items read through, that nothing
+/// signals and that only their owner's last item waits for; with every
+/// rank in `ranks` and no network step, every reads-done counter.
+std::optional<std::string>
+readsDoneWithinProblem(const TransferProgram &program,
+                       const std::vector<int64_t> &ranks) {
+  const std::vector<CounterRef> within = readsDoneWithin(program, ranks);
+  auto in = [&](int64_t rank) {
+    return std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
+  };
+  bool network = false;
+  std::vector<CounterRef> every;
+  for (const auto &[rank, rp] : program.ranks) {
+    network |= !rp.receives.empty();
+    for (const Movement &m : rp.items) {
+      if (m.readDone &&
+          std::find(every.begin(), every.end(), *m.readDone) == every.end())
+        every.push_back(*m.readDone);
+      for (const CounterRef &counter : within) {
+        if (m.signal && *m.signal == counter)
+          return "a signalled counter: " + m.str(program.type);
+        if (m.readDone && *m.readDone == counter && !in(rank))
+          return "read by rank " + std::to_string(rank) + " outside the launch";
+        for (const CounterWait &wait : m.waits)
+          if (wait.counter == counter &&
+              (rank != counter.rank || &m != &rp.items.back()))
+            return "waited for by more than its owner's last item: " +
+                   m.str(program.type);
+      }
+    }
+  }
+  if (network && !within.empty())
+    return "counters elided with network steps";
+  if (!network && ranks.size() == program.ranks.size() &&
+      within.size() != every.size())
+    return "every rank in the launch, but " + std::to_string(within.size()) +
+           " of " + std::to_string(every.size()) + " reads-done counters";
+  return std::nullopt;
+}
+
 /// A vector reduction loads, combines and stores: no other write of its
 /// destination bytes may run at the same time. Returns the first vector
 /// reduction that overlaps another item's destination bytes without a
@@ -991,6 +1032,15 @@ TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {
               std::nullopt);
     ASSERT_EQ(verifyTransferProgram(program, src, dst, shape), std::nullopt);
     ASSERT_EQ(readsDoneProblem(program), std::nullopt);
+    // A merged launch of every rank, and of the even ones.
+    std::vector<int64_t> all, even;
+    for (const auto &[r, rp] : program.ranks) {
+      all.push_back(r);
+      if (r % 2 == 0)
+        even.push_back(r);
+    }
+    ASSERT_EQ(readsDoneWithinProblem(program, all), std::nullopt);
+    ASSERT_EQ(readsDoneWithinProblem(program, even), std::nullopt);
     // The race check is quadratic: on the small programs only (most).
     if (program.itemCount() <= 1000) {
       ASSERT_EQ(unorderedVectorReduction(program), std::nullopt);

@@ -24,6 +24,7 @@
 
 #include "m2n/Artifact/KernelABI.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -235,6 +236,49 @@ inline uint64_t kernelItemCount(const RankProgram &program) {
                   ? static_cast<uint64_t>(m.repeats.back().count)
                   : 1);
   return items;
+}
+
+/// The reads-done counters of `ranks` that only count reads by `ranks`
+/// (Movement::readDone of their items and copy-engine reports, never a
+/// signal), in a program without network steps: where those ranks run as
+/// one kernel launch, the kernel's end orders every such read before what
+/// the stream runs next, so the waits for them are met by the launch
+/// itself. Empty where the program has network steps (reads outside any
+/// kernel).
+inline std::vector<CounterRef>
+readsDoneWithin(const TransferProgram &program,
+                const std::vector<int64_t> &ranks) {
+  auto inRanks = [&](int64_t rank) {
+    return std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
+  };
+  for (const auto &[rank, rankProgram] : program.ranks)
+    if (!rankProgram.receives.empty())
+      return {};
+  // Counter -> whether only `ranks` read through it; counters signalled.
+  std::vector<std::pair<CounterRef, bool>> readers;
+  std::vector<CounterRef> signalled;
+  for (const auto &[rank, rankProgram] : program.ranks)
+    for (const std::vector<Movement> *movements :
+         {&rankProgram.items, &rankProgram.engineCopies}) {
+      for (const Movement &m : *movements) {
+        if (m.signal)
+          signalled.push_back(*m.signal);
+        if (!m.readDone)
+          continue;
+        auto it = std::find_if(readers.begin(), readers.end(),
+                               [&](auto &r) { return r.first == *m.readDone; });
+        if (it == readers.end())
+          it = readers.insert(readers.end(), {*m.readDone, true});
+        it->second = it->second && inRanks(rank);
+      }
+    }
+  std::vector<CounterRef> within;
+  for (const auto &[counter, onlyRanks] : readers)
+    if (onlyRanks && inRanks(counter.rank) &&
+        std::find(signalled.begin(), signalled.end(), counter) ==
+            signalled.end())
+      within.push_back(counter);
+  return within;
 }
 
 /// Walks `table` for a rank's launch of `ctas` CTAs of `walkersPerCta`
