@@ -16,7 +16,6 @@
 #include <algorithm>
 #include <map>
 #include <new>
-#include <set>
 #include <utility>
 #include <vector>
 
@@ -56,27 +55,6 @@ struct EncodedTable {
   std::vector<m2n::KernelWalker> walkers;
   std::vector<m2n::KernelTemplate> templates;
 };
-
-/// `templates` with every wait on a counter of `met` removed (the other
-/// wait, if any, moved first).
-std::vector<m2n::KernelTemplate>
-withoutWaitsOn(std::vector<m2n::KernelTemplate> templates,
-               const std::set<const uint64_t *> &met) {
-  auto isMet = [&](uint64_t counter) {
-    return counter &&
-           met.count(reinterpret_cast<const uint64_t *>(counter)) > 0;
-  };
-  for (m2n::KernelTemplate &t : templates) {
-    m2n::KernelItem &item = t.item;
-    if (isMet(item.wait1))
-      item.wait1 = item.value1 = 0;
-    if (isMet(item.wait0)) {
-      item.wait0 = std::exchange(item.wait1, 0);
-      item.value0 = std::exchange(item.value1, 0);
-    }
-  }
-  return templates;
-}
 
 /// Groups the local ranks with kernel items by device and launch shape and
 /// uploads each group of two or more ranks' walker records end to end
@@ -122,10 +100,11 @@ m2n_status mergeLaunches(CudaContext *context, ReshardState &state,
     for (size_t slot : group.slots)
       ranks.push_back(context->localRanks[slot]);
     // The waits for reads by the launch's own ranks: met by its end.
-    std::set<const uint64_t *> met;
+    std::vector<uint64_t> met;
     for (const m2n::CounterRef &counter :
          m2n::readsDoneWithin(state.program(), ranks))
-      met.insert(state.counters.at(counter.rank) + counter.index);
+      met.push_back(reinterpret_cast<uint64_t>(
+          state.counters.at(counter.rank) + counter.index));
     // One allocation: the records, then each rank's templates as the
     // merged launch runs them.
     std::vector<m2n::KernelWalker> records;
@@ -135,7 +114,7 @@ m2n_status mergeLaunches(CudaContext *context, ReshardState &state,
       const EncodedTable &table = encoded.at(context->localRanks[slot]);
       records.insert(records.end(), table.walkers.begin(),
                      table.walkers.end());
-      templates.push_back(withoutWaitsOn(table.templates, met));
+      templates.push_back(m2n::withoutWaitsOn(table.templates, met));
     }
     recordBytes = records.size() * sizeof(m2n::KernelWalker);
     uint64_t bytes = recordBytes;

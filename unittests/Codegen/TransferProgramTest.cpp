@@ -974,6 +974,47 @@ TEST(KernelTableTest, WalkerRecordsNameTheirRankAndPlace) {
   }
 }
 
+TEST(KernelTableTest, AMergedLaunchDropsTheWaitsItsEndMeets) {
+  // Two ranks of an all_gather: each ends waiting for the other's reads.
+  // Run as one launch, those waits go (the kernel's end orders the reads);
+  // a wait on another counter stays, moved into the first slot.
+  Layout src{Mesh::contiguous({2}), {Placement::shard(0)}};
+  Layout dst{Mesh::contiguous({2}), {Placement::replicate()}};
+  TransferProgram program;
+  ASSERT_EQ(lower(src, dst, {64, 16}, Topology::singleDomain(2),
+                  Strategy::Flat, ElementType::F32, LoweringOptions{}, program),
+            std::nullopt);
+  const std::vector<CounterRef> within = readsDoneWithin(program, {0, 1});
+  ASSERT_EQ(within.size(), 2u);
+  EXPECT_TRUE(readsDoneWithin(program, {0}).empty()); // Rank 1 reads rank 0.
+  const ItemAddresses addresses = distinctAddresses();
+  std::vector<uint64_t> met;
+  for (const CounterRef &counter : within)
+    met.push_back(addresses.counter(counter));
+  for (const auto &[rank, rp] : program.ranks) {
+    std::vector<KernelTemplate> templates;
+    for (const Movement &m : rp.items)
+      ASSERT_EQ(encodeTemplates(m, program, addresses, templates), std::nullopt);
+    ASSERT_NE(templates.back().item.wait0, 0u) << "rank " << rank;
+    const std::vector<KernelTemplate> merged = withoutWaitsOn(templates, met);
+    ASSERT_EQ(merged.size(), templates.size());
+    EXPECT_EQ(merged.back().item.wait0, 0u);
+    EXPECT_EQ(merged.back().item.wait1, 0u);
+    for (size_t t = 0; t + 1 < merged.size(); ++t)
+      EXPECT_EQ(std::memcmp(&merged[t], &templates[t], sizeof(KernelTemplate)), 0);
+  }
+  KernelTemplate two;
+  two.item.wait0 = met[0];
+  two.item.value0 = 3;
+  two.item.wait1 = 0x1000;
+  two.item.value1 = 5;
+  const KernelTemplate kept = withoutWaitsOn({two}, met)[0];
+  EXPECT_EQ(kept.item.wait0, 0x1000u);
+  EXPECT_EQ(kept.item.value0, 5u);
+  EXPECT_EQ(kept.item.wait1, 0u);
+  EXPECT_EQ(kept.item.value1, 0u);
+}
+
 // Random reshards x topologies x strategies, lowered with tiny items and run
 // the way CTAs run them (round-robin, in order, waiting on counters).
 TEST(TransferProgramPropertyTest, EveryScheduleLowersAndRunsCorrectly) {

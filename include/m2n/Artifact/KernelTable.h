@@ -281,6 +281,28 @@ readsDoneWithin(const TransferProgram &program,
   return within;
 }
 
+/// `templates` with every wait on a counter at an address of `met`
+/// removed (the other wait, if any, moved first): what a launch runs whose
+/// end meets those waits (readsDoneWithin).
+inline std::vector<KernelTemplate>
+withoutWaitsOn(std::vector<KernelTemplate> templates,
+               const std::vector<uint64_t> &met) {
+  auto isMet = [&](uint64_t counter) {
+    return counter && std::find(met.begin(), met.end(), counter) != met.end();
+  };
+  for (KernelTemplate &t : templates) {
+    KernelItem &item = t.item;
+    if (isMet(item.wait1))
+      item.wait1 = item.value1 = 0;
+    if (isMet(item.wait0)) {
+      item.wait0 = item.wait1;
+      item.value0 = item.value1;
+      item.wait1 = item.value1 = 0;
+    }
+  }
+  return templates;
+}
+
 /// Walks `table` for a rank's launch of `ctas` CTAs of `walkersPerCta`
 /// walkers and returns the CTAs to launch (launchedCtas). A rank launches
 /// the same CTAs every time: the kernel's last CTA advances the epoch by
