@@ -152,6 +152,30 @@ private:
                          scf::YieldOp::create(b);
                        });
   }
+  /// Indices [lo, hi) split over the CTA's `threads` (this one `thread`):
+  /// rounds of `unroll` indices a thread whose loads are all issued before
+  /// any is finished (one load in flight a thread leaves a loop
+  /// latency-bound), then the rest one at a time. `load(i)` returns what
+  /// `finish(i, loaded)` consumes.
+  void forUnrolled(Value lo, Value hi, Value thread, Value threads,
+                   int64_t unroll,
+                   llvm::function_ref<SmallVector<Value>(Value)> load,
+                   llvm::function_ref<void(Value, ArrayRef<Value>)> finish) {
+    Value round = mul(threads, c64(unroll));
+    Value full = mul(arith::DivUIOp::create(b, sub(hi, lo), round), round);
+    forRange(c64(0), full, round, [&](Value base) {
+      SmallVector<Value> at;
+      SmallVector<SmallVector<Value>> loaded;
+      for (int64_t u = 0; u < unroll; ++u) {
+        at.push_back(add(lo, add(base, add(thread, mul(threads, c64(u))))));
+        loaded.push_back(load(at.back()));
+      }
+      for (int64_t u = 0; u < unroll; ++u)
+        finish(at[u], loaded[u]);
+    });
+    forRange(add(add(lo, full), thread), hi, threads,
+             [&](Value i) { finish(i, load(i)); });
+  }
   /// One region per case of `cases` on the i32 `value`; others do nothing.
   void switchOn(Value value, ArrayRef<int64_t> cases,
                 llvm::function_ref<void(int64_t)> body) {

@@ -164,26 +164,17 @@ void KernelBuilder::vectorLoop(Value src, Value dst, Value acc, Value bytes,
             LLVM::StoreOp::create(b, result, byteOffset(dst, at), width);
           };
           moveScalars(c64(0), head);
-          // Full rounds of `unroll` chunks per thread, loads first.
-          const int64_t unroll = reduction ? kReductionUnroll : kVectorUnroll;
-          Value round = mul(threads, c64(unroll));
-          Value full = mul(arith::DivUIOp::create(b, chunks, round), round);
-          forRange(c64(0), full, round, [&](Value base) {
-            SmallVector<Value> at, in, accIn;
-            for (int64_t u = 0; u < unroll; ++u) {
-              at.push_back(
-                  chunkAt(add(base, add(thread, mul(threads, c64(u))))));
-              in.push_back(load(lanes, byteOffset(src, at.back()), width));
-              accIn.push_back(loadAcc(at.back()));
-            }
-            for (int64_t u = 0; u < unroll; ++u)
-              finish(at[u], in[u], accIn[u]);
-          });
-          forRange(add(full, thread), chunks, threads, [&](Value c) {
-            Value at = chunkAt(c);
-            Value in = load(lanes, byteOffset(src, at), width);
-            finish(at, in, loadAcc(at));
-          });
+          // Rounds of `unroll` chunks per thread, loads first.
+          forUnrolled(
+              c64(0), chunks, thread, threads,
+              reduction ? kReductionUnroll : kVectorUnroll,
+              [&](Value c) -> SmallVector<Value> {
+                Value at = chunkAt(c);
+                return {load(lanes, byteOffset(src, at), width), loadAcc(at)};
+              },
+              [&](Value c, ArrayRef<Value> in) {
+                finish(chunkAt(c), in[0], in[1]);
+              });
           Value tail = chunkAt(chunks);
           moveScalars(tail, sub(n, tail));
           return SmallVector<Value>{};
@@ -297,20 +288,10 @@ void KernelBuilder::castLoop(Value src, Value dst, Value bytes, Value scale,
   // every load first (one load at a time per thread left casts
   // latency-bound: 10 GB/s on H200), then the rest.
   auto scalars = [&](Value lo, Value hi) {
-    Value n = sub(hi, lo);
-    Value round = mul(threads, c64(kCastUnroll));
-    Value full = mul(arith::DivUIOp::create(b, n, round), round);
-    forRange(c64(0), full, round, [&](Value base) {
-      SmallVector<Value> at, in;
-      for (int64_t u = 0; u < kCastUnroll; ++u) {
-        at.push_back(add(lo, add(base, add(thread, mul(threads, c64(u))))));
-        in.push_back(load(at.back()));
-      }
-      for (int64_t u = 0; u < kCastUnroll; ++u)
-        convertAndStore(at[u], in[u]);
-    });
-    forRange(add(add(lo, full), thread), hi, threads,
-             [&](Value i) { convertAndStore(i, load(i)); });
+    forUnrolled(
+        lo, hi, thread, threads, kCastUnroll,
+        [&](Value i) -> SmallVector<Value> { return {load(i)}; },
+        [&](Value i, ArrayRef<Value> in) { convertAndStore(i, in[0]); });
   };
   // Vectors of `lanes` elements where both sides can be aligned at once
   // (at most 16 bytes on either side): a head up to the source's vector
@@ -358,19 +339,10 @@ void KernelBuilder::castLoop(Value src, Value dst, Value bytes, Value scale,
                                       srcVector, /*isVolatile=*/true);
         };
         scalars(c64(0), head);
-        Value round = mul(threads, c64(kVectorUnroll));
-        Value full = mul(arith::DivUIOp::create(b, vectors, round), round);
-        forRange(c64(0), full, round, [&](Value base) {
-          SmallVector<Value> which, in;
-          for (int64_t u = 0; u < kVectorUnroll; ++u) {
-            which.push_back(add(base, add(thread, mul(threads, c64(u)))));
-            in.push_back(loadVector(which.back()));
-          }
-          for (int64_t u = 0; u < kVectorUnroll; ++u)
-            finish(which[u], in[u]);
-        });
-        forRange(add(full, thread), vectors, threads,
-                 [&](Value v) { finish(v, loadVector(v)); });
+        forUnrolled(
+            c64(0), vectors, thread, threads, kVectorUnroll,
+            [&](Value v) -> SmallVector<Value> { return {loadVector(v)}; },
+            [&](Value v, ArrayRef<Value> in) { finish(v, in[0]); });
         scalars(at(vectors), count);
         return SmallVector<Value>{};
       },
@@ -446,19 +418,10 @@ void KernelBuilder::stagedReductionLoop(Value staged, Value dst, Value acc,
     LLVM::StoreOp::create(b, combine(reduction, type, accIn, in),
                           byteOffset(dst, at(v)), 16);
   };
-  Value round = mul(threads, c64(kStagedReductionUnroll));
-  Value full = mul(arith::DivUIOp::create(b, vectors, round), round);
-  forRange(c64(0), full, round, [&](Value base) {
-    SmallVector<Value> which, accIn;
-    for (int64_t u = 0; u < kStagedReductionUnroll; ++u) {
-      which.push_back(add(base, add(thread, mul(threads, c64(u)))));
-      accIn.push_back(accumulator(which.back()));
-    }
-    for (int64_t u = 0; u < kStagedReductionUnroll; ++u)
-      finish(which[u], accIn[u]);
-  });
-  forRange(add(full, thread), vectors, threads,
-           [&](Value v) { finish(v, accumulator(v)); });
+  forUnrolled(
+      c64(0), vectors, thread, threads, kStagedReductionUnroll,
+      [&](Value v) -> SmallVector<Value> { return {accumulator(v)}; },
+      [&](Value v, ArrayRef<Value> in) { finish(v, in[0]); });
 }
 
 /// A vector item: every thread of the CTA takes part.
