@@ -37,10 +37,9 @@ BufferRef destination(int64_t rank) {
   return {BufferKind::Destination, rank, -1};
 }
 
-/// Appends a step, classifying its link by the topology.
-void addStep(Schedule &schedule, const DomainMap &domains, BufferRef from,
-             Box fromBox, BufferRef to, Box toBox,
-             std::optional<Reduction> reduction) {
+/// A step, its link classified by the topology.
+Step makeStep(const DomainMap &domains, BufferRef from, Box fromBox,
+              BufferRef to, Box toBox, std::optional<Reduction> reduction) {
   Step step;
   step.link = domains.linkBetween(from.rank, to.rank);
   step.from = from;
@@ -48,7 +47,15 @@ void addStep(Schedule &schedule, const DomainMap &domains, BufferRef from,
   step.to = to;
   step.toBox = std::move(toBox);
   step.reduction = reduction;
-  schedule.steps.push_back(std::move(step));
+  return step;
+}
+
+/// Appends makeStep's step.
+void addStep(Schedule &schedule, const DomainMap &domains, BufferRef from,
+             Box fromBox, BufferRef to, Box toBox,
+             std::optional<Reduction> reduction) {
+  schedule.steps.push_back(makeStep(domains, from, std::move(fromBox), to,
+                                    std::move(toBox), reduction));
 }
 
 BufferRef addScratch(Schedule &schedule, int64_t rank, const Dims &shape) {
@@ -495,12 +502,10 @@ Schedule TopologyRouter::routeHierarchical(const ReshardPlan &fullPlan) const {
                 from, fromBox, quantizer.target->reduction);
       }
       for (const Target *target : targets)
-        if (target != quantizer.target) {
-          Schedule copy;
-          addStep(copy, domains, from, fromBox, destination(target->rank),
-                  bandOf(target->box, q), std::nullopt);
-          bandCopies.push_back(std::move(copy.steps.front()));
-        }
+        if (target != quantizer.target)
+          bandCopies.push_back(makeStep(domains, from, fromBox,
+                                        destination(target->rank),
+                                        bandOf(target->box, q), std::nullopt));
     }
   };
 
